@@ -1,0 +1,30 @@
+#pragma once
+// Each subcommand lives in its own cmd_<name>.cpp and registers itself on the app through one of these
+// functions (main.cpp lists them). Subcommands parse options and call the library; they hold no model
+// logic. A subcommand reports bad input by throwing racksim::InputError; main turns it into one line
+// on stderr and exit status 2.
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+
+#include "sim/topo/topology_spec.hpp"
+
+namespace racksim::cli {
+
+struct GlobalOptions {
+  std::string topology_dir;  // --topologies: where shipped system files are read from
+};
+
+void add_systems_command(CLI::App& app, const GlobalOptions& global);
+void add_show_command(CLI::App& app, const GlobalOptions& global);
+void add_route_command(CLI::App& app, const GlobalOptions& global);
+
+// Shared option helpers.
+void add_format_option(CLI::App& cmd, std::string& format, const std::string& default_format,
+                       std::initializer_list<std::string> allowed);
+// --racks as given, or the system's default when the option was not given.
+int racks_or_default(const std::optional<int>& racks_option, const TopologySpec& spec);
+// Rounds to `digits` significant digits so JSON output stays readable and stable across platforms.
+double round_significant(double value, int digits = 6);
+
+}  // namespace racksim::cli

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian packages racksim needs, and only those missing (apt-get runs only when one is).
+# Package list and versions: ../shared/TOOLCHAIN.md. Runs as root on Debian 12; non-root with sudo.
+set -euo pipefail
+packages=(
+  cmake g++ make ninja-build pkg-config python3-dev
+  libsimgrid-dev libeigen3-dev libboost-graph-dev nlohmann-json3-dev
+  libbenchmark-dev libgtest-dev libgmock-dev pybind11-dev libcli11-dev libfmt-dev
+  python3-numpy python3-matplotlib python3-pandas python3-pytest
+  jupyter-nbconvert python3-nbclient python3-ipykernel
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "racksim: installing missing Debian packages: ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

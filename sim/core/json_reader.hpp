@@ -1,0 +1,68 @@
+#pragma once
+// Strict reading of JSON objects: every key must be consumed (unknown keys are errors), every value is
+// checked where it is read, and every error names the file and the JSON pointer of the bad value.
+// Include only from .cpp files: nlohmann/json is a heavy header.
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sim/core/errors.hpp"
+
+namespace racksim {
+
+// Parses text as JSON; a syntax error becomes an InputError naming `where` and the byte offset.
+nlohmann::json parse_json_text(const std::string& text, const std::string& where);
+// Reads and parses a file; a missing file is an InputError.
+nlohmann::json parse_json_file(const std::string& path);
+
+class JsonObjectReader {
+ public:
+  // `where`: the file (or other origin) named in errors; `pointer`: this object's JSON pointer.
+  JsonObjectReader(const nlohmann::json& object, std::string where, std::string pointer = "");
+
+  bool has(const std::string& key) const;
+  const nlohmann::json& raw(const std::string& key);  // marks key consumed; throws if missing
+
+  std::string string(const std::string& key);
+  std::string string_or(const std::string& key, const std::string& fallback);
+  std::string one_of(const std::string& key, const std::vector<std::string>& allowed);
+  std::string one_of_or(const std::string& key, const std::vector<std::string>& allowed,
+                        const std::string& fallback);
+  double positive(const std::string& key);                          // finite, > 0
+  double positive_or(const std::string& key, double fallback);
+  double non_negative(const std::string& key);                      // finite, >= 0
+  double non_negative_or(const std::string& key, double fallback);
+  double number_in(const std::string& key, double lo, double hi);   // finite, lo <= x <= hi
+  double number_in_or(const std::string& key, double lo, double hi, double fallback);
+  long integer_in(const std::string& key, long lo, long hi);
+  long integer_in_or(const std::string& key, long lo, long hi, long fallback);
+  bool boolean(const std::string& key);
+  bool boolean_or(const std::string& key, bool fallback);
+  JsonObjectReader object(const std::string& key);
+  const nlohmann::json& array(const std::string& key);              // marks consumed; checks it is an array
+
+  std::string pointer_of(const std::string& key) const { return pointer_ + "/" + key; }
+  const std::string& where() const { return where_; }
+  const std::string& pointer() const { return pointer_; }
+  [[noreturn]] void fail(const std::string& key, const std::string& value, const std::string& allowed) const;
+
+  // Throws on the first key that was never read, listing the keys this object accepts.
+  void finish() const;
+
+ private:
+  const nlohmann::json& object_;
+  std::string where_, pointer_;
+  std::set<std::string> consumed_;
+  mutable std::set<std::string> known_;  // every key asked for, present or not: the accepted keys
+};
+
+// A JsonObjectReader for element i of an array, checking that it is an object.
+JsonObjectReader array_element(const nlohmann::json& array, std::size_t i, const std::string& where,
+                               const std::string& array_pointer);
+
+// Shortened text of a JSON value for error messages.
+std::string json_excerpt(const nlohmann::json& value);
+
+}  // namespace racksim

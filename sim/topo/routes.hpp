@@ -1,0 +1,34 @@
+#pragma once
+// Routes between two devices of a TopologyGraph. Inside an NVLink domain a GPU-to-GPU route is striped
+// over all switch chips (NCCL spreads traffic over every NVLink): two hops, GPU -> switch plane -> GPU,
+// each the GPU's aggregated NVLink port. Elsewhere the route is the lowest-latency path that does not
+// pass through another GPU: GPU -> NIC -> IB leaf -> spine -> leaf -> NIC -> GPU across racks,
+// GPU -> CPU over C2C or PCIe, CPU -> CPU.
+#include <string>
+#include <vector>
+
+#include "sim/topo/topology_graph.hpp"
+
+namespace racksim {
+
+struct RouteHop {
+  int from = -1, to = -1;   // vertex ids; `to` is -1 for the striped switch plane
+  std::string from_name, to_name;
+  LinkKind kind = LinkKind::nvlink;
+  int links = 1;            // physical links carrying this hop
+  double bandwidth_Bps = 0; // per direction
+  double latency_s = 0;     // link latency plus the switch latency of `to` when it is a switch
+  std::vector<int> edges;   // graph edges this hop uses (all of a GPU's NVLink edges for a plane hop)
+};
+
+struct Route {
+  int src = -1, dst = -1;
+  std::vector<RouteHop> hops;
+  double bottleneck_Bps = 0;
+  double latency_s = 0;
+};
+
+// Throws InputError when no route exists (e.g. a CPU asked to reach another rack's GPU).
+Route find_route(const TopologyGraph& graph, int src_vertex, int dst_vertex);
+
+}  // namespace racksim

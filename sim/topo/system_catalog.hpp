@@ -1,0 +1,29 @@
+#pragma once
+// The shipped systems (topologies/*.json) by id, and user files by path: anywhere a system name is
+// accepted, a path to a JSON file works too.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/topo/topology_spec.hpp"
+
+namespace racksim {
+
+class SystemCatalog {
+ public:
+  // topology_dir: where the shipped files live (the CLI passes the build-time default or --topologies).
+  explicit SystemCatalog(std::string topology_dir);
+  static SystemCatalog shipped();  // the topologies/ directory of this source tree
+
+  // (id, description) of every shipped system, sorted by id.
+  std::vector<std::pair<std::string, std::string>> list() const;
+  std::vector<std::string> ids() const;
+  // A shipped id ("gb200-nvl72") or a path to a JSON file. Unknown ids: InputError listing the valid ones.
+  TopologySpec load(const std::string& name_or_path) const;
+  const std::string& directory() const { return dir_; }
+
+ private:
+  std::string dir_;
+};
+
+}  // namespace racksim

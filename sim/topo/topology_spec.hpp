@@ -1,0 +1,122 @@
+#pragma once
+// TopologySpec: one system as plain data, exactly as its topologies/<id>.json file says (schema v1,
+// documented in topologies/SCHEMA.md). Loading validates every value; to_json writes it back so that
+// load(to_json(spec)) == spec. The graph (topology_graph.hpp) instantiates it for R racks.
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace racksim {
+
+inline constexpr int kTopologySchemaVersion = 1;
+
+enum class LinkKind { nvlink, c2c, pcie, cpu_cpu, nic, ib };
+const char* to_string(LinkKind kind);
+// Parses "nvlink", "c2c", "pcie", "cpu-cpu", "nic", "ib"; nullopt otherwise.
+std::optional<LinkKind> link_kind_from_string(const std::string& text);
+
+struct GpuType {
+  std::string id, name;
+  double hbm_capacity_GB = 0;     // usable HBM as software sees it (decimal GB)
+  double hbm_bandwidth_GBps = 0;
+  int sm_count = 0;
+  int nvlink_ports = 0;           // NVLink links per GPU (0: no NVLink)
+  bool integrated = false;        // shares the CPU's memory (DGX Spark's GB10)
+  std::string source;
+};
+
+struct CpuType {
+  std::string id, name;
+  int cores = 0;
+  std::string memory_kind;        // "LPDDR5X", "DDR5", ...
+  double memory_capacity_GB = 0;  // per CPU (one NUMA node)
+  double memory_bandwidth_GBps = 0;
+  std::string source;
+};
+
+struct NicType {
+  std::string id, name;
+  double bandwidth_GBps = 0;      // per direction
+  double latency_us = 0;          // NIC processing, one way
+  std::string source;
+};
+
+struct LinkType {
+  std::string id;
+  LinkKind kind = LinkKind::pcie;
+  double bandwidth_GBps = 0;      // per direction, one link
+  double latency_us = 0;          // one way
+  int lanes = 0;                  // physical lanes of one link (PCIe x16 -> 16, NVLink 5 -> 2)
+  std::string source;
+};
+
+struct TrayCpu { std::string id, type; };
+struct TrayGpu { std::string id, type, cpu; };      // cpu: the host NUMA node the GPU is attached to
+struct TrayNic { std::string id, type, gpu; };      // gpu: the GPU whose rail this NIC serves
+struct TrayLink {
+  std::string a, b, type;
+  std::string share_group;  // links of one tray with the same non-empty group share one capacity (C2C)
+};
+
+struct TraySpec {
+  std::string name;
+  std::vector<TrayCpu> cpus;
+  std::vector<TrayGpu> gpus;
+  std::vector<TrayNic> nics;
+  std::vector<TrayLink> links;
+  std::string source;
+};
+
+struct RackSpec {
+  int trays = 1;          // compute trays (or nodes) per rack
+  int default_racks = 1;  // racks when the user does not say (gb200-nvl36x2: 2)
+  int max_racks = 1;      // largest instantiation allowed
+  std::string source;
+};
+
+struct NvlinkDomainSpec {
+  int racks = 1;                         // racks whose trays form one NVLink domain
+  int switch_trays = 0;                  // per domain
+  int chips_per_switch_tray = 1;
+  std::string chip_name;
+  std::vector<int> gpu_links_per_chip;   // per chip of the domain: links from each GPU to it
+  std::string link_type;                 // a link_types id of kind nvlink
+  double switch_latency_us = 0;
+  bool multicast_reduction = false;      // NVLS (NVLink SHARP) capable
+  std::string source;
+};
+
+struct ScaleOutSpec {
+  std::string fabric;                    // "InfiniBand NDR, rail-optimised"
+  double switch_latency_us = 0;          // per switch hop
+  double oversubscription = 1;           // >= 1; 1 = non-blocking
+  std::string source;
+};
+
+struct TopologySpec {
+  int schema_version = kTopologySchemaVersion;
+  std::string id, description;
+  std::map<std::string, std::string> references;  // key -> citation (address or seed section)
+  std::vector<GpuType> gpu_types;
+  std::vector<CpuType> cpu_types;
+  std::vector<NicType> nic_types;
+  std::vector<LinkType> link_types;
+  TraySpec tray;
+  RackSpec rack;
+  std::optional<NvlinkDomainSpec> nvlink_domain;
+  std::optional<ScaleOutSpec> scale_out;
+
+  const GpuType& gpu_type(const std::string& id) const;
+  const CpuType& cpu_type(const std::string& id) const;
+  const NicType& nic_type(const std::string& id) const;
+  const LinkType& link_type(const std::string& id) const;
+};
+
+// Parses and validates; `where` names the origin in errors (usually the file path).
+TopologySpec topology_from_json_text(const std::string& text, const std::string& where);
+TopologySpec load_topology_file(const std::string& path);
+// Canonical JSON text (sorted keys, 2-space indent) that topology_from_json_text reads back.
+std::string topology_to_json_text(const TopologySpec& spec);
+
+}  // namespace racksim
