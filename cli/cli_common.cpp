@@ -1,8 +1,25 @@
 #include <cmath>
+#include <map>
 
 #include "cli/commands.hpp"
 
 namespace racksim::cli {
+
+namespace {
+std::map<std::string, CommandAdder>& registry() {
+  static std::map<std::string, CommandAdder> commands;  // sorted: --help lists them alphabetically
+  return commands;
+}
+}  // namespace
+
+bool register_command(const std::string& name, CommandAdder adder) {
+  registry().emplace(name, std::move(adder));
+  return true;
+}
+
+void add_registered_commands(CLI::App& app, const GlobalOptions& global) {
+  for (const auto& [name, adder] : registry()) adder(app, global);
+}
 
 void add_format_option(CLI::App& cmd, std::string& format, const std::string& default_format,
                        std::initializer_list<std::string> allowed) {

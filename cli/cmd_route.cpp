@@ -26,7 +26,7 @@ int resolve(const TopologyGraph& graph, const std::string& name, const char* whi
 }
 }  // namespace
 
-void add_route_command(CLI::App& app, const GlobalOptions& global) {
+static void add_route_command(CLI::App& app, const GlobalOptions& global) {
   auto opts = std::make_shared<RouteOptions>();
   auto* cmd = app.add_subcommand("route", "the path between two devices, hop by hop, with each link's kind and bandwidth");
   cmd->add_option("system", opts->system, "system id or path to a topology JSON file")->required();
@@ -61,5 +61,7 @@ void add_route_command(CLI::App& app, const GlobalOptions& global) {
                                to_string(h.kind), h.links, units::Bps_to_GBps(h.bandwidth_Bps), units::s_to_us(h.latency_s));
   });
 }
+
+RACKSIM_REGISTER_COMMAND("route", add_route_command);
 
 }  // namespace racksim::cli

@@ -16,7 +16,7 @@ struct ShowOptions {
 };
 }  // namespace
 
-void add_show_command(CLI::App& app, const GlobalOptions& global) {
+static void add_show_command(CLI::App& app, const GlobalOptions& global) {
   auto opts = std::make_shared<ShowOptions>();
   auto* cmd = app.add_subcommand("show", "counts and aggregates of a system, computed from its graph");
   cmd->add_option("system", opts->system, "system id (racksim systems) or path to a topology JSON file")->required();
@@ -64,5 +64,7 @@ void add_show_command(CLI::App& app, const GlobalOptions& global) {
     row("host memory total", fmt::format("{:.2f} TB", s.host_memory_total_TB));
   });
 }
+
+RACKSIM_REGISTER_COMMAND("show", add_show_command);
 
 }  // namespace racksim::cli

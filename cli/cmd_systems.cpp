@@ -6,7 +6,7 @@
 
 namespace racksim::cli {
 
-void add_systems_command(CLI::App& app, const GlobalOptions& global) {
+static void add_systems_command(CLI::App& app, const GlobalOptions& global) {
   auto* cmd = app.add_subcommand("systems", "list the shipped systems: id and description");
   auto format = std::make_shared<std::string>();
   add_format_option(*cmd, *format, "text", {"text", "json"});
@@ -21,5 +21,7 @@ void add_systems_command(CLI::App& app, const GlobalOptions& global) {
     for (const auto& [id, description] : systems) std::cout << id << std::string(id.size() < 16 ? 16 - id.size() : 1, ' ') << description << "\n";
   });
 }
+
+RACKSIM_REGISTER_COMMAND("systems", add_systems_command);
 
 }  // namespace racksim::cli

@@ -1,9 +1,10 @@
 #pragma once
-// Each subcommand lives in its own cmd_<name>.cpp and registers itself on the app through one of these
-// functions (main.cpp lists them). Subcommands parse options and call the library; they hold no model
-// logic. A subcommand reports bad input by throwing racksim::InputError; main turns it into one line
-// on stderr and exit status 2.
+// Each subcommand lives in its own cmd_<name>.cpp and registers itself with RACKSIM_REGISTER_COMMAND;
+// main.cpp adds every registered command to the app (sorted by name). Subcommands parse options and
+// call the library; they hold no model logic. A subcommand reports bad input by throwing
+// racksim::InputError; main turns it into one line on stderr and exit status 2.
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -15,9 +16,13 @@ struct GlobalOptions {
   std::string topology_dir;  // --topologies: where shipped system files are read from
 };
 
-void add_systems_command(CLI::App& app, const GlobalOptions& global);
-void add_show_command(CLI::App& app, const GlobalOptions& global);
-void add_route_command(CLI::App& app, const GlobalOptions& global);
+using CommandAdder = std::function<void(CLI::App& app, const GlobalOptions& global)>;
+// Registers a subcommand; returns true so it can initialise a static.
+bool register_command(const std::string& name, CommandAdder adder);
+void add_registered_commands(CLI::App& app, const GlobalOptions& global);
+
+#define RACKSIM_REGISTER_COMMAND(name, adder) \
+  static const bool racksim_command_registered_##adder = ::racksim::cli::register_command(name, adder)
 
 // Shared option helpers.
 void add_format_option(CLI::App& cmd, std::string& format, const std::string& default_format,

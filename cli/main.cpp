@@ -17,9 +17,7 @@ int main(int argc, char** argv) {
   app.add_option("--topologies", global.topology_dir, "directory of the shipped system JSON files")
       ->check(CLI::ExistingDirectory);
 
-  racksim::cli::add_systems_command(app, global);
-  racksim::cli::add_show_command(app, global);
-  racksim::cli::add_route_command(app, global);
+  racksim::cli::add_registered_commands(app, global);
 
   try {
     app.parse(argc, argv);
