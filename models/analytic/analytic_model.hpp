@@ -1,0 +1,39 @@
+#pragma once
+// Closed-form models, evaluated in microseconds: (1) an alpha-beta cost per algorithm on the real
+// topology and calibration, no contention; (2) the course's Fig 4 model (seed course section 7).
+#include <string>
+#include <vector>
+
+#include "models/collectives/collective.hpp"
+#include "sim/calib/calibration.hpp"
+#include "sim/results/run_result.hpp"
+
+namespace racksim {
+
+class TopologyGraph;
+
+struct AnalyticEstimate {
+  std::string algorithm;          // the algorithm evaluated (auto's pick when "auto" was asked)
+  double time_s = 0;
+  std::vector<PhaseTime> phases;
+};
+
+// Alpha-beta estimate for request.algorithm (or "auto") on this graph and calibration.
+AnalyticEstimate analytic_collective(const TopologyGraph& graph, const CollectiveRequest& request,
+                                     const Calibration& calibration);
+
+// The course's Fig 4 model: bandwidth-only with a fixed per-phase latency. d GPUs per NVLink domain,
+// `domains` domains; in-domain ring 2(d-1)/d * S / B_nvl (NVLS: S / B_nvl), then a ring over domains on
+// S/d per GPU over its NIC: 2(domains-1)/domains * (S/d) / B_nic. Per direction bandwidths in bytes/s.
+struct Fig4Inputs {
+  double bytes = 0;
+  int gpus_per_domain = 1;
+  int domains = 1;
+  double nvlink_Bps = 0;
+  double nic_Bps = 0;
+  double phase_latency_s = 0;
+  bool nvls = false;
+};
+double fig4_allreduce_time_s(const Fig4Inputs& in);
+
+}  // namespace racksim

@@ -1,0 +1,36 @@
+#pragma once
+// What a user asks for: one collective on a set of GPUs. Sizes follow nccl-tests (see bytes below).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace racksim {
+
+enum class CollectiveOp { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, send_recv };
+const char* to_string(CollectiveOp op);
+// "all_reduce", ...; InputError listing the valid names otherwise.
+CollectiveOp collective_op_from_string(const std::string& text, const std::string& where = "--op");
+const std::vector<std::string>& collective_op_names();
+
+// nccl-tests' bus-bandwidth factor: busbw = algbw * factor(n).
+double busbw_factor(CollectiveOp op, int ranks);
+
+struct CollectiveRequest {
+  CollectiveOp op = CollectiveOp::all_reduce;
+  std::string algorithm = "ring";   // registry name inside the op: "ring", "nvls", "tree", "hierarchical", ...
+  std::vector<int> gpus;            // global GPU indices of the ranks, rank i -> gpus[i]
+  // nccl-tests' "size": all_reduce, broadcast, send_recv and reduce_scatter's input: the per-rank buffer;
+  // all_gather: the output buffer (each rank contributes bytes / n); all_to_all: the per-rank send
+  // buffer (bytes / n to each peer). Must be > 0 and <= 1 TiB per rank.
+  std::uint64_t bytes = 0;
+  std::string dtype = "float";      // element type (for nccl-tests' count column and reduction cost)
+  std::uint64_t chunk_bytes = 0;    // pipelining chunk; 0 = the algorithm's default
+  int root = 0;                     // broadcast root / send_recv source rank (send_recv: root -> root+1 ...)
+  // hierarchical: the algorithms used inside each NVLink domain and across domains.
+  std::string inner_algorithm = "auto";
+  std::string outer_algorithm = "ring";
+};
+
+std::uint64_t dtype_size_bytes(const std::string& dtype, const std::string& where = "--dtype");
+
+}  // namespace racksim

@@ -1,0 +1,47 @@
+#pragma once
+// A Schedule is the plain-data form of one collective: tasks (transfers, with an optional reduction at
+// the receiver) and the dependencies between them. Algorithms build Schedules without seeing SimGrid;
+// the engine (sim/engine) executes them on the platform, the analytic model and the symbolic checker
+// read them too. Schedules dump to JSON and load back (schedule_io.hpp).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/collectives/collective.hpp"
+
+namespace racksim {
+
+// Where a task's data starts or ends: a rank of the request, or the NVSwitch plane of an NVLink domain
+// (NVLS: the switch reduces what GPUs send it and multicasts results back).
+struct Endpoint {
+  enum class Kind { rank, switch_plane };
+  Kind kind = Kind::rank;
+  int index = 0;  // rank index into request.gpus, or NVLink domain index
+  bool operator==(const Endpoint&) const = default;
+  static Endpoint rank(int r) { return {Kind::rank, r}; }
+  static Endpoint switch_plane(int domain) { return {Kind::switch_plane, domain}; }
+};
+
+struct Task {
+  int id = 0;                     // == position in Schedule::tasks
+  Endpoint src;
+  std::vector<Endpoint> dsts;     // one destination, or several for a multicast from the switch plane
+  std::uint64_t bytes = 0;        // bytes delivered to each destination
+  // Symbolic content: which piece of the logical buffer moves. Chunk c of `chunks` equal pieces of the
+  // request's per-rank buffer (all_to_all: piece src*n + dst).
+  int chunk = 0;
+  bool reduce = false;            // the receiver combines the data with what it holds (else it overwrites)
+  std::vector<int> deps;          // task ids that must complete before this one starts (all < id)
+  int phase = 0;                  // index into Schedule::phases
+};
+
+struct Schedule {
+  CollectiveRequest request;
+  std::string algorithm;              // full registry name: "all_reduce/ring"
+  int chunks = 1;                     // number of logical buffer pieces used by Task::chunk
+  std::vector<std::string> phases;    // e.g. {"reduce-scatter", "all-gather"}
+  std::vector<Task> tasks;            // topologically ordered: deps point backwards
+  std::string note;                   // what the algorithm chose (auto's pick, inner/outer algorithms)
+};
+
+}  // namespace racksim

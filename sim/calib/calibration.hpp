@@ -1,0 +1,47 @@
+#pragma once
+// Calibration: what real hardware and NCCL lose against vendor peaks, per link kind and per algorithm.
+// The shipped default is calibrate/default.json (made by `racksim calibrate fit`); `none` is the vendor
+// peak with nominal latencies (the course's model inputs). Every parameter carries its source.
+#include <map>
+#include <string>
+
+#include "sim/topo/topology_spec.hpp"
+
+namespace racksim {
+
+struct LinkCalibration {
+  double bandwidth_efficiency = 1.0;  // achieved / vendor peak, in (0, 1]
+  double extra_latency_us = 0.0;      // added to the topology's nominal latency
+  std::string source;
+};
+
+struct AlgorithmCalibration {
+  double launch_overhead_us = 0.0;    // once per collective (kernel launch, proxy start)
+  double step_overhead_us = 0.0;      // per dependent step (ring step, tree level, switch round trip)
+  double bandwidth_efficiency = 1.0;  // asymptotic, multiplies the link efficiency
+  double half_efficiency_bytes = 0.0; // efficiency(S) = bandwidth_efficiency * S / (S + half): 0 = flat
+  std::string source;
+  double efficiency_at(double bytes) const {
+    return half_efficiency_bytes > 0 ? bandwidth_efficiency * bytes / (bytes + half_efficiency_bytes)
+                                     : bandwidth_efficiency;
+  }
+};
+
+struct Calibration {
+  std::string name = "none";
+  std::string source = "vendor peaks and nominal latencies from the topology file";
+  std::map<LinkKind, LinkCalibration> links;              // missing kind: identity
+  std::map<std::string, AlgorithmCalibration> algorithms; // key "all_reduce/ring" or "*/ring"; missing: identity
+
+  static Calibration none() { return Calibration{}; }
+  const LinkCalibration& link(LinkKind kind) const;
+  // Exact "op/algo", else "*/algo", else identity.
+  const AlgorithmCalibration& algorithm(const std::string& op_slash_algo) const;
+};
+
+// Loads and validates a calibration JSON (schema_version 1; unknown keys are errors). "none" gives
+// Calibration::none(); "default" the shipped calibrate/default.json (identity if not yet produced).
+Calibration load_calibration(const std::string& path_or_name);
+std::string calibration_to_json_text(const Calibration& calibration);
+
+}  // namespace racksim

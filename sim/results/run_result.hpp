@@ -1,0 +1,46 @@
+#pragma once
+// The outcome of one simulated collective: times, nccl-tests bandwidths, per-phase and per-link detail,
+// and an echo of everything that produced it. JSON / table / trace writers live in results_io.hpp.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace racksim {
+
+struct PhaseTime {
+  std::string name;
+  double time_s = 0;   // from the phase's first task start to its last task end
+};
+
+struct LinkUsage {
+  std::string name;           // graph edge name, or "<gpu>.nvlink-port"
+  std::string kind;           // nvlink, c2c, pcie, cpu-cpu, nic, ib
+  double bytes = 0;           // bytes carried, both directions
+  double busy_s = 0;          // time with at least one flow
+  double max_utilization = 0; // peak share of capacity used, in [0, 1]
+};
+
+struct TraceEvent {            // one task on one track, for the Chrome/Perfetto trace
+  std::string track;           // "gpu3", "link r0.t0.nic0-port", "switch d0"
+  std::string name;            // "phase: task id"
+  double start_s = 0, end_s = 0;
+};
+
+struct RunResult {
+  std::string system;
+  int racks = 1;
+  std::string op, algorithm;   // algorithm: what ran ("nvls"); auto's pick is reported here
+  std::string algorithm_note;  // why auto picked it, inner/outer choices
+  int gpus = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t chunk_bytes = 0;
+  double time_s = 0;
+  double algbw_Bps = 0, busbw_Bps = 0;
+  std::vector<PhaseTime> phases;
+  std::vector<LinkUsage> links;       // per link kind summary comes from these
+  std::vector<TraceEvent> trace;      // filled only when a trace is requested
+  std::string calibration;            // name of the calibration used
+  std::vector<std::string> failures;  // the failure items, as given
+};
+
+}  // namespace racksim
