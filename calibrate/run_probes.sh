@@ -105,10 +105,13 @@ logcmd "nvidia-smi; nvidia-smi -q; nvidia-smi topo -m; nvidia-smi nvlink -s   > 
 probes=(device_attributes copy_bandwidth sm_bandwidth p2p_bandwidth gemm_bf16)
 status=0
 echo "run_probes.sh: building ${#probes[@]} probes into $build_dir ($arch)" >&2
+nvcc_path=$(command -v "$NVCC" || true)
+cuda_lib="$(cd "$(dirname "${nvcc_path:-/usr/local/cuda/bin/nvcc}")/.." 2>/dev/null && pwd)/lib64"
 pids=()
 for p in "${probes[@]}"; do
   extra=""
-  [ "$p" = gemm_bf16 ] && extra="-lcublas"
+  # cuBLAS is a shared library: record its directory as the run path so no LD_LIBRARY_PATH is needed
+  [ "$p" = gemm_bf16 ] && extra="-lcublas -Xlinker -rpath -Xlinker $cuda_lib"
   # shellcheck disable=SC2086
   cmd="$NVCC -O3 -std=c++17 $arch -I$probes_dir -o $build_dir/$p $probes_dir/$p.cu $extra"
   logcmd "$cmd"

@@ -114,6 +114,13 @@ def parse_args(argv):
     return a
 
 
+def nccl_version_string(torch):
+    v = torch.cuda.nccl.version()
+    if isinstance(v, int):  # older torch: 2.18.1 -> 21801
+        return f"{v // 10000}.{v // 100 % 100}.{v % 100}"
+    return ".".join(map(str, v))
+
+
 def emit(rec):
     print(json.dumps(rec, separators=(",", ":")), flush=True)
 
@@ -178,7 +185,7 @@ def main(argv):
         why = (f"needs 2 or more GPUs, found {ngpu}" if ngpu < 2 else
                f"needs 2 or more ranks, found 1 (launch with torchrun --nproc-per-node {ngpu})")
         skip(why, torch=torch, device=torch.cuda.get_device_name(0),
-             extra={"nccl_version": ".".join(map(str, torch.cuda.nccl.version())), "world_size": world})
+             extra={"nccl_version": nccl_version_string(torch), "world_size": world})
 
     torch.cuda.set_device(local_rank)
     dev = torch.device("cuda", local_rank)
@@ -187,7 +194,7 @@ def main(argv):
     n = dist.get_world_size()
     esize = DTYPES[args.dtype]
     dtype = getattr(torch, args.dtype)
-    nccl_ver = ".".join(map(str, torch.cuda.nccl.version()))
+    nccl_ver = nccl_version_string(torch)
 
     if rank == 0:
         header(torch=torch, device=torch.cuda.get_device_name(dev), extra={
