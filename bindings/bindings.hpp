@@ -1,0 +1,8 @@
+#pragma once
+// One add_* function per area, each in its own file (topology.cpp, collective.cpp, ...).
+#include <pybind11/pybind11.h>
+
+namespace racksim::bindings {
+void add_topology_bindings(pybind11::module_& m);
+void add_collective_bindings(pybind11::module_& m);
+}  // namespace racksim::bindings
