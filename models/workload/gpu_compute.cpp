@@ -19,15 +19,14 @@ const DtypeThroughput& GpuCompute::dtype(const std::string& d) const {
   throw InputError("--dtype", "", "'" + d + "' (no figures for " + gpu_type + ")", "one of " + known);
 }
 
-double GpuCompute::gemm_efficiency_at(const Gemm& g, const std::string& d) const {
-  const double dim = std::min({g.m, g.n, g.k});
-  if (dim <= 0) return dtype(d).gemm_efficiency;
-  return dtype(d).gemm_efficiency * dim / (dim + gemm_half_dim);
-}
-
-double GpuCompute::gemm_time_s(const Gemm& g, const std::string& d) const {
+double GpuCompute::gemm_time_s(const Gemm& g, const std::string& d, double hbm_Bps) const {
   if (g.m <= 0 || g.n <= 0 || g.k <= 0 || g.count <= 0) return 0;
-  return g.flops() / (dtype(d).peak_dense_TFLOPs * 1e12 * gemm_efficiency_at(g, d));
+  const DtypeThroughput& th = dtype(d);
+  const double compute = g.flops() / (th.peak_dense_TFLOPs * 1e12 * th.gemm_efficiency);
+  // operands and result once through HBM (bf16 inputs for both dtypes is the conservative side)
+  const double bytes = 2 * g.count * (g.m * g.k + g.k * g.n + g.m * g.n);
+  const double memory = hbm_Bps > 0 ? memory_time_s(bytes, hbm_Bps) : 0;
+  return std::max(compute, memory) + gemm_overhead_s;
 }
 
 double GpuCompute::attention_time_s(double flops) const {
@@ -66,7 +65,7 @@ ComputeTable ComputeTable::from_json_text(const std::string& text, const std::st
       c.dtypes[d] = th;
     }
     if (!c.dtypes.count("bf16")) g.fail("bf16", "(missing)", "bf16 figures (the attention core runs in bf16)");
-    c.gemm_half_dim = g.non_negative("gemm_half_dim");
+    c.gemm_overhead_s = g.non_negative("gemm_overhead_us") * 1e-6;
     c.attention_efficiency = g.number_in("attention_efficiency", 0.01, 1.0);
     c.hbm_efficiency = g.number_in("hbm_efficiency", 0.01, 1.0);
     c.source = g.string("source");

@@ -1,8 +1,9 @@
 #pragma once
-// Achievable compute per GPU type (models/workload/gpu_compute.json): vendor dense peak per dtype times
-// a large-GEMM efficiency, reduced for small GEMMs by d / (d + gemm_half_dim) with d = min(m, n, k);
-// the attention core runs at attention_efficiency x the bf16 peak; memory-bound work (norms,
-// activations, the optimizer) at hbm_efficiency x the HBM bandwidth of the topology file.
+// Achievable compute per GPU type (models/workload/gpu_compute.json). A GEMM takes
+//   max(flops / (peak x gemm_efficiency), bytes / (HBM bandwidth x hbm_efficiency)) + gemm_overhead
+// (a roofline plus a fixed time per launch; the local experts of a MoE layer are one grouped launch),
+// fitted to the H200 probe's size sweep. The attention core runs at attention_efficiency x the bf16
+// peak; memory-bound work (norms, activations, the optimizer) at hbm_efficiency x HBM bandwidth.
 #include <map>
 #include <string>
 #include <vector>
@@ -22,16 +23,17 @@ struct GpuCompute {
   std::string gpu_type;         // topology gpu_types id ("b200", "h200", ...)
   std::string name;
   std::map<std::string, DtypeThroughput> dtypes;  // "bf16", "fp8"
-  double gemm_half_dim = 0;     // min(m, n, k) at which a GEMM reaches half its large-size rate
+  double gemm_overhead_s = 0;   // fixed time per GEMM launch (ramp-up, tail waves)
   double attention_efficiency = 0;
   double hbm_efficiency = 0;
   std::string source;
 
   const DtypeThroughput& dtype(const std::string& name) const;  // InputError listing the known ones
-  // Seconds for a forward GEMM (count included) at this dtype.
-  double gemm_time_s(const Gemm& gemm, const std::string& dtype) const;
-  double gemm_efficiency_at(const Gemm& gemm, const std::string& dtype) const;
+  // Seconds for a GEMM (count included: one grouped launch) at this dtype; hbm_Bps: the GPU's HBM
+  // bandwidth (topology file) for the memory-bound side of the roofline, 0 = compute side only.
+  double gemm_time_s(const Gemm& gemm, const std::string& dtype, double hbm_Bps = 0) const;
   double attention_time_s(double flops) const;  // always at the bf16 peak
+  double memory_time_s(double bytes, double hbm_Bps) const { return bytes / (hbm_Bps * hbm_efficiency); }
 };
 
 class ComputeTable {
