@@ -135,6 +135,14 @@ TrayMemoryModel::TrayMemoryModel(const TopologySpec& spec, MemoryMode mode, Tuni
     link.source = lt.source;
     cpu_links_.push_back({{std::min(a, b), std::max(a, b)}, link});
   }
+  if (spec.nvlink_domain) {
+    const auto& d = *spec.nvlink_domain;
+    const auto& lt = spec.link_type(d.link_type);
+    int links = 0;
+    for (int l : d.gpu_links_per_chip) links += l;
+    nvlink_Bps_ = units::GBps_to_Bps(lt.bandwidth_GBps) * links;
+    nvlink_latency_s_ = 2 * units::us_to_s(lt.latency_us) + units::us_to_s(d.switch_latency_us);
+  }
   compute_min_free();
 }
 

@@ -73,6 +73,11 @@ class TrayMemoryModel {
   // CPU-to-CPU link between two CPU nodes (per direction); bandwidth 0 when the tray has none.
   HostLink cpu_cpu_link(int cpu_a, int cpu_b) const;
 
+  // A GPU's NVLink bandwidth per direction (all its links) and one-way latency through the switch;
+  // 0 when the system has no NVLink domain.
+  double nvlink_Bps() const { return nvlink_Bps_; }
+  double nvlink_latency_s() const { return nvlink_latency_s_; }
+
   // Kernel memory reserve (vm.min_free_kbytes) in bytes and how it was obtained.
   std::uint64_t min_free_bytes() const { return min_free_bytes_; }
   const std::string& min_free_source() const { return min_free_source_; }
@@ -93,6 +98,7 @@ class TrayMemoryModel {
   std::vector<HostLink> host_links_;   // per node (only GPU entries meaningful)
   std::vector<std::pair<std::pair<int, int>, HostLink>> cpu_links_;
   bool coherent_ = false;
+  double nvlink_Bps_ = 0, nvlink_latency_s_ = 0;
   std::uint64_t min_free_bytes_ = 0;
   std::string min_free_source_;
   int zones_counted_ = 0;
