@@ -33,6 +33,18 @@ int edge_between(const TopologyGraph& g, int a, int b) {
   return -1;
 }
 
+bool rack_scoped(const TopologyGraph& g) {
+  return g.spec().nvlink_domain && g.spec().nvlink_domain->gpu_links_scope == GpuLinksScope::rack;
+}
+
+// The striped switch plane a GPU's NVLinks reach: the domain's, or (rack scope) its rack's part of it.
+std::string plane_name(const TopologyGraph& g, int gpu) {
+  const auto& v = g.vertices()[gpu];
+  std::string name = "nvswitch-plane.d" + std::to_string(v.domain);
+  if (rack_scoped(g)) name += ".r" + std::to_string(v.rack);
+  return name;
+}
+
 // A GPU's NVLink port: all its edges to switch chips, striped.
 RouteHop plane_hop(const TopologyGraph& g, int gpu, bool outbound) {
   RouteHop h;
@@ -48,7 +60,7 @@ RouteHop plane_hop(const TopologyGraph& g, int gpu, bool outbound) {
     switch_latency = g.vertices()[g.other_end(e, gpu)].switch_latency_s;
     h.edges.push_back(e);
   }
-  const std::string plane = "nvswitch-plane.d" + std::to_string(g.vertices()[gpu].domain);
+  const std::string plane = plane_name(g, gpu);
   if (outbound) {
     h.from = gpu;
     h.from_name = g.vertices()[gpu].name;
@@ -58,6 +70,30 @@ RouteHop plane_hop(const TopologyGraph& g, int gpu, bool outbound) {
     h.to = gpu;
     h.from_name = plane;
     h.to_name = g.vertices()[gpu].name;
+  }
+  return h;
+}
+
+// Rack scope: from the switch plane of src's rack to the plane of dst's rack over the trunk, striped over
+// every chip's trunk links; adds the trunk latency and the far chip's switch latency.
+RouteHop trunk_hop(const TopologyGraph& g, int src_gpu, int dst_gpu) {
+  RouteHop h;
+  h.kind = LinkKind::nvlink;
+  h.links = 0;
+  h.from_name = plane_name(g, src_gpu);
+  h.to_name = plane_name(g, dst_gpu);
+  const int dst_rack = g.vertices()[dst_gpu].rack;
+  for (int e : g.incident_edges(src_gpu)) {
+    const int chip = g.other_end(e, src_gpu);
+    if (g.vertices()[chip].kind != VertexKind::nvswitch) continue;
+    for (int t : g.incident_edges(chip)) {
+      const int far = g.other_end(t, chip);
+      if (g.vertices()[far].kind != VertexKind::nvswitch || g.vertices()[far].rack != dst_rack) continue;
+      h.links += g.edges()[t].links;
+      h.bandwidth_Bps += g.edges()[t].bandwidth_Bps;
+      h.latency_s = g.edges()[t].latency_s + g.vertices()[far].switch_latency_s;
+      h.edges.push_back(t);
+    }
   }
   return h;
 }
@@ -168,6 +204,7 @@ Route find_route(const TopologyGraph& g, int src, int dst) {
   if (vs.kind == VertexKind::gpu && vd.kind == VertexKind::gpu) {
     if (g.same_nvlink_domain(src, dst)) {
       r.hops.push_back(plane_hop(g, src, true));
+      if (rack_scoped(g) && vs.rack != vd.rack) r.hops.push_back(trunk_hop(g, src, dst));
       r.hops.push_back(plane_hop(g, dst, false));
       return finish(r);
     }

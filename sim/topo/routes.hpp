@@ -1,7 +1,9 @@
 #pragma once
 // Routes between two devices of a TopologyGraph. Inside an NVLink domain a GPU-to-GPU route is striped
 // over all switch chips (NCCL spreads traffic over every NVLink): two hops, GPU -> switch plane -> GPU,
-// each the GPU's aggregated NVLink port. Elsewhere the route is the lowest-latency path that does not
+// each the GPU's aggregated NVLink port; when the GPUs' links reach only their own rack's chips
+// (gpu_links_scope "rack", NVL36x2) and the GPUs sit in different racks, a third hop between the two
+// planes crosses the switch-to-switch trunk. Elsewhere the route is the lowest-latency path that does not
 // pass through another GPU: GPU -> NIC -> IB leaf -> spine -> leaf -> NIC -> GPU across racks,
 // GPU -> CPU over C2C or PCIe, CPU -> CPU.
 #include <string>
@@ -12,7 +14,7 @@
 namespace racksim {
 
 struct RouteHop {
-  int from = -1, to = -1;   // vertex ids; `to` is -1 for the striped switch plane
+  int from = -1, to = -1;   // vertex ids; -1 for a striped switch plane (and both for a trunk hop)
   std::string from_name, to_name;
   LinkKind kind = LinkKind::nvlink;
   int links = 1;            // physical links carrying this hop

@@ -48,8 +48,9 @@ TopologyGraph::TopologyGraph(const TopologySpec& spec, int racks) : spec_(spec),
     throw InputError(where, "", std::to_string(racks),
                      "a multiple of " + std::to_string(domain_racks) + " for " + spec.id +
                          " (one NVLink domain spans " + std::to_string(domain_racks) + " racks)");
-  if (racks > 1 && !spec.scale_out)
-    throw InputError(where, "", std::to_string(racks), "1 for " + spec.id + " (it has no scale-out fabric)");
+  if (racks > domain_racks && !spec.scale_out)
+    throw InputError(where, "", std::to_string(racks),
+                     std::to_string(domain_racks) + " for " + spec.id + " (it has no scale-out fabric)");
 
   const int trays_per_rack = spec.rack.trays;
   int next_gpu = 0, next_cpu = 0, next_nic = 0, share_groups = 0;
@@ -112,38 +113,63 @@ TopologyGraph::TopologyGraph(const TopologySpec& spec, int racks) : spec_(spec),
           nic_by_gpu_vertex_[gv] = nic_vertices_[tray * spec.tray.nics.size() + n];
     }
   }
-  // 2. NVLink domains: switch chips, and one edge per (GPU, chip) carrying that chip's links.
+  // 2. NVLink domains: switch chips, and one edge per (GPU, chip) carrying that chip's links. With
+  // gpu_links_scope "rack" each GPU reaches only its own rack's chips, and chip k of every rack is joined
+  // to chip k of the domain's other racks by a non-blocking trunk (as many links as the chip has GPU links).
   if (spec.nvlink_domain) {
     const auto& d = *spec.nvlink_domain;
     const auto& link = spec.link_type(d.link_type);
+    const bool rack_scope = d.gpu_links_scope == GpuLinksScope::rack;
     const int domains = racks / d.racks;
-    const int gpus_in_domain = d.racks * trays_per_rack * static_cast<int>(spec.tray.gpus.size());
+    const int gpus_per_rack = trays_per_rack * static_cast<int>(spec.tray.gpus.size());
+    const int gpus_in_domain = d.racks * gpus_per_rack;
+    const int chips_in_domain = d.switch_trays * d.chips_per_switch_tray;
+    const int chips_reached = rack_scope ? chips_in_domain / d.racks : chips_in_domain;
+    const int switch_trays_per_rack = rack_scope ? d.switch_trays / d.racks : d.switch_trays;
     int chip_index = 0;
     for (int dom = 0; dom < domains; ++dom) {
       std::vector<int> chips;
       for (int st = 0; st < d.switch_trays; ++st)
         for (int c = 0; c < d.chips_per_switch_tray; ++c) {
+          const int rack = rack_scope ? dom * d.racks + st / switch_trays_per_rack : (d.racks == 1 ? dom : -1);
           Vertex v{VertexKind::nvswitch,
                    "d" + std::to_string(dom) + ".st" + std::to_string(st) + ".sw" + std::to_string(c),
-                   "", d.racks == 1 ? dom : -1, -1, dom, chip_index++,
+                   "", rack, -1, dom, chip_index++,
                    st * d.chips_per_switch_tray + c, st, units::us_to_s(d.switch_latency_us)};
           chips.push_back(add_vertex(v));
         }
       for (int g = dom * gpus_in_domain; g < (dom + 1) * gpus_in_domain; ++g) {
         const int gv = gpu_vertices_[g];
-        for (std::size_t c = 0; c < chips.size(); ++c) {
+        const int first_chip = rack_scope ? ((g - dom * gpus_in_domain) / gpus_per_rack) * chips_reached : 0;
+        for (int k = 0; k < chips_reached; ++k) {
+          const int chip = chips[first_chip + k];
           Edge e;
           e.a = gv;
-          e.b = chips[c];
+          e.b = chip;
           e.kind = LinkKind::nvlink;
           e.type = link.id;
-          e.links = d.gpu_links_per_chip[c];
+          e.links = d.gpu_links_per_chip[k];
           e.bandwidth_Bps = units::GBps_to_Bps(link.bandwidth_GBps) * e.links;
           e.latency_s = units::us_to_s(link.latency_us);
-          e.name = vertices_[gv].name + "-" + vertices_[chips[c]].name;
+          e.name = vertices_[gv].name + "-" + vertices_[chip].name;
           add_edge(e);
         }
       }
+      if (!rack_scope) continue;
+      for (int k = 0; k < chips_reached; ++k)
+        for (int r1 = 0; r1 < d.racks; ++r1)
+          for (int r2 = r1 + 1; r2 < d.racks; ++r2) {
+            Edge trunk;
+            trunk.a = chips[r1 * chips_reached + k];
+            trunk.b = chips[r2 * chips_reached + k];
+            trunk.kind = LinkKind::nvlink;
+            trunk.type = link.id;
+            trunk.links = gpus_per_rack * d.gpu_links_per_chip[k] / (d.racks - 1);
+            trunk.bandwidth_Bps = units::GBps_to_Bps(link.bandwidth_GBps) * trunk.links;
+            trunk.latency_s = units::us_to_s(d.inter_rack_latency_us);
+            trunk.name = vertices_[trunk.a].name + "-" + vertices_[trunk.b].name + "-trunk";
+            add_edge(trunk);
+          }
     }
   }
   // 3. Scale-out: rail-optimised fat tree. NIC k of every tray is on rail k; per (rack, rail) a leaf,
@@ -265,7 +291,10 @@ TopologySummary TopologyGraph::summary() const {
     s.gpu_nvlinks += e.links;
     s.nvlink_aggregate_TBps += 2 * e.bandwidth_Bps / units::kTB;
   }
-  for (int gv : gpu_vertices_) s.hbm_total_TB += spec_.gpu_type(vertices_[gv].type).hbm_capacity_GB * units::kGB / units::kTB;
+  for (int gv : gpu_vertices_) {
+    const auto& t = spec_.gpu_type(vertices_[gv].type);
+    if (!t.integrated) s.hbm_total_TB += t.hbm_capacity_GB * units::kGB / units::kTB;  // integrated: CPU memory
+  }
   for (int cv : cpu_vertices_) {
     const auto& t = spec_.cpu_type(vertices_[cv].type);
     const double tb = t.memory_capacity_GB * units::kGB / units::kTB;

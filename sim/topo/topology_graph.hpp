@@ -18,7 +18,7 @@ struct Vertex {
   VertexKind kind = VertexKind::gpu;
   std::string name;        // unique: "r0.t3.gpu1", "d0.st4.sw1", "r1.leaf.rail2", "spine.rail2", "core"
   std::string type;        // spec type id (gpu/cpu/nic types); empty for switches
-  int rack = -1;           // -1 for vertices outside one rack (spines, core, switch chips of a multi-rack domain)
+  int rack = -1;           // -1 outside one rack (spines, core, chips of a multi-rack domain-scope fabric)
   int tray = -1;           // global compute-tray index (rack * trays_per_rack + tray in rack)
   int domain = -1;         // NVLink domain index for GPUs and switch chips
   int index = -1;          // global index within its kind (gpu 0..N-1, nic 0..M-1, ...)
@@ -42,7 +42,7 @@ struct TopologySummary {
   int racks = 0, gpus = 0, cpus = 0, trays = 0, switch_trays = 0, switch_chips = 0, gpu_nvlinks = 0, nics = 0;
   int nvlink_domains = 0, gpus_per_domain = 0;
   double nvlink_aggregate_TBps = 0;  // sum over GPU NVLinks of both directions
-  double hbm_total_TB = 0, lpddr_total_TB = 0, host_memory_total_TB = 0;
+  double hbm_total_TB = 0, lpddr_total_TB = 0, host_memory_total_TB = 0;  // integrated GPUs add no HBM
 };
 
 class TopologyGraph {

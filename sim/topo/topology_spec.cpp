@@ -23,6 +23,8 @@ const char* to_string(LinkKind kind) {
   return "?";
 }
 
+const char* to_string(GpuLinksScope scope) { return scope == GpuLinksScope::rack ? "rack" : "domain"; }
+
 std::optional<LinkKind> link_kind_from_string(const std::string& text) {
   static const LinkKind kinds[] = {LinkKind::nvlink, LinkKind::c2c, LinkKind::pcie,
                                    LinkKind::cpu_cpu, LinkKind::nic, LinkKind::ib};
@@ -226,6 +228,14 @@ TopologySpec topology_from_json_text(const std::string& text, const std::string&
     d.switch_trays = static_cast<int>(nd.integer_in("switch_trays", 0, 1024));
     d.chips_per_switch_tray = static_cast<int>(nd.integer_in("chips_per_switch_tray", 1, 64));
     d.chip_name = nd.string("chip_name");
+    const bool rack_scope = nd.one_of_or("gpu_links_scope", {"domain", "rack"}, "domain") == "rack";
+    d.gpu_links_scope = rack_scope ? GpuLinksScope::rack : GpuLinksScope::domain;
+    if (rack_scope && d.racks < 2)
+      nd.fail("gpu_links_scope", "'rack' (nvlink_domain.racks is " + std::to_string(d.racks) + ")",
+              "'domain' for a one-rack domain; 'rack' needs racks >= 2");
+    if (rack_scope && d.switch_trays % d.racks != 0)
+      nd.fail("switch_trays", std::to_string(d.switch_trays),
+              "a multiple of nvlink_domain.racks (" + std::to_string(d.racks) + ") with gpu_links_scope 'rack'");
     const auto& per_chip = nd.array("gpu_links_per_chip");
     for (std::size_t i = 0; i < per_chip.size(); ++i) {
       if (!per_chip[i].is_number_integer() || per_chip[i].get<long>() < 1 || per_chip[i].get<long>() > 64)
@@ -234,15 +244,33 @@ TopologySpec topology_from_json_text(const std::string& text, const std::string&
       d.gpu_links_per_chip.push_back(per_chip[i].get<int>());
     }
     const int chips = d.switch_trays * d.chips_per_switch_tray;
-    if (static_cast<int>(d.gpu_links_per_chip.size()) != chips)
+    const int reached = rack_scope ? chips / d.racks : chips;
+    if (static_cast<int>(d.gpu_links_per_chip.size()) != reached)
       nd.fail("gpu_links_per_chip", std::to_string(d.gpu_links_per_chip.size()) + " entries",
-              "one entry per switch chip (switch_trays x chips_per_switch_tray = " + std::to_string(chips) + ")");
+              rack_scope ? "one entry per switch chip of one rack (switch_trays x chips_per_switch_tray / racks = " +
+                               std::to_string(reached) + ")"
+                         : "one entry per switch chip (switch_trays x chips_per_switch_tray = " +
+                               std::to_string(chips) + ")");
     d.link_type = nd.string("link_type");
     check_ref(link_ids, "link_type", d.link_type, nd, "link type");
     if (spec.link_type(d.link_type).kind != LinkKind::nvlink)
       nd.fail("link_type", "'" + d.link_type + "'", "a link type of kind nvlink");
     d.switch_latency_us = nd.number_in("switch_latency_us", 0, kMaxLatency_us);
     d.multicast_reduction = nd.boolean("multicast_reduction");
+    if (rack_scope) {
+      d.inter_rack_latency_us = nd.number_in("inter_rack_latency_us", 0, kMaxLatency_us);
+      // The trunk is non-blocking: chip k of a rack has as many trunk links, spread evenly over the other
+      // racks of the domain, as it has GPU links. That split must come out in whole links.
+      const int gpus_per_rack = spec.rack.trays * static_cast<int>(spec.tray.gpus.size());
+      for (int n : d.gpu_links_per_chip)
+        if ((gpus_per_rack * n) % (d.racks - 1) != 0)
+          nd.fail("racks", std::to_string(d.racks),
+                  "a count that splits each chip's " + std::to_string(gpus_per_rack * n) +
+                      " trunk links evenly over the other racks");
+    } else if (nd.has("inter_rack_latency_us")) {
+      nd.fail("inter_rack_latency_us", json_excerpt(nd.raw("inter_rack_latency_us")),
+              "only with gpu_links_scope 'rack' (a domain-scope fabric has no trunk)");
+    }
     d.source = sources.read(nd);
     nd.finish();
     int links = 0;
@@ -323,6 +351,10 @@ std::string topology_to_json_text(const TopologySpec& s) {
                           {"gpu_links_per_chip", d.gpu_links_per_chip}, {"link_type", d.link_type},
                           {"switch_latency_us", d.switch_latency_us},
                           {"multicast_reduction", d.multicast_reduction}, {"source", d.source}};
+    if (d.gpu_links_scope == GpuLinksScope::rack) {
+      j["nvlink_domain"]["gpu_links_scope"] = to_string(d.gpu_links_scope);
+      j["nvlink_domain"]["inter_rack_latency_us"] = d.inter_rack_latency_us;
+    }
   }
   if (s.scale_out)
     j["scale_out"] = {{"fabric", s.scale_out->fabric}, {"switch_latency_us", s.scale_out->switch_latency_us},

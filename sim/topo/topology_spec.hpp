@@ -75,15 +75,23 @@ struct RackSpec {
   std::string source;
 };
 
+// Which switch chips a GPU's NVLinks reach: every chip of the domain (NVL72, HGX), or only the chips in
+// the GPU's own rack, the racks' chips being joined by a switch-to-switch trunk (NVL36x2's OSFP cables).
+enum class GpuLinksScope { domain, rack };
+const char* to_string(GpuLinksScope scope);
+
 struct NvlinkDomainSpec {
   int racks = 1;                         // racks whose trays form one NVLink domain
-  int switch_trays = 0;                  // per domain
+  int switch_trays = 0;                  // per domain (rack scope: split evenly over its racks)
   int chips_per_switch_tray = 1;
   std::string chip_name;
-  std::vector<int> gpu_links_per_chip;   // per chip of the domain: links from each GPU to it
+  std::vector<int> gpu_links_per_chip;   // links from each GPU to each chip it reaches (domain scope: every
+                                         // chip of the domain; rack scope: every chip of one rack)
   std::string link_type;                 // a link_types id of kind nvlink
   double switch_latency_us = 0;
   bool multicast_reduction = false;      // NVLS (NVLink SHARP) capable
+  GpuLinksScope gpu_links_scope = GpuLinksScope::domain;
+  double inter_rack_latency_us = 0;      // rack scope: one-way latency of the trunk between racks' chips
   std::string source;
 };
 
