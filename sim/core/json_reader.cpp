@@ -10,6 +10,8 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& where
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     throw InputError(where + ": malformed JSON at byte " + std::to_string(e.byte) + ": " + e.what());
+  } catch (const nlohmann::json::out_of_range& e) {  // a number beyond double range, e.g. 1e400
+    throw InputError(where + ": number out of range: " + e.what());
   }
 }
 
