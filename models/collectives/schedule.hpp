@@ -27,9 +27,12 @@ struct Task {
   Endpoint src;
   std::vector<Endpoint> dsts;     // one destination, or several for a multicast from the switch plane
   std::uint64_t bytes = 0;        // bytes delivered to each destination
-  // Symbolic content: which piece of the logical buffer moves. Chunk c of `chunks` equal pieces of the
-  // request's per-rank buffer (all_to_all: piece src*n + dst).
+  // Symbolic content: which piece of the logical buffer moves. Chunk c of `chunks` pieces of the
+  // request's buffer; the layout per op (sizes, owners) is in models/collectives/chunk_layout.hpp
+  // (all_to_all: piece src*n + dst).
   int chunk = 0;
+  int chunk_count = 1;            // consecutive chunks carried: [chunk, chunk + chunk_count) (added for
+                                  // hierarchical phases that move a whole slice in one task)
   bool reduce = false;            // the receiver combines the data with what it holds (else it overwrites)
   std::vector<int> deps;          // task ids that must complete before this one starts (all < id)
   int phase = 0;                  // index into Schedule::phases

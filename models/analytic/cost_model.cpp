@@ -1,0 +1,313 @@
+#include "models/analytic/cost_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/collectives/algorithm_support.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/topo/topology_graph.hpp"
+
+namespace racksim {
+
+double CostModel::stage_time(std::size_t i, int depth) const {
+  const StageModel& s = stages[i];
+  const int k = pipelined ? std::max(depth, 1) : 1;
+  return s.repeats * s.cost.time(s.bytes / k);
+}
+
+double CostModel::time(int depth) const {
+  const int k = pipelined ? std::max(depth, 1) : 1;
+  double sum = 0, cycle = 0;
+  std::vector<double> t(stages.size());
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    t[i] = stage_time(i, k);
+    sum += t[i];
+    cycle = std::max(cycle, t[i]);
+  }
+  for (const auto& group : shared) {
+    double g = 0;
+    for (int i : group) g += t[i];
+    cycle = std::max(cycle, g);
+  }
+  return launch_s + sum + (k - 1) * cycle;
+}
+
+std::vector<PhaseTime> CostModel::phases(int depth) const {
+  const int k = pipelined ? std::max(depth, 1) : 1;
+  std::vector<double> t(stages.size());
+  double cycle = 0;
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    t[i] = stage_time(i, k);
+    cycle = std::max(cycle, t[i]);
+  }
+  for (const auto& group : shared) {
+    double g = 0;
+    for (int i : group) g += t[i];
+    cycle = std::max(cycle, g);
+  }
+  // Phase span: from its first stage's first item start to its last stage's last item end.
+  std::vector<PhaseTime> out;
+  double start = 0;
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    if (out.empty() || out.back().name != stages[i].phase) {
+      out.push_back({stages[i].phase, 0});
+      out.back().time_s = -start;  // completed below
+    }
+    start += t[i];
+    const bool last_of_phase = i + 1 == stages.size() || stages[i + 1].phase != stages[i].phase;
+    if (last_of_phase) out.back().time_s += start + (k - 1) * cycle;
+  }
+  return out;
+}
+
+namespace {
+
+struct Builder {
+  const TopologyGraph& graph;
+  const CollectiveRequest& request;
+  FlowCoster fc;
+  CostModel m;
+  int n;
+
+  Builder(const TopologyGraph& g, const CollectiveRequest& r, const Calibration& c, const std::string& key)
+      : graph(g), request(r), fc(g, c, key, static_cast<double>(r.bytes)), n(static_cast<int>(r.gpus.size())) {
+    m.algorithm = key;
+    m.launch_s = fc.launch_s();
+    m.task_budget = kDefaultTaskBudget;
+  }
+  int v(int rank) const { return rank_vertex(request, graph, rank); }
+  void add(const std::string& phase, const std::vector<const FlowCoster::Path*>& flows, double bytes, int repeats = 1) {
+    if (flows.empty() || repeats < 1) return;
+    m.stages.push_back({phase, fc.stage(flows), bytes, repeats});
+  }
+  std::vector<const FlowCoster::Path*> ring_flows(const std::vector<int>& members) {
+    std::vector<const FlowCoster::Path*> flows;
+    const int g = static_cast<int>(members.size());
+    if (g < 2) return flows;
+    for (int i = 0; i < g; ++i) flows.push_back(&fc.gpu_to_gpu(v(members[i]), v(members[(i + 1) % g])));
+    return flows;
+  }
+  std::vector<const FlowCoster::Path*> tree_flows(const std::vector<int>& members, const DoubleTree& t) {
+    std::vector<const FlowCoster::Path*> flows;
+    for (int tree = 0; tree < 2; ++tree)
+      for (int x = 0; x < t.n; ++x) {
+        const int p = t.parent[tree][x];
+        if (p < 0) continue;
+        flows.push_back(&fc.gpu_to_gpu(v(members[x]), v(members[p])));
+        flows.push_back(&fc.gpu_to_gpu(v(members[p]), v(members[x])));
+      }
+    return flows;
+  }
+  std::vector<int> all_ranks() const {
+    std::vector<int> r(n);
+    for (int i = 0; i < n; ++i) r[i] = i;
+    return r;
+  }
+};
+
+double ceil_div(double total, double parts) { return parts > 0 ? std::ceil(total / parts) : 0; }
+
+void ring_model(Builder& b, bool reduce_scatter, bool all_gather) {
+  const double S = static_cast<double>(b.request.bytes);
+  const int n = b.n;
+  const double seg = ceil_div(S, n);
+  const auto flows = b.ring_flows(b.all_ranks());
+  if (reduce_scatter) b.add("reduce-scatter", flows, seg, n - 1);
+  if (all_gather) b.add("all-gather", flows, seg, n - 1);
+  b.m.pipelined = false;
+  b.m.unit_bytes = seg;
+  b.m.tasks_per_item = static_cast<long>((reduce_scatter + all_gather) * (n - 1)) * n;
+}
+
+void nvls_model(Builder& b) {
+  nvls_domain(b.request, b.graph);
+  const double S = static_cast<double>(b.request.bytes);
+  const int n = b.n;
+  std::vector<const FlowCoster::Path*> up, down;
+  for (int r = 0; r < n && n > 1; ++r) {
+    up.push_back(&b.fc.gpu_to_switch(b.v(r)));
+    down.push_back(&b.fc.switch_to_gpu(b.v(r)));
+  }
+  switch (b.request.op) {
+    case CollectiveOp::all_reduce:
+      b.add("switch-reduce", up, S);
+      b.add("switch-multicast", down, S);
+      b.m.unit_bytes = S;
+      b.m.tasks_per_item = n + 1;
+      break;
+    case CollectiveOp::reduce_scatter:
+      b.add("switch-reduce", up, S);
+      b.add("switch-scatter", down, ceil_div(S, n));
+      b.m.unit_bytes = S;
+      b.m.tasks_per_item = 2L * n;
+      break;
+    default: {  // all_gather: each owner's piece goes up once and is multicast to the n-1 others
+      std::vector<const FlowCoster::Path*> fan;
+      for (int owner = 0; owner < n && n > 1; ++owner)
+        for (int r = 0; r < n; ++r)
+          if (r != owner) fan.push_back(&b.fc.switch_to_gpu(b.v(r)));
+      b.add("to-switch", up, ceil_div(S, n));
+      b.add("switch-multicast", fan, ceil_div(S, n));
+      b.m.unit_bytes = ceil_div(S, n);
+      b.m.tasks_per_item = 2L * n;
+    }
+  }
+}
+
+void tree_model(Builder& b) {
+  const double S = static_cast<double>(b.request.bytes);
+  const DoubleTree t = double_binary_tree(b.n);
+  const auto flows = b.tree_flows(b.all_ranks(), t);
+  for (int i = 0; i < t.height; ++i) b.add("reduce-up", flows, S / 2);
+  for (int i = 0; i < t.height; ++i) b.add("broadcast-down", flows, S / 2);
+  b.m.unit_bytes = S / 2;
+  b.m.tasks_per_item = 4L * (b.n - 1);
+  b.m.detail = "tree height " + std::to_string(t.height);
+}
+
+void hierarchical_model(Builder& b) {
+  const double S = static_cast<double>(b.request.bytes);
+  const DomainGroups g = domain_groups(b.request, b.graph);
+  const std::string inner = hierarchical_inner(b.request, b.graph);
+  const std::string outer = hierarchical_outer(b.request);
+  const int d = g.per_domain, D = g.domains;
+  const double slice = S / d;
+  b.m.task_budget = kHierarchicalTaskBudget;
+  b.m.unit_bytes = S;
+  b.m.detail = "inner " + inner + ", outer " + outer + ", " + std::to_string(D) + " domains x " + std::to_string(d);
+
+  std::vector<const FlowCoster::Path*> inner_ring, up, down, fan, outer_flows;
+  for (const auto& group : g.ranks) {
+    const auto f = b.ring_flows(group);
+    inner_ring.insert(inner_ring.end(), f.begin(), f.end());
+    for (int l = 0; l < d && d > 1 && inner == "nvls"; ++l) {
+      up.push_back(&b.fc.gpu_to_switch(b.v(group[l])));
+      down.push_back(&b.fc.switch_to_gpu(b.v(group[l])));
+      for (int r = 0; r < d; ++r)
+        if (r != l) fan.push_back(&b.fc.switch_to_gpu(b.v(group[r])));
+    }
+  }
+  const DoubleTree tree = double_binary_tree(D);
+  for (int l = 0; l < d && D > 1; ++l) {
+    std::vector<int> members;
+    for (int k = 0; k < D; ++k) members.push_back(g.ranks[k][l]);
+    const auto f = outer == "ring" ? b.ring_flows(members) : b.tree_flows(members, tree);
+    outer_flows.insert(outer_flows.end(), f.begin(), f.end());
+  }
+  auto next = [&] { return static_cast<int>(b.m.stages.size()); };
+  long tasks = 0;
+  int rs0 = -1, rs1 = -1;
+  if (d > 1 && inner == "ring") {
+    rs0 = next();
+    b.add("intra-reduce-scatter", inner_ring, slice, d - 1);
+    tasks += 2L * D * d * (d - 1);
+  } else if (d > 1) {
+    rs0 = next();
+    b.add("intra-reduce-scatter", up, S);
+    rs1 = next();
+    b.add("intra-reduce-scatter", down, slice);
+    tasks += 4L * D * d;
+  }
+  if (D > 1 && outer == "ring") {
+    b.add("inter-all-reduce", outer_flows, slice / D, 2 * (D - 1));
+    tasks += 2L * d * D * (D - 1);
+  } else if (D > 1) {
+    for (int i = 0; i < 2 * tree.height; ++i) b.add("inter-all-reduce", outer_flows, slice / 2);
+    tasks += 4L * d * (D - 1);
+  }
+  if (d > 1 && inner == "ring") {
+    b.m.shared = {{rs0, next()}};
+    b.add("intra-all-gather", inner_ring, slice, d - 1);
+  } else if (d > 1) {
+    b.m.shared = {{rs0, next()}, {rs1, next() + 1}};
+    b.add("intra-all-gather", up, slice);
+    b.add("intra-all-gather", fan, slice);
+  }
+  b.m.tasks_per_item = std::max(1L, tasks);
+}
+
+}  // namespace
+
+CostModel make_cost_model(const TopologyGraph& graph, const CollectiveRequest& request,
+                          const Calibration& calibration) {
+  const std::string key = std::string(to_string(request.op)) + "/" + request.algorithm;
+  Builder b(graph, request, calibration, key);
+  const double S = static_cast<double>(request.bytes);
+  const int n = b.n;
+  switch (request.op) {
+    case CollectiveOp::all_reduce:
+      if (request.algorithm == "ring") ring_model(b, true, true);
+      else if (request.algorithm == "nvls") nvls_model(b);
+      else if (request.algorithm == "tree") tree_model(b);
+      else if (request.algorithm == "hierarchical") hierarchical_model(b);
+      break;
+    case CollectiveOp::all_gather:
+    case CollectiveOp::reduce_scatter:
+      if (request.algorithm == "ring") ring_model(b, request.op == CollectiveOp::reduce_scatter,
+                                                 request.op == CollectiveOp::all_gather);
+      else if (request.algorithm == "nvls") nvls_model(b);
+      break;
+    case CollectiveOp::all_to_all: {
+      std::vector<const FlowCoster::Path*> flows;
+      for (int s = 0; s < n; ++s)
+        for (int d = 0; d < n; ++d)
+          if (s != d) flows.push_back(&b.fc.gpu_to_gpu(b.v(s), b.v(d)));
+      b.add("all-to-all", flows, ceil_div(S, n));
+      b.m.pipelined = false;
+      b.m.unit_bytes = ceil_div(S, n);
+      b.m.tasks_fixed = static_cast<long>(n) * (n - 1);
+      break;
+    }
+    case CollectiveOp::broadcast: {
+      for (int h = 0; h + 1 < n; ++h) {
+        const int src = (request.root + h) % n, dst = (request.root + h + 1) % n;
+        b.add("broadcast", {&b.fc.gpu_to_gpu(b.v(src), b.v(dst))}, S);
+      }
+      b.m.unit_bytes = S;
+      b.m.tasks_per_item = n - 1;
+      break;
+    }
+    case CollectiveOp::send_recv: {
+      std::vector<const FlowCoster::Path*> flows;
+      for (int r = 0; r < n; ++r) flows.push_back(&b.fc.gpu_to_gpu(b.v(r), b.v((r + 1) % n)));
+      b.add("send-recv", flows, S);
+      b.m.unit_bytes = S;
+      b.m.tasks_per_item = n;
+      break;
+    }
+  }
+  return b.m;
+}
+
+DepthChoice choose_depth(const CostModel& m, const CollectiveRequest& request) {
+  DepthChoice c;
+  const long per_item = std::max(1L, m.tasks_per_item);
+  const long unit_cap = static_cast<long>(std::max(1.0, std::min(std::floor(m.unit_bytes), 1e9)));
+  if (request.chunk_bytes > 0) {
+    const long wanted = pieces_for_chunk(m.unit_bytes, request.chunk_bytes);
+    const long cap = std::max(1L, (kMaxTasks - m.tasks_fixed) / per_item);
+    c.depth = static_cast<int>(std::min({wanted, cap, unit_cap}));
+    c.note = "chunk_bytes " + std::to_string(request.chunk_bytes) + ": depth " + std::to_string(c.depth);
+    if (wanted > cap) c.note += " (lowered from " + std::to_string(wanted) + " to stay within " +
+                                std::to_string(kMaxTasks) + " tasks)";
+    return c;
+  }
+  if (!m.pipelined || m.stages.empty()) return c;
+  const long cap = std::max(1L, std::min((m.task_budget - m.tasks_fixed) / per_item, unit_cap));
+  double best = m.time(1);
+  for (long k = 2; k <= cap; ++k) {
+    const double t = m.time(static_cast<int>(k));
+    if (t < best * (1 - 1e-12)) {
+      best = t;
+      c.depth = static_cast<int>(k);
+    }
+  }
+  c.note = "pipeline depth " + std::to_string(c.depth) + " (fastest nominal depth up to " + std::to_string(cap) + ")";
+  return c;
+}
+
+DepthChoice planned_depth(const TopologyGraph& graph, const CollectiveRequest& request) {
+  return choose_depth(make_cost_model(graph, request, Calibration::none()), request);
+}
+
+}  // namespace racksim

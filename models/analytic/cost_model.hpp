@@ -1,0 +1,60 @@
+#pragma once
+// The analytic model of one algorithm on one request, as a pipeline: items (pipeline chunks, or blocks
+// for hierarchical) pass through stages in order; a stage's time for one item is the alpha-beta time of
+// its concurrent flows (flow_cost.hpp) times its sequential sub-steps (ring steps). With k items
+//     T(k) = launch + sum_i t_i + (k - 1) * max(max_i t_i, max over port-sharing groups of sum t_i),
+// the makespan of a flow shop of identical items, where stages that use the same GPU ports (the
+// reduce-scatter and all-gather of a hierarchical block) cannot overlap each other's traffic.
+// Algorithms use the same model with calibration none to pick their default pipeline depth, so the
+// schedule and the analytic estimate agree on chunking.
+#include <string>
+#include <vector>
+
+#include "models/analytic/flow_cost.hpp"
+#include "models/collectives/collective.hpp"
+#include "sim/results/run_result.hpp"
+
+namespace racksim {
+
+class TopologyGraph;
+
+struct StageModel {
+  std::string phase;
+  StageCost cost;           // time of one item's flows as a function of the bytes each flow carries
+  double bytes = 0;         // bytes per flow for the whole collective; one item carries bytes / k
+  int repeats = 1;          // sequential identical steps per item (ring steps)
+};
+
+struct CostModel {
+  std::string algorithm;                   // full name, "all_reduce/nvls"
+  double launch_s = 0;
+  std::vector<StageModel> stages;
+  std::vector<std::vector<int>> shared;    // stage groups that share ports
+  bool pipelined = true;                   // false: depth only splits pieces that travel together (ring)
+  double unit_bytes = 0;                   // the stream --chunk-bytes cuts: depth = ceil(unit / chunk)
+  long tasks_fixed = 0, tasks_per_item = 0;
+  long task_budget = 0;                    // default pipelining stays within this many tasks
+  std::string detail;                      // what was planned (inner/outer algorithms, tree height)
+
+  double stage_time(std::size_t i, int depth) const;
+  double time(int depth) const;
+  std::vector<PhaseTime> phases(int depth) const;
+  long tasks(int depth) const { return tasks_fixed + tasks_per_item * depth; }
+};
+
+// request.algorithm must be a concrete name (not "auto"). InputError when the algorithm cannot run
+// on this request and topology (the same checks the schedule builder makes).
+CostModel make_cost_model(const TopologyGraph& graph, const CollectiveRequest& request,
+                          const Calibration& calibration);
+
+struct DepthChoice {
+  int depth = 1;
+  std::string note;  // what was chosen and why (empty for the plain default of depth 1)
+};
+// The pipeline depth for a request: from request.chunk_bytes when set (raised to fit kMaxTasks), else
+// the depth in [1, budget] minimising the nominal model's time (ties: the smaller depth).
+DepthChoice choose_depth(const CostModel& nominal, const CollectiveRequest& request);
+// choose_depth on the calibration-none model: what the schedule builders use.
+DepthChoice planned_depth(const TopologyGraph& graph, const CollectiveRequest& request);
+
+}  // namespace racksim

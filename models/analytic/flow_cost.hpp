@@ -1,0 +1,63 @@
+#pragma once
+// Alpha-beta costs of flows on the real topology with a calibration: a path's alpha is the sum of its
+// hops' latencies (plus the calibration's extra latency per link kind and the algorithm's step
+// overhead); its capacity on each link is the link's per-direction bandwidth times the link-kind and
+// algorithm efficiencies. A set of flows started together takes, per flow,
+//     alpha + max over the links it crosses of (bytes of the set on that link / capacity),
+// the largest over flows being the set's time: flows of one algorithm step that share a link (two GPUs
+// of a superchip on C2C, positions of a rail on an oversubscribed leaf uplink, n-1 multicasts into one
+// GPU port) share its capacity; nothing else contends.
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/calib/calibration.hpp"
+
+namespace racksim {
+
+class TopologyGraph;
+struct Route;
+
+// Time of one set of concurrent flows as a function of the bytes each flow carries:
+// max over flows of (alpha + bytes * seconds_per_byte).
+struct StageCost {
+  std::vector<std::pair<double, double>> lines;  // (alpha_s, seconds per byte), deduplicated
+  double time(double bytes) const;
+};
+
+class FlowCoster {
+ public:
+  struct Path {
+    double alpha_s = 0;
+    std::vector<std::pair<long long, double>> links;  // (link key, capacity in bytes/s)
+  };
+
+  // op_slash_algo picks the calibration's algorithm entry; bytes is the request size (for the
+  // algorithm's size-dependent efficiency).
+  FlowCoster(const TopologyGraph& graph, const Calibration& calibration, const std::string& op_slash_algo,
+             double bytes);
+
+  const Path& gpu_to_gpu(int src_vertex, int dst_vertex);
+  // The GPU's NVLink port towards its domain's switch plane (NVLS up) and back (multicast down).
+  const Path& gpu_to_switch(int gpu_vertex);
+  const Path& switch_to_gpu(int gpu_vertex);
+
+  // Every flow carries the same number of bytes.
+  StageCost stage(const std::vector<const Path*>& flows) const;
+  double launch_s() const { return launch_s_; }
+  double step_overhead_s() const { return step_s_; }
+
+ private:
+  Path make_path(const Route& route, std::size_t first_hop, std::size_t end_hop) const;
+  int domain_peer(int gpu_vertex) const;
+
+  const TopologyGraph& graph_;
+  const Calibration& calibration_;
+  double algorithm_efficiency_ = 1, launch_s_ = 0, step_s_ = 0;
+  std::map<std::pair<int, int>, Path> paths_;
+  std::map<int, Path> up_, down_;
+  mutable std::map<int, int> peer_of_domain_[2];
+};
+
+}  // namespace racksim

@@ -1,0 +1,70 @@
+#pragma once
+// What several algorithms (and the analytic model, which must plan exactly as they build) share: the
+// task budgets, request checks, the NVLS applicability check, the grouping of ranks by NVLink domain
+// for hierarchical collectives, and NCCL's double binary tree.
+#include <array>
+#include <string>
+#include <vector>
+
+#include "models/collectives/collective.hpp"
+
+namespace racksim {
+
+class TopologyGraph;
+
+// Task budgets. Default pipelining never makes more than kDefaultTaskBudget tasks (single-level
+// algorithms) or kHierarchicalTaskBudget (hierarchical); a --chunk-bytes that would exceed kMaxTasks is
+// raised until it fits (the schedule's note says so). The figures keep one 72-GPU collective under
+// ~20 ms and a 576-GPU hierarchical one under ~0.5 s in the engine (~590 k comms/s, TOOLCHAIN.md).
+inline constexpr long kDefaultTaskBudget = 20000;
+inline constexpr long kHierarchicalTaskBudget = 100000;
+inline constexpr long kMaxTasks = 2000000;
+
+// Checks everything about a request that does not depend on the algorithm: ranks (>= 1, send_recv >= 2,
+// distinct, < graph.gpu_count()), bytes in [1, 1 TiB], chunk_bytes <= 1 TiB, root, dtype and the
+// hierarchical inner/outer names. InputError naming the option otherwise.
+void validate_request(const CollectiveRequest& request, const TopologyGraph& graph);
+
+// Graph vertex of rank r's GPU.
+int rank_vertex(const CollectiveRequest& request, const TopologyGraph& graph, int rank);
+
+// NVLS: the NVLink domain every rank is in. InputError (--algo) when the system's switches cannot reduce
+// and multicast (nvlink_domain.multicast_reduction false, or no NVLink switch at all) or when the ranks
+// span several NVLink domains.
+int nvls_domain(const CollectiveRequest& request, const TopologyGraph& graph);
+bool system_has_nvls(const TopologyGraph& graph);
+
+// Hierarchical collectives: ranks grouped by NVLink domain (in order of first appearance), position l of
+// a group being its l-th rank in request order. InputError when a GPU is in no NVLink domain or the
+// domains hold different numbers of ranks.
+struct DomainGroups {
+  int domains = 0;                       // D
+  int per_domain = 0;                    // d
+  std::vector<int> domain_ids;           // graph NVLink domain of group k
+  std::vector<std::vector<int>> ranks;   // [k][l] -> rank
+};
+DomainGroups domain_groups(const CollectiveRequest& request, const TopologyGraph& graph);
+// "ring" or "nvls" for request.inner_algorithm ("auto": nvls when the switches can reduce), "ring" or
+// "tree" for the outer one. InputError for nvls on a system without it.
+std::string hierarchical_inner(const CollectiveRequest& request, const TopologyGraph& graph);
+std::string hierarchical_outer(const CollectiveRequest& request);
+
+// NCCL's double binary tree over n members (src/graph/trees.cc): tree 0 is the binary tree rooted at 0
+// in which a member's parent is found by bit manipulation; tree 1 is its mirror (n even) or the same
+// tree shifted by one (n odd), so that most members are a leaf in one tree and inner in the other.
+struct DoubleTree {
+  int n = 0;
+  std::array<std::vector<int>, 2> parent;                 // -1 at the root
+  std::array<std::vector<std::vector<int>>, 2> children;  // in increasing member order
+  std::array<std::vector<int>, 2> depth;                  // root 0
+  std::array<std::vector<int>, 2> order;                  // members by increasing depth (ties: index)
+  int height = 0;                                         // max depth over both trees
+};
+int btree_parent(int n, int member);
+DoubleTree double_binary_tree(int n);
+
+// Number of pipeline pieces when a stream of `unit_bytes` is cut into chunks of `chunk_bytes`
+// (at least 1, at most unit_bytes so that no piece is empty unless the unit is).
+long pieces_for_chunk(double unit_bytes, std::uint64_t chunk_bytes);
+
+}  // namespace racksim

@@ -1,0 +1,102 @@
+// all_reduce/hierarchical: NCCL's two-level all-reduce over d-GPU NVLink domains joined by NICs (seed
+// course section 7): (1) reduce-scatter inside each domain, leaving position l of every domain with
+// slice l (S/d) reduced over its domain; (2) all-reduce of slice l across the D domains among the GPUs
+// at position l, over their own NICs (rails), so only S/d per GPU crosses the slow network; (3)
+// all-gather inside each domain. Inner algorithm (request.inner_algorithm): ring, or nvls (each GPU
+// sends its block to the switch, which reduces and returns slice l to position l; for the all-gather
+// position l sends its slice up and the switch multicasts it), auto = nvls where the switch can. Outer
+// (request.outer_algorithm): ring over the D domains, or NCCL's double binary tree (nvls + tree is what
+// NCCL calls NVLS-tree). Ranks must be spread evenly over the domains; position l of a domain is its
+// l-th rank in request order.
+// Pipelining: the buffer is cut into k blocks that flow through the three phases (a block's outer phase
+// overlaps the next block's reduce-scatter); every sender's tasks of one phase form a stream. k is the
+// nominal fastest depth within the task budget (100 k tasks), or S / --chunk-bytes; with k = 1 the
+// phases run strictly one after the other. Chunk ((b * d) + l) * m + j is piece j of slice l of block b,
+// with m = D pieces per slice for an outer ring (its segments), 2 for an outer tree (one per tree).
+#include "models/analytic/cost_model.hpp"
+#include "models/collectives/algorithms.hpp"
+#include "models/collectives/building_blocks.hpp"
+
+namespace racksim {
+
+namespace {
+enum StreamTag { kInnerRs = 0, kSwitchDown = 1, kOuter = 2, kOuterTree = 3, kInnerAg = 10, kAgUp = 11, kAgDown = 12 };
+}
+
+Schedule build_all_reduce_hierarchical(const CollectiveRequest& request, const TopologyGraph& graph) {
+  const DomainGroups g = domain_groups(request, graph);
+  const std::string inner = hierarchical_inner(request, graph);
+  const std::string outer = hierarchical_outer(request);
+  const DepthChoice depth = planned_depth(graph, request);
+  const int d = g.per_domain, D = g.domains, blocks = depth.depth;
+  const int m = D == 1 ? 1 : (outer == "ring" ? D : 2);
+  ScheduleBuilder b(request, "all_reduce/hierarchical", blocks * d * m);
+  const int rs_phase = b.phase("intra-reduce-scatter");
+  const int outer_phase = b.phase("inter-all-reduce");
+  const int ag_phase = b.phase("intra-all-gather");
+  const DoubleTree tree = double_binary_tree(D);
+  Streams streams;
+  auto slice_first = [&](int block, int l) { return (block * d + l) * m; };
+
+  for (int blk = 0; blk < blocks; ++blk) {
+    // (1) reduce-scatter inside each domain.
+    for (std::size_t k = 0; k < g.ranks.size() && d > 1; ++k) {
+      const auto& group = g.ranks[k];
+      if (inner == "ring") {
+        std::vector<Segment> slices(d);
+        for (int l = 0; l < d; ++l) slices[l] = {{slice_first(blk, l), m}};
+        ring_reduce_scatter(b, group, slices, rs_phase, &streams, kInnerRs);
+      } else {
+        const Endpoint plane = Endpoint::switch_plane(g.domain_ids[k]);
+        for (int r : group)
+          streams.record(kInnerRs, r, b.transfer(Endpoint::rank(r), {plane}, slice_first(blk, 0), d * m, true,
+                                                 rs_phase, streams.after(kInnerRs, r)));
+        for (int l = 0; l < d; ++l)
+          streams.record(kSwitchDown, group[l],
+                         b.transfer(plane, {Endpoint::rank(group[l])}, slice_first(blk, l), m, false, rs_phase,
+                                    streams.after(kSwitchDown, group[l])));
+      }
+    }
+    // (2) all-reduce of slice l across domains among the GPUs at position l.
+    for (int l = 0; l < d && D > 1; ++l) {
+      std::vector<int> members;
+      for (int k = 0; k < D; ++k) members.push_back(g.ranks[k][l]);
+      if (outer == "ring") {
+        std::vector<Segment> segments(D);
+        for (int j = 0; j < D; ++j) segments[j] = {{slice_first(blk, l) + j, 1}};
+        ring_reduce_scatter(b, members, segments, outer_phase, &streams, kOuter);
+        ring_all_gather(b, members, segments, outer_phase, &streams, kOuter);
+      } else {
+        const std::array<std::vector<ChunkRange>, 2> pieces{{{{slice_first(blk, l), 1}}, {{slice_first(blk, l) + 1, 1}}}};
+        tree_all_reduce(b, members, tree, pieces, outer_phase, outer_phase, streams, kOuterTree);
+      }
+    }
+    // (3) all-gather inside each domain.
+    for (std::size_t k = 0; k < g.ranks.size() && d > 1; ++k) {
+      const auto& group = g.ranks[k];
+      if (inner == "ring") {
+        std::vector<Segment> slices(d);
+        for (int l = 0; l < d; ++l) slices[l] = {{slice_first(blk, l), m}};
+        ring_all_gather(b, group, slices, ag_phase, &streams, kInnerAg);
+      } else {
+        const Endpoint plane = Endpoint::switch_plane(g.domain_ids[k]);
+        for (int l = 0; l < d; ++l) {
+          const int r = group[l];
+          streams.record(kAgUp, r, b.transfer(Endpoint::rank(r), {plane}, slice_first(blk, l), m, false, ag_phase,
+                                              streams.after(kAgUp, r)));
+          std::vector<Endpoint> others;
+          for (int o : group)
+            if (o != r) others.push_back(Endpoint::rank(o));
+          streams.record(kAgDown, r, b.transfer(plane, others, slice_first(blk, l), m, false, ag_phase,
+                                                streams.after(kAgDown, r)));
+        }
+      }
+    }
+  }
+  b.append_note("inner " + inner + ", outer " + outer + ", " + std::to_string(D) + " domain(s) x " +
+                std::to_string(d) + " GPU(s), " + std::to_string(blocks) + " block(s)");
+  b.append_note(depth.note);
+  return b.finish();
+}
+
+}  // namespace racksim

@@ -1,0 +1,29 @@
+// broadcast/ring: NCCL's ring broadcast, a pipelined chain from the root: root -> root+1 -> ... ->
+// root+n-1 (mod n). The buffer is cut into k chunks; a rank forwards chunk c as soon as it has arrived
+// and after it forwarded chunk c-1, so the chain fills in n-1 hops and then delivers one chunk per hop
+// time: time ~ (n - 2 + k) (alpha + S / (k B)). k minimises that with nominal figures (task budget
+// 20 k) or comes from --chunk-bytes.
+#include "models/analytic/cost_model.hpp"
+#include "models/collectives/algorithms.hpp"
+#include "models/collectives/building_blocks.hpp"
+
+namespace racksim {
+
+Schedule build_broadcast_ring(const CollectiveRequest& request, const TopologyGraph& graph) {
+  const DepthChoice depth = planned_depth(graph, request);
+  const int n = static_cast<int>(request.gpus.size());
+  const int k = depth.depth;
+  ScheduleBuilder b(request, "broadcast/ring", k);
+  const int phase = b.phase("broadcast");
+  Streams streams;
+  for (int c = 0; c < k; ++c)
+    for (int h = 0; h + 1 < n; ++h) {
+      const int src = (request.root + h) % n, dst = (request.root + h + 1) % n;
+      streams.record(0, src, b.transfer(Endpoint::rank(src), {Endpoint::rank(dst)}, c, 1, false, phase,
+                                        streams.after(0, src)));
+    }
+  b.append_note(depth.note);
+  return b.finish();
+}
+
+}  // namespace racksim

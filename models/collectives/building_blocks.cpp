@@ -1,0 +1,81 @@
+#include "models/collectives/building_blocks.hpp"
+
+namespace racksim {
+
+namespace {
+
+void ring_steps(ScheduleBuilder& b, const std::vector<int>& members, const std::vector<Segment>& segments, int phase,
+                bool reduce, int offset, Streams* streams, int stream_tag) {
+  const int g = static_cast<int>(members.size());
+  for (int s = 0; s < g - 1; ++s) {
+    for (int i = 0; i < g; ++i) {
+      const int seg = ((i - s - offset) % g + g) % g;
+      const int src = members[i];
+      const int dst = members[(i + 1) % g];
+      for (const auto& piece : segments[seg]) {
+        std::vector<int> after = streams ? streams->after(stream_tag, src) : std::vector<int>{};
+        const int id = b.transfer(Endpoint::rank(src), {Endpoint::rank(dst)}, piece.first, piece.count, reduce, phase,
+                                  after);
+        if (streams) streams->record(stream_tag, src, id);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<Segment> interleaved_segments(int n, int p) {
+  std::vector<Segment> segments(n);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < p; ++j) segments[i].push_back({j * n + i, 1});
+  return segments;
+}
+
+void ring_reduce_scatter(ScheduleBuilder& b, const std::vector<int>& members, const std::vector<Segment>& segments,
+                         int phase, Streams* streams, int stream_tag) {
+  ring_steps(b, members, segments, phase, true, 1, streams, stream_tag);
+}
+
+void ring_all_gather(ScheduleBuilder& b, const std::vector<int>& members, const std::vector<Segment>& segments,
+                     int phase, Streams* streams, int stream_tag) {
+  ring_steps(b, members, segments, phase, false, 0, streams, stream_tag);
+}
+
+void tree_all_reduce(ScheduleBuilder& b, const std::vector<int>& members, const DoubleTree& tree,
+                     const std::array<std::vector<ChunkRange>, 2>& pieces, int up_phase, int down_phase,
+                     Streams& streams, int stream_tag) {
+  const int n = b.ranks();
+  const std::size_t depth = std::max(pieces[0].size(), pieces[1].size());
+  // Stream keys (rank ids, so that several groups can share `streams`): up per (tree, rank); down per
+  // (tree, rank * n + child rank).
+  for (std::size_t j = 0; j < depth; ++j) {
+    for (int t = 0; t < 2; ++t) {
+      if (j >= pieces[t].size()) continue;
+      const auto& piece = pieces[t][j];
+      for (auto it = tree.order[t].rbegin(); it != tree.order[t].rend(); ++it) {
+        const int m = *it;
+        const int parent = tree.parent[t][m];
+        if (parent < 0) continue;
+        const int tag = stream_tag + t;
+        const int id = b.transfer(Endpoint::rank(members[m]), {Endpoint::rank(members[parent])}, piece.first,
+                                  piece.count, true, up_phase, streams.after(tag, members[m]));
+        streams.record(tag, members[m], id);
+      }
+    }
+    for (int t = 0; t < 2; ++t) {
+      if (j >= pieces[t].size()) continue;
+      const auto& piece = pieces[t][j];
+      for (int m : tree.order[t]) {
+        for (int child : tree.children[t][m]) {
+          const int tag = stream_tag + 2 + t;
+          const int key = members[m] * n + members[child];
+          const int id = b.transfer(Endpoint::rank(members[m]), {Endpoint::rank(members[child])}, piece.first,
+                                    piece.count, false, down_phase, streams.after(tag, key));
+          streams.record(tag, key, id);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace racksim

@@ -1,0 +1,59 @@
+#pragma once
+// Pieces several algorithms are made of: ring reduce-scatter and all-gather over a group of ranks, and
+// NCCL's double-binary-tree all-reduce, emitted into a ScheduleBuilder on any chunk layout. The flat
+// algorithms use them on all ranks; hierarchical uses them inside each NVLink domain and across domains.
+#include <array>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "models/collectives/algorithm_support.hpp"
+#include "models/collectives/schedule_builder.hpp"
+
+namespace racksim {
+
+struct ChunkRange {
+  int first = 0;
+  int count = 1;
+};
+// One segment of a ring: its pieces, each moved by its own task (sub-chunks of a pipelined segment, or
+// one range for a whole slice).
+using Segment = std::vector<ChunkRange>;
+
+// n segments of p single-chunk pieces each, interleaved: segment i = chunks {j * n + i : j < p}
+// (chunk_layout.hpp: piece j of owner i).
+std::vector<Segment> interleaved_segments(int n, int p);
+
+// Send streams: a task appended to stream (tag, src) depends on the stream's previous task, so pieces
+// leave a sender one after another (pipelining) instead of all at once. Tag values are the caller's.
+class Streams {
+ public:
+  std::vector<int> after(int tag, int key) const {
+    const auto it = last_.find({tag, key});
+    return it == last_.end() ? std::vector<int>{} : std::vector<int>{it->second};
+  }
+  void record(int tag, int key, int task) { last_[{tag, key}] = task; }
+
+ private:
+  std::map<std::pair<int, int>, int> last_;
+};
+
+// Ring reduce-scatter over `members` (ranks in ring order, g of them): in step s = 0..g-2 member i sends
+// segment (i - s - 1) mod g to member i+1, which reduces it. Segment i ends at member i, reduced over
+// the group. With `streams`, each member's sends form one stream (tag `stream_tag`).
+void ring_reduce_scatter(ScheduleBuilder& b, const std::vector<int>& members, const std::vector<Segment>& segments,
+                         int phase, Streams* streams = nullptr, int stream_tag = 0);
+// Ring all-gather: member i starts with segment i; in step s member i sends segment (i - s) mod g to
+// member i+1, which stores it. Every member ends with every segment.
+void ring_all_gather(ScheduleBuilder& b, const std::vector<int>& members, const std::vector<Segment>& segments,
+                     int phase, Streams* streams = nullptr, int stream_tag = 0);
+
+// Double-binary-tree all-reduce over `members`: tree t carries pieces[t] in order; for each piece the
+// members reduce it towards the root (children before parents), then the root's result is broadcast
+// back down. Each (member, tree, direction, peer) is a stream, so pieces pipeline through the tree.
+// stream_tag and stream_tag + 1..3 are used.
+void tree_all_reduce(ScheduleBuilder& b, const std::vector<int>& members, const DoubleTree& tree,
+                     const std::array<std::vector<ChunkRange>, 2>& pieces, int up_phase, int down_phase,
+                     Streams& streams, int stream_tag);
+
+}  // namespace racksim

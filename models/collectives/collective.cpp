@@ -1,0 +1,91 @@
+#include "models/collectives/collective.hpp"
+
+#include <array>
+#include <utility>
+
+#include "sim/core/errors.hpp"
+
+namespace racksim {
+
+namespace {
+
+constexpr std::array<std::pair<CollectiveOp, const char*>, 6> kOps{{
+    {CollectiveOp::all_reduce, "all_reduce"},
+    {CollectiveOp::all_gather, "all_gather"},
+    {CollectiveOp::reduce_scatter, "reduce_scatter"},
+    {CollectiveOp::all_to_all, "all_to_all"},
+    {CollectiveOp::broadcast, "broadcast"},
+    {CollectiveOp::send_recv, "send_recv"},
+}};
+
+// Element sizes of NCCL's data types (nccl.h ncclDataType_t), with the names nccl-tests prints
+// (int8, uint8, int32, uint32, int64, uint64, half, float, double, bfloat16, f8e4m3, f8e5m2) and the
+// common aliases.
+struct DtypeEntry {
+  const char* name;
+  std::uint64_t bytes;
+};
+constexpr std::array<DtypeEntry, 22> kDtypes{{
+    {"int8", 1},     {"char", 1},      {"uint8", 1},   {"f8e4m3", 1},  {"f8e5m2", 1},  {"fp8_e4m3", 1},
+    {"fp8_e5m2", 1}, {"half", 2},      {"float16", 2}, {"fp16", 2},    {"bfloat16", 2}, {"bf16", 2},
+    {"int32", 4},    {"int", 4},       {"uint32", 4},  {"float", 4},   {"float32", 4}, {"fp32", 4},
+    {"int64", 8},    {"uint64", 8},    {"double", 8},  {"float64", 8},
+}};
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) {
+    if (!out.empty()) out.append(", ");
+    out.append(s);
+  }
+  return out;
+}
+
+}  // namespace
+
+const char* to_string(CollectiveOp op) {
+  for (const auto& [o, name] : kOps)
+    if (o == op) return name;
+  return "?";
+}
+
+const std::vector<std::string>& collective_op_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const auto& entry : kOps) v.emplace_back(entry.second);
+    return v;
+  }();
+  return names;
+}
+
+CollectiveOp collective_op_from_string(const std::string& text, const std::string& where) {
+  for (const auto& [op, name] : kOps)
+    if (text == name) return op;
+  throw InputError(where, "", "'" + text + "'", "one of " + join(collective_op_names()));
+}
+
+// nccl-tests (src/*.cu, getBw): all_reduce busbw = algbw * 2(n-1)/n; all_gather, reduce_scatter and
+// alltoall * (n-1)/n; broadcast and sendrecv * 1.
+double busbw_factor(CollectiveOp op, int ranks) {
+  if (ranks < 1) return 0;
+  const double n = ranks;
+  switch (op) {
+    case CollectiveOp::all_reduce: return 2.0 * (n - 1) / n;
+    case CollectiveOp::all_gather:
+    case CollectiveOp::reduce_scatter:
+    case CollectiveOp::all_to_all: return (n - 1) / n;
+    case CollectiveOp::broadcast:
+    case CollectiveOp::send_recv: return 1.0;
+  }
+  return 1.0;
+}
+
+std::uint64_t dtype_size_bytes(const std::string& dtype, const std::string& where) {
+  for (const auto& d : kDtypes)
+    if (dtype == d.name) return d.bytes;
+  std::vector<std::string> names;
+  for (const auto& d : kDtypes) names.emplace_back(d.name);
+  throw InputError(where, "", "'" + dtype + "'", "one of " + join(names));
+}
+
+}  // namespace racksim

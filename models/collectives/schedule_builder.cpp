@@ -1,0 +1,94 @@
+#include "models/collectives/schedule_builder.hpp"
+
+#include <algorithm>
+
+#include "models/collectives/chunk_layout.hpp"
+
+namespace racksim {
+
+ScheduleBuilder::ScheduleBuilder(const CollectiveRequest& request, std::string algorithm, int chunks) {
+  schedule_.request = request;
+  schedule_.algorithm = std::move(algorithm);
+  schedule_.chunks = chunks;
+  writers_.assign(request.gpus.size(), IntervalMap(chunks, -1));
+}
+
+int ScheduleBuilder::phase(const std::string& name) {
+  auto& phases = schedule_.phases;
+  const auto it = std::find(phases.begin(), phases.end(), name);
+  if (it != phases.end()) return static_cast<int>(it - phases.begin());
+  phases.push_back(name);
+  return static_cast<int>(phases.size()) - 1;
+}
+
+int ScheduleBuilder::holder(const Endpoint& e) {
+  if (e.kind == Endpoint::Kind::rank) return e.index;
+  auto [it, inserted] = plane_holders_.emplace(e.index, static_cast<int>(writers_.size()));
+  if (inserted) writers_.emplace_back(schedule_.chunks, -1);
+  return it->second;
+}
+
+int ScheduleBuilder::group_with(int group, int task) {
+  for (const auto& [from, to] : memo_)
+    if (from == group) return to;
+  std::vector<int> members = group >= 0 ? groups_[group] : std::vector<int>{};
+  members.push_back(task);  // task ids grow, so the list stays sorted
+  groups_.push_back(std::move(members));
+  const int id = static_cast<int>(groups_.size()) - 1;
+  memo_.emplace_back(group, id);
+  return id;
+}
+
+int ScheduleBuilder::transfer(Endpoint src, const std::vector<Endpoint>& dsts, int chunk, int count, bool reduce,
+                              int phase, const std::vector<int>& after) {
+  Task t;
+  t.id = static_cast<int>(schedule_.tasks.size());
+  t.src = src;
+  t.dsts = dsts;
+  t.chunk = chunk;
+  t.chunk_count = count;
+  t.reduce = reduce;
+  t.phase = phase;
+  const auto& req = schedule_.request;
+  t.bytes = chunk_range_bytes(req.op, req.bytes, ranks(), schedule_.chunks, chunk, count);
+
+  // Data dependencies: whoever wrote these chunks at the source.
+  std::vector<int> deps = after;
+  int last_group = -2;
+  writers_[holder(src)].for_each(chunk, chunk + count, [&](int, int, int group) {
+    if (group < 0 || group == last_group) return;
+    last_group = group;
+    deps.insert(deps.end(), groups_[group].begin(), groups_[group].end());
+  });
+  std::sort(deps.begin(), deps.end());
+  deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+  t.deps = std::move(deps);
+
+  // The destinations now hold data written by this task.
+  memo_.clear();
+  int own_group = -1;
+  for (const auto& d : dsts) {
+    auto& map = writers_[holder(d)];
+    if (reduce) {
+      map.update(chunk, chunk + count, [&](int, int, int group) { return group_with(group, t.id); });
+    } else {
+      if (own_group < 0) {
+        groups_.push_back({t.id});
+        own_group = static_cast<int>(groups_.size()) - 1;
+      }
+      map.assign(chunk, chunk + count, own_group);
+    }
+  }
+  schedule_.tasks.push_back(std::move(t));
+  return schedule_.tasks.back().id;
+}
+
+void ScheduleBuilder::append_note(const std::string& text) {
+  if (text.empty()) return;
+  if (!schedule_.note.empty()) schedule_.note += "; ";
+  schedule_.note += text;
+}
+
+Schedule ScheduleBuilder::finish() { return std::move(schedule_); }
+
+}  // namespace racksim

@@ -1,0 +1,46 @@
+#pragma once
+// Builds a Schedule task by task and derives data dependencies: it remembers, for every holder (rank or
+// switch plane) and chunk, which tasks wrote the data there since it was last overwritten, and makes a
+// new task that sends those chunks depend on exactly them. Algorithms add ordering dependencies
+// (a sender's or receiver's previous piece, which is what makes a pipeline) explicitly.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "models/collectives/interval_map.hpp"
+#include "models/collectives/schedule.hpp"
+
+namespace racksim {
+
+class ScheduleBuilder {
+ public:
+  // `algorithm`: full registry name ("all_reduce/ring"); `chunks`: the logical pieces (chunk_layout.hpp).
+  ScheduleBuilder(const CollectiveRequest& request, std::string algorithm, int chunks);
+
+  int ranks() const { return static_cast<int>(schedule_.request.gpus.size()); }
+  int chunks() const { return schedule_.chunks; }
+  // Index of a phase, added on first use.
+  int phase(const std::string& name);
+
+  // Moves chunks [chunk, chunk + count) from src to each of dsts (reduce: the receiver combines).
+  // Dependencies: the tasks that wrote those chunks at src since their last overwrite, plus `after`.
+  // Returns the task id.
+  int transfer(Endpoint src, const std::vector<Endpoint>& dsts, int chunk, int count, bool reduce, int phase,
+               const std::vector<int>& after = {});
+
+  void append_note(const std::string& text);
+  std::size_t task_count() const { return schedule_.tasks.size(); }
+  Schedule finish();
+
+ private:
+  int holder(const Endpoint& e);
+  int group_with(int group, int task);  // group plus one task (memoised per transfer)
+
+  Schedule schedule_;
+  std::vector<IntervalMap> writers_;        // per holder: writer group per chunk (-1: none)
+  std::vector<std::vector<int>> groups_;    // group id -> sorted task ids
+  std::map<int, int> plane_holders_;        // switch-plane domain -> holder index
+  std::vector<std::pair<int, int>> memo_;   // (old group, new group) of the current reduce transfer
+};
+
+}  // namespace racksim
