@@ -1,0 +1,70 @@
+#!/usr/bin/python3
+"""Bad CLI input: each case must exit with status 2, print exactly one line on stderr naming the problem,
+and print nothing on stdout (racksim's rule: library throws InputError, the CLI prints one line, exits 2)."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+BIN = os.environ["RACKSIM_BIN"]
+SOURCE = os.environ["RACKSIM_SOURCE_DIR"]
+
+
+def cases(tmp):
+    with open(os.path.join(SOURCE, "topologies", "gb200-nvl72.json")) as f:
+        doc = json.load(f)
+    doc["tray"]["gpus"][0]["colour"] = "green"
+    unknown_key = os.path.join(tmp, "unknown-key.json")
+    with open(unknown_key, "w") as f:
+        json.dump(doc, f)
+    malformed = os.path.join(tmp, "malformed.json")
+    with open(malformed, "w") as f:
+        f.write('{"schema_version": 1, "id": "broken",\n')
+    huge = os.path.join(tmp, "huge.json")
+    with open(os.path.join(SOURCE, "topologies", "hgx-h100.json")) as f:
+        text = f.read()
+    with open(huge, "w") as f:
+        f.write(text.replace('"bandwidth_GBps": 25,', '"bandwidth_GBps": 1e400,', 1))
+    # (arguments, words the one stderr line must contain)
+    return [
+        (["show", "gb999"], ["'gb999' (unknown system)", "gb200-nvl72", "hgx-h100"]),
+        (["show", "gb200-nvl72", "--racks", "0"], ["--racks", "invalid value 0", "[1, 64]"]),
+        (["show", "gb200-nvl36x2", "--racks", "3"], ["--racks", "invalid value 3", "a multiple of 2"]),
+        (["show", unknown_key], [unknown_key, "/tray/gpus/0/colour", "unknown key 'colour'"]),
+        (["show", malformed], [malformed, "malformed JSON at byte"]),
+        (["show", huge], [huge, "number out of range", "1e400"]),
+        (["show", os.path.join(tmp, "missing.json")], ["missing.json", "an existing, readable JSON file"]),
+        (["route", "gb200-nvl72", "gpu0", "gpu9999"], ["dst", "'gpu9999'", "gpuN (0..71)"]),
+        (["route", "gb200-nvl36x2", "gpu0", "gpu1", "--racks", "1"], ["--racks", "invalid value 1", "a multiple of 2"]),
+    ]
+
+
+def main():
+    failures = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        all_cases = cases(tmp)
+        for args, words in all_cases:
+            run = subprocess.run([BIN, *args], capture_output=True, text=True)
+            problems = []
+            if run.returncode != 2:
+                problems.append(f"exit status {run.returncode}, expected 2")
+            if run.stdout:
+                problems.append(f"stdout not empty: {run.stdout[:200]!r}")
+            lines = run.stderr.splitlines()
+            if len(lines) != 1 or not run.stderr.endswith("\n"):
+                problems.append(f"stderr is {len(lines)} line(s), expected exactly one: {run.stderr!r}")
+            for w in words:
+                if w not in run.stderr:
+                    problems.append(f"stderr lacks {w!r}: {run.stderr.strip()!r}")
+            status = "FAIL" if problems else "ok  "
+            print(status, "racksim", " ".join(args))
+            for p in problems:
+                print("     ", p)
+            failures += bool(problems)
+    print(f"{len(all_cases)} cases, {failures} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
