@@ -55,7 +55,7 @@ PathCost access_path(const TrayMemoryModel& tray, int accessor, int memory_node,
   };
   double bw = M.bandwidth_Bps, lat = mem_lat;
   if (A.kind == NodeKind::gpu) {
-    p.via_ats = system_allocated && tray.coherent();
+    p.via_ats = system_allocated && tray.ats();
     p.page_bytes = p.via_ats ? static_cast<double>(tray.tuning().page_size_bytes) : as.gpu_page_size_bytes;
     const HostLink& link = tray.host_link(accessor);
     const int sharers = std::max(1, link.sharers);
@@ -158,7 +158,7 @@ std::vector<ChecklistItem> tuning_checklist(const TrayMemoryModel& tray) {
   {  // 1. page size: GPU TLB reach over system memory (ATS), seed s4-s5
     ChecklistItem i{"64 KiB kernel pages", "getconf PAGESIZE", kib(static_cast<double>(t.page_size_bytes)), "65536 (64 KiB)",
                     t.page_size_bytes >= 65536, "", 0, ""};
-    if (tray.coherent() && !tray.gpu_nodes().empty()) {
+    if (tray.ats() && !tray.gpu_nodes().empty()) {
       const int g = tray.gpu_nodes()[0];
       const PathCost p = access_path(tray, g, tray.node(g).host_cpu, true);
       const double gib = units::kGiB;
@@ -166,7 +166,7 @@ std::vector<ChecklistItem> tuning_checklist(const TrayMemoryModel& tray) {
       const double t_64k = gib / p.bandwidth_Bps + translation_s(tray, gib, 65536);
       i.effect = "GPU TLB reach over malloc'd memory " + fixed(as.gpu_tlb_entries * t.page_size_bytes / 1048576.0, "%.0f MiB") +
                  " (" + std::to_string(as.gpu_tlb_entries) + " entries x " + kib(static_cast<double>(t.page_size_bytes)) +
-                 "); a GPU streaming 1 GiB of malloc'd LPDDR over C2C takes " + fixed(t_now * 1e3, "%.2f ms") +
+                 "); a GPU streaming 1 GiB of malloc'd memory (" + p.path + ") takes " + fixed(t_now * 1e3, "%.2f ms") +
                  " vs " + fixed(t_64k * 1e3, "%.2f ms") + " with 64 KiB pages (ATS miss " +
                  fixed(as.ats_miss_latency_us, "%.1f us") + ", " + std::to_string(as.ats_outstanding_misses) +
                  " in flight: assumptions)";

@@ -25,9 +25,12 @@ double GB(double bytes) { return bytes / units::kGB; }
 
 std::vector<std::string> notes(const TrayMemoryModel& tray) {
   std::vector<std::string> out;
-  if (!tray.coherent() && tray.mode() == MemoryMode::numa)
+  if (tray.integrated())
+    out.push_back(tray.system() + ": the integrated GPU shares the CPU's " + tray.node(0).memory_kind +
+                  " (ATS, one DRAM): there is no GPU memory for NUMA mode or CDMM to manage; cudaMalloc takes system memory");
+  else if (!tray.coherent() && tray.mode() == MemoryMode::numa)
     out.push_back("numa mode has no effect on " + tray.system() +
-                  ": its GPUs are not NVLink-C2C coherent, so their memory is never a NUMA node (driver-managed HBM)");
+                  ": its GPUs are on PCIe, not NVLink-C2C, so their memory is never a NUMA node (driver-managed HBM)");
   if (tray.coherent()) {
     if (tray.mode() == MemoryMode::cdmm)
       out.push_back("CDMM: cudaMemPrefetchAsync and access-counter migration do not move malloc/mmap pages to HBM; "
@@ -37,9 +40,12 @@ std::vector<std::string> notes(const TrayMemoryModel& tray) {
                     "detail, seed s3: possible, not guaranteed); placement shows first-touch pages only");
     else
       out.push_back("access-counter migration of malloc'd pages to HBM is not assumed (seed s3: possible, not guaranteed)");
-    out.push_back("assumed: a superchip's two GPUs " + std::string(tray.assumptions().c2c_shared ? "share" : "do not share") +
-                  " one NVLink-C2C; NUMA ids and node distances are not public for " + tray.system() +
-                  " (seed s2: needs a real tray)");
+    bool pairs = false;
+    for (int g : tray.gpu_nodes()) pairs = pairs || !tray.host_link(g).share_group.empty();
+    out.push_back(std::string(pairs ? std::string("assumed: a superchip's two GPUs ") +
+                                          (tray.assumptions().c2c_shared ? "share" : "do not share") + " one NVLink-C2C; "
+                                    : "") +
+                  "NUMA ids and node distances are not public for " + tray.system() + " (seed s2: needs a real tray)");
   }
   return out;
 }

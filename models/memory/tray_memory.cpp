@@ -69,7 +69,7 @@ TrayMemoryModel::TrayMemoryModel(const TopologySpec& spec, MemoryMode mode, Tuni
     throw InputError(spec.id, "/tray/gpus", "cpu '" + id + "'", "a CPU of the tray");
   };
   const int first_gpu_numa = assumptions_.gpu_numa_first_id >= 0 ? assumptions_.gpu_numa_first_id : cpus;
-  coherent_ = !tray.gpus.empty();
+  coherent_ = ats_ = integrated_ = !tray.gpus.empty();
   host_links_.resize(cpus);
   for (std::size_t g = 0; g < tray.gpus.size(); ++g) {
     const auto& tg = tray.gpus[g];
@@ -109,6 +109,8 @@ TrayMemoryModel::TrayMemoryModel(const TopologySpec& spec, MemoryMode mode, Tuni
       }
     }
     if (link.kind != LinkKind::c2c || type.integrated) coherent_ = false;
+    if (link.kind != LinkKind::c2c && !type.integrated) ats_ = false;
+    if (!type.integrated) integrated_ = false;
     host_links_.push_back(link);
     nodes_.push_back(n);
   }

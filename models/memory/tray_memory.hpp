@@ -53,8 +53,12 @@ class TrayMemoryModel {
   const std::vector<MemoryNode>& nodes() const { return nodes_; }
   const MemoryNode& node(int index) const { return nodes_.at(index); }
   int node_count() const { return static_cast<int>(nodes_.size()); }
-  // True when every GPU reaches its CPU over NVLink-C2C (Grace trays): GPU NUMA nodes exist.
+  // True when every GPU has its own HBM and reaches its CPU over NVLink-C2C (Grace trays): GPU NUMA
+  // nodes exist, NUMA mode and CDMM differ.
   bool coherent() const { return coherent_; }
+  // True when the GPUs translate with the CPU's page tables (ATS): C2C-attached or integrated (GB10).
+  bool ats() const { return ats_; }
+  bool integrated() const { return integrated_; }  // every GPU shares the CPU's memory (DGX Spark)
 
   // "cpu0", "gpu3" or "nodeN" (NUMA id N); -1 if none.
   int find_node(const std::string& text) const;
@@ -97,7 +101,7 @@ class TrayMemoryModel {
   std::vector<MemoryNode> nodes_;
   std::vector<HostLink> host_links_;   // per node (only GPU entries meaningful)
   std::vector<std::pair<std::pair<int, int>, HostLink>> cpu_links_;
-  bool coherent_ = false;
+  bool coherent_ = false, ats_ = false, integrated_ = false;
   double nvlink_Bps_ = 0, nvlink_latency_s_ = 0;
   std::uint64_t min_free_bytes_ = 0;
   std::string min_free_source_;
