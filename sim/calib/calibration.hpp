@@ -42,6 +42,8 @@ struct Calibration {
 // Loads and validates a calibration JSON (schema_version 1; unknown keys are errors). "none" gives
 // Calibration::none(); "default" the shipped calibrate/default.json (identity if not yet produced).
 Calibration load_calibration(const std::string& path_or_name);
+// The same from JSON text; `where` names the origin in errors.
+Calibration calibration_from_json_text(const std::string& text, const std::string& where);
 std::string calibration_to_json_text(const Calibration& calibration);
 
 }  // namespace racksim

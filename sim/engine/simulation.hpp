@@ -1,7 +1,9 @@
 #pragma once
 // The discrete-event engine: runs Schedules on a SimGrid platform built from a TopologyGraph, with a
 // calibration and a failure scenario. SimGrid stays inside sim/platform and sim/engine .cpp files.
+#include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "models/collectives/schedule.hpp"
@@ -13,8 +15,18 @@ namespace racksim {
 
 class TopologyGraph;
 
+// A transfer between two devices, named as `racksim route` takes them (gpuN, cpuN or a full name).
+struct DeviceTransfer {
+  std::string src, dst;
+  std::uint64_t bytes = 0;
+};
+
 struct RunOptions {
   bool record_trace = false;
+  // Charge the GPU-side reduction kernel as an execution on the receiving GPU after each reducing
+  // transfer: 3 x bytes (read two operands, write one) at the GPU's HBM bandwidth. Off by default: NCCL
+  // fuses the reduction into the receive, so at NVLink speeds it hides behind the transfer.
+  bool gpu_reduce_kernel = false;
 };
 
 class Simulation {
@@ -27,6 +39,16 @@ class Simulation {
   RunResult run(const Schedule& schedule, const RunOptions& options = {}) const;
   // Several schedules started together, sharing links (contention is simulated).
   std::vector<RunResult> run_concurrent(const std::vector<Schedule>& schedules, const RunOptions& options = {}) const;
+  // The same without copying the schedules (they must outlive the call).
+  std::vector<RunResult> run_concurrent(const std::vector<const Schedule*>& schedules, const RunOptions& options = {}) const;
+
+  // Device-level transfers started together at time 0, sharing links (e.g. the two GPUs of a superchip
+  // offloading to their Grace over the shared C2C). The result has op "transfers", algo "direct", one
+  // phase "transfers", `gpus` = number of transfers and `bytes` = the largest transfer.
+  RunResult run_transfers(const std::vector<DeviceTransfer>& transfers, const RunOptions& options = {}) const;
+
+  // Each call runs in a fresh engine process (sim/engine/engine_process.hpp): results never depend on
+  // what ran before, and a Simulation may be used any number of times, alongside other Simulations.
 
  private:
   struct Impl;

@@ -1,0 +1,151 @@
+#include "sim/engine/result_wire.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "sim/core/errors.hpp"
+
+namespace racksim {
+
+namespace {
+
+class Writer {
+ public:
+  template <typename T>
+  void pod(T v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    out_.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  void str(const std::string& s) {
+    pod<std::uint64_t>(s.size());
+    out_.append(s);
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(const std::string& in) : in_(in) {}
+  template <typename T>
+  T pod() {
+    T v{};
+    need(sizeof v);
+    std::memcpy(&v, in_.data() + pos_, sizeof v);
+    pos_ += sizeof v;
+    return v;
+  }
+  std::string str() {
+    const auto n = pod<std::uint64_t>();
+    need(n);
+    std::string s = in_.substr(pos_, n);
+    pos_ += n;
+    return s;
+  }
+  std::uint64_t count() {
+    const auto n = pod<std::uint64_t>();
+    if (n > in_.size()) fail();
+    return n;
+  }
+  bool done() const { return pos_ == in_.size(); }
+
+ private:
+  void need(std::uint64_t n) const {
+    if (n > in_.size() - pos_) fail();
+  }
+  [[noreturn]] static void fail() { throw SimulationError("internal: truncated result from the engine process"); }
+  const std::string& in_;
+  std::size_t pos_ = 0;
+};
+
+}  // namespace
+
+std::string encode_run_results(const std::vector<RunResult>& results) {
+  Writer w;
+  w.pod<std::uint64_t>(results.size());
+  for (const auto& r : results) {
+    w.str(r.system);
+    w.pod(r.racks);
+    w.str(r.op);
+    w.str(r.algorithm);
+    w.str(r.algorithm_note);
+    w.pod(r.gpus);
+    w.pod(r.bytes);
+    w.pod(r.chunk_bytes);
+    w.pod(r.time_s);
+    w.pod(r.algbw_Bps);
+    w.pod(r.busbw_Bps);
+    w.pod<std::uint64_t>(r.phases.size());
+    for (const auto& p : r.phases) {
+      w.str(p.name);
+      w.pod(p.time_s);
+    }
+    w.pod<std::uint64_t>(r.links.size());
+    for (const auto& l : r.links) {
+      w.str(l.name);
+      w.str(l.kind);
+      w.pod(l.bytes);
+      w.pod(l.busy_s);
+      w.pod(l.max_utilization);
+    }
+    w.pod<std::uint64_t>(r.trace.size());
+    for (const auto& e : r.trace) {
+      w.str(e.track);
+      w.str(e.name);
+      w.pod(e.start_s);
+      w.pod(e.end_s);
+    }
+    w.str(r.calibration);
+    w.pod<std::uint64_t>(r.failures.size());
+    for (const auto& f : r.failures) w.str(f);
+  }
+  return w.take();
+}
+
+std::vector<RunResult> decode_run_results(const std::string& bytes) {
+  Reader rd(bytes);
+  std::vector<RunResult> results(rd.count());
+  for (auto& r : results) {
+    r.system = rd.str();
+    r.racks = rd.pod<int>();
+    r.op = rd.str();
+    r.algorithm = rd.str();
+    r.algorithm_note = rd.str();
+    r.gpus = rd.pod<int>();
+    r.bytes = rd.pod<std::uint64_t>();
+    r.chunk_bytes = rd.pod<std::uint64_t>();
+    r.time_s = rd.pod<double>();
+    r.algbw_Bps = rd.pod<double>();
+    r.busbw_Bps = rd.pod<double>();
+    r.phases.resize(rd.count());
+    for (auto& p : r.phases) {
+      p.name = rd.str();
+      p.time_s = rd.pod<double>();
+    }
+    r.links.resize(rd.count());
+    for (auto& l : r.links) {
+      l.name = rd.str();
+      l.kind = rd.str();
+      l.bytes = rd.pod<double>();
+      l.busy_s = rd.pod<double>();
+      l.max_utilization = rd.pod<double>();
+    }
+    r.trace.resize(rd.count());
+    for (auto& e : r.trace) {
+      e.track = rd.str();
+      e.name = rd.str();
+      e.start_s = rd.pod<double>();
+      e.end_s = rd.pod<double>();
+    }
+    r.calibration = rd.str();
+    r.failures.resize(rd.count());
+    for (auto& f : r.failures) f = rd.str();
+  }
+  if (!rd.done()) throw SimulationError("internal: trailing bytes in a result from the engine process");
+  return results;
+}
+
+}  // namespace racksim

@@ -1,0 +1,106 @@
+#include "sim/engine/simulation.hpp"
+
+#include <algorithm>
+
+#include "sim/core/errors.hpp"
+#include "sim/engine/dag_executor.hpp"
+#include "sim/engine/engine_process.hpp"
+#include "sim/engine/result_wire.hpp"
+#include "sim/platform/platform_model.hpp"
+#include "sim/topo/topology_graph.hpp"
+
+namespace racksim {
+
+struct Simulation::Impl {
+  Impl(const TopologyGraph& g, Calibration c, FailureScenario f)
+      : graph(g), calibration(std::move(c)), failures(std::move(f)), model(graph, calibration, failures) {}
+  const TopologyGraph& graph;
+  Calibration calibration;
+  FailureScenario failures;
+  PlatformModel model;  // built here so that bad failure items are reported before any run
+};
+
+Simulation::Simulation(const TopologyGraph& graph, Calibration calibration, FailureScenario failures)
+    : impl_(std::make_unique<Impl>(graph, std::move(calibration), std::move(failures))) {}
+
+Simulation::~Simulation() = default;
+
+std::vector<RunResult> Simulation::run_concurrent(const std::vector<const Schedule*>& pointers,
+                                                 const RunOptions& options) const {
+  if (pointers.empty()) return {};
+  const Impl& impl = *impl_;
+  const PlatformModel& model = impl.model;
+  // Checked here as well as in the engine process so that the message does not depend on the fork.
+  for (const Schedule* s : pointers)
+    for (int g : s->request.gpus)
+      if (g >= 0 && g < impl.graph.gpu_count() && !model.gpu_failure(g).empty())
+        throw SimulationError(s->algorithm + " on GPU " + std::to_string(g) + " (" +
+                              impl.graph.vertices()[impl.graph.gpu_vertex(g)].name + "): " + model.gpu_failure(g));
+  const std::string bytes = run_in_child_process([&] {
+    return encode_run_results(execute_schedules(model, impl.calibration, pointers, options));
+  });
+  std::vector<RunResult> results = decode_run_results(bytes);
+  for (auto& r : results) {
+    r.system = impl.graph.spec().id;
+    r.racks = impl.graph.racks();
+    r.calibration = impl.calibration.name;
+    r.failures.clear();
+    for (const auto& item : impl.failures.items) r.failures.push_back(item.text);
+  }
+  return results;
+}
+
+RunResult Simulation::run_transfers(const std::vector<DeviceTransfer>& transfers, const RunOptions& options) const {
+  const Impl& impl = *impl_;
+  if (transfers.empty()) throw InputError("transfers", "", "[]", "at least one transfer");
+  Schedule s;
+  s.algorithm = "transfers/direct";
+  s.request.op = CollectiveOp::send_recv;
+  s.phases = {"transfers"};
+  std::vector<std::vector<int>> rank_hosts(1);
+  auto host_of = [&](const std::string& name, const std::string& which) {
+    const int v = impl.graph.find_vertex(name);
+    const int h = v >= 0 ? impl.model.host_of_vertex(v) : -1;
+    if (h < 0)
+      throw InputError("transfers", "", which + " '" + name + "'", "a GPU or CPU: gpuN, cpuN or a name such as " +
+                                                                        impl.graph.vertices()[impl.graph.gpu_vertex(0)].name);
+    const auto& vx = impl.graph.vertices()[v];
+    if (vx.kind == VertexKind::gpu && !impl.model.gpu_failure(vx.index).empty())
+      throw SimulationError(vx.name + " cannot take part: " + impl.model.gpu_failure(vx.index));
+    rank_hosts[0].push_back(h);
+    return static_cast<int>(rank_hosts[0].size()) - 1;
+  };
+  for (const auto& t : transfers) {
+    Task task;
+    task.id = static_cast<int>(s.tasks.size());
+    task.src = Endpoint::rank(host_of(t.src, "src"));
+    task.dsts = {Endpoint::rank(host_of(t.dst, "dst"))};
+    task.bytes = t.bytes;
+    s.request.bytes = std::max(s.request.bytes, t.bytes);
+    s.tasks.push_back(task);
+  }
+  const std::vector<const Schedule*> pointers = {&s};
+  const std::string bytes = run_in_child_process([&] {
+    return encode_run_results(execute_schedules(impl.model, impl.calibration, pointers, options, &rank_hosts));
+  });
+  RunResult r = decode_run_results(bytes).front();
+  r.op = "transfers";
+  r.gpus = static_cast<int>(transfers.size());
+  r.system = impl.graph.spec().id;
+  r.racks = impl.graph.racks();
+  r.calibration = impl.calibration.name;
+  for (const auto& item : impl.failures.items) r.failures.push_back(item.text);
+  return r;
+}
+
+RunResult Simulation::run(const Schedule& schedule, const RunOptions& options) const {
+  return run_concurrent(std::vector<const Schedule*>{&schedule}, options).front();
+}
+
+std::vector<RunResult> Simulation::run_concurrent(const std::vector<Schedule>& schedules, const RunOptions& options) const {
+  std::vector<const Schedule*> pointers;
+  for (const auto& s : schedules) pointers.push_back(&s);
+  return run_concurrent(pointers, options);
+}
+
+}  // namespace racksim

@@ -1,0 +1,361 @@
+#include "sim/platform/platform_model.hpp"
+
+#include <algorithm>
+#include <tuple>
+
+#include "sim/core/errors.hpp"
+#include "sim/core/units.hpp"
+#include "sim/topo/routes.hpp"
+
+namespace racksim {
+
+namespace {
+
+bool is_port_edge(const TopologyGraph& g, const Edge& e) {
+  if (e.kind != LinkKind::nvlink) return false;
+  const auto ka = g.vertices()[e.a].kind, kb = g.vertices()[e.b].kind;
+  return (ka == VertexKind::gpu && kb == VertexKind::nvswitch) || (ka == VertexKind::nvswitch && kb == VertexKind::gpu);
+}
+
+bool is_trunk_edge(const TopologyGraph& g, const Edge& e) {
+  return g.vertices()[e.a].kind == VertexKind::nvswitch && g.vertices()[e.b].kind == VertexKind::nvswitch;
+}
+
+std::string edge_list_text(const TopologyGraph& g) {
+  std::string examples;
+  for (const auto& e : g.edges()) {
+    if (examples.size() > 160) break;
+    if (!examples.empty()) examples += ", ";
+    examples += e.name;
+  }
+  return "a graph edge name such as " + examples + ", ...";
+}
+
+}  // namespace
+
+PlatformModel::PlatformModel(const TopologyGraph& graph, const Calibration& calibration, const FailureScenario& failures)
+    : graph_(&graph) {
+  extra_latency_s_.assign(6, 0.0);
+  efficiency_.assign(6, 1.0);
+  for (LinkKind k : {LinkKind::nvlink, LinkKind::c2c, LinkKind::pcie, LinkKind::cpu_cpu, LinkKind::nic, LinkKind::ib}) {
+    extra_latency_s_[static_cast<int>(k)] = units::us_to_s(calibration.link(k).extra_latency_us);
+    efficiency_[static_cast<int>(k)] = calibration.link(k).bandwidth_efficiency;
+  }
+  edge_fraction_.assign(graph.edges().size(), 1.0);
+  edge_failure_.assign(graph.edges().size(), "");
+  gpu_failure_.assign(graph.gpu_count(), "");
+  build_hosts();
+  build_links();
+  apply_failures(failures);
+  finish_links();
+}
+
+void PlatformModel::build_hosts() {
+  const auto& g = *graph_;
+  host_of_vertex_.assign(g.vertices().size(), -1);
+  gpu_host_.assign(g.gpu_count(), -1);
+  for (std::size_t v = 0; v < g.vertices().size(); ++v) {
+    const Vertex& vx = g.vertices()[v];
+    PlatformHost h;
+    h.vertex = static_cast<int>(v);
+    h.name = vx.name;
+    if (vx.kind == VertexKind::gpu) {
+      h.kind = PlatformHost::Kind::gpu;
+      h.domain = vx.domain;
+      // A GPU host's speed is its HBM bandwidth (bytes/s): the optional reduction kernel is charged there.
+      h.speed = units::GBps_to_Bps(g.spec().gpu_type(vx.type).hbm_bandwidth_GBps);
+    } else if (vx.kind == VertexKind::cpu) {
+      h.kind = PlatformHost::Kind::cpu;
+      h.speed = units::GBps_to_Bps(g.spec().cpu_type(vx.type).memory_bandwidth_GBps);
+    } else {
+      continue;
+    }
+    if (!(h.speed > 0)) h.speed = 1e12;
+    host_of_vertex_[v] = static_cast<int>(hosts_.size());
+    if (vx.kind == VertexKind::gpu) gpu_host_[vx.index] = static_cast<int>(hosts_.size());
+    hosts_.push_back(std::move(h));
+  }
+  const int domains = g.spec().nvlink_domain ? g.racks() / g.spec().nvlink_domain->racks : 0;
+  for (int d = 0; d < domains; ++d) {
+    PlatformHost h;
+    h.kind = PlatformHost::Kind::switch_plane;
+    h.name = "nvswitch-plane.d" + std::to_string(d);
+    h.domain = d;
+    switch_host_of_domain_.push_back(static_cast<int>(hosts_.size()));
+    hosts_.push_back(std::move(h));
+  }
+  PlatformHost delay;
+  delay.kind = PlatformHost::Kind::delay;
+  delay.name = "delay";
+  delay.speed = 1e9;         // 1 "flop" = 1 ns of delay
+  delay.cores = 1 << 24;     // delays never wait for each other
+  delay_host_ = static_cast<int>(hosts_.size());
+  hosts_.push_back(std::move(delay));
+}
+
+int PlatformModel::switch_plane_host(int domain) const {
+  if (domain < 0 || domain >= static_cast<int>(switch_host_of_domain_.size())) return -1;
+  return switch_host_of_domain_[domain];
+}
+
+int PlatformModel::link_for_edges(const std::vector<int>& edges, const std::string& name, LinkKind kind) {
+  PlatformLink l;
+  l.name = name;
+  l.kind = to_string(kind);
+  l.link_kind = kind;
+  l.edges = edges;
+  for (int e : edges) l.latency_s = std::max(l.latency_s, graph_->edges()[e].latency_s);
+  l.latency_s += extra_latency_s_[static_cast<int>(kind)];
+  links_.push_back(std::move(l));
+  const int id = static_cast<int>(links_.size()) - 1;
+  for (int e : edges) link_of_edge_[e] = id;
+  return id;
+}
+
+void PlatformModel::build_links() {
+  const auto& g = *graph_;
+  link_of_edge_.assign(g.edges().size(), -1);
+  port_link_.assign(g.gpu_count(), -1);
+  // GPU NVLink ports.
+  for (int i = 0; i < g.gpu_count(); ++i) {
+    const int gv = g.gpu_vertex(i);
+    std::vector<int> edges;
+    for (int e : g.incident_edges(gv))
+      if (is_port_edge(g, g.edges()[e])) edges.push_back(e);
+    if (edges.empty()) continue;
+    port_link_[i] = link_for_edges(edges, g.vertices()[gv].name + ".nvlink-port", LinkKind::nvlink);
+  }
+  // Switch-to-switch trunks: one link per (domain, rack pair).
+  std::map<std::tuple<int, int, int>, std::vector<int>> trunks;
+  std::map<int, std::vector<int>> groups;
+  for (std::size_t e = 0; e < g.edges().size(); ++e) {
+    const Edge& edge = g.edges()[e];
+    if (link_of_edge_[e] >= 0 || is_port_edge(g, edge)) continue;
+    if (is_trunk_edge(g, edge)) {
+      const int ra = g.vertices()[edge.a].rack, rb = g.vertices()[edge.b].rack;
+      trunks[{g.vertices()[edge.a].domain, std::min(ra, rb), std::max(ra, rb)}].push_back(static_cast<int>(e));
+    } else if (edge.share_group >= 0) {
+      groups[edge.share_group].push_back(static_cast<int>(e));
+    } else {
+      link_for_edges({static_cast<int>(e)}, edge.name, edge.kind);
+    }
+  }
+  for (const auto& [key, edges] : trunks) {
+    const auto& [domain, ra, rb] = key;
+    const int id = link_for_edges(edges,
+                                  "nvswitch-plane.d" + std::to_string(domain) + ".r" + std::to_string(ra) +
+                                      "-r" + std::to_string(rb) + ".trunk",
+                                  LinkKind::nvlink);
+    multi_edge_links_[edges] = id;
+  }
+  for (const auto& [group, edges] : groups) {
+    // Name after the device every edge of the group touches (the superchip's CPU), else the first edge.
+    const Edge& first = g.edges()[edges.front()];
+    int common = -1;
+    for (int candidate : {first.a, first.b}) {
+      bool all = true;
+      for (int e : edges) all = all && (g.edges()[e].a == candidate || g.edges()[e].b == candidate);
+      if (all) common = candidate;
+    }
+    const std::string name = common >= 0 ? g.vertices()[common].name + "." + to_string(first.kind)
+                                         : first.name + ".shared";
+    link_for_edges(edges, name, first.kind);
+  }
+}
+
+void PlatformModel::apply_failures(const FailureScenario& failures) {
+  const auto& g = *graph_;
+  auto fail_vertex_edges = [&](int v, const std::string& why) {
+    for (int e : g.incident_edges(v)) {
+      edge_fraction_[e] = 0;
+      edge_failure_[e] = why;
+    }
+  };
+  const auto& dom = g.spec().nvlink_domain;
+  const int domains = dom ? g.racks() / dom->racks : 0;
+  for (const auto& item : failures.items) {
+    const std::string why = "--fail " + item.text;
+    switch (item.kind) {
+      case FailureItem::Kind::tray: {
+        const int trays = g.racks() * g.spec().rack.trays;
+        if (item.index < 0 || item.index >= trays)
+          throw InputError("--fail", "", "'" + item.text + "'",
+                           "tray:T with T in [0, " + std::to_string(trays - 1) + "] for " + g.spec().id + " x" +
+                               std::to_string(g.racks()));
+        for (int i = 0; i < g.gpu_count(); ++i)
+          if (g.vertices()[g.gpu_vertex(i)].tray == item.index) {
+            gpu_failure_[i] = "compute tray " + std::to_string(item.index) + " is down (" + why + ")";
+            fail_vertex_edges(g.gpu_vertex(i), why);
+          }
+        break;
+      }
+      case FailureItem::Kind::switch_tray:
+      case FailureItem::Kind::switch_chip: {
+        const bool tray = item.kind == FailureItem::Kind::switch_tray;
+        if (!dom)
+          throw InputError("--fail", "", "'" + item.text + "'", "no switch failures: " + g.spec().id + " has no NVLink switches");
+        const int limit = tray ? dom->switch_trays : dom->switch_trays * dom->chips_per_switch_tray;
+        if (item.domain >= domains || item.index < 0 || item.index >= limit)
+          throw InputError("--fail", "", "'" + item.text + "'",
+                           std::string(tray ? "switch-tray:S or switch-tray:D.S" : "switch-chip:D.C") + " with " +
+                               (tray ? "S" : "C") + " in [0, " + std::to_string(limit - 1) + "] and D in [0, " +
+                               std::to_string(domains - 1) + "]");
+        for (std::size_t v = 0; v < g.vertices().size(); ++v) {
+          const Vertex& vx = g.vertices()[v];
+          if (vx.kind != VertexKind::nvswitch) continue;
+          if (item.domain >= 0 && vx.domain != item.domain) continue;
+          if ((tray ? vx.switch_tray : vx.local) != item.index) continue;
+          fail_vertex_edges(static_cast<int>(v), why);
+        }
+        break;
+      }
+      case FailureItem::Kind::nic: {
+        const int nic = g.find_vertex("nic" + std::to_string(item.index));
+        if (nic < 0)
+          throw InputError("--fail", "", "'" + item.text + "'",
+                           "nic:N with N in [0, " + std::to_string(g.summary().nics - 1) + "] for " + g.spec().id);
+        fail_vertex_edges(nic, why);
+        break;
+      }
+      case FailureItem::Kind::link: {
+        int found = -1;
+        for (std::size_t e = 0; e < g.edges().size(); ++e)
+          if (g.edges()[e].name == item.link_name) found = static_cast<int>(e);
+        if (found < 0) throw InputError("--fail", "", "'" + item.text + "'", edge_list_text(g));
+        edge_fraction_[found] *= item.bandwidth_fraction;
+        edge_failure_[found] = why;
+        break;
+      }
+    }
+  }
+}
+
+void PlatformModel::finish_links() {
+  const auto& g = *graph_;
+  for (auto& l : links_) {
+    const Edge& first = g.edges()[l.edges.front()];
+    const bool summed = is_port_edge(g, first) || is_trunk_edge(g, first);
+    double nominal = 0, healthy = 0, min_fraction = 1;
+    bool any_up = false;
+    for (int e : l.edges) {
+      const double f = edge_fraction_[e];
+      if (summed) {
+        nominal += g.edges()[e].bandwidth_Bps;
+        healthy += g.edges()[e].bandwidth_Bps * f;
+      } else if (f > 0) {
+        min_fraction = std::min(min_fraction, f);
+      }
+      any_up = any_up || f > 0;
+    }
+    if (!summed) {  // one edge, or a share group: one capacity
+      nominal = first.bandwidth_Bps;
+      healthy = any_up ? nominal * min_fraction : 0;
+    }
+    l.nominal_Bps = nominal;
+    l.bandwidth_Bps = healthy * efficiency_[static_cast<int>(l.link_kind)];
+    l.down = !(healthy > 0);
+  }
+  // A switch plane reduces at the line rate of all its GPUs' ports together (assumption: NVLS reduces in
+  // flight; its Exec only makes the plane a shared resource when several collectives use it).
+  for (int d = 0; d < static_cast<int>(switch_host_of_domain_.size()); ++d) {
+    double sum = 0;
+    for (int i = 0; i < g.gpu_count(); ++i)
+      if (g.vertices()[g.gpu_vertex(i)].domain == d && port_link_[i] >= 0) sum += links_[port_link_[i]].bandwidth_Bps;
+    hosts_[switch_host_of_domain_[d]].speed = sum > 0 ? sum : 1.0;
+  }
+}
+
+const PlatformRoute& PlatformModel::route(int src_host, int dst_host) const {
+  const std::uint64_t key = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(src_host)) << 32) |
+                            static_cast<std::uint32_t>(dst_host);
+  auto it = routes_.find(key);
+  if (it != routes_.end()) return it->second;
+  return routes_.emplace(key, compute_route(src_host, dst_host)).first->second;
+}
+
+// One hop of a graph route onto the platform's links (a GPU's port for a plane hop).
+void PlatformModel::append_hop(PlatformRoute& route, const std::vector<int>& hop_edges, int from_vertex, int src_rack,
+                               double hop_latency_s) const {
+  const auto& g = *graph_;
+  const Edge& first = g.edges()[hop_edges.front()];
+  LinkUse use;
+  if (is_port_edge(g, first)) {
+    const int gpu_vertex = g.vertices()[first.a].kind == VertexKind::gpu ? first.a : first.b;
+    use.link = port_link_[g.vertices()[gpu_vertex].index];
+    use.up = from_vertex == gpu_vertex;
+  } else if (is_trunk_edge(g, first)) {
+    use.link = link_of_edge_[hop_edges.front()];
+    use.up = g.vertices()[first.a].rack == src_rack;
+  } else {
+    use.link = link_of_edge_[hop_edges.front()];
+    use.up = from_vertex == first.a;
+  }
+  const PlatformLink& link = links_[use.link];
+  route.links.push_back(use);
+  route.latency_s += hop_latency_s + extra_latency_s_[static_cast<int>(link.link_kind)];
+  if (!route.broken.empty()) return;
+  if (link.down) {
+    std::string why;
+    for (int e : link.edges)
+      if (!edge_failure_[e].empty()) why = edge_failure_[e];
+    route.broken = "link " + link.name + " is down" + (why.empty() ? "" : " (" + why + ")");
+    return;
+  }
+  // A single edge of a shared link (one GPU's C2C) can be down while the link stays up for the other.
+  if (hop_edges.size() == 1 && edge_fraction_[hop_edges.front()] == 0)
+    route.broken = "link " + first.name + " is down (" + edge_failure_[hop_edges.front()] + ")";
+}
+
+PlatformRoute PlatformModel::compute_route(int src_host, int dst_host) const {
+  const auto& g = *graph_;
+  PlatformRoute r;
+  if (src_host == dst_host) return r;
+  const PlatformHost& hs = hosts_.at(src_host);
+  const PlatformHost& hd = hosts_.at(dst_host);
+  using K = PlatformHost::Kind;
+  if (hs.kind == K::delay || hd.kind == K::delay)
+    throw InputError("route", "", hs.name + " -> " + hd.name, "transfers between GPUs, CPUs and switch planes");
+  if (hs.kind == K::switch_plane || hd.kind == K::switch_plane) {
+    const PlatformHost& plane = hs.kind == K::switch_plane ? hs : hd;
+    const PlatformHost& other = hs.kind == K::switch_plane ? hd : hs;
+    if (other.kind != K::gpu || other.domain != plane.domain)
+      throw InputError("schedule", "", hs.name + " -> " + hd.name,
+                       "a switch plane exchanges data only with the GPUs of its own NVLink domain");
+    const int gpu_index = g.vertices()[other.vertex].index;
+    const int port = port_link_[gpu_index];
+    if (port < 0)
+      throw InputError("schedule", "", hs.name + " -> " + hd.name, "a GPU with NVLinks to the switch plane");
+    // The plane host sits in the domain's first rack; a rack-scoped domain reaches it over the trunk.
+    int plane_gpu = -1;
+    for (int i = 0; i < g.gpu_count() && plane_gpu < 0; ++i)
+      if (g.vertices()[g.gpu_vertex(i)].domain == plane.domain) plane_gpu = g.gpu_vertex(i);
+    double switch_latency = 0, port_latency = 0;
+    for (int e : links_[port].edges) {
+      port_latency = std::max(port_latency, g.edges()[e].latency_s);
+      const Edge& edge = g.edges()[e];
+      switch_latency = std::max(switch_latency, g.vertices()[edge.a == other.vertex ? edge.b : edge.a].switch_latency_s);
+    }
+    const bool outbound = hs.kind == K::gpu;
+    std::vector<RouteHop> trunk;
+    if (g.vertices()[plane_gpu].rack != g.vertices()[other.vertex].rack) {
+      const Route via = find_route(g, outbound ? other.vertex : plane_gpu, outbound ? plane_gpu : other.vertex);
+      for (const auto& h : via.hops)
+        if (h.from < 0 && h.to < 0) trunk.push_back(h);
+    }
+    const int src_rack = g.vertices()[outbound ? other.vertex : plane_gpu].rack;
+    if (outbound) {
+      append_hop(r, links_[port].edges, other.vertex, src_rack, port_latency + switch_latency);
+      for (const auto& h : trunk) append_hop(r, h.edges, -1, src_rack, h.latency_s);
+    } else {
+      for (const auto& h : trunk) append_hop(r, h.edges, -1, src_rack, h.latency_s);
+      append_hop(r, links_[port].edges, -1, src_rack, port_latency);
+    }
+    return r;
+  }
+  const Route graph_route = find_route(g, hs.vertex, hd.vertex);
+  const int src_rack = g.vertices()[hs.vertex].rack;
+  for (const auto& h : graph_route.hops) append_hop(r, h.edges, h.from, src_rack, h.latency_s);
+  return r;
+}
+
+}  // namespace racksim

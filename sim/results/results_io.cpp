@@ -1,0 +1,199 @@
+#include "sim/results/results_io.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "models/collectives/collective.hpp"
+#include "sim/core/units.hpp"
+
+namespace racksim {
+
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+const std::vector<std::string>& kind_order() {
+  static const std::vector<std::string> order = {"nvlink", "c2c", "pcie", "cpu-cpu", "nic", "ib"};
+  return order;
+}
+
+double us(double s) { return round_to_significant(units::s_to_us(s)); }
+double gbps(double bps) { return round_to_significant(units::Bps_to_GBps(bps)); }
+
+ojson result_json(const RunResult& r) {
+  ojson j;
+  j["system"] = r.system;
+  j["racks"] = r.racks;
+  j["op"] = r.op;
+  j["algo"] = r.algorithm;
+  j["algo_note"] = r.algorithm_note;
+  j["gpus"] = r.gpus;
+  j["bytes"] = r.bytes;
+  j["chunk_bytes"] = r.chunk_bytes;
+  j["time_us"] = us(r.time_s);
+  j["algbw_GBps"] = gbps(r.algbw_Bps);
+  j["busbw_GBps"] = gbps(r.busbw_Bps);
+  ojson phases = ojson::array();
+  for (const auto& p : r.phases) phases.push_back({{"name", p.name}, {"time_us", us(p.time_s)}});
+  j["phases"] = phases;
+  ojson links = ojson::array();
+  for (const auto& s : summarize_links(r))
+    links.push_back({{"kind", s.kind},
+                     {"links", s.links},
+                     {"bytes", round_to_significant(s.bytes)},
+                     {"max_utilization", round_to_significant(s.max_utilization)}});
+  j["links"] = links;
+  j["calibration"] = r.calibration;
+  j["failures"] = r.failures;
+  return j;
+}
+
+std::string redop_of(const std::string& op) {
+  return op == "all_reduce" || op == "reduce_scatter" || op == "send_recv" ? "sum" : "none";
+}
+
+// nccl-tests' count column: elements of the per-rank parameter (all_gather, reduce_scatter, alltoall:
+// size / ranks; the others: size).
+std::uint64_t count_of(const RunResult& r, std::uint64_t element) {
+  std::uint64_t count = r.bytes / element;
+  if ((r.op == "all_gather" || r.op == "reduce_scatter" || r.op == "all_to_all") && r.gpus > 0) count /= r.gpus;
+  return count;
+}
+
+// nccl-tests prints times with fewer decimals as they grow.
+std::string time_text(double time_us) {
+  if (time_us >= 10000.0) return fmt::format("{:7.0f}", time_us);
+  if (time_us >= 100.0) return fmt::format("{:7.1f}", time_us);
+  return fmt::format("{:7.2f}", time_us);
+}
+
+}  // namespace
+
+double round_to_significant(double value, int digits) {
+  if (value == 0 || !std::isfinite(value)) return value;
+  const double magnitude = std::ceil(std::log10(std::fabs(value)));
+  const double scale = std::pow(10.0, digits - magnitude);
+  return std::round(value * scale) / scale;
+}
+
+std::vector<LinkKindSummary> summarize_links(const RunResult& result) {
+  std::map<std::string, LinkKindSummary> by_kind;
+  for (const auto& l : result.links) {
+    if (l.bytes <= 0) continue;
+    auto& s = by_kind[l.kind];
+    s.kind = l.kind;
+    s.links += 1;
+    s.bytes += l.bytes;
+    s.max_utilization = std::max(s.max_utilization, l.max_utilization);
+  }
+  std::vector<LinkKindSummary> out;
+  for (const auto& k : kind_order())
+    if (by_kind.count(k)) out.push_back(by_kind[k]);
+  for (const auto& [k, s] : by_kind)
+    if (std::find(kind_order().begin(), kind_order().end(), k) == kind_order().end()) out.push_back(s);
+  return out;
+}
+
+std::string run_result_to_json_text(const RunResult& result) { return result_json(result).dump(2) + "\n"; }
+
+std::string run_results_to_json_text(const std::vector<RunResult>& results) {
+  ojson a = ojson::array();
+  for (const auto& r : results) a.push_back(result_json(r));
+  return a.dump(2) + "\n";
+}
+
+std::string run_result_to_table(const RunResult& r) {
+  std::string out;
+  out += fmt::format("{} x{} rack(s): {} {} on {} GPUs, {} per rank ({} B), calibration {}\n", r.system, r.racks, r.op,
+                     r.algorithm, r.gpus, units::format_bytes(r.bytes), r.bytes, r.calibration);
+  if (!r.algorithm_note.empty()) out += "  note: " + r.algorithm_note + "\n";
+  for (const auto& f : r.failures) out += "  failure: " + f + "\n";
+  out += fmt::format("  {:<24}{:>12.3f} us\n", "time", units::s_to_us(r.time_s));
+  out += fmt::format("  {:<24}{:>12.2f} GB/s\n", "algbw", units::Bps_to_GBps(r.algbw_Bps));
+  out += fmt::format("  {:<24}{:>12.2f} GB/s\n", "busbw", units::Bps_to_GBps(r.busbw_Bps));
+  for (const auto& p : r.phases) out += fmt::format("  phase {:<18}{:>12.3f} us\n", p.name, units::s_to_us(p.time_s));
+  for (const auto& s : summarize_links(r))
+    out += fmt::format("  links {:<8}{:>6} used {:>14.0f} B   max utilisation {:.3f}\n", s.kind, s.links, s.bytes,
+                       s.max_utilization);
+  return out;
+}
+
+std::string nccl_tests_table(const std::vector<RunResult>& rows, const std::string& dtype) {
+  const std::uint64_t element = dtype_size_bytes(dtype);
+  std::string out;
+  if (!rows.empty()) {
+    const RunResult& f = rows.front();
+    out += fmt::format("# racksim sweep: {} x{} rack(s), {}/{}, {} ranks, calibration {}{}\n", f.system, f.racks, f.op,
+                       f.algorithm, f.gpus, f.calibration, f.failures.empty() ? "" : ", with failures");
+  }
+  out += "#\n";
+  out += "#                                                              out-of-place                       in-place          \n";
+  out += "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n";
+  out += "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       \n";
+  double busbw_sum = 0;
+  for (const auto& r : rows) {
+    const int root = r.op == "broadcast" ? 0 : -1;
+    const std::string cell = fmt::format("  {}  {:6.2f}  {:6.2f}  {:>5}", time_text(units::s_to_us(r.time_s)),
+                                         units::Bps_to_GBps(r.algbw_Bps), units::Bps_to_GBps(r.busbw_Bps), "N/A");
+    out += fmt::format("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}", r.bytes, count_of(r, element), dtype, redop_of(r.op), root) +
+           cell + cell + "\n";
+    busbw_sum += units::Bps_to_GBps(r.busbw_Bps);
+  }
+  out += "# Out of bounds values : 0 OK\n";
+  out += fmt::format("# Avg bus bandwidth    : {:.6g} \n", rows.empty() ? 0.0 : busbw_sum / rows.size());
+  out += "#\n";
+  return out;
+}
+
+std::string run_results_to_csv(const std::vector<RunResult>& rows, const std::string& dtype) {
+  const std::uint64_t element = dtype_size_bytes(dtype);
+  std::string out = "system,racks,op,algo,gpus,size_B,count,type,time_us,algbw_GBps,busbw_GBps,calibration\n";
+  for (const auto& r : rows)
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", r.system, r.racks, r.op, r.algorithm, r.gpus, r.bytes,
+                       count_of(r, element), dtype, us(r.time_s), gbps(r.algbw_Bps), gbps(r.busbw_Bps), r.calibration);
+  return out;
+}
+
+std::string run_result_to_trace_json(const RunResult& r) {
+  // Tracks: GPUs and switch planes in process 1, links in process 2; thread ids in order of first use.
+  std::map<std::string, int> tids;
+  auto tid_of = [&](const std::string& track) {
+    auto it = tids.find(track);
+    if (it != tids.end()) return it->second;
+    const int id = static_cast<int>(tids.size()) + 1;
+    tids.emplace(track, id);
+    return id;
+  };
+  ojson events = ojson::array();
+  for (const auto& e : r.trace) {
+    const bool link = e.track.rfind("link ", 0) == 0;
+    events.push_back({{"name", e.name},
+                      {"cat", link ? "link" : "task"},
+                      {"ph", "X"},
+                      {"ts", units::s_to_us(e.start_s)},
+                      {"dur", units::s_to_us(e.end_s - e.start_s)},
+                      {"pid", link ? 2 : 1},
+                      {"tid", tid_of(e.track)}});
+  }
+  ojson meta = ojson::array();
+  meta.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "GPUs and switch planes"}}}});
+  meta.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 2}, {"args", {{"name", "links"}}}});
+  for (const auto& [track, id] : tids)
+    meta.push_back({{"name", "thread_name"},
+                    {"ph", "M"},
+                    {"pid", track.rfind("link ", 0) == 0 ? 2 : 1},
+                    {"tid", id},
+                    {"args", {{"name", track}}}});
+  for (auto& e : events) meta.push_back(std::move(e));
+  ojson doc;
+  doc["traceEvents"] = meta;
+  doc["displayTimeUnit"] = "ns";
+  doc["otherData"] = {{"system", r.system}, {"op", r.op}, {"algo", r.algorithm}, {"gpus", r.gpus}, {"bytes", r.bytes}};
+  return doc.dump() + "\n";
+}
+
+}  // namespace racksim
