@@ -15,36 +15,36 @@ double CostModel::stage_time(std::size_t i, int depth) const {
   return s.repeats * s.cost.time(s.bytes / k);
 }
 
-double CostModel::time(int depth) const {
-  const int k = pipelined ? std::max(depth, 1) : 1;
-  double sum = 0, cycle = 0;
-  std::vector<double> t(stages.size());
-  for (std::size_t i = 0; i < stages.size(); ++i) {
-    t[i] = stage_time(i, k);
-    sum += t[i];
-    cycle = std::max(cycle, t[i]);
-  }
-  for (const auto& group : shared) {
+namespace {
+double cycle_of(const CostModel& m, const std::vector<double>& t, int k) {
+  double cycle = 0;
+  for (double x : t) cycle = std::max(cycle, x);
+  for (const auto& group : m.shared) {
     double g = 0;
     for (int i : group) g += t[i];
     cycle = std::max(cycle, g);
   }
-  return launch_s + sum + (k - 1) * cycle;
+  for (const auto& s : m.steady) cycle = std::max(cycle, s.repeats * s.cost.time(s.bytes / k));
+  return cycle;
+}
+}  // namespace
+
+double CostModel::time(int depth) const {
+  const int k = pipelined ? std::max(depth, 1) : 1;
+  double sum = 0;
+  std::vector<double> t(stages.size());
+  for (std::size_t i = 0; i < stages.size(); ++i) {
+    t[i] = stage_time(i, k);
+    sum += t[i];
+  }
+  return launch_s + sum + (k - 1) * cycle_of(*this, t, k);
 }
 
 std::vector<PhaseTime> CostModel::phases(int depth) const {
   const int k = pipelined ? std::max(depth, 1) : 1;
   std::vector<double> t(stages.size());
-  double cycle = 0;
-  for (std::size_t i = 0; i < stages.size(); ++i) {
-    t[i] = stage_time(i, k);
-    cycle = std::max(cycle, t[i]);
-  }
-  for (const auto& group : shared) {
-    double g = 0;
-    for (int i : group) g += t[i];
-    cycle = std::max(cycle, g);
-  }
+  for (std::size_t i = 0; i < stages.size(); ++i) t[i] = stage_time(i, k);
+  const double cycle = cycle_of(*this, t, k);
   // Phase span: from its first stage's first item start to its last stage's last item end.
   std::vector<PhaseTime> out;
   double start = 0;
@@ -87,16 +87,35 @@ struct Builder {
     for (int i = 0; i < g; ++i) flows.push_back(&fc.gpu_to_gpu(v(members[i]), v(members[(i + 1) % g])));
     return flows;
   }
-  std::vector<const FlowCoster::Path*> tree_flows(const std::vector<int>& members, const DoubleTree& t) {
+  // Double-tree flows of the members at `depth` (up: to their parents; down: from them), both trees.
+  std::vector<const FlowCoster::Path*> tree_level(const std::vector<int>& members, const DoubleTree& t, int depth,
+                                                  bool up) {
     std::vector<const FlowCoster::Path*> flows;
     for (int tree = 0; tree < 2; ++tree)
       for (int x = 0; x < t.n; ++x) {
         const int p = t.parent[tree][x];
-        if (p < 0) continue;
-        flows.push_back(&fc.gpu_to_gpu(v(members[x]), v(members[p])));
-        flows.push_back(&fc.gpu_to_gpu(v(members[p]), v(members[x])));
+        if (p < 0 || t.depth[tree][x] != depth) continue;
+        flows.push_back(up ? &fc.gpu_to_gpu(v(members[x]), v(members[p])) : &fc.gpu_to_gpu(v(members[p]), v(members[x])));
       }
     return flows;
+  }
+  // A pipelined double-tree all-reduce over each group at once: one stage per level up (deepest first)
+  // and down, and the whole tree as the steady state.
+  void add_tree(const std::string& up_phase, const std::string& down_phase, const std::vector<std::vector<int>>& groups,
+                const DoubleTree& t, double bytes) {
+    std::vector<const FlowCoster::Path*> all;
+    for (int pass = 0; pass < 2; ++pass)
+      for (int i = 1; i <= t.height; ++i) {
+        const int depth = pass == 0 ? t.height + 1 - i : i;
+        std::vector<const FlowCoster::Path*> flows;
+        for (const auto& g : groups) {
+          const auto f = tree_level(g, t, depth, pass == 0);
+          flows.insert(flows.end(), f.begin(), f.end());
+        }
+        all.insert(all.end(), flows.begin(), flows.end());
+        add(pass == 0 ? up_phase : down_phase, flows, bytes);
+      }
+    if (!all.empty()) m.steady.push_back({"steady", fc.stage(all), bytes, 1});
   }
   std::vector<int> all_ranks() const {
     std::vector<int> r(n);
@@ -157,9 +176,7 @@ void nvls_model(Builder& b) {
 void tree_model(Builder& b) {
   const double S = static_cast<double>(b.request.bytes);
   const DoubleTree t = double_binary_tree(b.n);
-  const auto flows = b.tree_flows(b.all_ranks(), t);
-  for (int i = 0; i < t.height; ++i) b.add("reduce-up", flows, S / 2);
-  for (int i = 0; i < t.height; ++i) b.add("broadcast-down", flows, S / 2);
+  b.add_tree("reduce-up", "broadcast-down", {b.all_ranks()}, t, S / 2);
   b.m.unit_bytes = S / 2;
   b.m.tasks_per_item = 4L * (b.n - 1);
   b.m.detail = "tree height " + std::to_string(t.height);
@@ -188,11 +205,15 @@ void hierarchical_model(Builder& b) {
     }
   }
   const DoubleTree tree = double_binary_tree(D);
+  std::vector<std::vector<int>> positions;
   for (int l = 0; l < d && D > 1; ++l) {
     std::vector<int> members;
     for (int k = 0; k < D; ++k) members.push_back(g.ranks[k][l]);
-    const auto f = outer == "ring" ? b.ring_flows(members) : b.tree_flows(members, tree);
-    outer_flows.insert(outer_flows.end(), f.begin(), f.end());
+    if (outer == "ring") {
+      const auto f = b.ring_flows(members);
+      outer_flows.insert(outer_flows.end(), f.begin(), f.end());
+    }
+    positions.push_back(std::move(members));
   }
   auto next = [&] { return static_cast<int>(b.m.stages.size()); };
   long tasks = 0;
@@ -206,21 +227,24 @@ void hierarchical_model(Builder& b) {
     b.add("intra-reduce-scatter", up, S);
     rs1 = next();
     b.add("intra-reduce-scatter", down, slice);
-    tasks += 4L * D * d;
+    tasks += (D > 1 ? 4L : 3L) * D * d;
   }
   if (D > 1 && outer == "ring") {
     b.add("inter-all-reduce", outer_flows, slice / D, 2 * (D - 1));
     tasks += 2L * d * D * (D - 1);
   } else if (D > 1) {
-    for (int i = 0; i < 2 * tree.height; ++i) b.add("inter-all-reduce", outer_flows, slice / 2);
+    b.add_tree("inter-all-reduce", "inter-all-reduce", positions, tree, slice / 2);
     tasks += 4L * d * (D - 1);
   }
   if (d > 1 && inner == "ring") {
     b.m.shared = {{rs0, next()}};
     b.add("intra-all-gather", inner_ring, slice, d - 1);
-  } else if (d > 1) {
+  } else if (d > 1 && D > 1) {
     b.m.shared = {{rs0, next()}, {rs1, next() + 1}};
     b.add("intra-all-gather", up, slice);
+    b.add("intra-all-gather", fan, slice);
+  } else if (d > 1) {  // one domain: the switch multicasts the slices it holds
+    b.m.shared = {{rs1, next()}};
     b.add("intra-all-gather", fan, slice);
   }
   b.m.tasks_per_item = std::max(1L, tasks);
@@ -276,6 +300,7 @@ CostModel make_cost_model(const TopologyGraph& graph, const CollectiveRequest& r
       break;
     }
   }
+  if (n == 1) b.m.tasks_per_item = b.m.tasks_fixed = 0;  // one rank: nothing moves
   return b.m;
 }
 
@@ -307,7 +332,10 @@ DepthChoice choose_depth(const CostModel& m, const CollectiveRequest& request) {
 }
 
 DepthChoice planned_depth(const TopologyGraph& graph, const CollectiveRequest& request) {
-  return choose_depth(make_cost_model(graph, request, Calibration::none()), request);
+  const CostModel m = make_cost_model(graph, request, Calibration::none());
+  DepthChoice c = choose_depth(m, request);
+  c.tasks = m.tasks(c.depth);
+  return c;
 }
 
 }  // namespace racksim

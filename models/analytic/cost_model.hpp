@@ -2,9 +2,11 @@
 // The analytic model of one algorithm on one request, as a pipeline: items (pipeline chunks, or blocks
 // for hierarchical) pass through stages in order; a stage's time for one item is the alpha-beta time of
 // its concurrent flows (flow_cost.hpp) times its sequential sub-steps (ring steps). With k items
-//     T(k) = launch + sum_i t_i + (k - 1) * max(max_i t_i, max over port-sharing groups of sum t_i),
+//     T(k) = launch + sum_i t_i + (k - 1) * cycle,
+//     cycle = max(max_i t_i, max over port-sharing groups of sum t_i, max over steady flow sets of t),
 // the makespan of a flow shop of identical items, where stages that use the same GPU ports (the
-// reduce-scatter and all-gather of a hierarchical block) cannot overlap each other's traffic.
+// reduce-scatter and all-gather of a hierarchical block) cannot overlap each other's traffic, and a
+// full tree pipeline has every level's flows on the ports at once.
 // Algorithms use the same model with calibration none to pick their default pipeline depth, so the
 // schedule and the analytic estimate agree on chunking.
 #include <string>
@@ -30,6 +32,8 @@ struct CostModel {
   double launch_s = 0;
   std::vector<StageModel> stages;
   std::vector<std::vector<int>> shared;    // stage groups that share ports
+  std::vector<StageModel> steady;          // flow sets active together once the pipeline is full (all
+                                           // levels of a tree): each bounds the cycle from below
   bool pipelined = true;                   // false: depth only splits pieces that travel together (ring)
   double unit_bytes = 0;                   // the stream --chunk-bytes cuts: depth = ceil(unit / chunk)
   long tasks_fixed = 0, tasks_per_item = 0;
@@ -49,6 +53,7 @@ CostModel make_cost_model(const TopologyGraph& graph, const CollectiveRequest& r
 
 struct DepthChoice {
   int depth = 1;
+  long tasks = 0;    // tasks the schedule will have at this depth (for reserving)
   std::string note;  // what was chosen and why (empty for the plain default of depth 1)
 };
 // The pipeline depth for a request: from request.chunk_bytes when set (raised to fit kMaxTasks), else

@@ -28,14 +28,16 @@ int ScheduleBuilder::holder(const Endpoint& e) {
   return it->second;
 }
 
-int ScheduleBuilder::group_with(int group, int task) {
+int ScheduleBuilder::group_with(int value, int task) {
   for (const auto& [from, to] : memo_)
-    if (from == group) return to;
-  std::vector<int> members = group >= 0 ? groups_[group] : std::vector<int>{};
+    if (from == value) return to;
+  std::vector<int> members;
+  if (value >= 0) members = groups_[value];
+  if (value <= -2) members.push_back(-(value + 2));
   members.push_back(task);  // task ids grow, so the list stays sorted
   groups_.push_back(std::move(members));
   const int id = static_cast<int>(groups_.size()) - 1;
-  memo_.emplace_back(group, id);
+  memo_.emplace_back(value, id);
   return id;
 }
 
@@ -52,13 +54,18 @@ int ScheduleBuilder::transfer(Endpoint src, const std::vector<Endpoint>& dsts, i
   const auto& req = schedule_.request;
   t.bytes = chunk_range_bytes(req.op, req.bytes, ranks(), schedule_.chunks, chunk, count);
 
-  // Data dependencies: whoever wrote these chunks at the source.
+  // Data dependencies: whoever wrote these chunks at the source. A writer value >= 0 is a group of
+  // tasks (reductions), <= -2 the single task -(value + 2), -1 nobody.
   std::vector<int> deps = after;
-  int last_group = -2;
-  writers_[holder(src)].for_each(chunk, chunk + count, [&](int, int, int group) {
-    if (group < 0 || group == last_group) return;
-    last_group = group;
-    deps.insert(deps.end(), groups_[group].begin(), groups_[group].end());
+  int last_value = -1;
+  writers_[holder(src)].for_each(chunk, chunk + count, [&](int, int, int value) {
+    if (value == -1 || value == last_value) return;
+    last_value = value;
+    if (value <= -2) {
+      deps.push_back(-(value + 2));
+    } else {
+      deps.insert(deps.end(), groups_[value].begin(), groups_[value].end());
+    }
   });
   std::sort(deps.begin(), deps.end());
   deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
@@ -66,17 +73,12 @@ int ScheduleBuilder::transfer(Endpoint src, const std::vector<Endpoint>& dsts, i
 
   // The destinations now hold data written by this task.
   memo_.clear();
-  int own_group = -1;
   for (const auto& d : dsts) {
     auto& map = writers_[holder(d)];
     if (reduce) {
-      map.update(chunk, chunk + count, [&](int, int, int group) { return group_with(group, t.id); });
+      map.update(chunk, chunk + count, [&](int, int, int value) { return group_with(value, t.id); });
     } else {
-      if (own_group < 0) {
-        groups_.push_back({t.id});
-        own_group = static_cast<int>(groups_.size()) - 1;
-      }
-      map.assign(chunk, chunk + count, own_group);
+      map.assign(chunk, chunk + count, -(t.id + 2));
     }
   }
   schedule_.tasks.push_back(std::move(t));

@@ -3,6 +3,7 @@
 // switch plane) and chunk, which tasks wrote the data there since it was last overwritten, and makes a
 // new task that sends those chunks depend on exactly them. Algorithms add ordering dependencies
 // (a sender's or receiver's previous piece, which is what makes a pipeline) explicitly.
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -28,16 +29,17 @@ class ScheduleBuilder {
   int transfer(Endpoint src, const std::vector<Endpoint>& dsts, int chunk, int count, bool reduce, int phase,
                const std::vector<int>& after = {});
 
+  void reserve(long tasks) { schedule_.tasks.reserve(static_cast<std::size_t>(std::max(0L, tasks))); }
   void append_note(const std::string& text);
   std::size_t task_count() const { return schedule_.tasks.size(); }
   Schedule finish();
 
  private:
   int holder(const Endpoint& e);
-  int group_with(int group, int task);  // group plus one task (memoised per transfer)
+  int group_with(int value, int task);  // writer value plus one task, as a group (memoised per transfer)
 
   Schedule schedule_;
-  std::vector<IntervalMap> writers_;        // per holder: writer group per chunk (-1: none)
+  std::vector<IntervalMap> writers_;        // per holder, per chunk: -1 none, <= -2 task -(v+2), >= 0 a group
   std::vector<std::vector<int>> groups_;    // group id -> sorted task ids
   std::map<int, int> plane_holders_;        // switch-plane domain -> holder index
   std::vector<std::pair<int, int>> memo_;   // (old group, new group) of the current reduce transfer

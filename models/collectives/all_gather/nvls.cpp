@@ -15,6 +15,7 @@ Schedule build_all_gather_nvls(const CollectiveRequest& request, const TopologyG
   const int n = static_cast<int>(request.gpus.size());
   const int k = depth.depth;
   ScheduleBuilder b(request, "all_gather/nvls", n * k);
+  b.reserve(depth.tasks);
   const int up = b.phase("to-switch"), down = b.phase("switch-multicast");
   const Endpoint plane = Endpoint::switch_plane(domain);
   Streams streams;

@@ -12,6 +12,7 @@ Schedule build_all_gather_ring(const CollectiveRequest& request, const TopologyG
   const DepthChoice depth = planned_depth(graph, request);
   const int n = static_cast<int>(request.gpus.size());
   ScheduleBuilder b(request, "all_gather/ring", n * depth.depth);
+  b.reserve(depth.tasks);
   std::vector<int> members(n);
   for (int i = 0; i < n; ++i) members[i] = i;
   ring_all_gather(b, members, interleaved_segments(n, depth.depth), b.phase("all-gather"));

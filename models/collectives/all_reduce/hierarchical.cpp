@@ -31,6 +31,7 @@ Schedule build_all_reduce_hierarchical(const CollectiveRequest& request, const T
   const int d = g.per_domain, D = g.domains, blocks = depth.depth;
   const int m = D == 1 ? 1 : (outer == "ring" ? D : 2);
   ScheduleBuilder b(request, "all_reduce/hierarchical", blocks * d * m);
+  b.reserve(depth.tasks);
   const int rs_phase = b.phase("intra-reduce-scatter");
   const int outer_phase = b.phase("inter-all-reduce");
   const int ag_phase = b.phase("intra-all-gather");
@@ -82,8 +83,10 @@ Schedule build_all_reduce_hierarchical(const CollectiveRequest& request, const T
         const Endpoint plane = Endpoint::switch_plane(g.domain_ids[k]);
         for (int l = 0; l < d; ++l) {
           const int r = group[l];
-          streams.record(kAgUp, r, b.transfer(Endpoint::rank(r), {plane}, slice_first(blk, l), m, false, ag_phase,
-                                              streams.after(kAgUp, r)));
+          // With one domain the switch still holds the reduced slice: nothing to send up again.
+          if (D > 1)
+            streams.record(kAgUp, r, b.transfer(Endpoint::rank(r), {plane}, slice_first(blk, l), m, false, ag_phase,
+                                                streams.after(kAgUp, r)));
           std::vector<Endpoint> others;
           for (int o : group)
             if (o != r) others.push_back(Endpoint::rank(o));

@@ -17,6 +17,7 @@ Schedule build_all_reduce_nvls(const CollectiveRequest& request, const TopologyG
   const int n = static_cast<int>(request.gpus.size());
   const int k = depth.depth;
   ScheduleBuilder b(request, "all_reduce/nvls", k);
+  b.reserve(depth.tasks);
   const int up = b.phase("switch-reduce"), down = b.phase("switch-multicast");
   const Endpoint plane = Endpoint::switch_plane(domain);
   std::vector<Endpoint> everyone;

@@ -16,6 +16,7 @@ Schedule build_all_reduce_ring(const CollectiveRequest& request, const TopologyG
   const DepthChoice depth = planned_depth(graph, request);
   const int n = static_cast<int>(request.gpus.size());
   ScheduleBuilder b(request, "all_reduce/ring", n * depth.depth);
+  b.reserve(depth.tasks);
   std::vector<int> members(n);
   for (int i = 0; i < n; ++i) members[i] = i;
   const auto segments = interleaved_segments(n, depth.depth);

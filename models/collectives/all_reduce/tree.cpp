@@ -17,6 +17,7 @@ Schedule build_all_reduce_tree(const CollectiveRequest& request, const TopologyG
   const int n = static_cast<int>(request.gpus.size());
   const int k = depth.depth;
   ScheduleBuilder b(request, "all_reduce/tree", 2 * k);
+  b.reserve(depth.tasks);
   const int up = b.phase("reduce-up"), down = b.phase("broadcast-down");
   std::vector<int> members(n);
   for (int i = 0; i < n; ++i) members[i] = i;

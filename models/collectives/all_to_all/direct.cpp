@@ -11,6 +11,7 @@ namespace racksim {
 Schedule build_all_to_all_direct(const CollectiveRequest& request, const TopologyGraph&) {
   const int n = static_cast<int>(request.gpus.size());
   ScheduleBuilder b(request, "all_to_all/direct", n * n);
+  b.reserve(static_cast<long>(n) * (n - 1));
   const int phase = b.phase("all-to-all");
   for (int s = 0; s < n; ++s)
     for (int d = 0; d < n; ++d)

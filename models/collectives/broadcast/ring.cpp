@@ -14,6 +14,7 @@ Schedule build_broadcast_ring(const CollectiveRequest& request, const TopologyGr
   const int n = static_cast<int>(request.gpus.size());
   const int k = depth.depth;
   ScheduleBuilder b(request, "broadcast/ring", k);
+  b.reserve(depth.tasks);
   const int phase = b.phase("broadcast");
   Streams streams;
   for (int c = 0; c < k; ++c)

@@ -14,6 +14,7 @@ Schedule build_reduce_scatter_nvls(const CollectiveRequest& request, const Topol
   const int n = static_cast<int>(request.gpus.size());
   const int k = depth.depth;
   ScheduleBuilder b(request, "reduce_scatter/nvls", n * k);
+  b.reserve(depth.tasks);
   const int up = b.phase("switch-reduce"), down = b.phase("switch-scatter");
   const Endpoint plane = Endpoint::switch_plane(domain);
   Streams streams;

@@ -13,6 +13,7 @@ Schedule build_reduce_scatter_ring(const CollectiveRequest& request, const Topol
   const DepthChoice depth = planned_depth(graph, request);
   const int n = static_cast<int>(request.gpus.size());
   ScheduleBuilder b(request, "reduce_scatter/ring", n * depth.depth);
+  b.reserve(depth.tasks);
   std::vector<int> members(n);
   for (int i = 0; i < n; ++i) members[i] = i;
   ring_reduce_scatter(b, members, interleaved_segments(n, depth.depth), b.phase("reduce-scatter"));

@@ -14,6 +14,7 @@ Schedule build_send_recv_ring(const CollectiveRequest& request, const TopologyGr
   const int n = static_cast<int>(request.gpus.size());
   const int k = depth.depth;
   ScheduleBuilder b(request, "send_recv/ring", n * k);
+  b.reserve(depth.tasks);
   const int phase = b.phase("send-recv");
   Streams streams;
   for (int j = 0; j < k; ++j)

@@ -1,0 +1,121 @@
+// Bytes each rank sends and receives, against the closed forms of the seed course (section 7) and
+// nccl-tests' definitions; task counts against the budgets the engine's speed needs.
+#include <gtest/gtest.h>
+
+#include "collective_test_support.hpp"
+#include "models/collectives/registry.hpp"
+#include "models/collectives/schedule_check.hpp"
+
+namespace racksim {
+namespace {
+
+using test::make_request;
+
+Schedule build(CollectiveOp op, const std::string& algo, const TopologyGraph& g, std::vector<int> gpus,
+               std::uint64_t bytes) {
+  return build_schedule(make_request(op, algo, std::move(gpus), bytes), g);
+}
+
+// Ring all-reduce: every rank sends and receives 2(n-1)/n * S.
+TEST(Traffic, RingAllReduceMovesTwoNMinusOneOverNTimesS) {
+  const auto g = test::shipped("gb200-nvl72");
+  for (int n : {2, 8, 72}) {
+    const std::uint64_t S = 72ULL * 1024 * 1024;  // divisible by 2, 8 and 72
+    const auto t = schedule_traffic(build(CollectiveOp::all_reduce, "ring", g, test::first_gpus(n), S));
+    for (int r = 0; r < n; ++r) {
+      EXPECT_EQ(t.sent[r], 2 * (n - 1) * (S / n)) << "n=" << n << " rank " << r;
+      EXPECT_EQ(t.received[r], 2 * (n - 1) * (S / n));
+    }
+    EXPECT_EQ(t.switch_received, 0u);
+  }
+}
+
+// NVLS: each GPU sends S to the switch and receives S back; the switch takes n*S and multicasts n*S.
+TEST(Traffic, NvlsAllReduceSendsSUpAndReceivesSDown) {
+  const auto g = test::shipped("gb200-nvl72");
+  for (int n : {8, 72}) {
+    const std::uint64_t S = 1000003;
+    const auto t = schedule_traffic(build(CollectiveOp::all_reduce, "nvls", g, test::first_gpus(n), S));
+    for (int r = 0; r < n; ++r) {
+      EXPECT_EQ(t.sent[r], S);
+      EXPECT_EQ(t.received[r], S);
+    }
+    EXPECT_EQ(t.switch_received, n * S);
+    EXPECT_EQ(t.switch_sent, n * S);
+  }
+}
+
+TEST(Traffic, AllGatherReduceScatterAllToAllMoveNMinusOneOverN) {
+  const auto g = test::shipped("gb200-nvl72");
+  const int n = 8;
+  const std::uint64_t S = 8 * 4096;
+  const auto ag = schedule_traffic(build(CollectiveOp::all_gather, "ring", g, test::first_gpus(n), S));
+  const auto rs = schedule_traffic(build(CollectiveOp::reduce_scatter, "ring", g, test::first_gpus(n), S));
+  const auto a2a = schedule_traffic(build(CollectiveOp::all_to_all, "direct", g, test::first_gpus(n), S));
+  const auto ag_nvls = schedule_traffic(build(CollectiveOp::all_gather, "nvls", g, test::first_gpus(n), S));
+  const auto rs_nvls = schedule_traffic(build(CollectiveOp::reduce_scatter, "nvls", g, test::first_gpus(n), S));
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(ag.sent[r], (n - 1) * S / n);
+    EXPECT_EQ(ag.received[r], (n - 1) * S / n);
+    EXPECT_EQ(rs.sent[r], (n - 1) * S / n);
+    EXPECT_EQ(a2a.sent[r], (n - 1) * S / n);
+    EXPECT_EQ(a2a.received[r], (n - 1) * S / n);
+    EXPECT_EQ(ag_nvls.sent[r], S / n);            // its own piece, once
+    EXPECT_EQ(ag_nvls.received[r], (n - 1) * S / n);
+    EXPECT_EQ(rs_nvls.sent[r], S);                // its whole input to the switch
+    EXPECT_EQ(rs_nvls.received[r], S / n);        // only its reduced share
+  }
+}
+
+TEST(Traffic, BroadcastChainAndSendRecv) {
+  const auto g = test::shipped("gb200-nvl72");
+  const int n = 8;
+  const std::uint64_t S = 1000003;
+  CollectiveRequest r = make_request(CollectiveOp::broadcast, "ring", test::first_gpus(n), S);
+  r.root = 3;
+  const auto b = schedule_traffic(build_schedule(r, g));
+  for (int i = 0; i < n; ++i) {
+    EXPECT_EQ(b.received[i], i == 3 ? 0u : S) << i;
+    EXPECT_EQ(b.sent[i], i == 2 ? 0u : S) << i;   // the chain 3 -> 4 -> ... -> 2 ends at rank 2
+  }
+  const auto p = schedule_traffic(build(CollectiveOp::send_recv, "ring", g, test::first_gpus(n), S));
+  for (int i = 0; i < n; ++i) {
+    EXPECT_EQ(p.sent[i], S);
+    EXPECT_EQ(p.received[i], S);
+  }
+}
+
+// Hierarchical NVLS over D domains of d GPUs: a GPU sends S to the switch (reduce-scatter), its slice S/d
+// to the switch again (all-gather) and 2(D-1)/D * S/d over its NIC (outer ring).
+TEST(Traffic, HierarchicalSendsOnlyTheSliceAcrossDomains) {
+  const auto g = test::shipped("gb200-nvl72", 2);
+  const int d = 72, D = 2;
+  const std::uint64_t S = 144ULL * 1024 * 1024;  // S/d divisible by D
+  CollectiveRequest r = make_request(CollectiveOp::all_reduce, "hierarchical", test::first_gpus(d * D), S, S);
+  const auto t = schedule_traffic(build_schedule(r, g));
+  for (int i = 0; i < d * D; ++i) EXPECT_EQ(t.sent[i], S + S / d + 2 * (D - 1) * (S / d) / D) << i;
+}
+
+// The budgets: a 72-GPU ring all-reduce of 1 GiB at most ~20 k tasks, 576 GPUs hierarchical at most ~100 k.
+TEST(TaskCounts, WithinTheBudgets) {
+  const std::uint64_t GiB = 1ULL << 30;
+  const auto g1 = test::shipped("gb200-nvl72");
+  const Schedule ring = build(CollectiveOp::all_reduce, "ring", g1, test::first_gpus(72), GiB);
+  EXPECT_EQ(ring.tasks.size(), 2u * 71 * 72);  // 10 224: one task per rank per step
+  const Schedule nvls = build(CollectiveOp::all_reduce, "nvls", g1, test::first_gpus(72), GiB);
+  EXPECT_LE(nvls.tasks.size(), 20000u);
+  EXPECT_EQ(nvls.tasks.size() % 73, 0u);        // k chunks x (72 up + 1 multicast)
+  const Schedule tree = build(CollectiveOp::all_reduce, "tree", g1, test::first_gpus(72), GiB);
+  EXPECT_LE(tree.tasks.size(), 20000u);
+  const auto g8 = test::shipped("gb200-nvl72", 8);
+  for (const char* inner : {"nvls", "ring"}) {
+    CollectiveRequest r = make_request(CollectiveOp::all_reduce, "hierarchical", test::first_gpus(576), GiB);
+    r.inner_algorithm = inner;
+    const Schedule h = build_schedule(r, g8);
+    EXPECT_LE(h.tasks.size(), 100000u) << inner;
+    EXPECT_GT(h.tasks.size(), 8000u) << inner;  // the outer rings alone: 72 positions x 2 x 7 x 8
+  }
+}
+
+}  // namespace
+}  // namespace racksim
