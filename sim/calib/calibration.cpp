@@ -48,16 +48,44 @@ void check_algorithm_key(const std::string& key, const std::string& where, const
   }
 }
 
+FitSummary read_fit(JsonObjectReader& parent) {
+  FitSummary f;
+  if (!parent.has("fit")) return f;
+  JsonObjectReader r = parent.object("fit");
+  f.points = static_cast<int>(r.integer_in("points", 1, 100000000));
+  f.median_abs_error = r.non_negative("median_abs_error");
+  f.worst_abs_error = r.non_negative("worst_abs_error");
+  f.rms_log_residual = r.non_negative("rms_log_residual");
+  for (const char* key : {"data", "notes"}) {
+    const auto& a = r.array(key);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (!a[i].is_string()) r.fail(key, json_excerpt(a[i]), "an array of strings");
+      (std::string(key) == "data" ? f.data : f.notes).push_back(a[i].get<std::string>());
+    }
+  }
+  r.finish();
+  return f;
+}
+
+nlohmann::json fit_json(const FitSummary& f) {
+  return {{"points", f.points},
+          {"median_abs_error", f.median_abs_error},
+          {"worst_abs_error", f.worst_abs_error},
+          {"rms_log_residual", f.rms_log_residual},
+          {"data", f.data},
+          {"notes", f.notes}};
+}
+
 }  // namespace
 
 const LinkCalibration& Calibration::link(LinkKind kind) const {
-  static const LinkCalibration identity{1.0, 0.0, "identity (no calibration for this link kind)"};
+  static const LinkCalibration identity{1.0, 0.0, "identity (no calibration for this link kind)", {}};
   const auto it = links.find(kind);
   return it == links.end() ? identity : it->second;
 }
 
 const AlgorithmCalibration& Calibration::algorithm(const std::string& op_slash_algo) const {
-  static const AlgorithmCalibration identity{0.0, 0.0, 1.0, 0.0, "identity (no calibration for this algorithm)"};
+  static const AlgorithmCalibration identity{0.0, 0.0, 1.0, 0.0, "identity (no calibration for this algorithm)", {}};
   auto it = algorithms.find(op_slash_algo);
   if (it != algorithms.end()) return it->second;
   const auto slash = op_slash_algo.find('/');
@@ -89,6 +117,7 @@ Calibration calibration_from_json(const nlohmann::json& doc, const std::string& 
       l.bandwidth_efficiency = r.number_in_or("bandwidth_efficiency", 1e-6, 1.0, 1.0);
       l.extra_latency_us = r.non_negative_or("extra_latency_us", 0.0);
       l.source = non_empty_source(r);
+      l.fit = read_fit(r);
       r.finish();
       c.links[*kind] = l;
     }
@@ -105,6 +134,7 @@ Calibration calibration_from_json(const nlohmann::json& doc, const std::string& 
       a.bandwidth_efficiency = r.number_in_or("bandwidth_efficiency", 1e-6, 1.0, 1.0);
       a.half_efficiency_bytes = r.non_negative_or("half_efficiency_bytes", 0.0);
       a.source = non_empty_source(r);
+      a.fit = read_fit(r);
       r.finish();
       c.algorithms[key] = a;
     }
@@ -137,6 +167,8 @@ std::string calibration_to_json_text(const Calibration& c) {
     links[to_string(kind)] = {{"bandwidth_efficiency", l.bandwidth_efficiency},
                               {"extra_latency_us", l.extra_latency_us},
                               {"source", l.source}};
+  for (const auto& [kind, l] : c.links)
+    if (l.fit.points > 0) links[to_string(kind)]["fit"] = fit_json(l.fit);
   nlohmann::json algos = nlohmann::json::object();
   for (const auto& [key, a] : c.algorithms)
     algos[key] = {{"launch_overhead_us", a.launch_overhead_us},
@@ -144,6 +176,8 @@ std::string calibration_to_json_text(const Calibration& c) {
                   {"bandwidth_efficiency", a.bandwidth_efficiency},
                   {"half_efficiency_bytes", a.half_efficiency_bytes},
                   {"source", a.source}};
+  for (const auto& [key, a] : c.algorithms)
+    if (a.fit.points > 0) algos[key]["fit"] = fit_json(a.fit);
   doc["links"] = links;
   doc["algorithms"] = algos;
   return doc.dump(2) + "\n";

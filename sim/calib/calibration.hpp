@@ -4,15 +4,28 @@
 // peak with nominal latencies (the course's model inputs). Every parameter carries its source.
 #include <map>
 #include <string>
+#include <vector>
 
 #include "sim/topo/topology_spec.hpp"
 
 namespace racksim {
 
+// How an entry was fitted (optional, written by `racksim calibrate fit`; empty when set by hand):
+// the measurement series it came from and the fit's error on them.
+struct FitSummary {
+  int points = 0;                      // 0: no fit recorded
+  double median_abs_error = 0;         // |predicted / measured - 1| over the points
+  double worst_abs_error = 0;
+  double rms_log_residual = 0;         // sqrt(mean(log(predicted / measured)^2))
+  std::vector<std::string> data;       // measurement series (with their sources in the fit report)
+  std::vector<std::string> notes;      // parameters fixed and why, held-out errors
+};
+
 struct LinkCalibration {
   double bandwidth_efficiency = 1.0;  // achieved / vendor peak, in (0, 1]
   double extra_latency_us = 0.0;      // added to the topology's nominal latency
   std::string source;
+  FitSummary fit;
 };
 
 struct AlgorithmCalibration {
@@ -21,6 +34,7 @@ struct AlgorithmCalibration {
   double bandwidth_efficiency = 1.0;  // asymptotic, multiplies the link efficiency
   double half_efficiency_bytes = 0.0; // efficiency(S) = bandwidth_efficiency * S / (S + half): 0 = flat
   std::string source;
+  FitSummary fit;
   double efficiency_at(double bytes) const {
     return half_efficiency_bytes > 0 ? bandwidth_efficiency * bytes / (bytes + half_efficiency_bytes)
                                      : bandwidth_efficiency;

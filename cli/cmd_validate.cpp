@@ -1,0 +1,100 @@
+// racksim validate: predict every measured record (published, probes, nccl-tests logs) with a
+// calibration and with the vendor peaks; print the per-record errors and a summary, write
+// <out-dir>/validation.md and validation.json (scripts/plot_validation.py draws the PNG from the JSON).
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "models/calibration/collective_models.hpp"
+#include "models/calibration/nccl_tests_output.hpp"
+#include "models/calibration/probe_data.hpp"
+#include "models/calibration/published_data.hpp"
+#include "models/calibration/validation.hpp"
+#include "sim/core/errors.hpp"
+
+namespace racksim::cli {
+
+namespace {
+struct ValidateOptions {
+  std::vector<std::string> data, probes, nccl_tests;
+  std::string calibration = "default", out_dir = "out", model = "analytic", format = "text";
+  bool no_probes = false;
+};
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw InputError("--out-dir", "", "'" + path + "'", "a writable directory");
+  out << text;
+}
+
+// Every calibrate/data/<machine>-<date>/ directory holding probe JSON lines, sorted.
+std::vector<std::string> shipped_probe_dirs() {
+  namespace fs = std::filesystem;
+  const fs::path data = fs::path(racksim::calibration::default_published_path()).parent_path();
+  std::vector<std::string> dirs;
+  if (!fs::is_directory(data)) return dirs;
+  for (const auto& e : fs::directory_iterator(data)) {
+    if (!e.is_directory()) continue;
+    for (const auto& f : fs::directory_iterator(e.path()))
+      if (f.path().extension() == ".jsonl") {
+        dirs.push_back(e.path().string());
+        break;
+      }
+  }
+  std::sort(dirs.begin(), dirs.end());
+  return dirs;
+}
+}  // namespace
+
+static void add_validate_command(CLI::App& app, const GlobalOptions& global) {
+  auto opts = std::make_shared<ValidateOptions>();
+  auto* cmd = app.add_subcommand("validate", "predict measured records (published, probes, nccl-tests logs) with and "
+                                             "without calibration; print the errors, write validation.md/.json");
+  cmd->add_option("--data", opts->data,
+                  "published-measurements JSON (repeatable; default: calibrate/data/published_measurements.json; "
+                  "'none' for no published file)");
+  cmd->add_option("--probes", opts->probes,
+                  "probe directory, optionally DIR=SYSTEM (repeatable; default: every calibrate/data/*/ with .jsonl)");
+  cmd->add_flag("--no-probes", opts->no_probes, "do not read the shipped probe directories");
+  cmd->add_option("--nccl-tests", opts->nccl_tests, "nccl-tests output, optionally FILE=SYSTEM[/ALGORITHM] (repeatable)");
+  cmd->add_option("--calibration", opts->calibration, "calibration file, 'default' or 'none'");
+  cmd->add_option("--out-dir", opts->out_dir, "directory for validation.md and validation.json");
+  cmd->add_option("--model", opts->model, "collective model: analytic (fast) or engine (discrete-event)")
+      ->check(CLI::IsMember({"analytic", "engine"}));
+  add_format_option(*cmd, opts->format, "text", {"text", "json"});
+  cmd->callback([&global, opts] {
+    using namespace racksim::calibration;
+    MeasurementSet data;
+    std::vector<std::string> published = opts->data;
+    if (published.empty()) published.push_back(default_published_path());
+    for (const auto& d : published)
+      if (d != "none") data.append(load_published_measurements(d));
+    std::vector<std::string> probes = opts->probes;
+    if (probes.empty() && !opts->no_probes) probes = shipped_probe_dirs();
+    for (const auto& p : probes) data.append(load_probe_directory(p));
+    for (const auto& f : opts->nccl_tests) data.append(nccl_tests_measurements(f));
+    const Calibration cal = load_calibration(opts->calibration);
+    const Predictor predictor(global.topology_dir,
+                              opts->model == "engine" ? engine_collective_model() : analytic_collective_model(),
+                              opts->model);
+    const ValidationReport report = validate_measurements(data, predictor, cal);
+    std::filesystem::create_directories(opts->out_dir);
+    const std::string json = validation_json(report);
+    write_file(opts->out_dir + "/validation.json", json);
+    write_file(opts->out_dir + "/validation.md", validation_markdown(report));
+    if (opts->format == "json") {
+      std::cout << json;
+    } else {
+      std::cout << validation_text(report);
+      std::cout << "wrote " << opts->out_dir << "/validation.md and " << opts->out_dir
+                << "/validation.json (plot: /usr/bin/python3 scripts/plot_validation.py " << opts->out_dir
+                << "/validation.json)\n";
+    }
+  });
+}
+
+RACKSIM_REGISTER_COMMAND("validate", add_validate_command);
+
+}  // namespace racksim::cli

@@ -1,0 +1,121 @@
+// Fit report writers (Markdown and JSON) for fitter.hpp.
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "models/calibration/fitter.hpp"
+
+namespace racksim::calibration {
+
+namespace {
+std::string pct(double x) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f %%", 100 * x);
+  return b;
+}
+std::string num(double x, int digits = 4) {
+  if (!std::isfinite(x)) return "n/a";
+  char b[48];
+  std::snprintf(b, sizeof b, "%.*g", digits, x);
+  return b;
+}
+// Six significant digits: readable, and stable across platforms for byte-identical output.
+double round6(double v) {
+  if (v == 0 || !std::isfinite(v)) return std::isfinite(v) ? v : 0;
+  const double mag = std::ceil(std::log10(std::fabs(v)));
+  const double scale = std::pow(10.0, 6 - mag);
+  return std::round(v * scale) / scale;
+}
+}  // namespace
+
+std::string fit_report_markdown(const FitResult& r) {
+  std::ostringstream o;
+  o << "# Calibration fit: " << r.calibration.name << "\n\n";
+  o << "Produced by: " << r.calibration.source << "\n\n";
+  o << "## Parameters\n\n";
+  o << "| entry | parameter | value | std. error | points | median abs error | worst | rms log residual |\n";
+  o << "|---|---|---|---|---|---|---|---|\n";
+  for (const auto& f : r.fits) {
+    for (const auto& [name, value] : f.values) {
+      std::string se = "fixed";
+      for (const auto& [n2, s] : f.std_errors)
+        if (n2 == name) se = num(s, 3);
+      o << "| " << f.key << " | " << name << " | " << num(value, 5) << " | " << se << " | " << f.points << " | "
+        << pct(f.median_abs_error) << " | " << pct(f.worst_abs_error) << " | " << num(f.rms_log_residual, 3) << " |\n";
+    }
+  }
+  o << "\n## Data and notes per entry\n\n";
+  for (const auto& f : r.fits) {
+    o << "### " << f.key << (f.is_link ? " (link kind)" : " (algorithm)") << "\n\n";
+    o << "* fitted to " << f.points << " points:";
+    for (const auto& s : f.series) o << "\n  * " << s;
+    o << "\n* sources:";
+    for (const auto& s : f.sources) o << "\n  * " << s;
+    o << "\n";
+    for (const auto& s : f.fixed_parameters) o << "* fixed " << s << "\n";
+    for (const auto& s : f.notes) o << "* " << s << "\n";
+    o << "\n";
+  }
+  o << "## Held-out checks (fit without one machine, predict it)\n\n";
+  if (r.held_out.empty()) o << "None: no parameter set had training data from two machines.\n";
+  else {
+    o << "| entry | predicted machine | fitted on | points | median abs error | worst | < 64 MiB median (n) | >= 64 MiB median (n) | note |\n";
+    o << "|---|---|---|---|---|---|---|---|---|\n";
+    for (const auto& h : r.held_out)
+      o << "| " << h.key << " | " << h.left_out << " | " << h.trained_on << " | " << h.points << " | "
+        << pct(h.median_abs_error) << " | " << pct(h.worst_abs_error) << " | "
+        << (h.points_small ? pct(h.median_abs_error_small) : std::string("-")) << " (" << h.points_small << ") | "
+        << (h.points_large ? pct(h.median_abs_error_large) : std::string("-")) << " (" << h.points_large << ") | "
+        << h.note << " |\n";
+  }
+  o << "\n## Given but not fitted to\n\n";
+  for (const auto& s : r.ignored) o << "* " << s << "\n";
+  return o.str();
+}
+
+std::string fit_report_json(const FitResult& r) {
+  nlohmann::json doc;
+  doc["calibration"] = r.calibration.name;
+  doc["produced_by"] = r.calibration.source;
+  nlohmann::json fits = nlohmann::json::array();
+  for (const auto& f : r.fits) {
+    nlohmann::json j;
+    j["key"] = f.key;
+    j["kind"] = f.is_link ? "link" : "algorithm";
+    nlohmann::json values = nlohmann::json::object();
+    for (const auto& [n, v] : f.values) values[n] = round6(v);
+    j["values"] = values;
+    nlohmann::json se = nlohmann::json::object();
+    for (const auto& [n, v] : f.std_errors) se[n] = std::isfinite(v) ? nlohmann::json(round6(v)) : nlohmann::json(nullptr);
+    j["std_errors"] = se;
+    j["free_parameters"] = f.free_parameters;
+    j["fixed_parameters"] = f.fixed_parameters;
+    j["series"] = f.series;
+    j["sources"] = f.sources;
+    j["points"] = f.points;
+    j["median_abs_error"] = round6(f.median_abs_error);
+    j["worst_abs_error"] = round6(f.worst_abs_error);
+    j["rms_log_residual"] = round6(f.rms_log_residual);
+    j["notes"] = f.notes;
+    fits.push_back(j);
+  }
+  doc["fits"] = fits;
+  nlohmann::json held = nlohmann::json::array();
+  for (const auto& h : r.held_out)
+    held.push_back({{"key", h.key},
+                    {"left_out", h.left_out},
+                    {"trained_on", h.trained_on},
+                    {"points", h.points},
+                    {"median_abs_error", round6(h.median_abs_error)},
+                    {"worst_abs_error", round6(h.worst_abs_error)},
+                    {"points_below_64MiB", h.points_small},
+                    {"median_abs_error_below_64MiB", round6(h.median_abs_error_small)},
+                    {"points_at_or_above_64MiB", h.points_large},
+                    {"median_abs_error_at_or_above_64MiB", round6(h.median_abs_error_large)},
+                    {"note", h.note}});
+  doc["held_out"] = held;
+  doc["ignored"] = r.ignored;
+  return doc.dump(2) + "\n";
+}
+
+}  // namespace racksim::calibration

@@ -1,0 +1,466 @@
+#include "models/calibration/fitter.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "models/calibration/least_squares.hpp"
+#include "models/collectives/registry.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/core/units.hpp"
+
+namespace racksim::calibration {
+
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::string pct(double x) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f %%", 100 * x);
+  return b;
+}
+std::string num(double x, int digits = 4) {
+  char b[48];
+  std::snprintf(b, sizeof b, "%.*g", digits, x);
+  return b;
+}
+
+// Fitted values are stored to 4 significant digits: far below their uncertainty, and the calibration
+// file stays readable and identical across platforms.
+double sig4(double v) {
+  if (v == 0 || !std::isfinite(v)) return v;
+  const double scale = std::pow(10.0, 4 - std::ceil(std::log10(std::fabs(v))));
+  return std::round(v * scale) / scale;
+}
+
+struct Errors {
+  double rms_log = 0, median_abs = 0, worst_abs = 0;
+  int n = 0, n_small = 0, n_large = 0;
+  double median_small = 0, median_large = 0;
+};
+
+Errors errors_of(const std::vector<const Measurement*>& pts, const Predictor& p, const Calibration& c) {
+  Errors e;
+  std::vector<double> abs_all, small, large;
+  double ss = 0;
+  for (const Measurement* m : pts) {
+    const double pred = p.reported_time_s(*m, c);
+    const double err = pred / m->time_s - 1;
+    ss += std::pow(std::log(pred / m->time_s), 2);
+    abs_all.push_back(std::fabs(err));
+    (m->bytes < kLargeMessageBytes ? small : large).push_back(std::fabs(err));
+  }
+  e.n = static_cast<int>(pts.size());
+  if (e.n == 0) return e;
+  e.rms_log = std::sqrt(ss / e.n);
+  e.median_abs = median(abs_all);
+  e.worst_abs = *std::max_element(abs_all.begin(), abs_all.end());
+  e.n_small = static_cast<int>(small.size());
+  e.n_large = static_cast<int>(large.size());
+  e.median_small = median(small);
+  e.median_large = median(large);
+  return e;
+}
+
+std::vector<std::string> series_of(const std::vector<const Measurement*>& pts, std::vector<std::string>* sources) {
+  std::vector<std::string> out;
+  std::set<std::string> seen, seen_src;
+  for (const Measurement* m : pts) {
+    if (seen.insert(m->series).second) out.push_back(m->series);
+    if (sources && seen_src.insert(m->source).second) sources->push_back(m->source);
+  }
+  return out;
+}
+
+std::string summary_source(const std::string& head, const ParameterFit& f) {
+  std::string s = head + ": " + std::to_string(f.points) + " points of " + std::to_string(f.series.size()) +
+                  " series (";
+  for (std::size_t i = 0; i < f.series.size(); ++i) s += (i ? "; " : "") + f.series[i];
+  s += "); median |error| " + pct(f.median_abs_error) + ", worst " + pct(f.worst_abs_error) +
+       ", rms log residual " + num(f.rms_log_residual, 3);
+  if (!f.fixed_parameters.empty()) {
+    s += "; fixed: ";
+    for (std::size_t i = 0; i < f.fixed_parameters.size(); ++i) s += (i ? "; " : "") + f.fixed_parameters[i];
+  }
+  return s;
+}
+
+// ---- links -----------------------------------------------------------------------------------------
+
+struct LinkPoint {
+  const Measurement* m;
+  TransferRoute route;
+};
+
+LinkCalibration fit_link(const std::vector<LinkPoint>& pts, ParameterFit& report) {
+  bool any_sized = false;
+  for (const auto& p : pts) any_sized = any_sized || !p.m->bytes_assumed;
+  std::vector<std::vector<double>> rows;
+  std::vector<double> y, w;
+  for (const auto& p : pts) {
+    const double x = p.m->bytes / p.route.bottleneck_Bps;  // seconds at the vendor peak
+    if (any_sized) {
+      rows.push_back({p.m->bytes_assumed ? 0.0 : 1.0, x});
+      y.push_back(p.m->bytes_assumed ? p.m->time_s : p.m->time_s - p.m->timer_floor_s - p.route.latency_s);
+    } else {
+      rows.push_back({x});
+      y.push_back(p.m->time_s);
+    }
+    w.push_back(1 / p.m->time_s);
+  }
+  const LinearFit fit = weighted_least_squares(rows, y, w);
+  LinkCalibration lc;
+  const double inv_eff = fit.coefficients.back();
+  lc.bandwidth_efficiency = inv_eff > 0 ? 1 / inv_eff : 1;
+  report.free_parameters.push_back("bandwidth_efficiency");
+  if (lc.bandwidth_efficiency > 1) {
+    report.notes.push_back("fitted efficiency " + num(lc.bandwidth_efficiency) +
+                           " is above the vendor peak: capped at 1 (the topology's bandwidth is too low)");
+    lc.bandwidth_efficiency = 1;
+  }
+  const double se_inv = fit.std_errors.back();
+  report.std_errors.push_back({"bandwidth_efficiency", std::isfinite(se_inv) ? se_inv / (inv_eff * inv_eff) : se_inv});
+  if (any_sized) {
+    const double alpha_us = units::s_to_us(fit.coefficients[0]);
+    report.free_parameters.push_back("extra_latency_us");
+    report.std_errors.push_back({"extra_latency_us", units::s_to_us(fit.std_errors[0])});
+    if (alpha_us < 0) {
+      report.notes.push_back("fitted extra latency " + num(alpha_us) +
+                             " us is negative (the nominal latency already exceeds what was measured): kept 0");
+    }
+    lc.extra_latency_us = std::max(0.0, alpha_us);
+  } else {
+    report.fixed_parameters.push_back("extra_latency_us = 0: bandwidth-only records (no size sweep) say nothing about latency");
+  }
+  lc.bandwidth_efficiency = sig4(lc.bandwidth_efficiency);
+  lc.extra_latency_us = sig4(lc.extra_latency_us);
+  report.values = {{"bandwidth_efficiency", lc.bandwidth_efficiency}, {"extra_latency_us", lc.extra_latency_us}};
+  return lc;
+}
+
+// ---- algorithms ------------------------------------------------------------------------------------
+
+const char* const kAlgoParams[] = {"bandwidth_efficiency", "launch_overhead_us", "half_efficiency_bytes", "step_overhead_us"};
+const double kAlgoInitial[] = {0.7, 10.0, 0.0, 0.0};
+const double kAlgoLower[] = {1e-3, 0.0, 0.0, 0.0};
+const double kAlgoUpper[] = {1.0, 1000.0, 4.0 * 1024 * 1024 * 1024, 100.0};
+const double kAlgoScale[] = {0.1, 10.0, 1024.0 * 1024, 1.0};
+const double kAlgoIdentity[] = {1.0, 0.0, 0.0, 0.0};
+
+AlgorithmCalibration algo_from(const double v[4]) {
+  AlgorithmCalibration a;
+  a.bandwidth_efficiency = v[0];
+  a.launch_overhead_us = v[1];
+  a.half_efficiency_bytes = v[2];
+  a.step_overhead_us = v[3];
+  return a;
+}
+
+AlgorithmCalibration fit_algorithm(const std::string& key, const std::vector<const Measurement*>& pts,
+                                   const Predictor& predictor, const Calibration& base, ParameterFit& report) {
+  std::vector<int> free = {0, 1, 2, 3};
+  double fixed_value[4] = {kAlgoIdentity[0], kAlgoIdentity[1], kAlgoIdentity[2], kAlgoIdentity[3]};
+  // Fewer points than parameters cannot determine them: keep the efficiency (and the launch overhead
+  // when at least two sizes were measured).
+  std::set<double> sizes;
+  for (const Measurement* m : pts) sizes.insert(m->bytes);
+  Calibration work = base;
+  NonlinearFit nl;
+  while (true) {
+    NonlinearProblem pb;
+    for (int j : free) {
+      pb.names.push_back(kAlgoParams[j]);
+      pb.initial.push_back(kAlgoInitial[j]);
+      pb.lower.push_back(kAlgoLower[j]);
+      pb.upper.push_back(kAlgoUpper[j]);
+      pb.scale.push_back(kAlgoScale[j]);
+    }
+    pb.residuals = [&](const std::vector<double>& x) {
+      double v[4] = {fixed_value[0], fixed_value[1], fixed_value[2], fixed_value[3]};
+      for (std::size_t i = 0; i < free.size(); ++i) v[free[i]] = x[i];
+      AlgorithmCalibration a = algo_from(v);
+      a.source = "fit in progress";
+      work.algorithms[key] = a;
+      std::vector<double> r;
+      r.reserve(pts.size());
+      for (const Measurement* m : pts) r.push_back(std::log(predictor.reported_time_s(*m, work) / m->time_s));
+      return r;
+    };
+    nl = levenberg_marquardt(pb);
+    // Which free parameter (lowest priority first) do the data fail to determine?
+    int drop = -1;
+    std::string why;
+    const int priority[] = {3, 2, 1};
+    for (int j : priority) {
+      const auto it = std::find(free.begin(), free.end(), j);
+      if (it == free.end()) continue;
+      const std::size_t i = static_cast<std::size_t>(it - free.begin());
+      const double se = nl.std_errors[i], v = nl.values[i];
+      if (static_cast<int>(free.size()) > static_cast<int>(sizes.size())) {
+        drop = j;
+        why = std::to_string(sizes.size()) + " distinct size(s) cannot determine " + std::to_string(free.size()) + " parameters";
+      } else if (!std::isfinite(se)) {
+        drop = j;
+        why = "not determined by these data (no independent effect on the predictions)";
+      } else {
+        for (std::size_t k = 0; k < free.size(); ++k) {
+          const double c = nl.correlation[i][k];
+          if (k != i && std::isfinite(c) && std::fabs(c) > 0.99) {
+            drop = j;
+            why = "|correlation| with " + std::string(kAlgoParams[free[k]]) + " = " + num(std::fabs(c), 4) +
+                  " (the data cannot tell them apart)";
+            break;
+          }
+        }
+        if (drop < 0 && se > std::max(std::fabs(v), 1e-9 * kAlgoScale[j])) {
+          drop = j;
+          why = "standard error " + num(se, 3) + " exceeds the value " + num(v, 3);
+        }
+      }
+      if (drop >= 0) break;
+    }
+    if (drop < 0) break;
+    free.erase(std::find(free.begin(), free.end(), drop));
+    report.fixed_parameters.push_back(std::string(kAlgoParams[drop]) + " = " + num(kAlgoIdentity[drop]) + ": " + why);
+  }
+  double v[4] = {fixed_value[0], fixed_value[1], fixed_value[2], fixed_value[3]};
+  for (std::size_t i = 0; i < free.size(); ++i) {
+    v[free[i]] = nl.values[i];
+    report.free_parameters.push_back(kAlgoParams[free[i]]);
+    report.std_errors.push_back({kAlgoParams[free[i]], nl.std_errors[i]});
+    if (nl.at_bound[i])
+      report.notes.push_back(std::string(kAlgoParams[free[i]]) + " ended at its bound " + num(nl.values[i]) +
+                             ": the model's structure, not this parameter, limits the fit there");
+  }
+  if (!nl.converged) report.notes.push_back("Levenberg-Marquardt stopped after " + std::to_string(nl.iterations) + " iterations without converging");
+  for (int j = 0; j < 4; ++j) {
+    v[j] = sig4(v[j]);
+    report.values.push_back({kAlgoParams[j], v[j]});
+  }
+  return algo_from(v);
+}
+
+// Entries the data did not reach, each with the reason: link kinds stay at identity; an algorithm fitted
+// for one op lends its values to the same algorithm of the other ops ("*/algo"); algorithms never
+// measured take all_reduce/ring's values, so that 'auto' does not favour an algorithm only because it
+// is uncalibrated (both are assumptions, said so in the entry's source).
+void complete_calibration(Calibration& c) {
+  for (LinkKind k : {LinkKind::nvlink, LinkKind::c2c, LinkKind::pcie, LinkKind::cpu_cpu, LinkKind::nic, LinkKind::ib})
+    if (!c.links.count(k))
+      c.links[k] = LinkCalibration{1.0, 0.0,
+                                   "not fitted: no measurement had this link kind as its bottleneck (identity: "
+                                   "vendor peak, nominal latency)",
+                                   {}};
+  std::map<std::string, std::string> fitted;  // algo -> the op/algo key it was fitted as
+  for (const auto& [key, a] : c.algorithms) {
+    const std::string algo = key.substr(key.find('/') + 1);
+    if (key[0] != '*' && !fitted.count(algo)) fitted[algo] = key;
+  }
+  for (const auto& [algo, key] : fitted) {
+    if (c.algorithms.count("*/" + algo)) continue;
+    AlgorithmCalibration a = c.algorithms[key];
+    a.fit = FitSummary{};
+    a.source = "assumption: no measurement of " + algo + " for this op; takes the values fitted for " + key;
+    c.algorithms["*/" + algo] = a;
+  }
+  const auto ring = c.algorithms.find("all_reduce/ring");
+  if (ring == c.algorithms.end()) return;
+  std::set<std::string> names;
+  for (const std::string& op : collective_op_names())
+    for (const auto& n : algorithm_names(collective_op_from_string(op))) names.insert(n);
+  for (const auto& n : names) {
+    if (fitted.count(n) || c.algorithms.count("*/" + n)) continue;
+    AlgorithmCalibration a = ring->second;
+    a.fit = FitSummary{};
+    a.source = "assumption: no measurement of " + n +
+               "; takes the values fitted for all_reduce/ring (the same NCCL protocols over the same links), so "
+               "that 'auto' does not pick it only for being uncalibrated";
+    c.algorithms["*/" + n] = a;
+  }
+}
+
+}  // namespace
+
+bool is_training_measurement(const Measurement& m, bool kind_has_measured_data, std::string* why) {
+  auto no = [&](const std::string& reason) {
+    if (why) *why = reason;
+    return false;
+  };
+  if (m.confidence == "low") return no("confidence low: validation only");
+  if (m.kind == MeasurementKind::collective && m.algorithm == "auto")
+    return no("algorithm not stated (auto): validation only");
+  if (m.kind == MeasurementKind::memory) return no("HBM streaming: the calibration has no memory term");
+  if (kind_has_measured_data && m.confidence != "measured")
+    return no("this kind has measurements of our own: published records are validation only");
+  return true;
+}
+
+FitResult fit_calibration(const std::vector<Measurement>& data, const Predictor& predictor, const FitOptions& options) {
+  FitResult res;
+  res.calibration.name = options.name;
+  res.calibration.source = options.source.empty() ? "racksim calibrate fit" : options.source;
+  std::map<std::string, std::string> ignored;  // series -> reason
+  auto ignore = [&](const Measurement& m, const std::string& reason) {
+    ignored.emplace(m.series + " [" + m.system + "]", reason);
+  };
+
+  // ---- links, grouped by bottleneck kind ----
+  std::map<LinkKind, std::vector<LinkPoint>> by_kind;
+  for (const auto& m : data) {
+    if (m.kind != MeasurementKind::transfer) continue;
+    try {
+      by_kind[predictor.transfer_route(m).bottleneck_kind].push_back({&m, predictor.transfer_route(m)});
+    } catch (const InputError& e) {
+      ignore(m, std::string("not expressible: ") + e.what());
+    }
+  }
+  for (auto& [kind, all] : by_kind) {
+    bool measured = false;
+    for (const auto& p : all) measured = measured || p.m->confidence == "measured";
+    std::vector<LinkPoint> train;
+    for (const auto& p : all) {
+      std::string why;
+      if (is_training_measurement(*p.m, measured, &why)) train.push_back(p);
+      else ignore(*p.m, why);
+    }
+    if (train.empty()) continue;
+    ParameterFit f;
+    f.key = to_string(kind);
+    f.is_link = true;
+    LinkCalibration lc = fit_link(train, f);
+    std::vector<const Measurement*> tp;
+    for (const auto& p : train) tp.push_back(p.m);
+    f.series = series_of(tp, &f.sources);
+    res.calibration.links[kind] = lc;
+    const Errors e = errors_of(tp, predictor, res.calibration);
+    f.points = e.n;
+    f.rms_log_residual = e.rms_log;
+    f.median_abs_error = e.median_abs;
+    f.worst_abs_error = e.worst_abs;
+    res.calibration.links[kind].source = summary_source("racksim calibrate fit (bandwidth x efficiency, latency + extra)", f);
+    res.fits.push_back(std::move(f));
+    // Held-out: leave one machine out (links fitted on the rest; the full fit stays in the calibration).
+    std::set<std::string> machines;
+    for (const auto& p : train) machines.insert(p.m->measured_on);
+    if (options.held_out && machines.size() >= 2) {
+      for (const auto& left : machines) {
+        std::vector<LinkPoint> rest;
+        std::vector<const Measurement*> out;
+        std::string trained;
+        std::set<std::string> trained_set;
+        for (const auto& p : train) {
+          if (p.m->measured_on == left) out.push_back(p.m);
+          else {
+            rest.push_back(p);
+            if (trained_set.insert(p.m->measured_on).second) trained += (trained.empty() ? "" : "; ") + p.m->measured_on;
+          }
+        }
+        ParameterFit scratch;
+        Calibration cv = res.calibration;
+        cv.links[kind] = fit_link(rest, scratch);
+        const Errors e2 = errors_of(out, predictor, cv);
+        res.held_out.push_back({to_string(kind), left, trained, e2.n, e2.median_abs, e2.worst_abs, e2.n_small,
+                                e2.n_large, e2.median_small, e2.median_large, ""});
+      }
+    }
+  }
+
+  // ---- algorithms ----
+  std::map<std::string, std::vector<const Measurement*>> by_algo;
+  for (const auto& m : data) {
+    if (m.kind == MeasurementKind::memory) {
+      ignore(m, "HBM streaming: the calibration has no memory term (validated against the topology's HBM peak)");
+      continue;
+    }
+    if (m.kind != MeasurementKind::collective) continue;
+    std::string why;
+    if (!is_training_measurement(m, false, &why)) {
+      ignore(m, why);
+      continue;
+    }
+    try {
+      predictor.time_s(m, res.calibration);
+    } catch (const std::exception& e) {
+      ignore(m, std::string("not expressible: ") + e.what());
+      continue;
+    }
+    by_algo[std::string(to_string(m.op)) + "/" + m.algorithm].push_back(&m);
+  }
+  for (const auto& [key, pts] : by_algo) {
+    ParameterFit f;
+    f.key = key;
+    AlgorithmCalibration a = fit_algorithm(key, pts, predictor, res.calibration, f);
+    f.series = series_of(pts, &f.sources);
+    res.calibration.algorithms[key] = a;
+    const Errors e = errors_of(pts, predictor, res.calibration);
+    f.points = e.n;
+    f.rms_log_residual = e.rms_log;
+    f.median_abs_error = e.median_abs;
+    f.worst_abs_error = e.worst_abs;
+    res.calibration.algorithms[key].source = summary_source("racksim calibrate fit (Levenberg-Marquardt through the collective model)", f);
+    res.fits.push_back(std::move(f));
+    std::set<std::string> machines;
+    for (const Measurement* m : pts) machines.insert(m->measured_on);
+    if (options.held_out && machines.size() >= 2) {
+      for (const auto& left : machines) {
+        std::vector<const Measurement*> rest, out;
+        std::string trained;
+        std::set<std::string> trained_set;
+        for (const Measurement* m : pts) {
+          if (m->measured_on == left) out.push_back(m);
+          else {
+            rest.push_back(m);
+            if (trained_set.insert(m->measured_on).second) trained += (trained.empty() ? "" : "; ") + m->measured_on;
+          }
+        }
+        ParameterFit scratch;
+        Calibration cv = res.calibration;
+        cv.algorithms[key] = fit_algorithm(key, rest, predictor, res.calibration, scratch);
+        const Errors e2 = errors_of(out, predictor, cv);
+        HeldOutResult h{key, left, trained, e2.n, e2.median_abs, e2.worst_abs, e2.n_small, e2.n_large,
+                        e2.median_small, e2.median_large, ""};
+        if (!scratch.fixed_parameters.empty()) {
+          h.note = "fitted on the rest with ";
+          for (std::size_t i = 0; i < scratch.fixed_parameters.size(); ++i)
+            h.note += (i ? "; " : "") + scratch.fixed_parameters[i].substr(0, scratch.fixed_parameters[i].find(':'));
+        }
+        res.held_out.push_back(std::move(h));
+      }
+    }
+  }
+  // Record each fit in its calibration entry (points, errors, data, fixed parameters, held-out errors).
+  for (const auto& f : res.fits) {
+    FitSummary fs;
+    fs.points = f.points;
+    fs.median_abs_error = sig4(f.median_abs_error);
+    fs.worst_abs_error = sig4(f.worst_abs_error);
+    fs.rms_log_residual = sig4(f.rms_log_residual);
+    fs.data = f.series;
+    for (const auto& x : f.fixed_parameters) fs.notes.push_back("fixed " + x);
+    for (const auto& x : f.notes) fs.notes.push_back(x);
+    for (const auto& h : res.held_out)
+      if (h.key == f.key)
+        fs.notes.push_back("held out: " + h.left_out + " predicted from " + h.trained_on + ": median |error| " +
+                           pct(h.median_abs_error) + ", worst " + pct(h.worst_abs_error) + " over " +
+                           std::to_string(h.points) + " points" + (h.note.empty() ? "" : " (" + h.note + ")"));
+    if (f.is_link) {
+      const auto kind = link_kind_from_string(f.key);
+      if (kind) res.calibration.links[*kind].fit = fs;
+    } else {
+      res.calibration.algorithms[f.key].fit = fs;
+    }
+  }
+  complete_calibration(res.calibration);
+  for (const auto& [series, reason] : ignored) res.ignored.push_back(series + ": " + reason);
+  return res;
+}
+
+}  // namespace racksim::calibration

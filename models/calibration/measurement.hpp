@@ -1,0 +1,68 @@
+#pragma once
+// One measured number racksim can predict, in one shape whatever it came from (a published record, a
+// probe JSON line, an nccl-tests row): what ran where, how many bytes, how long it took. The fitter
+// learns calibration parameters from these; `racksim validate` predicts each and reports the error.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/collectives/collective.hpp"
+
+namespace racksim::calibration {
+
+enum class MeasurementKind {
+  collective,  // an NCCL collective on `gpus` of `system`
+  transfer,    // one copy from `src` to `dst` (copy engine or SM loads), over the route between them
+  memory,      // a GPU streaming its own HBM (`memory_op`: traffic counted as the source counts it)
+};
+const char* to_string(MeasurementKind kind);
+
+struct Measurement {
+  std::string id;           // unique and stable: "published#17", "<probe dir>/copy_bandwidth.jsonl:23", "<file>:41"
+  std::string series;       // the sweep the point belongs to (plots, held-out splits, per-sweep summaries)
+  MeasurementKind kind = MeasurementKind::collective;
+  std::string system;       // racksim system id (topologies/<id>.json)
+  int racks = 1;
+  std::string measured_on;  // the source's own words for the machine
+
+  // collective
+  CollectiveOp op = CollectiveOp::all_reduce;
+  std::string algorithm;    // racksim algorithm name ("ring", "nvls", "tree", "auto")
+  std::vector<int> gpus;    // global GPU indices of the ranks
+
+  // transfer: graph vertex names or aliases ("cpu0", "gpu1"); engine "copy" or "sm"
+  std::string src, dst, engine;
+  // memory: "read", "write", "copy", "triad", ... (what the source measured)
+  std::string memory_op;
+
+  double bytes = 0;          // nccl-tests size for collectives; bytes moved for transfers; traffic for memory
+  bool bytes_assumed = false;  // the source gives a bandwidth without a size: `bytes` is racksim's stand-in
+  double time_s = 0;         // measured time (derived as bytes / bandwidth when only a bandwidth was given)
+  double reported_GBps = 0;  // the bandwidth the source printed: busbw for collectives, GB/s otherwise
+  bool time_derived = false; // time_s came from reported_GBps (not printed by the source)
+  double timer_floor_s = 0;  // measurement overhead inside time_s (probes: an empty CUDA event pair)
+
+  std::string source;        // where the number is published or which file holds it
+  std::string confidence;    // "high" | "medium" | "low" (published records), "measured" (probe files)
+  std::string nccl_version;
+  std::string note;
+};
+
+// A record that no racksim system can express, with the reason.
+struct SkippedRecord {
+  std::string id;
+  std::string what;    // short description of the record
+  std::string reason;
+};
+
+struct MeasurementSet {
+  std::vector<Measurement> measurements;
+  std::vector<SkippedRecord> skipped;
+  void append(MeasurementSet other);
+};
+
+// Size bands used in summaries: "< 1 MiB", "1-64 MiB", ">= 64 MiB" (the validation bounds split at 64 MiB).
+std::string size_band(double bytes);
+inline constexpr double kLargeMessageBytes = 64.0 * 1024 * 1024;
+
+}  // namespace racksim::calibration

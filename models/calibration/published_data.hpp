@@ -1,0 +1,25 @@
+#pragma once
+// Reads published_measurements.json (records of public NCCL and bandwidth measurements, each with its
+// `source`; a copy lives in calibrate/data/) and maps every record onto a racksim system: system id,
+// racks, ranks, algorithm. A record no system can express is returned as skipped, with the reason.
+#include <string>
+
+#include "models/calibration/measurement.hpp"
+
+namespace racksim::calibration {
+
+// The published file shipped with the repository (calibrate/data/published_measurements.json).
+std::string default_published_path();
+
+// Strict: unknown keys, a record_type other than "collective"/"probe", or a malformed value are
+// InputErrors naming the file and the JSON pointer.
+MeasurementSet load_published_measurements(const std::string& path);
+
+// Size at which a record that states only a peak bandwidth is evaluated (8 GiB: the top of the
+// nccl-tests sweeps in the same file; an assumption, reported with each such record).
+inline constexpr double kAssumedPeakCollectiveBytes = 8.0 * 1024 * 1024 * 1024;
+// Size at which a bandwidth-only copy or memory record is evaluated (1 GiB: large enough that latency
+// is < 0.1 % of the time on every link racksim models; an assumption, reported with each record).
+inline constexpr double kAssumedTransferBytes = 1024.0 * 1024 * 1024;
+
+}  // namespace racksim::calibration
