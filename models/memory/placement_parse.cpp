@@ -120,8 +120,8 @@ class Parser {
       case AllocKind::cpu: parse_cpu_policy(arg, r, first_cpu); break;
       case AllocKind::cuda: {
         if (arg.empty()) fail(text_, "cuda needs a GPU as its 4th field: NAME:cuda:SIZE:gpuN (" + gpu_list() + ")");
-        const int n = node(arg);
-        if (tray_.node(n).kind != NodeKind::gpu) fail(arg, "cuda takes a GPU (" + gpu_list() + "), not a policy or CPU node");
+        const int n = arg.find_first_of("=,@") == std::string::npos ? node(arg) : -1;
+        if (n < 0 || tray_.node(n).kind != NodeKind::gpu) fail(arg, "cuda takes a GPU (" + gpu_list() + "), not a policy or CPU node");
         r.toucher = n;
         break;
       }
