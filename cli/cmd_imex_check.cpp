@@ -12,7 +12,7 @@ namespace racksim::cli {
 
 namespace {
 struct ImexOptions {
-  std::string system, format, nccl_version = "2.28.9", host_channels = "0", container_channels = "0", bytes = "1G";
+  std::string system, format, nccl_version = "2.28.9", host_channels = "0", container_channels = "0", bytes = "1G", calibration = "default";
   std::optional<int> racks;
   std::optional<std::string> trays, gpus, imex_stopped, imex_not_installed, trays_down, share;
   std::vector<std::string> imex_domains, partitions, fabric_states;
@@ -48,6 +48,7 @@ static void add_imex_check_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--nccl-mnnvl-enable", o->mnnvl_enable, "NCCL_MNNVL_ENABLE: 0, 1 or 2 (auto, default)")->check(CLI::Range(0, 2));
   cmd->add_flag("--nccl-p2p-disable", o->p2p_disable, "NCCL_P2P_DISABLE=1 (implies NCCL_MNNVL_ENABLE=0)");
   cmd->add_option("--bytes", o->bytes, "all_reduce size per rank for the bandwidth estimate (default 1G)");
+  cmd->add_option("--calibration", o->calibration, "calibration for the analytic estimates: default, none or a JSON path");
   cmd->add_option("--share", o->share, "also share a buffer EXPORTER:IMPORTER[:auto|fd|fabric] (global GPU indices)");
   cmd->add_flag("--all-gpus", o->all_gpus, "list every GPU's fabric state, not only the job's");
   add_format_option(*cmd, o->format, "text", {"text", "json"});
@@ -86,6 +87,7 @@ static void add_imex_check_command(CLI::App& app, const GlobalOptions& global) {
     job.nccl.p2p_disable = o->p2p_disable;
     job.channel = o->channel;
     job.bytes = units::parse_bytes(o->bytes, "--bytes");
+    job.calibration = o->calibration;
     ImexReport r;
     r.system = spec.id;
     r.racks = graph.racks();

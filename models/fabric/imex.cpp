@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "models/fabric/mnnvl_estimate.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/units.hpp"
 #include "sim/topo/topology_graph.hpp"
@@ -249,15 +250,25 @@ JobVerdict check_job(const TopologyGraph& graph, const FabricInputs& in, const J
   const double S = static_cast<double>(job.bytes);
   const int n = static_cast<int>(job.gpus.size());
   const int per_tray = static_cast<int>((n + by_tray.size() - 1) / by_tray.size());
-  v.nvlink_allreduce_s = L.nvlink_Bps > 0 ? 2.0 * (n - 1) / n * S / L.nvlink_Bps : INFINITY;
-  v.ib_allreduce_s = grouped_allreduce_s(S, per_tray, static_cast<int>(by_tray.size()), L.nvlink_Bps, L.nic_Bps);
-  v.estimate_note = "bandwidth-only estimate (seed s7 Fig 4 form, vendor peaks, no latency): NVLink " +
-                    fmt::format("{:.0f}", units::Bps_to_GBps(L.nvlink_Bps)) + " GB/s per GPU, NIC " +
-                    fmt::format("{:.0f}", units::Bps_to_GBps(L.nic_Bps)) +
-                    " GB/s per GPU; TODO: models/analytic analytic_collective once implemented";
+  v.bw_nvlink_s = L.nvlink_Bps > 0 ? 2.0 * (n - 1) / n * S / L.nvlink_Bps : INFINITY;
+  v.bw_ib_s = grouped_allreduce_s(S, per_tray, static_cast<int>(by_tray.size()), L.nvlink_Bps, L.nic_Bps);
+  const Calibration cal = load_calibration(job.calibration);
+  v.calibration = cal.name;
+  const AllReduceEstimate with = allreduce_with_mnnvl(graph, job.gpus, job.bytes, cal);
+  const AllReduceEstimate without = allreduce_without_mnnvl(graph, job.gpus, job.bytes, cal);
+  v.nvlink_allreduce_s = with.seconds >= 0 ? with.seconds : v.bw_nvlink_s;
+  v.ib_allreduce_s = without.seconds >= 0 ? without.seconds : v.bw_ib_s;
+  v.nvlink_algorithm = with.algorithm;
+  v.ib_algorithm = without.algorithm;
+  v.estimate_note = "analytic model (models/analytic, alpha-beta, calibration '" + cal.name + "'): with MNNVL " +
+                    with.algorithm + ", without MNNVL (one NVLink domain per tray, NICs between) " + without.algorithm +
+                    fmt::format("; bandwidth-only (seed s7 Fig 4 form, NVLink {:.0f} GB/s, NIC {:.0f} GB/s per GPU): {:.4g} s vs {:.4g} s",
+                                units::Bps_to_GBps(L.nvlink_Bps), units::Bps_to_GBps(L.nic_Bps), v.bw_nvlink_s, v.bw_ib_s);
+  for (const auto* e : {&with, &without})
+    if (!e->note.empty()) v.estimate_note += "; analytic model not applicable (" + e->note + "), bandwidth-only used";
   const double ratio = v.ib_allreduce_s > 0 ? v.nvlink_allreduce_s / v.ib_allreduce_s : 0;
   auto ib_words = [&] {
-    return fmt::format("over IB at {:.0f}% of the NVLink speed (all_reduce of {}: {:.3f} s vs {:.3f} s)", 100 * ratio,
+    return fmt::format("over IB at {:.0f}% of the MNNVL speed (all_reduce of {}: {:.4g} s vs {:.4g} s)", 100 * ratio,
                        units::format_bytes(job.bytes), v.ib_allreduce_s, v.nvlink_allreduce_s);
   };
 
@@ -365,8 +376,15 @@ JobVerdict check_job(const TopologyGraph& graph, const FabricInputs& in, const J
       v.message = "MNNVL: every rank in one NVLink clique, NCCL uses NVLink between trays";
     } else {
       v.outcome = "mnnvl_partitioned";
-      const int d = static_cast<int>((n + v.nvlink_groups - 1) / v.nvlink_groups);
-      v.expected_allreduce_s = grouped_allreduce_s(S, d, v.nvlink_groups, L.nvlink_Bps, L.nic_Bps);
+      std::set<int> domains;
+      for (int g : job.gpus) domains.insert(L.tray_domain[info[g].tray]);
+      if (static_cast<int>(domains.size()) == v.nvlink_groups) {  // cliques = NVLink domains: the graph has them
+        v.expected_allreduce_s = v.nvlink_allreduce_s;
+      } else {  // NVL72 partitions: not in the topology graph; the bandwidth-only grouped form
+        const int d = static_cast<int>((n + v.nvlink_groups - 1) / v.nvlink_groups);
+        v.expected_allreduce_s = grouped_allreduce_s(S, d, v.nvlink_groups, L.nvlink_Bps, L.nic_Bps);
+        v.estimate_note += "; partitions: bandwidth-only grouped estimate";
+      }
       v.message = fmt::format("the job spans {} NVLink cliques (partitions or racks): NVLink inside each, the network between them",
                               v.nvlink_groups);
     }

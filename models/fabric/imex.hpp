@@ -78,7 +78,8 @@ struct JobRequest {
   std::vector<int> gpus;           // global GPU indices of the ranks
   NcclConfig nccl;
   int channel = 0;                 // the IMEX channel the job's processes open
-  std::uint64_t bytes = 1ULL << 30;  // all_reduce size per rank for the bandwidth estimate
+  std::uint64_t bytes = 1ULL << 30;  // all_reduce size per rank for the estimates
+  std::string calibration = "default";  // for the analytic model: "default", "none" or a calibration JSON path
 };
 
 struct JobVerdict {
@@ -92,9 +93,14 @@ struct JobVerdict {
   std::vector<std::string> failed_checks;
   std::vector<int> trays;
   int nvlink_groups = 0;           // sets of job GPUs that share one NVLink clique
-  // Bandwidth-only all_reduce estimates (vendor peaks, no latency): over MNNVL (ring in the NVLink
-  // domain) and over IB (NVLink inside each tray, ring over the NICs across trays).
+  // all_reduce of `bytes` per rank from the analytic model (models/analytic, auto algorithm): with MNNVL
+  // (the NVLink domain as the topology has it) and without (one NVLink domain per tray, NICs between),
+  // and what this outcome gets. Jobs split by NVL72 partitions use the bandwidth-only form.
   double nvlink_allreduce_s = 0, ib_allreduce_s = 0, expected_allreduce_s = 0;
+  std::string nvlink_algorithm, ib_algorithm, calibration;
+  // The same two in the seed's bandwidth-only form (s7, Fig 4: vendor peaks, no latency): ring of n
+  // ranks over NVLink; NVLink inside each tray plus a ring over the NICs on S/d per GPU.
+  double bw_nvlink_s = 0, bw_ib_s = 0;
   std::string estimate_note;
 };
 

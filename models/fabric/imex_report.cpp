@@ -5,6 +5,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "sim/core/units.hpp"
+
 namespace racksim::fabric {
 
 namespace {
@@ -41,7 +43,10 @@ std::string imex_report_to_json_text(const ImexReport& r) {
            {"failed_checks", v.failed_checks},
            {"nvlink_groups", v.nvlink_groups},
            {"estimate", {{"nvlink_allreduce_s", seconds(v.nvlink_allreduce_s)}, {"ib_allreduce_s", seconds(v.ib_allreduce_s)},
-                         {"expected_allreduce_s", seconds(v.expected_allreduce_s)}, {"note", v.estimate_note}}},
+                         {"expected_allreduce_s", seconds(v.expected_allreduce_s)}, {"nvlink_algorithm", v.nvlink_algorithm},
+                         {"ib_algorithm", v.ib_algorithm}, {"calibration", v.calibration},
+                         {"bandwidth_only_nvlink_s", seconds(v.bw_nvlink_s)}, {"bandwidth_only_ib_s", seconds(v.bw_ib_s)},
+                         {"note", v.estimate_note}}},
            {"gpus", gpus}};
   if (r.share) {
     json steps = json::array();
@@ -63,8 +68,8 @@ std::string imex_report_to_text(const ImexReport& r) {
   for (const auto& c : v.checks) s += fmt::format("  [{}] {:<13} {}  ({})\n", c.ok ? " ok " : "FAIL", c.name, c.detail, c.command);
   s += fmt::format("=> {}: {}\n", v.outcome, v.message);
   if (std::isfinite(v.expected_allreduce_s) && v.runs)
-    s += fmt::format("   all_reduce estimate: {:.4f} s (MNNVL {:.4f} s, IB {:.4f} s)\n", v.expected_allreduce_s, v.nvlink_allreduce_s,
-                     v.ib_allreduce_s);
+    s += fmt::format("   all_reduce of {}: {:.4f} s expected (with MNNVL {:.4f} s, without {:.4f} s)\n",
+                     units::format_bytes(r.job.bytes), v.expected_allreduce_s, v.nvlink_allreduce_s, v.ib_allreduce_s);
   s += "   " + v.estimate_note + "\n";
   s += "  GPU fabric (nvidia-smi -q):\n";
   for (const auto& g : r.gpus)

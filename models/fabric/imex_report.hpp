@@ -20,7 +20,8 @@ struct ImexReport {
 
 // Keys: system, racks, job {gpus, trays, nccl_version, nccl_mnnvl_enable, nccl_p2p_disable, channel,
 // bytes}, outcome, runs, uses_mnnvl, message, checks [{name, command, ok, detail}], failed_checks,
-// nvlink_groups, estimate {nvlink_allreduce_s, ib_allreduce_s, expected_allreduce_s, note},
+// nvlink_groups, estimate {nvlink_allreduce_s, ib_allreduce_s, expected_allreduce_s, nvlink_algorithm,
+// ib_algorithm, calibration, bandwidth_only_nvlink_s, bandwidth_only_ib_s, note},
 // gpus [{gpu, name, tray, state, status, cluster_uuid, clique_id}], share (if asked).
 std::string imex_report_to_json_text(const ImexReport& report);
 std::string imex_report_to_text(const ImexReport& report);
