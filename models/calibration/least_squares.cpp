@@ -108,9 +108,28 @@ NonlinearFit levenberg_marquardt(const NonlinearProblem& pb, int max_iterations)
       Eigen::MatrixXd A = JtJ;
       A.diagonal() += lambda * diag;
       const Eigen::VectorXd step = A.ldlt().solve(-g);
-      const Eigen::VectorXd xn = clamp(x + step);
-      const Eigen::VectorXd rn = eval(xn);
-      const double cn = sum_sq(rn);
+      // Two candidates: the step projected onto the bounds, and (when it would cross one) the step cut to
+      // half the distance to the nearest bound, preferred whenever it lowers the cost, so that a
+      // parameter approaches a bound gradually instead of jumping into a region where the model no
+      // longer depends on it (and the gradient cannot bring it back).
+      Eigen::VectorXd xn = clamp(x + step);
+      Eigen::VectorXd rn = eval(xn);
+      double cn = sum_sq(rn);
+      double room = 1;
+      for (std::size_t j = 0; j < p; ++j) {
+        if (step(j) < 0 && x(j) + step(j) < pb.lower[j]) room = std::min(room, (x(j) - pb.lower[j]) / -step(j));
+        if (step(j) > 0 && x(j) + step(j) > pb.upper[j]) room = std::min(room, (pb.upper[j] - x(j)) / step(j));
+      }
+      if (room < 1 && room > 0) {
+        const Eigen::VectorXd xc = clamp(x + 0.5 * room * step);
+        const Eigen::VectorXd rc = eval(xc);
+        const double cc = sum_sq(rc);
+        if (std::isfinite(cc) && cc < cost) {  // the interior step is preferred whenever it helps
+          xn = xc;
+          rn = rc;
+          cn = cc;
+        }
+      }
       if (std::isfinite(cn) && cn < cost) {
         const double rel = (cost - cn) / std::max(cost, 1e-300);
         double dx = 0;

@@ -1,0 +1,125 @@
+// Readers of the committed data: the published-measurement copy and the H200 probe directory.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "models/calibration/probe_data.hpp"
+#include "models/calibration/published_data.hpp"
+#include "sim/core/errors.hpp"
+
+using namespace racksim;
+using namespace racksim::calibration;
+
+namespace {
+const Measurement* find(const MeasurementSet& s, const std::string& id) {
+  for (const auto& m : s.measurements)
+    if (m.id == id) return &m;
+  return nullptr;
+}
+const SkippedRecord* find_skipped(const MeasurementSet& s, const std::string& id) {
+  for (const auto& m : s.skipped)
+    if (m.id == id) return &m;
+  return nullptr;
+}
+}  // namespace
+
+TEST(PublishedData, EveryRecordIsMappedOrSkippedWithAReason) {
+  const MeasurementSet s = load_published_measurements(default_published_path());
+  EXPECT_EQ(s.measurements.size() + s.skipped.size(), 143u);  // the file's record count
+  for (const auto& k : s.skipped) EXPECT_FALSE(k.reason.empty()) << k.id;
+  // published#2: Azure ND H100 v5, NVLS all_reduce at 1 KiB, 25.6 us (the table's first point).
+  const Measurement* m = find(s, "published#2");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->system, "hgx-h100");
+  EXPECT_EQ(m->algorithm, "nvls");
+  EXPECT_EQ(m->gpus.size(), 8u);
+  EXPECT_DOUBLE_EQ(m->bytes, 1024);
+  EXPECT_DOUBLE_EQ(m->time_s, 25.6e-6);
+  // published#50: the GB200 tray (4 GPUs of gb200-nvl72), ring.
+  const Measurement* g = find(s, "published#50");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->system, "gb200-nvl72");
+  EXPECT_EQ(g->gpus, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(g->algorithm, "ring");
+  // published#0: 2 HGX B200 nodes, busbw only: time = 8 GiB x 2(16-1)/16 / 690.07 GB/s.
+  const Measurement* b = find(s, "published#0");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->system, "hgx-b200");
+  EXPECT_EQ(b->racks, 2);
+  EXPECT_EQ(b->algorithm, "auto");
+  EXPECT_TRUE(b->time_derived);
+  EXPECT_NEAR(b->time_s, 8589934592.0 * 30 / 16 / 690.07e9, 1e-12);
+  // published#74: NVLS off on HGX H100, no size: evaluated at 8 GiB (stated assumption).
+  const Measurement* r = find(s, "published#74");
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->algorithm, "ring");
+  EXPECT_TRUE(r->bytes_assumed);
+  EXPECT_DOUBLE_EQ(r->bytes, kAssumedPeakCollectiveBytes);
+  // A range "371.02-376.82" becomes its midpoint.
+  const Measurement* p2p = find(s, "published#136");
+  ASSERT_NE(p2p, nullptr);
+  EXPECT_EQ(p2p->kind, MeasurementKind::transfer);
+  EXPECT_DOUBLE_EQ(p2p->reported_GBps, (371.02 + 376.82) / 2);
+  EXPECT_EQ(p2p->src, "gpu0");
+  EXPECT_EQ(p2p->dst, "gpu1");
+  // Records no system expresses are skipped with a reason.
+  ASSERT_NE(find_skipped(s, "published#80"), nullptr);  // the H800
+  EXPECT_NE(find_skipped(s, "published#80")->reason.find("H800"), std::string::npos);
+  ASSERT_NE(find_skipped(s, "published#142"), nullptr);  // B200 theoretical HBM peak
+  EXPECT_NE(find_skipped(s, "published#142")->reason.find("theoretical"), std::string::npos);
+}
+
+TEST(PublishedData, MissingFileAndUnknownKeysAreInputErrors) {
+  EXPECT_THROW(load_published_measurements(std::string(RACKSIM_TEST_DATA_DIR) + "/no-such-file.json"), InputError);
+  const std::string path = (std::filesystem::temp_directory_path() / "racksim-published-unknown-key.json").string();
+  {
+    std::ofstream out(path);
+    out << R"([{"record_type": "probe", "system": "B200", "probe": "x", "bytes": null, "GBps": 1, "source": "s",
+                "notes": "", "derived_fields": [], "confidence": "low", "colour": "red"}])";
+  }
+  try {
+    load_published_measurements(path);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.json_path(), "/0/colour");
+    EXPECT_NE(std::string(e.what()).find("colour"), std::string::npos);
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(ProbeData, H200DirectoryMapsOntoTheH200PcieSystem) {
+  ProbeDirectoryInfo info;
+  const MeasurementSet s = load_probe_directory(
+      std::string(RACKSIM_TEST_DATA_DIR) + "/../calibrate/data/h200-pcie-1gpu-2026-11-29", &info);
+  EXPECT_EQ(info.device, "NVIDIA H200");
+  EXPECT_EQ(info.device_count, 1);
+  EXPECT_EQ(info.system, "h200-pcie");  // one H200 on PCIe
+  EXPECT_DOUBLE_EQ(info.timer_floor_s, 2.336e-6);
+  EXPECT_EQ(info.nccl_version, "2.28.9");
+  std::map<std::string, int> per_series;
+  for (const auto& m : s.measurements) ++per_series[m.series];
+  EXPECT_EQ(per_series["h200-pcie-1gpu-2026-11-29 h2d pinned"], 19);  // 4 KiB .. 1 GiB
+  EXPECT_EQ(per_series["h200-pcie-1gpu-2026-11-29 d2h pinned"], 19);
+  EXPECT_EQ(per_series["h200-pcie-1gpu-2026-11-29 SM hbm read"], 7);  // 64 MiB .. 4 GiB
+  // The first pinned H2D copy: 4 KiB in 4.976 us, from cpu0 to gpu0 on the copy engine.
+  const Measurement* first = nullptr;
+  for (const auto& m : s.measurements)
+    if (m.series == "h200-pcie-1gpu-2026-11-29 h2d pinned") {
+      first = &m;
+      break;
+    }
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first->kind, MeasurementKind::transfer);
+  EXPECT_EQ(first->src, "cpu0");
+  EXPECT_EQ(first->dst, "gpu0");
+  EXPECT_DOUBLE_EQ(first->bytes, 4096);
+  EXPECT_DOUBLE_EQ(first->time_s, 4.976e-6);
+  EXPECT_EQ(first->confidence, "measured");
+  // Pageable copies and the GEMM are listed as skipped series, with reasons.
+  int pageable = 0;
+  for (const auto& k : s.skipped) pageable += k.what.find("pageable") != std::string::npos;
+  EXPECT_EQ(pageable, 2);
+  EXPECT_THROW(load_probe_directory("/nonexistent-probe-dir"), InputError);
+}
