@@ -226,7 +226,8 @@ std::string placement_to_text(const TrayMemoryModel& tray, const PlacementResult
     for (const auto& [n, bytes] : r.placed) where += fmt::format("{}{} {:.2f} GB", where.empty() ? "" : ", ", tray.node(n).id, GB(static_cast<double>(bytes)));
     if (r.swapped_bytes) where += fmt::format("{}swap {:.2f} GB", where.empty() ? "" : ", ", GB(static_cast<double>(r.swapped_bytes)));
     s += fmt::format("  {:<12} {:<8} {:>9.1f} GB  {:<10} {}\n", r.request.name, to_string(r.request.kind),
-                     GB(static_cast<double>(r.request.bytes)), r.failed() ? "FAILED" : "placed", where.empty() ? "-" : where);
+                     GB(static_cast<double>(r.request.bytes)),
+                     r.outcome == Outcome::oom_killed ? "OOM-KILLED" : (r.failed() ? "FAILED" : "placed"), where.empty() ? "-" : where);
     s += "      " + describe_request(r.request, tray) + "\n";
     if (!r.reason.empty()) s += "      " + r.reason + "\n";
     if (r.zeroing_s > 0) s += fmt::format("      init_on_alloc zeroing: {:.2f} s\n", r.zeroing_s);
