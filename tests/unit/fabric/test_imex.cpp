@@ -65,6 +65,7 @@ TEST(SelfCheck5, MissingChannelInTheContainerIsAHardNcclErrorSinceNccl227) {
   in.container_channels = std::set<int>{};  // the new image / runtime config dropped channel0
   JobRequest job = trays(0, 3);
   job.nccl.version = "2.27.3";
+  job.calibration = "none";  // vendor peaks: the estimates below do not move when calibrate/ is refitted
   const JobVerdict v = check_job(g, in, job);
   EXPECT_EQ(v.outcome, "init_error");
   EXPECT_FALSE(v.runs);
@@ -87,14 +88,15 @@ TEST(SelfCheck5, MissingChannelInTheContainerIsAHardNcclErrorSinceNccl227) {
   const double S = 1ULL << 30;
   EXPECT_NEAR(ib.bw_nvlink_s, 2.0 * 15 / 16 * S / 900e9, 1e-12);
   EXPECT_NEAR(ib.bw_ib_s, 2.0 * 3 / 4 * S / 900e9 + 2.0 * 3 / 4 * (S / 4) / 50e9, 1e-12);
-  // The analytic model (default calibration = vendor peaks until fitted) on the real graph and on the
-  // per-tray graph. Without MNNVL it cannot beat the NIC ring alone (it may overlap the NVLink phases
-  // with it); with MNNVL it is NVLink-bound. Either way MNNVL is "a fraction of the bandwidth" faster.
-  EXPECT_EQ(ib.calibration, "default");
-  EXPECT_LT(ib.nvlink_allreduce_s / ib.ib_allreduce_s, 0.25);
+  // The analytic model at vendor peaks on the real graph and on the per-tray graph. Without MNNVL it
+  // cannot beat the NIC ring alone (it may overlap the NVLink phases with it) nor be slower than doing
+  // the phases one after another; with MNNVL, NVLS inside the switch (~S / 900 GB/s) beats the ring.
+  EXPECT_EQ(ib.calibration, "none");
   EXPECT_GE(ib.ib_allreduce_s, 2.0 * 3 / 4 * (S / 4) / 50e9);
-  EXPECT_LE(ib.ib_allreduce_s, 1.5 * ib.bw_ib_s);
-  EXPECT_LE(ib.nvlink_allreduce_s, 1.5 * ib.bw_nvlink_s);
+  EXPECT_LE(ib.ib_allreduce_s, ib.bw_ib_s);
+  EXPECT_LE(ib.nvlink_allreduce_s, ib.bw_nvlink_s);
+  EXPECT_GE(ib.nvlink_allreduce_s, S / 900e9);
+  EXPECT_LT(ib.nvlink_allreduce_s / ib.ib_allreduce_s, 0.25);  // "a fraction of the bandwidth"
   // The fixed container: MNNVL.
   in.container_channels = std::set<int>{0};
   job.nccl.mnnvl_enable = 2;
