@@ -298,7 +298,7 @@ class Placer {
           if (need == 0 || results_[v].request.kind != AllocKind::cpu) continue;
           const std::uint64_t out = std::min(need, b);
           b -= out;
-          results_[v].placed[g] -= out;
+          if ((results_[v].placed[g] -= out) == 0) results_[v].placed.erase(g);
           results_[v].spilled_to_gpu_bytes -= std::min(results_[v].spilled_to_gpu_bytes, out);
           to_swap(v, out);
           need -= out;
