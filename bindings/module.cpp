@@ -16,4 +16,5 @@ PYBIND11_MODULE(_racksim, m) {
   (void)input_error;
   racksim::bindings::add_topology_bindings(m);
   racksim::bindings::add_collective_bindings(m);
+  racksim::bindings::add_analytic_bindings(m);
 }

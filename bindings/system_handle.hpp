@@ -13,11 +13,16 @@ struct SystemHandle {
   TopologySpec spec;
   std::shared_ptr<TopologyGraph> graph;
 
-  static std::shared_ptr<SystemHandle> load(const std::string& system, std::optional<int> racks) {
+  // A spec (from a file, or a dict through topology_from_json_text) for `racks` racks (its default if none).
+  static std::shared_ptr<SystemHandle> from_spec(TopologySpec spec, std::optional<int> racks) {
     auto h = std::make_shared<SystemHandle>();
-    h->spec = SystemCatalog::shipped().load(system);
+    h->spec = std::move(spec);
     h->graph = std::make_shared<TopologyGraph>(h->spec, racks ? *racks : h->spec.rack.default_racks);
     return h;
+  }
+  // A shipped id or a topology JSON path.
+  static std::shared_ptr<SystemHandle> load(const std::string& system, std::optional<int> racks) {
+    return from_spec(SystemCatalog::shipped().load(system), racks);
   }
 };
 

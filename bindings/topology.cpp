@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "bindings/bindings.hpp"
+#include "bindings/request_args.hpp"
 #include "bindings/system_handle.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/units.hpp"
@@ -85,12 +86,30 @@ void add_topology_bindings(py::module_& m) {
       .def_property_readonly("gpus_per_nvlink_domain", [](const SystemHandle& s) { return s.graph->gpus_per_domain(); })
       .def("summary", &summary_dict, "Counts and aggregates computed from the graph (as `racksim show --format json`).")
       .def("route", &route_dict, py::arg("src"), py::arg("dst"),
-           "The path between two devices (gpuN, cpuN, nicN or names): hops with kind, bandwidth_GBps, latency_us.");
+           "The path between two devices (gpuN, cpuN, nicN or names): hops with kind, bandwidth_GBps, latency_us.")
+      .def("spec", [](const SystemHandle& s) { return json_loads(topology_to_json_text(s.spec)); },
+           "The topology as a dict in the topologies/*.json format (units in the keys: bandwidth_GBps, "
+           "latency_us, ...). Change it and pass it to racksim.load() to try a variant.")
+      .def("__repr__", [](const SystemHandle& s) {
+        return "<racksim.System '" + s.spec.id + "' racks=" + std::to_string(s.graph->racks()) +
+               " gpus=" + std::to_string(s.graph->gpu_count()) + ">";
+      });
 
-  m.def("load", [](const std::string& system, std::optional<int> racks) {
-    return SystemHandle::load(system, racks);
+  m.def("load", [](const py::object& system, std::optional<int> racks) {
+    if (py::isinstance<py::dict>(system)) {
+      const std::string text = py::module_::import("json").attr("dumps")(system).cast<std::string>();
+      return SystemHandle::from_spec(topology_from_json_text(text, "system (dict)"), racks);
+    }
+    if (py::hasattr(system, "__fspath__")) return SystemHandle::load(py::str(system.attr("__fspath__")()), racks);
+    if (!py::isinstance<py::str>(system))
+      throw InputError("system", "", py::repr(system).cast<std::string>(), "a system id, a topology JSON path or a dict");
+    return SystemHandle::load(system.cast<std::string>(), racks);
   }, py::arg("system"), py::arg("racks") = py::none(),
-     "Load a shipped system by id, or a topology JSON file by path, for `racks` racks (default: the system's).");
+     "Load a shipped system by id, a topology JSON file by path (str or pathlib.Path), or a topology dict "
+     "(as System.spec() returns), for `racks` racks (default: the system's). Returns a racksim.System.");
+
+  m.def("parse_bytes", [](const py::object& value) { return bytes_arg(value, "bytes"); }, py::arg("bytes"),
+        "A byte count as the CLI reads it: 8, \"64K\", \"512M\", \"1G\" (binary), \"1GiB\", \"100GB\" (decimal) -> int bytes.");
 }
 
 }  // namespace racksim::bindings

@@ -1,12 +1,29 @@
 """racksim: discrete-event simulator and performance model of NVLink rack-scale GPU systems.
 
 The model lives in C++ (the `_racksim` extension); this package re-exports it and adds plotting
-helpers only. Import with PYTHONPATH=<build>/bindings:<source>/bindings/python (see README).
+helpers only (racksim.plotting). Import with PYTHONPATH=<build>/bindings:<source>/bindings/python
+(see README and docs/python.md).
 
     >>> import racksim
-    >>> racksim.load("gb200-nvl72").summary()["gpus"]
+    >>> sim = racksim.load("gb200-nvl72")
+    >>> sim.summary()["gpus"]
     72
-"""
-from _racksim import InputError, SimulationError, System, load, systems  # noqa: F401
+    >>> sim.collective("all_reduce", 72, "1G", algo="nvls", calibration="none")["time_us"] > 0
+    True
 
-__all__ = ["InputError", "SimulationError", "System", "load", "systems"]
+Units are in the keys: time_us (microseconds), *_GBps (1e9 bytes/s), bytes (bytes).
+"""
+from _racksim import (  # noqa: F401
+    InputError,
+    SimulationError,
+    System,
+    analytic,
+    fig4,
+    fig4_model,
+    load,
+    parse_bytes,
+    systems,
+)
+
+__all__ = ["InputError", "SimulationError", "System", "analytic", "fig4", "fig4_model", "load", "parse_bytes",
+           "systems"]

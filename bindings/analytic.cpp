@@ -1,0 +1,212 @@
+// The closed-form models from Python: System.analytic() / racksim.analytic() (alpha-beta per algorithm
+// on the real topology and calibration, no contention) and System.fig4() / racksim.fig4() /
+// racksim.fig4_model() (the course's Fig 4 model, seed course section 7). Numbers are rounded to 6
+// significant digits like the CLI's JSON.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+
+#include "bindings/bindings.hpp"
+#include "bindings/request_args.hpp"
+#include "bindings/system_handle.hpp"
+#include "models/analytic/analytic_model.hpp"
+#include "models/collectives/algorithm_support.hpp"
+#include "models/collectives/rank_placement.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/core/units.hpp"
+#include "sim/results/results_io.hpp"
+#include "sim/topo/topology_graph.hpp"
+
+namespace py = pybind11;
+
+namespace racksim::bindings {
+
+namespace {
+
+using SystemClass = py::class_<SystemHandle, std::shared_ptr<SystemHandle>>;
+
+// The course's Fig 4 model has "a fixed per-phase latency" without a value (seed course section 7).
+// Assumption: 5 us, the top of NCCL's base network latency (src/graph/tuning.cc: NET 2.7-5 us).
+constexpr double kFig4PhaseLatencyUs = 5.0;
+
+double r6(double v) { return round_to_significant(v); }
+
+std::shared_ptr<SystemHandle> as_system(const py::handle& system, const py::handle& racks) {
+  if (py::isinstance<SystemHandle>(system)) {
+    auto s = system.cast<std::shared_ptr<SystemHandle>>();
+    if (racks.is_none() || racks.cast<int>() == s->graph->racks()) return s;
+    return SystemHandle::from_spec(s->spec, racks.cast<int>());
+  }
+  if (!py::isinstance<py::str>(system) && !py::hasattr(system, "__fspath__"))
+    throw InputError("system", "", py::repr(system).cast<std::string>(), "a system id, a topology JSON path or a racksim.System");
+  const std::string name = py::str(py::isinstance<py::str>(system) ? system : system.attr("__fspath__")()).cast<std::string>();
+  return SystemHandle::load(name, racks.is_none() ? std::nullopt : std::optional<int>(racks.cast<int>()));
+}
+
+void add_bandwidths(py::dict& d, CollectiveOp op, int gpus, std::uint64_t bytes, double time_s) {
+  const double algbw = time_s > 0 ? static_cast<double>(bytes) / time_s : 0.0;
+  d["time_us"] = r6(units::s_to_us(time_s));
+  d["algbw_GBps"] = r6(units::Bps_to_GBps(algbw));
+  d["busbw_GBps"] = r6(units::Bps_to_GBps(algbw * busbw_factor(op, gpus)));
+}
+
+py::dict analytic(const SystemHandle& s, const std::string& op, int gpus, const py::object& bytes,
+                  const std::string& algo, const py::object& calibration, const py::object& chunk_bytes,
+                  const py::object& inner, const py::object& outer) {
+  const CollectiveRequest request = make_request(*s.graph, op, gpus, bytes_arg(bytes, "bytes"), algo,
+                                                 chunk_bytes_arg(chunk_bytes), inner, outer);
+  const Calibration cal = calibration_arg(calibration);
+  const AnalyticEstimate e = analytic_collective(*s.graph, request, cal);
+  py::dict d;
+  d["model"] = "analytic";
+  d["system"] = s.spec.id;
+  d["racks"] = s.graph->racks();
+  d["op"] = to_string(request.op);
+  d["algo"] = e.algorithm;
+  d["gpus"] = gpus;
+  d["bytes"] = request.bytes;
+  add_bandwidths(d, request.op, gpus, request.bytes, e.time_s);
+  py::list phases;
+  for (const auto& p : e.phases) {
+    py::dict ph;
+    ph["name"] = p.name;
+    ph["time_us"] = r6(units::s_to_us(p.time_s));
+    phases.append(ph);
+  }
+  d["phases"] = phases;
+  d["calibration"] = cal.name;
+  return d;
+}
+
+// Per-direction NVLink bandwidth of one GPU (all its NVLinks) and of its NIC, in bytes/s (0 if none).
+double gpu_nvlink_Bps(const TopologyGraph& g, int gpu_vertex) {
+  double sum = 0;
+  for (const int e : g.incident_edges(gpu_vertex))
+    if (g.edges()[e].kind == LinkKind::nvlink) sum += g.edges()[e].bandwidth_Bps;
+  return sum;
+}
+double gpu_nic_Bps(const TopologyGraph& g, int gpu_vertex) {
+  const int nic = g.nic_of_gpu(gpu_vertex);
+  return nic < 0 ? 0.0 : units::GBps_to_Bps(g.spec().nic_type(g.vertices()[nic].type).bandwidth_GBps);
+}
+
+py::dict fig4_dict(const Fig4Inputs& in, double time_s, int gpus) {
+  py::dict d;
+  d["model"] = "fig4";
+  d["op"] = "all_reduce";
+  d["algo"] = in.nvls ? "nvls" : "ring";
+  d["gpus"] = gpus;
+  d["bytes"] = static_cast<std::uint64_t>(in.bytes);
+  d["gpus_per_domain"] = in.gpus_per_domain;
+  d["domains"] = in.domains;
+  d["nvlink_GBps"] = r6(units::Bps_to_GBps(in.nvlink_Bps));
+  d["nic_GBps"] = r6(units::Bps_to_GBps(in.nic_Bps));
+  d["phase_latency_us"] = r6(units::s_to_us(in.phase_latency_s));
+  add_bandwidths(d, CollectiveOp::all_reduce, gpus, static_cast<std::uint64_t>(in.bytes), time_s);
+  return d;
+}
+
+double positive_or(const py::object& value, double fallback_Bps, const char* where) {
+  if (value.is_none()) return fallback_Bps;
+  const double gbps = value.cast<double>();
+  if (!(gbps > 0)) throw InputError(where, "", std::to_string(gbps), "> 0 GB/s (1e9 bytes/s per direction)");
+  return units::GBps_to_Bps(gbps);
+}
+
+py::dict fig4_system(const SystemHandle& s, int gpus, const py::object& bytes, bool nvls, double phase_latency_us,
+                     const py::object& nvlink_GBps, const py::object& nic_GBps, double efficiency) {
+  if (!(efficiency > 0 && efficiency <= 1))
+    throw InputError("efficiency", "", std::to_string(efficiency), "a fraction of the vendor peak in (0, 1]");
+  const TopologyGraph& g = *s.graph;
+  CollectiveRequest request;
+  request.gpus = place_ranks(g, gpus, "gpus");
+  Fig4Inputs in;
+  in.bytes = static_cast<double>(bytes_arg(bytes, "bytes"));
+  in.nvls = nvls;
+  in.phase_latency_s = units::us_to_s(phase_latency_us);
+  if (gpus > 1) {
+    const DomainGroups groups = domain_groups(request, g);  // InputError when a GPU has no NVLink domain
+    in.gpus_per_domain = groups.per_domain;
+    in.domains = groups.domains;
+  }
+  if (nvls && in.gpus_per_domain > 1 && !system_has_nvls(g))
+    throw InputError("nvls", "", "True", "False: " + s.spec.id + "'s switches cannot reduce (no NVLS)");
+  const int v = g.gpu_vertex(request.gpus.front());
+  in.nvlink_Bps = positive_or(nvlink_GBps, gpu_nvlink_Bps(g, v), "nvlink_GBps") * efficiency;
+  in.nic_Bps = positive_or(nic_GBps, gpu_nic_Bps(g, v), "nic_GBps") * efficiency;
+  if (in.domains > 1 && !(in.nic_Bps > 0))
+    throw InputError("gpus", "", std::to_string(gpus), "ranks inside one NVLink domain: " + s.spec.id + " has no NIC");
+  py::dict d = fig4_dict(in, fig4_allreduce_time_s(in), gpus);
+  d["system"] = s.spec.id;
+  d["racks"] = g.racks();
+  d["efficiency"] = efficiency;
+  return d;
+}
+
+}  // namespace
+
+void add_analytic_bindings(py::module_& m) {
+  auto cls = py::reinterpret_borrow<SystemClass>(m.attr("System"));
+  static const char* analytic_doc = R"(Closed-form alpha-beta estimate of a collective on this topology and
+calibration, without contention (microseconds to evaluate). Arguments as System.collective() (bytes
+as int or "1G"; calibration None = shipped default, "none" = vendor peaks). Returns a dict: model
+'analytic', algo (auto's pick), time_us (microseconds), algbw_GBps and busbw_GBps (1e9 bytes/s,
+nccl-tests' rules), phases [{name, time_us}], calibration.)";
+  cls.def("analytic", &analytic, py::arg("op"), py::arg("gpus"), py::arg("bytes"), py::arg("algo") = "auto",
+          py::arg("calibration") = py::none(), py::arg("chunk_bytes") = py::none(), py::arg("inner") = py::none(),
+          py::arg("outer") = py::none(), analytic_doc);
+  m.def("analytic",
+        [](const py::object& system, const std::string& op, int gpus, const py::object& bytes, const py::object& racks,
+           const std::string& algo, const py::object& calibration, const py::object& chunk_bytes,
+           const py::object& inner, const py::object& outer) {
+          return analytic(*as_system(system, racks), op, gpus, bytes, algo, calibration, chunk_bytes, inner, outer);
+        },
+        py::arg("system"), py::arg("op"), py::arg("gpus"), py::arg("bytes"), py::arg("racks") = py::none(),
+        py::arg("algo") = "auto", py::arg("calibration") = py::none(), py::arg("chunk_bytes") = py::none(),
+        py::arg("inner") = py::none(), py::arg("outer") = py::none(),
+        (std::string("racksim.analytic(system, ...): system is an id, a topology JSON path or a System;\n"
+                     "racks as in racksim.load(). ") + analytic_doc).c_str());
+
+  static const char* fig4_doc = R"(The course's Fig 4 all-reduce model (seed course section 7): bandwidth only, vendor
+peaks per direction, a fixed latency per phase. With d ranks per NVLink domain and D domains:
+  T = L * phases + [d > 1] * (nvls ? S / B_nvl : 2(d-1)/d * S / B_nvl) + [D > 1] * 2(D-1)/D * (S/d) / B_nic
+gpus are placed as in collective(); d and D come from where they land. B_nvl (all of one GPU's
+NVLinks) and B_nic (its NIC) come from the topology unless nvlink_GBps / nic_GBps (1e9 bytes/s per
+direction) are given; efficiency (0, 1] scales both (the course: real NCCL reaches ~70-90 %).
+phase_latency_us: L in microseconds (default 5 us, an assumption: the course gives no value).
+Returns a dict: model 'fig4', gpus_per_domain, domains, nvlink_GBps, nic_GBps, time_us, algbw_GBps,
+busbw_GBps.)";
+  cls.def("fig4", &fig4_system, py::arg("gpus"), py::arg("bytes"), py::arg("nvls") = false,
+          py::arg("phase_latency_us") = kFig4PhaseLatencyUs, py::arg("nvlink_GBps") = py::none(),
+          py::arg("nic_GBps") = py::none(), py::arg("efficiency") = 1.0, fig4_doc);
+  m.def("fig4",
+        [](const py::object& system, int gpus, const py::object& bytes, const py::object& racks, bool nvls,
+           double phase_latency_us, const py::object& nvlink_GBps, const py::object& nic_GBps, double efficiency) {
+          return fig4_system(*as_system(system, racks), gpus, bytes, nvls, phase_latency_us, nvlink_GBps, nic_GBps,
+                             efficiency);
+        },
+        py::arg("system"), py::arg("gpus"), py::arg("bytes"), py::arg("racks") = py::none(), py::arg("nvls") = false,
+        py::arg("phase_latency_us") = kFig4PhaseLatencyUs, py::arg("nvlink_GBps") = py::none(),
+        py::arg("nic_GBps") = py::none(), py::arg("efficiency") = 1.0,
+        (std::string("racksim.fig4(system, gpus, bytes, racks=None, ...): system is an id, a path or a System.\n") +
+         fig4_doc).c_str());
+  m.def("fig4_model",
+        [](const py::object& bytes, int gpus_per_domain, int domains, double nvlink_GBps, double nic_GBps,
+           double phase_latency_us, bool nvls) {
+          Fig4Inputs in;
+          in.bytes = static_cast<double>(bytes_arg(bytes, "bytes"));
+          in.gpus_per_domain = gpus_per_domain;
+          in.domains = domains;
+          in.nvlink_Bps = units::GBps_to_Bps(nvlink_GBps);
+          in.nic_Bps = units::GBps_to_Bps(nic_GBps);
+          in.phase_latency_s = units::us_to_s(phase_latency_us);
+          in.nvls = nvls;
+          return fig4_dict(in, fig4_allreduce_time_s(in), gpus_per_domain * domains);
+        },
+        py::arg("bytes"), py::arg("gpus_per_domain"), py::arg("domains") = 1, py::arg("nvlink_GBps") = 0.0,
+        py::arg("nic_GBps") = 0.0, py::arg("phase_latency_us") = kFig4PhaseLatencyUs, py::arg("nvls") = false,
+        "The course's Fig 4 formula on raw inputs (bytes; GB/s = 1e9 bytes/s per direction; microseconds).");
+}
+
+}  // namespace racksim::bindings

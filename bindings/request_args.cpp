@@ -1,0 +1,90 @@
+#include "bindings/request_args.hpp"
+
+#include <pybind11/stl.h>
+
+#include "models/collectives/rank_placement.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/core/units.hpp"
+#include "sim/results/results_io.hpp"
+#include "sim/topo/topology_graph.hpp"
+
+namespace py = pybind11;
+
+namespace racksim::bindings {
+
+namespace {
+std::string shown(const py::handle& value) { return py::repr(value).cast<std::string>(); }
+}  // namespace
+
+std::uint64_t bytes_arg(const py::handle& value, const std::string& where) {
+  if (py::isinstance<py::str>(value)) return units::parse_bytes(value.cast<std::string>(), where);
+  if (py::isinstance<py::int_>(value) && !py::isinstance<py::bool_>(value)) {
+    // Through Python's own comparison so that huge ints are reported, not wrapped.
+    if (value.cast<py::int_>() < py::int_(0) || value.cast<py::int_>() > py::int_(UINT64_MAX))
+      throw InputError(where, "", shown(value), "a positive byte count (int) or a string such as 64K, 1G, 1GiB");
+    return value.cast<std::uint64_t>();
+  }
+  // numpy integers and floats that are whole numbers (1e9) are accepted; anything else is bad input.
+  if (py::hasattr(value, "__index__")) return bytes_arg(value.attr("__index__")(), where);
+  if (py::isinstance<py::float_>(value)) {
+    const double v = value.cast<double>();
+    if (v >= 0 && v == static_cast<double>(static_cast<std::uint64_t>(v))) return static_cast<std::uint64_t>(v);
+  }
+  throw InputError(where, "", shown(value), "a positive byte count (int) or a string such as 64K, 1G, 1GiB");
+}
+
+Calibration calibration_arg(const py::handle& value) {
+  if (value.is_none()) return load_calibration("default");
+  if (py::isinstance<py::str>(value)) return load_calibration(value.cast<std::string>());
+  if (py::isinstance<py::dict>(value)) {
+    const std::string text = py::module_::import("json").attr("dumps")(value).cast<std::string>();
+    return calibration_from_json_text(text, "calibration (dict)");
+  }
+  // os.PathLike
+  if (py::hasattr(value, "__fspath__")) return load_calibration(py::str(value.attr("__fspath__")()).cast<std::string>());
+  throw InputError("calibration", "", shown(value), "None, 'none', 'default', a calibration JSON path or a dict");
+}
+
+FailureScenario failures_arg(const py::handle& value) {
+  FailureScenario scenario;
+  if (value.is_none()) return scenario;
+  if (py::isinstance<py::str>(value)) {
+    scenario.items.push_back(parse_failure_item(value.cast<std::string>()));
+    return scenario;
+  }
+  if (!py::isinstance<py::sequence>(value))
+    throw InputError("fail", "", shown(value), "a failure item such as 'tray:3' or a list of them");
+  for (const auto& item : value.cast<py::sequence>()) {
+    if (!py::isinstance<py::str>(item))
+      throw InputError("fail", "", shown(item), "a failure item string such as 'tray:3', 'switch-tray:0', 'nic:5'");
+    scenario.items.push_back(parse_failure_item(item.cast<std::string>()));
+  }
+  return scenario;
+}
+
+std::uint64_t chunk_bytes_arg(const py::handle& value) {
+  if (value.is_none()) return 0;
+  const std::uint64_t c = bytes_arg(value, "chunk_bytes");
+  if (c == 0) throw InputError("chunk_bytes", "", "0", "a positive byte count, or None for the algorithm's default");
+  return c;
+}
+
+CollectiveRequest make_request(const TopologyGraph& graph, const std::string& op, int gpus, std::uint64_t bytes,
+                               const std::string& algo, std::uint64_t chunk_bytes, const py::handle& inner,
+                               const py::handle& outer) {
+  CollectiveRequest request;
+  request.op = collective_op_from_string(op, "op");
+  request.algorithm = algo;
+  request.gpus = place_ranks(graph, gpus, "gpus");
+  request.bytes = bytes;
+  request.chunk_bytes = chunk_bytes;
+  if (!inner.is_none()) request.inner_algorithm = inner.cast<std::string>();
+  if (!outer.is_none()) request.outer_algorithm = outer.cast<std::string>();
+  return request;
+}
+
+py::object json_loads(const std::string& text) { return py::module_::import("json").attr("loads")(text); }
+
+py::object result_dict(const RunResult& result) { return json_loads(run_result_to_json_text(result)); }
+
+}  // namespace racksim::bindings

@@ -1,0 +1,41 @@
+#pragma once
+// Python arguments -> library inputs, shared by the collective, sweep and analytic bindings. Each
+// conversion names the Python argument in its InputError, as the CLI names its --option.
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <string>
+
+#include "models/collectives/collective.hpp"
+#include "sim/calib/calibration.hpp"
+#include "sim/engine/failure_scenario.hpp"
+#include "sim/results/run_result.hpp"
+
+namespace racksim {
+class TopologyGraph;
+}
+
+namespace racksim::bindings {
+
+// An int (> 0) or a string as the CLI takes it ("1G", "512M", "64K", "1GiB", "100GB").
+std::uint64_t bytes_arg(const pybind11::handle& value, const std::string& where);
+// None -> the shipped default calibration; "none" | "default" | a path; or a dict in the calibration
+// file format (calibrate/default.json), for a calibration made in a notebook.
+Calibration calibration_arg(const pybind11::handle& value);
+// None, one item ("tray:3") or a list of items, as the CLI's repeated --fail.
+FailureScenario failures_arg(const pybind11::handle& value);
+// An optional chunk size (None -> 0 = the algorithm's default).
+std::uint64_t chunk_bytes_arg(const pybind11::handle& value);
+
+// What every collective-like call takes, as the CLI takes it (ranks placed in order over the trays,
+// N / R per rack). inner / outer: hierarchical's algorithms (None keeps the library defaults).
+CollectiveRequest make_request(const TopologyGraph& graph, const std::string& op, int gpus, std::uint64_t bytes,
+                               const std::string& algo, std::uint64_t chunk_bytes, const pybind11::handle& inner,
+                               const pybind11::handle& outer);
+
+// JSON text -> Python object (json.loads), so results are exactly the CLI's JSON.
+pybind11::object json_loads(const std::string& text);
+// A dict from the CLI's JSON writer (sim/results/results_io.hpp).
+pybind11::object result_dict(const RunResult& result);
+
+}  // namespace racksim::bindings
