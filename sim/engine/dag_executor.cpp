@@ -3,12 +3,10 @@
 #include <simgrid/s4u.hpp>
 
 #include <algorithm>
-#include <chrono>
-#include <cstdio>
 #include <cmath>
 #include <cstdint>
-#include <map>
 #include <limits>
+#include <map>
 #include <set>
 
 #include "sim/core/errors.hpp"
@@ -29,6 +27,7 @@ struct TaskRec {
   int schedule = 0;
   int pending = 0;                       // dependencies not yet complete
   int outstanding = 0;                   // parts still running
+  int group = -1;                        // multicast group host of a multicast from a switch plane
   double start = -1, end = -1;
 };
 
@@ -45,7 +44,7 @@ struct ActRec {
   enum class Kind { delay, switch_reduce, comm, gpu_reduce };
   Kind kind = Kind::delay;
   int task = -1;
-  int dst = -1;           // index into the task's destinations (comm, gpu_reduce)
+  int dst = -1;           // index into the task's destinations (comm, gpu_reduce); -1: a multicast
   sg4::ActivityPtr activity;
 };
 
@@ -73,6 +72,8 @@ class Executor {
   void begin(int t);
   void after_delay(int t);
   void start_comms(int t);
+  void send(int t, int k);                 // k: destination index, -1 for the multicast group
+  int part_host(int t, int k) const;
   void part_done(int t);
   void on_completion(const sg4::Activity& a);
   void sample(double delta);
@@ -169,12 +170,17 @@ void Executor::prepare() {
       r.schedule = static_cast<int>(si);
       r.pending = t.deps.empty() ? 1 : static_cast<int>(t.deps.size());  // roots wait for the launch task
       const int src = endpoint_host(static_cast<int>(si), t.src);
-      for (const auto& d : t.dsts) {
-        const int dst = endpoint_host(static_cast<int>(si), d);
+      std::vector<int> dsts;
+      for (const auto& d : t.dsts) dsts.push_back(endpoint_host(static_cast<int>(si), d));
+      if (t.src.kind == Endpoint::Kind::switch_plane && dsts.size() > 1) {
+        r.group = model_.multicast_group(dsts);
+        dsts = {r.group};
+      }
+      for (int dst : dsts) {
         const PlatformRoute& route = model_.route(src, dst);
         if (!route.broken.empty())
-          throw SimulationError(s.algorithm + " task " + std::to_string(t.id) + " (" + model_.hosts()[src].name + " -> " +
-                                model_.hosts()[dst].name + ") cannot run: " + route.broken);
+          throw SimulationError(s.algorithm + " task " + std::to_string(t.id) + " (" + model_.host(src).name + " -> " +
+                                model_.host(dst).name + ") cannot run: " + route.broken);
         for (const auto& use : route.links) in.link_bytes[use.link] += static_cast<double>(t.bytes);
       }
       for (int d : t.deps) ++succ_count[next + d];
@@ -201,10 +207,12 @@ void Executor::build_platform() {
   std::set<int> links;
   for (std::size_t si = 0; si < schedules_.size(); ++si) {
     for (const Task& t : schedules_[si]->tasks) {
+      const int task = info_[si].first + t.id;
       const int src = endpoint_host(static_cast<int>(si), t.src);
       hosts.insert(src);
-      for (const auto& d : t.dsts) {
-        const int dst = endpoint_host(static_cast<int>(si), d);
+      const int parts = tasks_[task].group >= 0 ? 1 : static_cast<int>(t.dsts.size());
+      for (int k = 0; k < parts; ++k) {
+        const int dst = part_host(task, tasks_[task].group >= 0 ? -1 : k);
         hosts.insert(dst);
         for (const auto& use : model_.route(src, dst).links) links.insert(use.link);
       }
@@ -275,9 +283,12 @@ void Executor::start_comms(int t) {
     part_done(t);
     return;
   }
-  const ScheduleInfo& in = info_[r.schedule];
+  if (r.group >= 0) {  // a multicast from a switch plane: one transfer to the group
+    r.outstanding = 1;
+    send(t, -1);
+    return;
+  }
   const int src = endpoint_host(r.schedule, task->src);
-  const auto payload = static_cast<std::uint64_t>(std::llround(static_cast<double>(task->bytes) / in.efficiency));
   r.outstanding = static_cast<int>(task->dsts.size());
   for (std::size_t k = 0; k < task->dsts.size(); ++k) {
     const int dst = endpoint_host(r.schedule, task->dsts[k]);
@@ -285,18 +296,28 @@ void Executor::start_comms(int t) {
       part_done(t);
       continue;
     }
-    auto comm = sg4::Comm::sendto_init(platform_->host(src), platform_->host(dst));
-    comm->set_payload_size(payload);
-    launch(ActRec::Kind::comm, t, static_cast<int>(k), comm);
+    send(t, static_cast<int>(k));
   }
 }
 
-void Executor::count_comm(int t, int dst_index, bool started) {
+void Executor::send(int t, int k) {
   const Task* task = task_of(t);
   const int schedule = tasks_[t].schedule;
+  const auto payload =
+      static_cast<std::uint64_t>(std::llround(static_cast<double>(task->bytes) / info_[schedule].efficiency));
+  auto comm = sg4::Comm::sendto_init(platform_->host(endpoint_host(schedule, task->src)),
+                                     platform_->host(part_host(t, k)));
+  comm->set_payload_size(payload);
+  launch(ActRec::Kind::comm, t, k, comm);
+}
+
+int Executor::part_host(int t, int k) const {
+  return k < 0 ? tasks_[t].group : endpoint_host(tasks_[t].schedule, task_of(t)->dsts[k]);
+}
+
+void Executor::count_comm(int t, int k, bool started) {
   const double now = sg4::Engine::get_clock();
-  const PlatformRoute& route =
-      model_.route(endpoint_host(schedule, task->src), endpoint_host(schedule, task->dsts[dst_index]));
+  const PlatformRoute& route = model_.route(endpoint_host(tasks_[t].schedule, task_of(t)->src), part_host(t, k));
   for (const auto& use : route.links) {
     LinkStat& s = link_stats_[use.link];
     if (started) {
@@ -342,7 +363,7 @@ void Executor::on_completion(const sg4::Activity& a) {
     case ActRec::Kind::comm: {
       count_comm(t, rec.dst, false);
       const Task* task = task_of(t);
-      if (options_.gpu_reduce_kernel && task->reduce && task->dsts[rec.dst].kind == Endpoint::Kind::rank) {
+      if (options_.gpu_reduce_kernel && task->reduce && rec.dst >= 0 && task->dsts[rec.dst].kind == Endpoint::Kind::rank) {
         // NCCL's reduction kernel: read two operands and write the sum at the GPU's HBM bandwidth.
         auto exec = sg4::Exec::init();
         exec->set_flops_amount(3.0 * static_cast<double>(task->bytes))
@@ -418,7 +439,7 @@ std::vector<RunResult> Executor::collect() const {
     if (options_.record_trace) {
       for (int i = 0; i < in.count; ++i) {
         const Task& t = s.tasks[i];
-        const std::string track = t.src.kind == Endpoint::Kind::rank ? model_.hosts()[in.hosts_of_rank[t.src.index]].name
+        const std::string track = t.src.kind == Endpoint::Kind::rank ? model_.host(in.hosts_of_rank[t.src.index]).name
                                                                      : "switch d" + std::to_string(t.src.index);
         r.trace.push_back({track, s.phases[t.phase] + ": task " + std::to_string(t.id), tasks_[in.first + i].start,
                            tasks_[in.first + i].end});

@@ -306,10 +306,39 @@ void PlatformModel::append_hop(PlatformRoute& route, const std::vector<int>& hop
     route.broken = "link " + first.name + " is down (" + edge_failure_[hop_edges.front()] + ")";
 }
 
+int PlatformModel::multicast_group(const std::vector<int>& member_hosts) const {
+  auto it = group_ids_.find(member_hosts);
+  if (it != group_ids_.end()) return it->second;
+  const int id = host_count();
+  PlatformHost h;
+  h.kind = PlatformHost::Kind::switch_plane;  // a sink reached only from its plane
+  h.name = "multicast-group" + std::to_string(group_hosts_.size());
+  h.domain = member_hosts.empty() ? -1 : host(member_hosts.front()).domain;
+  group_hosts_.push_back(h);
+  group_members_.push_back(member_hosts);
+  group_ids_.emplace(member_hosts, id);
+  return id;
+}
+
+const PlatformHost& PlatformModel::host(int id) const {
+  if (id >= 0 && id < static_cast<int>(hosts_.size())) return hosts_[id];
+  return group_hosts_.at(id - hosts_.size());
+}
+
 PlatformRoute PlatformModel::compute_route(int src_host, int dst_host) const {
   const auto& g = *graph_;
   PlatformRoute r;
   if (src_host == dst_host) return r;
+  if (dst_host >= static_cast<int>(hosts_.size())) {  // a multicast group: the union of its members' routes
+    for (int member : group_members_.at(dst_host - hosts_.size())) {
+      const PlatformRoute& m = route(src_host, member);
+      for (const auto& use : m.links)
+        if (std::find(r.links.begin(), r.links.end(), use) == r.links.end()) r.links.push_back(use);
+      r.latency_s = std::max(r.latency_s, m.latency_s);
+      if (r.broken.empty()) r.broken = m.broken;
+    }
+    return r;
+  }
   const PlatformHost& hs = hosts_.at(src_host);
   const PlatformHost& hd = hosts_.at(dst_host);
   using K = PlatformHost::Kind;

@@ -78,8 +78,17 @@ class PlatformModel {
   int delay_host() const { return delay_host_; }
   int port_link(int gpu_index) const { return port_link_.at(gpu_index); }
 
-  // Route between two hosts (GPU, CPU or switch plane), memoised. InputError when none exists.
+  // Route between two hosts (GPU, CPU, switch plane or multicast group), memoised. InputError when none
+  // exists.
   const PlatformRoute& route(int src_host, int dst_host) const;
+
+  // A multicast group: a virtual host standing for several destination GPUs of one switch plane. The
+  // route from the plane to it is every member's port (downwards) at once, so ONE transfer delivers the
+  // same bytes to all members at the rate of the slowest port, as the switch replicates a stream.
+  // Ids follow hosts(); `host(id)` covers both.
+  int multicast_group(const std::vector<int>& member_hosts) const;
+  const PlatformHost& host(int id) const;
+  int host_count() const { return static_cast<int>(hosts_.size() + group_hosts_.size()); }
 
   // Why a GPU cannot take part (its compute tray is down), or "" when it can.
   const std::string& gpu_failure(int gpu_index) const { return gpu_failure_.at(gpu_index); }
@@ -106,6 +115,9 @@ class PlatformModel {
   std::vector<double> extra_latency_s_, efficiency_;  // per LinkKind
   int delay_host_ = -1;
   mutable std::unordered_map<std::uint64_t, PlatformRoute> routes_;  // (src << 32 | dst) -> route
+  mutable std::vector<PlatformHost> group_hosts_;
+  mutable std::vector<std::vector<int>> group_members_;
+  mutable std::map<std::vector<int>, int> group_ids_;
 };
 
 }  // namespace racksim

@@ -74,9 +74,9 @@ SimgridPlatform::SimgridPlatform(const PlatformModel& model, const std::vector<i
   auto* zone = new ModelZone(model);  // the first zone becomes the engine's root
   impl_->zone = zone;
   sg4::NetZone* iface = zone->get_iface();
-  impl_->hosts.assign(model.hosts().size(), nullptr);
+  impl_->hosts.assign(model.host_count(), nullptr);
   for (int id : hosts) {
-    const PlatformHost& h = model.hosts()[id];
+    const PlatformHost& h = model.host(id);
     sg4::Host* host = iface->create_host(h.name, h.speed);
     if (h.cores > 1) host->set_core_count(h.cores);
     host->seal();
