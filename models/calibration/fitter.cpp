@@ -287,6 +287,15 @@ void complete_calibration(Calibration& c) {
   }
 }
 
+// Held-out folds: one racksim system left out at a time (H100 -> H200, GB200 -> H100) when the data
+// cover two or more systems, else one machine (measured_on) at a time.
+std::size_t distinct_systems(const std::vector<const Measurement*>& pts) {
+  std::set<std::string> s;
+  for (const Measurement* m : pts) s.insert(m->system);
+  return s.size();
+}
+std::string fold_of(const Measurement& m, bool by_system) { return by_system ? "system " + m.system : m.measured_on; }
+
 }  // namespace
 
 bool is_training_measurement(const Measurement& m, bool kind_has_measured_data, std::string* why) {
@@ -348,8 +357,11 @@ FitResult fit_calibration(const std::vector<Measurement>& data, const Predictor&
     res.calibration.links[kind].source = summary_source("racksim calibrate fit (bandwidth x efficiency, latency + extra)", f);
     res.fits.push_back(std::move(f));
     // Held-out: leave one machine out (links fitted on the rest; the full fit stays in the calibration).
+    std::vector<const Measurement*> train_m;
+    for (const auto& p : train) train_m.push_back(p.m);
+    const bool by_system = distinct_systems(train_m) >= 2;
     std::set<std::string> machines;
-    for (const auto& p : train) machines.insert(p.m->measured_on);
+    for (const auto& p : train) machines.insert(fold_of(*p.m, by_system));
     if (options.held_out && machines.size() >= 2) {
       for (const auto& left : machines) {
         std::vector<LinkPoint> rest;
@@ -357,7 +369,7 @@ FitResult fit_calibration(const std::vector<Measurement>& data, const Predictor&
         std::string trained;
         std::set<std::string> trained_set;
         for (const auto& p : train) {
-          if (p.m->measured_on == left) out.push_back(p.m);
+          if (fold_of(*p.m, by_system) == left) out.push_back(p.m);
           else {
             rest.push_back(p);
             if (trained_set.insert(p.m->measured_on).second) trained += (trained.empty() ? "" : "; ") + p.m->measured_on;
@@ -407,15 +419,16 @@ FitResult fit_calibration(const std::vector<Measurement>& data, const Predictor&
     f.worst_abs_error = e.worst_abs;
     res.calibration.algorithms[key].source = summary_source("racksim calibrate fit (Levenberg-Marquardt through the collective model)", f);
     res.fits.push_back(std::move(f));
+    const bool by_system = distinct_systems(pts) >= 2;
     std::set<std::string> machines;
-    for (const Measurement* m : pts) machines.insert(m->measured_on);
+    for (const Measurement* m : pts) machines.insert(fold_of(*m, by_system));
     if (options.held_out && machines.size() >= 2) {
       for (const auto& left : machines) {
         std::vector<const Measurement*> rest, out;
         std::string trained;
         std::set<std::string> trained_set;
         for (const Measurement* m : pts) {
-          if (m->measured_on == left) out.push_back(m);
+          if (fold_of(*m, by_system) == left) out.push_back(m);
           else {
             rest.push_back(m);
             if (trained_set.insert(m->measured_on).second) trained += (trained.empty() ? "" : "; ") + m->measured_on;

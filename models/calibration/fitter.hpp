@@ -16,8 +16,9 @@
 // Training data: measurements of confidence "measured" (this repository's probes and logs) when a kind
 // has any, else published records of confidence high or medium; records of confidence low, and
 // collectives whose algorithm is "auto", are never fitted to (they are validation only).
-// Held-out check: for every parameter set with training data from two or more machines (measured_on),
-// each machine in turn is left out, the fit repeated on the rest, and the left-out machine predicted.
+// Held-out check: for every parameter set whose training data cover two or more racksim systems, each
+// system in turn is left out, the fit repeated on the rest, and the left-out system predicted (fit Hopper
+// NVLS on H100, predict H200); with one system but several machines (measured_on), machine by machine.
 #include <string>
 #include <vector>
 
@@ -44,7 +45,7 @@ struct ParameterFit {
 
 struct HeldOutResult {
   std::string key;
-  std::string left_out;               // the machine (measured_on) predicted
+  std::string left_out;               // the system ("system hgx-h200") or machine (measured_on) predicted
   std::string trained_on;             // the machines fitted to, "; "-separated
   int points = 0;
   double median_abs_error = 0, worst_abs_error = 0;

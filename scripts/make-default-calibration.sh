@@ -1,0 +1,19 @@
+#!/bin/sh
+# The one command that produces calibrate/default.json from committed data (racksim issue 5):
+# fits link and algorithm parameters to the H200 probe run and the published measurements, and writes
+# the fit report (calibrate/fit-report.md and .json) next to it. Deterministic: the same inputs give a
+# byte-identical file (tests/validation/test_default_calibration.py checks it).
+#
+#   scripts/make-default-calibration.sh [path/to/racksim]     (default: $RACKSIM_BIN, else build/cli/racksim)
+#
+# After the multi-GPU run (racksim issue 7) add its directory, e.g.
+#   --probes calibrate/data/h200-8gpu-<date>=hgx-h200
+# and, for nccl-tests logs, --nccl-tests FILE=SYSTEM/ALGORITHM.
+set -eu
+cd "$(dirname "$0")/.."
+BIN=${1:-${RACKSIM_BIN:-build/cli/racksim}}
+"$BIN" calibrate fit --name default \
+  --published calibrate/data/published_measurements.json \
+  --probes calibrate/data/h200-pcie-1gpu-2026-11-29 \
+  --out calibrate/default.json \
+  --report calibrate/fit-report.md
