@@ -123,3 +123,50 @@ TEST(ProbeData, H200DirectoryMapsOntoTheH200PcieSystem) {
   EXPECT_EQ(pageable, 2);
   EXPECT_THROW(load_probe_directory("/nonexistent-probe-dir"), InputError);
 }
+
+TEST(ProbeData, MultiGpuRunOfIssue7IsReadyToIngest) {
+  // The records calibrate/probes/README.md specifies for a 2+ GPU machine (p2p_bandwidth and
+  // nccl_sweep_<algo>.jsonl), as the issue-7 run will write them; 8 H200s are taken as an HGX H200.
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "racksim-h200-8gpu-test";
+  fs::create_directories(dir);
+  {
+    std::ofstream p2p(dir / "p2p_bandwidth.jsonl");
+    p2p << R"({"record":"header","probe":"p2p_bandwidth","device":"NVIDIA H200","device_index":0,"device_count":8})" "\n"
+        << R"({"record":"timer","what":"empty cudaEvent pair","time_us":2.0,"iters":45})" "\n"
+        << R"({"record":"p2p","src":0,"dst":1,"mode":"unidirectional","peer_access":true,"bytes":268435456,"bytes_per_direction":268435456,"time_us":720.0,"GBps":372.8,"iters":20})" "\n"
+        << R"({"record":"p2p","src":0,"dst":1,"mode":"bidirectional","peer_access":true,"bytes":536870912,"bytes_per_direction":268435456,"time_us":730.0,"GBps":735.4,"iters":20})" "\n"
+        << R"({"record":"p2p_matrix","mode":"unidirectional","bytes_per_direction":268435456,"GBps":[[null,372.8],[371.9,null]]})" "\n";
+    std::ofstream ring(dir / "nccl_sweep_ring.jsonl");
+    ring << R"({"record":"header","probe":"nccl_sweep","device":"NVIDIA H200","nccl_version":"2.28.9","world_size":8,"algo":"ring"})" "\n"
+         << R"({"record":"check","op":"all_reduce","nranks":8,"ok":true})" "\n"
+         << R"({"record":"collective","op":"all_reduce","algo":"ring","nranks":8,"dtype":"float32","bytes":1048576,"count":262144,"time_us":45.1,"time_max_us":46.0,"algbw_GBps":23.25,"busbw_GBps":40.69,"busbw_factor":1.75,"iters":20})" "\n"
+         << R"({"record":"collective","op":"all_gather","algo":"ring","nranks":8,"dtype":"float32","bytes":1048576,"count":262144,"time_us":30.0,"time_max_us":31.0,"algbw_GBps":34.95,"busbw_GBps":30.58,"busbw_factor":0.875,"iters":20})" "\n"
+         << R"({"record":"end","probe":"nccl_sweep","status":"ok","elapsed_s":210.4})" "\n";
+  }
+  ProbeDirectoryInfo info;
+  const MeasurementSet s = load_probe_directory(dir.string(), &info);
+  EXPECT_EQ(info.system, "hgx-h200");
+  EXPECT_EQ(info.device_count, 8);
+  EXPECT_EQ(info.nccl_version, "2.28.9");
+  ASSERT_EQ(s.measurements.size(), 4u);  // 2 collectives (files sorted: nccl_sweep_ring first), 2 p2p
+  const Measurement& ar = s.measurements[0];
+  EXPECT_EQ(ar.kind, MeasurementKind::collective);
+  EXPECT_EQ(ar.op, CollectiveOp::all_reduce);
+  EXPECT_EQ(ar.algorithm, "ring");
+  EXPECT_EQ(ar.gpus.size(), 8u);
+  EXPECT_DOUBLE_EQ(ar.time_s, 45.1e-6);
+  EXPECT_EQ(s.measurements[1].op, CollectiveOp::all_gather);
+  const Measurement& uni = s.measurements[2];
+  EXPECT_EQ(uni.kind, MeasurementKind::transfer);
+  EXPECT_EQ(uni.src, "gpu0");
+  EXPECT_EQ(uni.dst, "gpu1");
+  EXPECT_DOUBLE_EQ(uni.bytes, 268435456);
+  EXPECT_DOUBLE_EQ(uni.timer_floor_s, 2e-6);
+  EXPECT_EQ(s.measurements[3].engine, "copy both ways");  // bidirectional: bytes per direction, same time model
+  EXPECT_DOUBLE_EQ(s.measurements[3].bytes, 268435456);
+  // A machine that is not an HGX H200 is named explicitly: DIR=SYSTEM.
+  EXPECT_EQ(load_probe_directory(dir.string() + "=h200-pcie", &info).measurements.size(), 4u);
+  EXPECT_EQ(info.system, "h200-pcie");
+  fs::remove_all(dir);
+}
