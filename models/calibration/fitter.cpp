@@ -385,6 +385,46 @@ FitResult fit_calibration(const std::vector<Measurement>& data, const Predictor&
     }
   }
 
+  // ---- HBM (report only: the calibration format has no memory entry) ----
+  {
+    std::vector<const Measurement*> mem;
+    for (const auto& m : data)
+      if (m.kind == MeasurementKind::memory && m.confidence == "measured" && !m.bytes_assumed) mem.push_back(&m);
+    if (mem.size() >= 3) {
+      std::vector<std::vector<double>> rows;
+      std::vector<double> y, w;
+      for (const Measurement* m : mem) {
+        rows.push_back({1.0, m->bytes / predictor.hbm_bandwidth_Bps(*m)});
+        y.push_back(m->time_s - m->timer_floor_s);
+        w.push_back(1 / m->time_s);
+      }
+      const LinearFit lf = weighted_least_squares(rows, y, w);
+      ParameterFit f;
+      f.key = "hbm (report only)";
+      f.is_link = true;
+      f.free_parameters = {"bandwidth_efficiency", "latency_us"};
+      const double eff = lf.coefficients[1] > 0 ? 1 / lf.coefficients[1] : 0;
+      f.values = {{"bandwidth_efficiency", sig4(eff)}, {"latency_us", sig4(units::s_to_us(lf.coefficients[0]))}};
+      f.std_errors = {{"bandwidth_efficiency", lf.std_errors[1] * eff * eff}, {"latency_us", units::s_to_us(lf.std_errors[0])}};
+      f.series = series_of(mem, &f.sources);
+      std::vector<double> abs_err;
+      double ss = 0;
+      for (const Measurement* m : mem) {
+        const double pred = m->timer_floor_s + lf.coefficients[0] + m->bytes / (eff * predictor.hbm_bandwidth_Bps(*m));
+        abs_err.push_back(std::fabs(pred / m->time_s - 1));
+        ss += std::pow(std::log(pred / m->time_s), 2);
+      }
+      f.points = static_cast<int>(mem.size());
+      f.median_abs_error = median(abs_err);
+      f.worst_abs_error = *std::max_element(abs_err.begin(), abs_err.end());
+      f.rms_log_residual = std::sqrt(ss / f.points);
+      f.notes.push_back("time = latency + bytes / (efficiency x the topology's HBM bandwidth), SM streams and copy-engine "
+                        "D2D traffic together; not stored in the calibration (it has no memory entry): racksim's "
+                        "memory and offload models use the topology's figure");
+      res.fits.push_back(std::move(f));
+    }
+  }
+
   // ---- algorithms ----
   std::map<std::string, std::vector<const Measurement*>> by_algo;
   for (const auto& m : data) {
