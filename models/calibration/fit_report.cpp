@@ -56,7 +56,7 @@ std::string fit_report_markdown(const FitResult& r) {
     for (const auto& s : f.notes) o << "* " << s << "\n";
     o << "\n";
   }
-  o << "## Held-out checks (fit without one machine, predict it)\n\n";
+  o << "## Held-out checks (fit without one system, or one machine, and predict it)\n\n";
   if (r.held_out.empty()) o << "None: no parameter set had training data from two machines.\n";
   else {
     o << "| entry | predicted machine | fitted on | points | median abs error | worst | < 64 MiB median (n) | >= 64 MiB median (n) | note |\n";
