@@ -230,14 +230,16 @@ std::string validation_text(const ValidationReport& rep) {
   char line[512];
   o << "racksim validate: model " << rep.model << ", calibration " << rep.calibration
     << " (error = predicted / measured - 1; 'peak' = calibration none)\n";
-  std::snprintf(line, sizeof line, "%-26s %-12s %-28s %10s %12s %12s %8s %12s %8s %s\n", "id", "system", "what", "size",
-                "measured", "predicted", "error", "peak", "error", "");
+  std::snprintf(line, sizeof line, "%-14s %-32s %10s %12s %12s %8s %12s %8s %-4s %s\n", "system", "what", "size",
+                "measured", "predicted", "error", "peak", "error", "fit", "record");
   o << line;
   for (const auto& r : rep.rows) {
-    std::snprintf(line, sizeof line, "%-26s %-12s %-28s %10s %12s %12s %8s %12s %8s %s\n", r.id.substr(0, 26).c_str(),
-                  r.system.c_str(), r.what.substr(0, 28).c_str(), (human_bytes(r.bytes) + (r.bytes_assumed ? "*" : "")).c_str(),
+    const std::string sys = r.system + (r.racks > 1 ? " x" + std::to_string(r.racks) : "");
+    std::snprintf(line, sizeof line, "%-14s %-32s %10s %12s %12s %8s %12s %8s %-4s %s\n", sys.c_str(),
+                  r.what.substr(0, 32).c_str(), (human_bytes(r.bytes) + (r.bytes_assumed ? "*" : "")).c_str(),
                   human_time(r.measured_time_s).c_str(), human_time(r.predicted_time_s).c_str(), pct(r.error).c_str(),
-                  human_time(r.uncalibrated_time_s).c_str(), pct(r.uncalibrated_error).c_str(), r.training ? "fit" : "");
+                  human_time(r.uncalibrated_time_s).c_str(), pct(r.uncalibrated_error).c_str(), r.training ? "fit" : "",
+                  r.id.c_str());
     o << line;
   }
   o << "(* size assumed: the record gives a bandwidth only; 'fit': a record the calibration fit uses)\n\n";
