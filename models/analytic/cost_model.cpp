@@ -9,22 +9,29 @@
 
 namespace racksim {
 
+double StageModel::occupancy(double item_bytes) const {
+  double per_byte = reduce_s_per_byte;
+  for (const auto& line : cost.lines) per_byte = std::max(per_byte, line.second);
+  return repeats * item_bytes * per_byte;
+}
+
 double CostModel::stage_time(std::size_t i, int depth) const {
   const StageModel& s = stages[i];
   const int k = pipelined ? std::max(depth, 1) : 1;
-  return s.repeats * s.cost.time(s.bytes / k);
+  return s.time(s.bytes / k);
 }
 
 namespace {
 double cycle_of(const CostModel& m, const std::vector<double>& t, int k) {
   double cycle = 0;
-  for (double x : t) cycle = std::max(cycle, x);
+  for (std::size_t i = 0; i < t.size(); ++i)
+    cycle = std::max(cycle, m.stages[i].serial ? t[i] : m.stages[i].occupancy(m.stages[i].bytes / k));
   for (const auto& group : m.shared) {
     double g = 0;
     for (int i : group) g += t[i];
     cycle = std::max(cycle, g);
   }
-  for (const auto& s : m.steady) cycle = std::max(cycle, s.repeats * s.cost.time(s.bytes / k));
+  for (const auto& s : m.steady) cycle = std::max(cycle, s.time(s.bytes / k));
   return cycle;
 }
 }  // namespace
@@ -73,12 +80,22 @@ struct Builder {
       : graph(g), request(r), fc(g, c, key, static_cast<double>(r.bytes)), n(static_cast<int>(r.gpus.size())) {
     m.algorithm = key;
     m.launch_s = fc.launch_s();
-    m.task_budget = kDefaultTaskBudget;
+    m.transfer_budget = kDefaultTransferBudget;
   }
   int v(int rank) const { return rank_vertex(request, graph, rank); }
-  void add(const std::string& phase, const std::vector<const FlowCoster::Path*>& flows, double bytes, int repeats = 1) {
-    if (flows.empty() || repeats < 1) return;
+  StageModel* add(const std::string& phase, const std::vector<const FlowCoster::Path*>& flows, double bytes,
+                  int repeats = 1) {
+    if (flows.empty() || repeats < 1) return nullptr;
     m.stages.push_back({phase, fc.stage(flows), bytes, repeats});
+    return &m.stages.back();
+  }
+  // A switch-plane stage that first reduces `reduce_factor` x the flow bytes at the plane.
+  void add_switch(const std::string& phase, const std::vector<const FlowCoster::Path*>& flows, double bytes,
+                  int domain, double reduce_factor, bool serial) {
+    StageModel* s = add(phase, flows, bytes);
+    if (s == nullptr) return;
+    s->reduce_s_per_byte = reduce_factor * fc.plane_reduce_s_per_byte(domain);
+    s->serial = serial;
   }
   std::vector<const FlowCoster::Path*> ring_flows(const std::vector<int>& members) {
     std::vector<const FlowCoster::Path*> flows;
@@ -135,11 +152,11 @@ void ring_model(Builder& b, bool reduce_scatter, bool all_gather) {
   if (all_gather) b.add("all-gather", flows, seg, n - 1);
   b.m.pipelined = false;
   b.m.unit_bytes = seg;
-  b.m.tasks_per_item = static_cast<long>((reduce_scatter + all_gather) * (n - 1)) * n;
+  b.m.tasks_per_item = b.m.transfers_per_item = static_cast<long>((reduce_scatter + all_gather) * (n - 1)) * n;
 }
 
 void nvls_model(Builder& b) {
-  nvls_domain(b.request, b.graph);
+  const int domain = nvls_domain(b.request, b.graph);
   const double S = static_cast<double>(b.request.bytes);
   const int n = b.n;
   std::vector<const FlowCoster::Path*> up, down;
@@ -149,16 +166,18 @@ void nvls_model(Builder& b) {
   }
   switch (b.request.op) {
     case CollectiveOp::all_reduce:
+      // The multicast of chunk c goes once the plane has every GPU's chunk c (no stream order).
       b.add("switch-reduce", up, S);
-      b.add("switch-multicast", down, S);
+      b.add_switch("switch-multicast", down, S, domain, 1.0, false);
       b.m.unit_bytes = S;
       b.m.tasks_per_item = n + 1;
+      b.m.transfers_per_item = 2L * n;
       break;
     case CollectiveOp::reduce_scatter:
       b.add("switch-reduce", up, S);
-      b.add("switch-scatter", down, ceil_div(S, n));
+      b.add_switch("switch-scatter", down, ceil_div(S, n), domain, n, true);  // n shares reduced per piece
       b.m.unit_bytes = S;
-      b.m.tasks_per_item = 2L * n;
+      b.m.tasks_per_item = b.m.transfers_per_item = 2L * n;
       break;
     default: {  // all_gather: each owner's piece goes up once and is multicast to the n-1 others
       std::vector<const FlowCoster::Path*> fan;
@@ -169,6 +188,7 @@ void nvls_model(Builder& b) {
       b.add("switch-multicast", fan, ceil_div(S, n));
       b.m.unit_bytes = ceil_div(S, n);
       b.m.tasks_per_item = 2L * n;
+      b.m.transfers_per_item = static_cast<long>(n) * n;
     }
   }
 }
@@ -178,7 +198,7 @@ void tree_model(Builder& b) {
   const DoubleTree t = double_binary_tree(b.n);
   b.add_tree("reduce-up", "broadcast-down", {b.all_ranks()}, t, S / 2);
   b.m.unit_bytes = S / 2;
-  b.m.tasks_per_item = 4L * (b.n - 1);
+  b.m.tasks_per_item = b.m.transfers_per_item = 4L * (b.n - 1);
   b.m.detail = "tree height " + std::to_string(t.height);
 }
 
@@ -189,7 +209,7 @@ void hierarchical_model(Builder& b) {
   const std::string outer = hierarchical_outer(b.request);
   const int d = g.per_domain, D = g.domains;
   const double slice = S / d;
-  b.m.task_budget = kHierarchicalTaskBudget;
+  b.m.transfer_budget = kHierarchicalTransferBudget;
   b.m.unit_bytes = S;
   b.m.detail = "inner " + inner + ", outer " + outer + ", " + std::to_string(D) + " domains x " + std::to_string(d);
 
@@ -216,25 +236,32 @@ void hierarchical_model(Builder& b) {
     positions.push_back(std::move(members));
   }
   auto next = [&] { return static_cast<int>(b.m.stages.size()); };
-  long tasks = 0;
+  long tasks = 0, transfers = 0;
   int rs0 = -1, rs1 = -1;
   if (d > 1 && inner == "ring") {
     rs0 = next();
     b.add("intra-reduce-scatter", inner_ring, slice, d - 1);
     tasks += 2L * D * d * (d - 1);
+    transfers += 2L * D * d * (d - 1);
   } else if (d > 1) {
     rs0 = next();
     b.add("intra-reduce-scatter", up, S);
-    rs1 = next();
-    b.add("intra-reduce-scatter", down, slice);
-    tasks += (D > 1 ? 4L : 3L) * D * d;
+    if (D > 1) {
+      rs1 = next();
+      // Every domain's plane reduces its d slices (D planes work in parallel).
+      b.add_switch("intra-reduce-scatter", down, slice, g.domain_ids[0], d, true);
+    }
+    tasks += (D > 1 ? 4L : 2L) * D * d;
+    transfers += D > 1 ? (3L + d - 1) * D * d : (1L + d) * d;
   }
   if (D > 1 && outer == "ring") {
     b.add("inter-all-reduce", outer_flows, slice / D, 2 * (D - 1));
     tasks += 2L * d * D * (D - 1);
+    transfers += 2L * d * D * (D - 1);
   } else if (D > 1) {
     b.add_tree("inter-all-reduce", "inter-all-reduce", positions, tree, slice / 2);
     tasks += 4L * d * (D - 1);
+    transfers += 4L * d * (D - 1);
   }
   if (d > 1 && inner == "ring") {
     b.m.shared = {{rs0, next()}};
@@ -243,11 +270,13 @@ void hierarchical_model(Builder& b) {
     b.m.shared = {{rs0, next()}, {rs1, next() + 1}};
     b.add("intra-all-gather", up, slice);
     b.add("intra-all-gather", fan, slice);
-  } else if (d > 1) {  // one domain: the switch multicasts the slices it holds
-    b.m.shared = {{rs1, next()}};
-    b.add("intra-all-gather", fan, slice);
+  } else if (d > 1) {  // one domain: the plane reduces and multicasts each slice to every GPU
+    std::vector<const FlowCoster::Path*> all;
+    for (int l = 0; l < d; ++l) all.insert(all.end(), down.begin(), down.end());
+    b.add_switch("intra-all-gather", all, slice, g.domain_ids[0], d, true);
   }
-  b.m.tasks_per_item = std::max(1L, tasks);
+  b.m.tasks_per_item = tasks;
+  b.m.transfers_per_item = std::max(1L, transfers);
 }
 
 }  // namespace
@@ -279,7 +308,7 @@ CostModel make_cost_model(const TopologyGraph& graph, const CollectiveRequest& r
       b.add("all-to-all", flows, ceil_div(S, n));
       b.m.pipelined = false;
       b.m.unit_bytes = ceil_div(S, n);
-      b.m.tasks_fixed = static_cast<long>(n) * (n - 1);
+      b.m.tasks_fixed = b.m.transfers_fixed = static_cast<long>(n) * (n - 1);
       break;
     }
     case CollectiveOp::broadcast: {
@@ -288,7 +317,7 @@ CostModel make_cost_model(const TopologyGraph& graph, const CollectiveRequest& r
         b.add("broadcast", {&b.fc.gpu_to_gpu(b.v(src), b.v(dst))}, S);
       }
       b.m.unit_bytes = S;
-      b.m.tasks_per_item = n - 1;
+      b.m.tasks_per_item = b.m.transfers_per_item = n - 1;
       break;
     }
     case CollectiveOp::send_recv: {
@@ -296,29 +325,29 @@ CostModel make_cost_model(const TopologyGraph& graph, const CollectiveRequest& r
       for (int r = 0; r < n; ++r) flows.push_back(&b.fc.gpu_to_gpu(b.v(r), b.v((r + 1) % n)));
       b.add("send-recv", flows, S);
       b.m.unit_bytes = S;
-      b.m.tasks_per_item = n;
+      b.m.tasks_per_item = b.m.transfers_per_item = n;
       break;
     }
   }
-  if (n == 1) b.m.tasks_per_item = b.m.tasks_fixed = 0;  // one rank: nothing moves
+  if (n == 1) b.m.tasks_per_item = b.m.tasks_fixed = b.m.transfers_per_item = b.m.transfers_fixed = 0;  // nothing moves
   return b.m;
 }
 
 DepthChoice choose_depth(const CostModel& m, const CollectiveRequest& request) {
   DepthChoice c;
-  const long per_item = std::max(1L, m.tasks_per_item);
+  const long per_item = std::max(1L, m.transfers_per_item);
   const long unit_cap = static_cast<long>(std::max(1.0, std::min(std::floor(m.unit_bytes), 1e9)));
   if (request.chunk_bytes > 0) {
     const long wanted = pieces_for_chunk(m.unit_bytes, request.chunk_bytes);
-    const long cap = std::max(1L, (kMaxTasks - m.tasks_fixed) / per_item);
+    const long cap = std::max(1L, (kMaxTransfers - m.transfers_fixed) / per_item);
     c.depth = static_cast<int>(std::min({wanted, cap, unit_cap}));
     c.note = "chunk_bytes " + std::to_string(request.chunk_bytes) + ": depth " + std::to_string(c.depth);
     if (wanted > cap) c.note += " (lowered from " + std::to_string(wanted) + " to stay within " +
-                                std::to_string(kMaxTasks) + " tasks)";
+                                std::to_string(kMaxTransfers) + " transfers)";
     return c;
   }
   if (!m.pipelined || m.stages.empty()) return c;
-  const long cap = std::max(1L, std::min((m.task_budget - m.tasks_fixed) / per_item, unit_cap));
+  const long cap = std::max(1L, std::min((m.transfer_budget - m.transfers_fixed) / per_item, unit_cap));
   double best = m.time(1);
   for (long k = 2; k <= cap; ++k) {
     const double t = m.time(static_cast<int>(k));

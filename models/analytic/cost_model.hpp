@@ -25,6 +25,14 @@ struct StageModel {
   StageCost cost;           // time of one item's flows as a function of the bytes each flow carries
   double bytes = 0;         // bytes per flow for the whole collective; one item carries bytes / k
   int repeats = 1;          // sequential identical steps per item (ring steps)
+  // Seconds per flow byte the switch plane spends reducing before it sends (the engine's switch-plane
+  // reduce, at the summed port bandwidth of the domain's GPUs), 0 elsewhere.
+  double reduce_s_per_byte = 0;
+  // true: the stage's items leave one after another (a stream: its latency is paid per item); false:
+  // an item goes as soon as its data is there, so only the links' occupancy bounds the cycle.
+  bool serial = true;
+  double time(double item_bytes) const { return repeats * (cost.time(item_bytes) + item_bytes * reduce_s_per_byte); }
+  double occupancy(double item_bytes) const;
 };
 
 struct CostModel {
@@ -37,13 +45,17 @@ struct CostModel {
   bool pipelined = true;                   // false: depth only splits pieces that travel together (ring)
   double unit_bytes = 0;                   // the stream --chunk-bytes cuts: depth = ceil(unit / chunk)
   long tasks_fixed = 0, tasks_per_item = 0;
-  long task_budget = 0;                    // default pipelining stays within this many tasks
+  // Transfers: one per (task, destination), what the engine pays for (a multicast to n-1 GPUs is n-1
+  // comms). Default pipelining stays within `transfer_budget` of them.
+  long transfers_fixed = 0, transfers_per_item = 0;
+  long transfer_budget = 0;
   std::string detail;                      // what was planned (inner/outer algorithms, tree height)
 
   double stage_time(std::size_t i, int depth) const;
   double time(int depth) const;
   std::vector<PhaseTime> phases(int depth) const;
   long tasks(int depth) const { return tasks_fixed + tasks_per_item * depth; }
+  long transfers(int depth) const { return transfers_fixed + transfers_per_item * depth; }
 };
 
 // request.algorithm must be a concrete name (not "auto"). InputError when the algorithm cannot run
@@ -56,8 +68,9 @@ struct DepthChoice {
   long tasks = 0;    // tasks the schedule will have at this depth (for reserving)
   std::string note;  // what was chosen and why (empty for the plain default of depth 1)
 };
-// The pipeline depth for a request: from request.chunk_bytes when set (raised to fit kMaxTasks), else
-// the depth in [1, budget] minimising the nominal model's time (ties: the smaller depth).
+// The pipeline depth for a request: from request.chunk_bytes when set (lowered to fit kMaxTransfers),
+// else the depth minimising the nominal model's time among those within the transfer budget (ties: the
+// smaller depth).
 DepthChoice choose_depth(const CostModel& nominal, const CollectiveRequest& request);
 // choose_depth on the calibration-none model: what the schedule builders use.
 DepthChoice planned_depth(const TopologyGraph& graph, const CollectiveRequest& request);

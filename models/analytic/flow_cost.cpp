@@ -111,6 +111,17 @@ const FlowCoster::Path& FlowCoster::switch_to_gpu(int gpu) {
   return down_.emplace(gpu, p).first->second;
 }
 
+double FlowCoster::plane_reduce_s_per_byte(int domain) {
+  double sum = 0;
+  for (int g = 0; g < graph_.gpu_count(); ++g) {
+    const int v = graph_.gpu_vertex(g);
+    if (graph_.vertices()[v].domain != domain) continue;
+    const Path& up = gpu_to_switch(v);
+    if (!up.links.empty()) sum += up.links.front().second;
+  }
+  return sum > 0 ? 1 / sum : 0;
+}
+
 StageCost FlowCoster::stage(const std::vector<const Path*>& flows) const {
   std::map<long long, int> load;
   for (const Path* f : flows)

@@ -43,6 +43,11 @@ class FlowCoster {
   const Path& gpu_to_switch(int gpu_vertex);
   const Path& switch_to_gpu(int gpu_vertex);
 
+  // Seconds per byte for a domain's switch plane to reduce: 1 / (sum over the domain's GPUs of their
+  // port capacity), as the engine charges it (sim/platform: the plane reduces at the line rate of all
+  // its ports).
+  double plane_reduce_s_per_byte(int domain);
+
   // Every flow carries the same number of bytes.
   StageCost stage(const std::vector<const Path*>& flows) const;
   double launch_s() const { return launch_s_; }

@@ -12,13 +12,15 @@ namespace racksim {
 
 class TopologyGraph;
 
-// Task budgets. Default pipelining never makes more than kDefaultTaskBudget tasks (single-level
-// algorithms) or kHierarchicalTaskBudget (hierarchical); a --chunk-bytes that would exceed kMaxTasks is
-// raised until it fits (the schedule's note says so). The figures keep one 72-GPU collective under
-// ~20 ms and a 576-GPU hierarchical one under ~0.5 s in the engine (~590 k comms/s, TOOLCHAIN.md).
-inline constexpr long kDefaultTaskBudget = 20000;
-inline constexpr long kHierarchicalTaskBudget = 100000;
-inline constexpr long kMaxTasks = 2000000;
+// Budgets, in transfers (one per task and destination: what the engine simulates; a multicast to n-1
+// GPUs counts n-1). Default pipelining never makes more than kDefaultTransferBudget of them (single-level
+// algorithms) or kHierarchicalTransferBudget (hierarchical), unless the unpipelined schedule alone has
+// more; a --chunk-bytes that would exceed kMaxTransfers is raised until it fits (the note says so). The
+// figures aim at one 72-GPU collective in ~20 ms and a 576-GPU hierarchical one in ~0.5 s in the engine
+// (~590 k comms/s with few flows in flight, far fewer with thousands: TOOLCHAIN.md).
+inline constexpr long kDefaultTransferBudget = 20000;
+inline constexpr long kHierarchicalTransferBudget = 100000;
+inline constexpr long kMaxTransfers = 2000000;
 
 // Checks everything about a request that does not depend on the algorithm: ranks (>= 1, send_recv >= 2,
 // distinct, < graph.gpu_count()), bytes in [1, 1 TiB], chunk_bytes <= 1 TiB, root, dtype and the

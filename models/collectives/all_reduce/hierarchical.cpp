@@ -10,7 +10,7 @@
 // l-th rank in request order.
 // Pipelining: the buffer is cut into k blocks that flow through the three phases (a block's outer phase
 // overlaps the next block's reduce-scatter); every sender's tasks of one phase form a stream. k is the
-// nominal fastest depth within the task budget (100 k tasks), or S / --chunk-bytes; with k = 1 the
+// nominal fastest depth within the transfer budget (100 k), or S / --chunk-bytes; with k = 1 the
 // phases run strictly one after the other. Chunk ((b * d) + l) * m + j is piece j of slice l of block b,
 // with m = D pieces per slice for an outer ring (its segments), 2 for an outer tree (one per tree).
 #include "models/analytic/cost_model.hpp"
@@ -52,7 +52,7 @@ Schedule build_all_reduce_hierarchical(const CollectiveRequest& request, const T
         for (int r : group)
           streams.record(kInnerRs, r, b.transfer(Endpoint::rank(r), {plane}, slice_first(blk, 0), d * m, true,
                                                  rs_phase, streams.after(kInnerRs, r)));
-        for (int l = 0; l < d; ++l)
+        for (int l = 0; l < d && D > 1; ++l)  // (one domain: the all-gather multicasts straight from the plane)
           streams.record(kSwitchDown, group[l],
                          b.transfer(plane, {Endpoint::rank(group[l])}, slice_first(blk, l), m, false, rs_phase,
                                     streams.after(kSwitchDown, group[l])));
@@ -89,7 +89,7 @@ Schedule build_all_reduce_hierarchical(const CollectiveRequest& request, const T
                                                 streams.after(kAgUp, r)));
           std::vector<Endpoint> others;
           for (int o : group)
-            if (o != r) others.push_back(Endpoint::rank(o));
+            if (o != r || D == 1) others.push_back(Endpoint::rank(o));
           streams.record(kAgDown, r, b.transfer(plane, others, slice_first(blk, l), m, false, ag_phase,
                                                 streams.after(kAgDown, r)));
         }

@@ -1,8 +1,9 @@
 // all_reduce/nvls: NVLink SHARP (seed course section 7). Every GPU sends its buffer once to its NVLink
 // domain's switch plane, which adds the contributions (a reduce into Endpoint::switch_plane), and the
 // switch multicasts the result back to every GPU: one switch round trip instead of 2(n-1) ring steps;
-// each GPU sends S and receives S. The buffer is cut into k chunks that pipeline: a GPU sends chunk c+1
-// while the switch multicasts chunk c (GPU->switch and switch->GPU are the two directions of the port).
+// each GPU sends S and receives S. The buffer is cut into k chunks that pipeline: each GPU sends its
+// chunks one after another, and the switch multicasts chunk c as soon as every GPU's chunk c has
+// arrived, while chunk c+1 goes up (GPU->switch and switch->GPU are the two directions of the port).
 // k is the depth that minimises the pipelined time with nominal link figures (or --chunk-bytes).
 // Requires nvlink_domain.multicast_reduction and all ranks in one NVLink domain.
 #include "models/analytic/cost_model.hpp"
@@ -25,7 +26,7 @@ Schedule build_all_reduce_nvls(const CollectiveRequest& request, const TopologyG
   Streams streams;
   for (int c = 0; c < k && n > 1; ++c) {
     for (int r = 0; r < n; ++r) streams.record(0, r, b.transfer(Endpoint::rank(r), {plane}, c, 1, true, up, streams.after(0, r)));
-    streams.record(1, 0, b.transfer(plane, everyone, c, 1, false, down, streams.after(1, 0)));
+    b.transfer(plane, everyone, c, 1, false, down);  // goes once the plane has chunk c from everyone
   }
   b.append_note(depth.note);
   return b.finish();

@@ -1,7 +1,7 @@
 // broadcast/ring: NCCL's ring broadcast, a pipelined chain from the root: root -> root+1 -> ... ->
 // root+n-1 (mod n). The buffer is cut into k chunks; a rank forwards chunk c as soon as it has arrived
 // and after it forwarded chunk c-1, so the chain fills in n-1 hops and then delivers one chunk per hop
-// time: time ~ (n - 2 + k) (alpha + S / (k B)). k minimises that with nominal figures (task budget
+// time: time ~ (n - 2 + k) (alpha + S / (k B)). k minimises that with nominal figures (transfer budget
 // 20 k) or comes from --chunk-bytes.
 #include "models/analytic/cost_model.hpp"
 #include "models/collectives/algorithms.hpp"

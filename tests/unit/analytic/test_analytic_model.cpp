@@ -60,17 +60,20 @@ TEST(AnalyticClosedForm, RingAllReduceGb200SeventyTwoGpus) {
   EXPECT_NEAR(e.phases[0].time_s, expected / 2, expected * 1e-12);
 }
 
-// NVLS with k pipelined chunks: up t_u = a_u + (S/k)/B (GPU -> switch: link + switch latency), down
-// t_d = a_d + (S/k)/B (switch -> GPU: link latency); a two-stage flow shop: t_u + t_d + (k-1) max.
+// NVLS with k pipelined chunks of s = S/k: each GPU sends its chunks one after another, t_u = a_u + s/B
+// (GPU -> switch: link + switch latency); the plane reduces chunk c at the summed port bandwidth P of the
+// domain's GPUs (the engine's assumption) and multicasts it, a_d + s/B, as soon as all GPUs' chunk c is
+// in: T = k t_u + s/P + a_d + s/B.
 void expect_nvls(const std::string& system, int n, double S) {
   const auto g = test::shipped(system);
   const auto f = nvlink_figures(g);
   const auto req = make_request(CollectiveOp::all_reduce, "nvls", test::first_gpus(n), static_cast<std::uint64_t>(S));
   const int k = build_schedule(req, g).chunks;
   ASSERT_GE(k, 1);
+  const double P = g.gpus_per_domain() * f.port_Bps;
   auto closed = [&](int kk) {
-    const double up = f.link_s + f.switch_s + S / kk / f.port_Bps, down = f.link_s + S / kk / f.port_Bps;
-    return up + down + (kk - 1) * std::max(up, down);
+    const double s = S / kk;
+    return kk * (f.link_s + f.switch_s + s / f.port_Bps) + s / P + f.link_s + s / f.port_Bps;
   };
   EXPECT_NEAR(analytic(g, req), closed(k), closed(k) * 1e-12) << system << " n=" << n << " k=" << k;
   // The default depth is the fastest one (with the same nominal figures).
@@ -95,7 +98,8 @@ TEST(AnalyticClosedForm, NvlsGb200SeventyTwoGpus) {
 }
 
 // Hierarchical over two racks of gb200-nvl72, one block (chunk_bytes = S: the phases run one after the
-// other). NVLS inside: reduce-scatter = a_u + S/B (every GPU sends S up) + a_d + (S/d)/B (slice back);
+// other). NVLS inside: reduce-scatter = a_u + S/B (every GPU sends S up) + S/P (the plane reduces the d
+// slices at the summed port bandwidth of its 72 GPUs) + a_d + (S/d)/B (slice back);
 // ring across the 2 racks on S/d over the NIC: 2(D-1) (a_net + (S/d/D)/B_nic); all-gather = a_u + (S/d)/B
 // + a_d + (d-1)(S/d)/B (d-1 multicasts share each GPU's port). a_net = GPU -pcie-> NIC -port-> leaf ->
 // spine -> leaf -port-> NIC -pcie-> GPU.
@@ -111,7 +115,8 @@ TEST(AnalyticClosedForm, HierarchicalTwoRacks) {
   const double a_u = f.link_s + f.switch_s, a_d = f.link_s;
   auto req = make_request(CollectiveOp::all_reduce, "hierarchical", test::first_gpus(144), static_cast<std::uint64_t>(S),
                           static_cast<std::uint64_t>(S));
-  const double rs = a_u + S / B + a_d + S / d / B;
+  const double P = 72 * B;
+  const double rs = a_u + S / B + S / P + a_d + S / d / B;
   const double outer = 2 * (D - 1) * (a_net + S / d / D / nic_Bps);
   const double ag = a_u + S / d / B + a_d + (d - 1) * (S / d) / B;
   const auto e = analytic_collective(g, req, Calibration::none());
@@ -140,7 +145,7 @@ TEST(AnalyticClosedForm, HierarchicalHgxTwoNodesTreeOutside) {
                           static_cast<std::uint64_t>(S));
   req.outer_algorithm = "tree";
   const double a_u = f.link_s + f.switch_s, a_d = f.link_s;
-  const double rs = a_u + S / B + a_d + S / d / B;
+  const double rs = a_u + S / B + S / (8 * B) + a_d + S / d / B;  // the plane reduces at 8 ports' rate
   // Two trees of 2 members, mirrored: going up, tree 0 sends 1 -> 0 while tree 1 sends 0 -> 1 (one flow
   // per NIC direction, S/(2d) each); coming down the same. One block: nothing else overlaps.
   const double outer = 2 * (a_net + (S / d / 2) / nic);

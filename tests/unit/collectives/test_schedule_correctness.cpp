@@ -46,7 +46,9 @@ TEST_P(ScheduleCorrect, SymbolicExecutionFindsNoViolation) {
     EXPECT_FALSE(s.tasks.empty());
   }
   // The analytic model plans the same task count (it sizes the budgets and the depth).
-  if (c.algo != "auto") EXPECT_EQ(static_cast<long>(s.tasks.size()), planned_depth(graph, r).tasks);
+  if (c.algo != "auto") {
+    EXPECT_EQ(static_cast<long>(s.tasks.size()), planned_depth(graph, r).tasks);
+  }
   const auto violations = check_schedule(s);
   EXPECT_TRUE(violations.empty()) << join_violations(violations);
 }
