@@ -32,7 +32,8 @@ inline Schedule empty_all_reduce(const std::vector<int>& gpus, std::uint64_t byt
 }
 
 // Ring all-reduce on `gpus` in order: 2(n-1) steps; in each, rank r sends S/n to rank r+1 once the piece
-// it forwards has arrived from rank r-1. Closed form 2(n-1) (alpha + S / (n B)).
+// it forwards has arrived from rank r-1 and its own previous send is done (one connection moves its
+// steps in order, as NCCL's does). Closed form 2(n-1) (alpha + S / (n B)).
 inline Schedule hand_ring_all_reduce(const std::vector<int>& gpus, std::uint64_t bytes) {
   Schedule s = empty_all_reduce(gpus, bytes, "all_reduce/ring");
   s.phases = {"reduce-scatter", "all-gather"};
@@ -43,7 +44,7 @@ inline Schedule hand_ring_all_reduce(const std::vector<int>& gpus, std::uint64_t
     std::vector<int> cur(n);
     for (int r = 0; r < n; ++r) {
       std::vector<int> deps;
-      if (step > 0) deps.push_back(prev[(r - 1 + n) % n]);
+      if (step > 0) deps = {prev[(r - 1 + n) % n], prev[r]};
       cur[r] = make_task(s, Endpoint::rank(r), {Endpoint::rank((r + 1) % n)}, bytes / n, step < n - 1,
                          step < n - 1 ? 0 : 1, deps).id;
     }
@@ -85,15 +86,20 @@ inline Schedule hand_hierarchical_all_reduce(const std::vector<int>& gpus, int d
   const int n = static_cast<int>(gpus.size());
   const int m = n / d;
   std::vector<int> received(n, -1);  // the last task whose destination is this rank
+  std::vector<int> sent(n, -1);      // the last task this rank sent
+  auto deps_of = [&](int r) {
+    std::vector<int> deps;
+    if (received[r] >= 0) deps.push_back(received[r]);
+    if (sent[r] >= 0 && sent[r] != received[r]) deps.push_back(sent[r]);
+    return deps;
+  };
   auto inner_ring = [&](int phase, bool reduce) {
     for (int step = 0; step < d - 1; ++step) {
       std::vector<int> next = received;
       for (int r = 0; r < n; ++r) {
         const int dom = r / d, l = r % d;
         const int to = dom * d + (l + 1) % d;
-        std::vector<int> deps;
-        if (received[r] >= 0) deps.push_back(received[r]);
-        next[to] = make_task(s, Endpoint::rank(r), {Endpoint::rank(to)}, bytes / d, reduce, phase, deps).id;
+        sent[r] = next[to] = make_task(s, Endpoint::rank(r), {Endpoint::rank(to)}, bytes / d, reduce, phase, deps_of(r)).id;
       }
       received = next;
     }
@@ -104,9 +110,7 @@ inline Schedule hand_hierarchical_all_reduce(const std::vector<int>& gpus, int d
     for (int r = 0; r < n; ++r) {
       const int dom = r / d, l = r % d;
       const int to = ((dom + 1) % m) * d + l;
-      std::vector<int> deps;
-      if (received[r] >= 0) deps.push_back(received[r]);
-      next[to] = make_task(s, Endpoint::rank(r), {Endpoint::rank(to)}, bytes / d / m, step < m - 1, 1, deps).id;
+      sent[r] = next[to] = make_task(s, Endpoint::rank(r), {Endpoint::rank(to)}, bytes / d / m, step < m - 1, 1, deps_of(r)).id;
     }
     received = next;
   }

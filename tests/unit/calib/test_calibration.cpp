@@ -1,0 +1,104 @@
+// Calibration files: strict schema v1, every entry with its source; "none" and "default"; lookups; and
+// the engine applying link efficiencies, extra latency and per-algorithm overheads.
+#include <gtest/gtest.h>
+
+#include "../engine/engine_test_support.hpp"
+#include "../engine/hand_schedules.hpp"
+#include "sim/calib/calibration.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/engine/simulation.hpp"
+
+namespace racksim {
+namespace {
+
+const char* kValid = R"({
+  "schema_version": 1, "name": "lab", "source": "probes on the lab machine",
+  "links": {"nvlink": {"bandwidth_efficiency": 0.8, "extra_latency_us": 0.1, "source": "p2p probe"}},
+  "algorithms": {
+    "*/ring": {"launch_overhead_us": 5, "step_overhead_us": 1, "bandwidth_efficiency": 0.5, "source": "fit"},
+    "all_reduce/ring": {"launch_overhead_us": 6, "source": "fit"}
+  }
+})";
+
+std::string error_of(const std::string& text) {
+  try {
+    calibration_from_json_text(text, "cal.json");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Calibration, NoneIsVendorPeak) {
+  const Calibration c = load_calibration("none");
+  EXPECT_EQ(c.name, "none");
+  EXPECT_DOUBLE_EQ(c.link(LinkKind::nvlink).bandwidth_efficiency, 1.0);
+  EXPECT_DOUBLE_EQ(c.algorithm("all_reduce/nvls").step_overhead_us, 0.0);
+}
+
+TEST(Calibration, ShippedDefaultLoadsWithASourceOnEveryEntry) {
+  const Calibration c = load_calibration("default");
+  EXPECT_EQ(c.name.rfind("default", 0), 0u) << c.name;
+  EXPECT_FALSE(c.source.empty());
+  for (const auto& [kind, l] : c.links) {
+    EXPECT_GT(l.bandwidth_efficiency, 0.0) << to_string(kind);
+    EXPECT_LE(l.bandwidth_efficiency, 1.0) << to_string(kind);
+    EXPECT_FALSE(l.source.empty()) << to_string(kind);
+  }
+  for (const auto& [key, a] : c.algorithms) {
+    EXPECT_GT(a.bandwidth_efficiency, 0.0) << key;
+    EXPECT_LE(a.bandwidth_efficiency, 1.0) << key;
+    EXPECT_FALSE(a.source.empty()) << key;
+  }
+}
+
+TEST(Calibration, ParsesLooksUpAndRoundTrips) {
+  const Calibration c = calibration_from_json_text(kValid, "cal.json");
+  EXPECT_EQ(c.name, "lab");
+  EXPECT_DOUBLE_EQ(c.link(LinkKind::nvlink).bandwidth_efficiency, 0.8);
+  EXPECT_DOUBLE_EQ(c.link(LinkKind::nic).bandwidth_efficiency, 1.0);  // missing kind: identity
+  EXPECT_DOUBLE_EQ(c.algorithm("all_reduce/ring").launch_overhead_us, 6);  // exact key wins
+  EXPECT_DOUBLE_EQ(c.algorithm("all_gather/ring").launch_overhead_us, 5);  // else "*/ring"
+  EXPECT_DOUBLE_EQ(c.algorithm("all_gather/ring").efficiency_at(1e9), 0.5);
+  EXPECT_DOUBLE_EQ(c.algorithm("all_reduce/nvls").launch_overhead_us, 0);  // else identity
+  const Calibration back = calibration_from_json_text(calibration_to_json_text(c), "again");
+  EXPECT_EQ(calibration_to_json_text(back), calibration_to_json_text(c));
+}
+
+TEST(Calibration, StrictErrorsNameTheFileAndPointer) {
+  const std::string base = R"({"schema_version": 1, "name": "x", "source": "s")";
+  EXPECT_NE(error_of(base + R"(, "colour": 1})").find("colour"), std::string::npos);
+  EXPECT_NE(error_of(R"({"schema_version": 2, "name": "x", "source": "s"})").find("/schema_version"), std::string::npos);
+  const std::string eff = error_of(base + R"(, "links": {"nvlink": {"bandwidth_efficiency": 1.2, "source": "s"}}})");
+  EXPECT_NE(eff.find("cal.json"), std::string::npos) << eff;
+  EXPECT_NE(eff.find("/links/nvlink/bandwidth_efficiency"), std::string::npos) << eff;
+  EXPECT_NE(error_of(base + R"(, "links": {"warp": {"source": "s"}}})").find("nvlink, c2c"), std::string::npos);
+  EXPECT_NE(error_of(base + R"(, "links": {"nic": {"bandwidth_efficiency": 0.9}}})").find("source"), std::string::npos);
+  EXPECT_NE(error_of(base + R"(, "algorithms": {"ring": {"source": "s"}}})").find("op/algorithm"), std::string::npos);
+  EXPECT_NE(error_of(base + R"(, "algorithms": {"*/ring": {"step_overhead_us": -1, "source": "s"}}})").find("step_overhead_us"),
+            std::string::npos);
+  EXPECT_THROW(load_calibration("/nonexistent/cal.json"), InputError);
+}
+
+TEST(Calibration, TheEngineAppliesEveryParameter) {
+  const auto g = test::load_graph("gb200-nvl72", 1);
+  const auto nv = test::nvlink_numbers(g);
+  const Calibration c = calibration_from_json_text(kValid, "cal.json");
+  const std::uint64_t S = 1ull << 30;
+  const Simulation sim(g, c);
+  Schedule s = test::hand_ring_all_reduce(test::gpu_range(0, 8), S);
+  const RunResult r = sim.run(s);
+  EXPECT_EQ(r.calibration, "lab");
+  // "all_reduce/ring" has its own entry: launch 6 us, no step overhead, full algorithm efficiency; then 14
+  // steps of route latency + 2 NVLink hops x 0.1 us and S/8 at 0.8 of the port bandwidth.
+  const double piece = static_cast<double>(S / 8);
+  const double exact = 6e-6 + 14 * (nv.alpha + 0.2e-6 + piece / (0.8 * nv.B));
+  EXPECT_NEAR(r.time_s, exact, 1e-9 * exact);
+  // Another op's ring takes "*/ring": launch 5 us, 1 us before every step, efficiency 0.5 on top of 0.8.
+  s.algorithm = "broadcast/ring";
+  const double star = 5e-6 + 14 * (1e-6 + nv.alpha + 0.2e-6 + piece / (0.8 * 0.5 * nv.B));
+  EXPECT_NEAR(sim.run(s).time_s, star, 1e-9 * star);
+}
+
+}  // namespace
+}  // namespace racksim
