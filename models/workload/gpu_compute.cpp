@@ -1,6 +1,7 @@
 #include "models/workload/gpu_compute.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "sim/core/json_reader.hpp"
@@ -22,7 +23,9 @@ const DtypeThroughput& GpuCompute::dtype(const std::string& d) const {
 double GpuCompute::gemm_time_s(const Gemm& g, const std::string& d, double hbm_Bps) const {
   if (g.m <= 0 || g.n <= 0 || g.k <= 0 || g.count <= 0) return 0;
   const DtypeThroughput& th = dtype(d);
-  const double compute = g.flops() / (th.peak_dense_TFLOPs * 1e12 * th.gemm_efficiency);
+  const double tile = std::max(1.0, gemm_tile);
+  const double padded = 2 * std::ceil(g.m / tile) * tile * std::ceil(g.n / tile) * tile * g.k * g.count;
+  const double compute = padded / (th.peak_dense_TFLOPs * 1e12 * th.gemm_efficiency);
   // operands and result once through HBM (bf16 inputs for both dtypes is the conservative side)
   const double bytes = 2 * g.count * (g.m * g.k + g.k * g.n + g.m * g.n);
   const double memory = hbm_Bps > 0 ? memory_time_s(bytes, hbm_Bps) : 0;
@@ -66,6 +69,7 @@ ComputeTable ComputeTable::from_json_text(const std::string& text, const std::st
     }
     if (!c.dtypes.count("bf16")) g.fail("bf16", "(missing)", "bf16 figures (the attention core runs in bf16)");
     c.gemm_overhead_s = g.non_negative("gemm_overhead_us") * 1e-6;
+    c.gemm_tile = g.number_in("gemm_tile", 1, 1024);
     c.attention_efficiency = g.number_in("attention_efficiency", 0.01, 1.0);
     c.hbm_efficiency = g.number_in("hbm_efficiency", 0.01, 1.0);
     c.source = g.string("source");

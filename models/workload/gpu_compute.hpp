@@ -1,6 +1,7 @@
 #pragma once
 // Achievable compute per GPU type (models/workload/gpu_compute.json). A GEMM takes
-//   max(flops / (peak x gemm_efficiency), bytes / (HBM bandwidth x hbm_efficiency)) + gemm_overhead
+//   max(flops' / (peak x gemm_efficiency), bytes / (HBM bandwidth x hbm_efficiency)) + gemm_overhead
+// where flops' counts m and n rounded up to whole gemm_tile tiles (tile quantisation)
 // (a roofline plus a fixed time per launch; the local experts of a MoE layer are one grouped launch),
 // fitted to the H200 probe's size sweep. The attention core runs at attention_efficiency x the bf16
 // peak; memory-bound work (norms, activations, the optimizer) at hbm_efficiency x HBM bandwidth.
@@ -24,6 +25,7 @@ struct GpuCompute {
   std::string name;
   std::map<std::string, DtypeThroughput> dtypes;  // "bf16", "fp8"
   double gemm_overhead_s = 0;   // fixed time per GEMM launch (ramp-up, tail waves)
+  double gemm_tile = 1;         // output tile edge: m and n are padded to multiples of it
   double attention_efficiency = 0;
   double hbm_efficiency = 0;
   std::string source;

@@ -19,7 +19,7 @@ struct ParallelShape {
 };
 
 struct Gemm {
-  std::string name;
+  const char* name = "";       // static text ("qkv", "expert_down", ...)
   double m = 0, n = 0, k = 0;  // [m x k] x [k x n]
   double count = 1;            // identical products (the local experts)
   double flops() const { return 2 * m * n * k * count; }

@@ -1,6 +1,7 @@
 #include "models/workload/memory_fit.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "models/workload/model_costs.hpp"
 
@@ -60,10 +61,14 @@ MemoryBreakdown training_memory_per_gpu(const ModelSpec& m, const StageSlice& st
 
   // Activations: every layer of the stage for each micro-batch in flight, plus (full recompute) one
   // layer's complete activations while it is being recomputed.
+  int moe_layers = 0;
+  for (int l = st.first_layer; l < st.first_layer + st.layers; ++l) moe_layers += m.is_moe_layer(l) ? 1 : 0;
+  const int dense_layers = st.layers - moe_layers;
   double per_mb = 0, one_layer_full = 0;
-  for (int l = st.first_layer; l < st.first_layer + st.layers; ++l) {
-    const LayerWork w = layer_work(m, m.is_moe_layer(l), cfg.micro_batch, cfg.seq_len, cfg.shape, cfg.imbalance);
-    per_mb += w.activation_bytes(cfg.recompute);
+  for (const auto& [count, moe] : {std::pair{dense_layers, false}, std::pair{moe_layers, true}}) {
+    if (count == 0) continue;
+    const LayerWork w = layer_work(m, moe, cfg.micro_batch, cfg.seq_len, cfg.shape, cfg.imbalance);
+    per_mb += count * w.activation_bytes(cfg.recompute);
     one_layer_full = std::max(one_layer_full, w.activation_bytes_none);
   }
   const double in_flight = std::max(1.0, cfg.micro_batches_in_flight * cfg.interleave_factor);

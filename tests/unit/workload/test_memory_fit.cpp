@@ -94,6 +94,9 @@ TEST(GpuCompute, H200MatchesProbe) {
   // a skinny product is HBM-bound: 8192 x 8192 by 8192 x 16 moves ~2 x 67 MB for 2.1 GFLOP
   const Gemm skinny{"skinny", 8192, 16, 8192, 1};
   EXPECT_NEAR(h200.gemm_time_s(skinny, "bf16", hbm), 2 * (8192.0 * 8192 + 2 * 8192 * 16) / (hbm * 0.9) + 12.8e-6, 1e-9);
+  // tile quantisation: m = 300 runs as 384 rows (3 tiles of 128)
+  const Gemm ragged{"ragged", 300, 8192, 8192, 1}, padded{"padded", 384, 8192, 8192, 1};
+  EXPECT_DOUBLE_EQ(h200.gemm_time_s(ragged, "bf16"), h200.gemm_time_s(padded, "bf16"));
   // the HGX B200 (1000 W) has its own GPU type; GB200's B200 (1200 W) another
   EXPECT_EQ(t.lookup("hgx-b200", "b200-sxm").dtype("bf16").peak_dense_TFLOPs, 2250);
   EXPECT_EQ(t.lookup("gb200-nvl72", "b200").dtype("bf16").peak_dense_TFLOPs, 2500);

@@ -1,0 +1,121 @@
+#include "models/planner/explain.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <vector>
+
+#include "models/planner/placement.hpp"
+
+namespace racksim {
+
+namespace {
+
+const CommTime* find_comm(const StepEstimate& e, const std::string& kind) {
+  for (const auto& c : e.comm)
+    if (c.kind == kind) return &c;
+  return nullptr;
+}
+
+std::string layout_words(const ParallelLayout& l) {
+  std::string s = l.degrees() + ", micro-batch " + std::to_string(l.micro_batch) + " x " + std::to_string(l.micro_batches);
+  if (l.pp > 1) {
+    s += std::string(", ") + to_string(l.schedule);
+    if (l.schedule == PipelineSchedule::interleaved) s += " x" + std::to_string(l.virtual_stages);
+  }
+  s += ", ZeRO-" + std::to_string(l.zero_stage) + ", recompute " + to_string(l.recompute);
+  return s;
+}
+
+struct Component {
+  std::string name;
+  double best = 0, other = 0;
+  std::string why_other;  // what in the other layout causes it
+};
+
+std::string pipeline_words(const ParallelLayout& l) {
+  if (l.pp == 1) return "no pipeline";
+  return fmt::format("PP={} with {} micro-batches, {}{}", l.pp, l.micro_batches, to_string(l.schedule),
+                     l.schedule == PipelineSchedule::interleaved ? " x" + std::to_string(l.virtual_stages) : "");
+}
+
+std::string comm_words(const StepEstimate& e, const ParallelLayout& l, const std::string& kind) {
+  const CommTime* c = find_comm(e, kind);
+  if (!c) return "none";
+  std::string where = c->domains > 1 ? fmt::format("across {} NVLink domains", c->domains) : "inside one NVLink domain";
+  const int degree = kind == "tp" ? l.tp : kind == "ep" ? l.ep : kind == "cp" ? l.cp : kind == "pp" ? l.pp : c->group;
+  return fmt::format("{}={} {}, {:.3f} s of {:.3f} s exposed", kind == "dp" ? "DP group" : kind, degree, where, c->exposed_s,
+                     c->total_s);
+}
+
+}  // namespace
+
+std::string describe_placement(const Candidate& best, const RankPlacement& p, int domain_size) {
+  const ParallelLayout& l = best.layout;
+  std::vector<std::string> inside, across;
+  for (MeshDim d : {MeshDim::tp, MeshDim::ep, MeshDim::cp, MeshDim::pp, MeshDim::dp}) {
+    if (l.size(d) == 1) continue;
+    const std::string item = fmt::format("{}={}", to_string(d), l.size(d));
+    (p.crosses_domain(l, d) ? across : inside).push_back(item);
+  }
+  auto join = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (std::size_t i = 0; i < v.size(); ++i) s += (i == 0 ? "" : i + 1 == v.size() ? " and " : ", ") + v[i];
+    return s;
+  };
+  std::string out = fmt::format("DeviceMesh {} on {} GPUs ({} per NVLink domain of {}).", l.mesh(), l.gpus(),
+                                p.gpus_per_domain_used(), domain_size);
+  if (!inside.empty())
+    out += fmt::format(" {} stay inside one NVLink domain: their per-layer collectives run on NVLink.", join(inside));
+  if (!across.empty()) out += fmt::format(" {} cross domains over the scale-out NICs.", join(across));
+  for (const auto& c : best.estimate.comm) {
+    if (c.domains < 2) continue;
+    out += fmt::format(" The {} traffic ({}) spans {} domains: {:.3f} s per step, {:.3f} s of it exposed.", c.kind, c.what,
+                       c.domains, c.total_s, c.exposed_s);
+  }
+  return out;
+}
+
+std::string explain_difference(const Candidate& best, const Candidate& other) {
+  const StepEstimate &a = best.estimate, &b = other.estimate;
+  const ParallelLayout &la = best.layout, &lb = other.layout;
+  std::vector<Component> comps{
+      {"compute", a.compute_s - a.recompute_s, b.compute_s - b.recompute_s, ""},
+      {"recomputation", a.recompute_s, b.recompute_s, fmt::format("recompute {} vs {}", to_string(lb.recompute), to_string(la.recompute))},
+      {"pipeline bubble", a.bubble_s, b.bubble_s, pipeline_words(lb) + " vs " + pipeline_words(la)},
+      {"TP collectives", a.comm_exposed("tp"), b.comm_exposed("tp"), comm_words(b, lb, "tp") + " vs " + comm_words(a, la, "tp")},
+      {"EP all-to-all", a.comm_exposed("ep"), b.comm_exposed("ep"), comm_words(b, lb, "ep") + " vs " + comm_words(a, la, "ep")},
+      {"CP K/V exchange", a.comm_exposed("cp"), b.comm_exposed("cp"), comm_words(b, lb, "cp") + " vs " + comm_words(a, la, "cp")},
+      {"pipeline send/recv", a.comm_exposed("pp"), b.comm_exposed("pp"), comm_words(b, lb, "pp") + " vs " + comm_words(a, la, "pp")},
+      {"DP/ZeRO traffic", a.comm_exposed("dp"), b.comm_exposed("dp"),
+       fmt::format("ZeRO-{}, {} vs ZeRO-{}, {}", lb.zero_stage, comm_words(b, lb, "dp"), la.zero_stage, comm_words(a, la, "dp"))},
+      {"optimizer step", a.optimizer_s, b.optimizer_s, ""},
+      {"offload traffic", a.offload_s, b.offload_s, ""},
+  };
+  // compute: say how much work each GPU does
+  comps[0].why_other = fmt::format("the runner-up's GPUs each compute {:.3f} s vs {:.3f} s ({} vs {} GPUs, micro-batch {} vs {})",
+                                   comps[0].other, comps[0].best, lb.gpus(), la.gpus(), lb.micro_batch, la.micro_batch);
+  std::sort(comps.begin(), comps.end(), [](const Component& x, const Component& y) {
+    return std::fabs(x.other - x.best) > std::fabs(y.other - y.best);
+  });
+  const double diff = b.step_s - a.step_s;
+  std::string out = fmt::format("The best layout ({}) takes {:.3f} s per step; the runner-up ({}) {:.3f} s, {:.1f}% slower.",
+                                layout_words(la), a.step_s, layout_words(lb), b.step_s, 100 * diff / a.step_s);
+  if (la.gpus() != lb.gpus())
+    out += fmt::format(" Per GPU the best delivers {:.0f} tokens/s, the runner-up {:.0f}.", a.tokens_per_s_per_gpu, b.tokens_per_s_per_gpu);
+  std::string more, less;
+  int shown = 0;
+  for (const auto& c : comps) {
+    const double d = c.other - c.best;
+    if (std::fabs(d) < 1e-4 * std::max(a.step_s, 1e-9) || shown >= 4) continue;
+    ++shown;
+    const std::string item = fmt::format("{} {:+.3f} s{}", c.name, d, c.why_other.empty() ? "" : " (" + c.why_other + ")");
+    (d > 0 ? more : less) += (d > 0 ? (more.empty() ? "" : "; ") : (less.empty() ? "" : "; ")) + item;
+  }
+  if (!more.empty()) out += " The runner-up loses time on: " + more + ".";
+  if (!less.empty()) out += " It gains some back on: " + less + ".";
+  if (shown == 0) out += " Their step-time components are equal; the tie goes to the simpler layout.";
+  return out;
+}
+
+}  // namespace racksim

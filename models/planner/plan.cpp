@@ -1,0 +1,302 @@
+#include "models/planner/plan.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <map>
+
+#include "models/planner/comm_cost.hpp"
+#include "models/planner/explain.hpp"
+#include "models/planner/placement.hpp"
+#include "models/workload/gpu_compute.hpp"
+#include "models/workload/model_catalog.hpp"
+#include "models/workload/model_costs.hpp"
+#include "sim/calib/calibration.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/topo/system_catalog.hpp"
+#include "sim/topo/topology_graph.hpp"
+
+namespace racksim {
+
+namespace {
+
+void check_job(const TrainingJob& j) {
+  if (j.global_batch < 1) throw InputError("--global-batch", "", std::to_string(j.global_batch), "an integer >= 1 (sequences per step)");
+  if (j.seq_len < 1) throw InputError("--seq-len", "", std::to_string(j.seq_len), "an integer >= 1 (tokens per sequence)");
+  if (j.dtype != "bf16" && j.dtype != "fp8") throw InputError("--dtype", "", "'" + j.dtype + "'", "bf16 or fp8");
+  if (!(j.moe_imbalance >= 1 && j.moe_imbalance <= 16))
+    throw InputError("--moe-imbalance", "", fmt::format("{}", j.moe_imbalance), "a number in [1, 16] (busiest EP rank / mean)");
+  if (!(j.tp_overlap >= 0 && j.tp_overlap <= 1)) throw InputError("--tp-overlap", "", fmt::format("{}", j.tp_overlap), "a fraction in [0, 1]");
+  if (!(j.ep_overlap >= 0 && j.ep_overlap <= 1)) throw InputError("--ep-overlap", "", fmt::format("{}", j.ep_overlap), "a fraction in [0, 1]");
+  if (j.grad_bytes != 2 && j.grad_bytes != 4) throw InputError("--grad-dtype", "", fmt::format("{} bytes", j.grad_bytes), "bf16 (2) or fp32 (4)");
+  if (!(j.memory_reserve >= 0 && j.memory_reserve < 0.9))
+    throw InputError("--memory-reserve", "", fmt::format("{}", j.memory_reserve), "a fraction in [0, 0.9)");
+}
+
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+// GPU counts to search: --gpus as `domains_used` x `per_domain`, or every whole-tray count per domain
+// from the full domain down to half of it on all domains.
+std::vector<MeshShape> shapes_for(const TopologyGraph& graph, const std::optional<int>& gpus, int max_per_domain) {
+  const int d = graph.gpus_per_domain(), gpt = graph.gpus_per_tray();
+  const int domains = graph.gpu_count() / d;
+  if (gpus) {
+    if (*gpus < 1 || *gpus > graph.gpu_count())
+      throw InputError("--gpus", "", std::to_string(*gpus), fmt::format("1 to {} (the GPUs of {} rack(s))", graph.gpu_count(), graph.racks()));
+    const int used = ceil_div(*gpus, d);
+    if (*gpus % used != 0)
+      throw InputError("--gpus", "", std::to_string(*gpus),
+                       fmt::format("a count that splits evenly over {} NVLink domain(s) of {} GPUs", used, d));
+    if (*gpus / used > max_per_domain) return {};
+    return {MeshShape{used, *gpus / used}};
+  }
+  std::vector<MeshShape> out;
+  const int lowest = std::max(1, ceil_div(d, 2));
+  for (int g = std::min(d, max_per_domain); g >= lowest; g -= std::min(gpt, d)) {
+    if (g % std::min(gpt, d) != 0 && g != d) continue;
+    out.push_back(MeshShape{domains, g});
+  }
+  return out;
+}
+
+// Fixed degrees must divide some GPU count searched (all five given: equal it).
+void check_constraints(const SearchConstraints& c, const std::vector<MeshShape>& shapes) {
+  int product = 1, given = 0;
+  std::string flags;
+  for (const auto& [name, v] : {std::pair{"--tp", c.tp}, {"--ep", c.ep}, {"--cp", c.cp}, {"--pp", c.pp}, {"--dp", c.dp}}) {
+    if (!v) continue;
+    if (*v < 1) throw InputError(name, "", std::to_string(*v), "an integer >= 1");
+    product *= *v;
+    ++given;
+    flags += (flags.empty() ? "" : " ") + std::string(name) + " " + std::to_string(*v);
+  }
+  if (c.tp_times_ep && (c.tp || c.ep)) {
+    const int t = c.tp.value_or(1) * c.ep.value_or(1);
+    if ((c.tp && c.ep && t != *c.tp_times_ep) || *c.tp_times_ep % t != 0)
+      throw InputError("--tp-x-ep", "", std::to_string(*c.tp_times_ep), fmt::format("a multiple of {} (the {} given)", t, flags));
+  }
+  if (c.tp_times_ep) {
+    if (!c.tp && !c.ep) product *= *c.tp_times_ep;
+    else if (!(c.tp && c.ep)) product = product / (c.tp ? *c.tp : *c.ep) * *c.tp_times_ep;
+    flags += (flags.empty() ? "" : " ") + std::string("--tp-x-ep ") + std::to_string(*c.tp_times_ep);
+  }
+  if (flags.empty()) return;
+  std::string counts;
+  for (const auto& s : shapes) {
+    const int n = s.gpus();
+    if (given == 5 ? n == product : n % product == 0) return;
+    counts += (counts.empty() ? "" : ", ") + std::to_string(n);
+  }
+  throw InputError(flags.substr(0, flags.find(' ')), "", flags + fmt::format(" (product {})", product),
+                   fmt::format("degrees whose product {} the GPU count ({})", given == 5 ? "equals" : "divides", counts));
+}
+
+std::string reasons_text(const SearchResult& r) {
+  std::string out;
+  for (const auto& [reason, n] : r.rejected) out += (out.empty() ? "" : "; ") + fmt::format("{} x {}", n, rejection_text(reason));
+  for (const auto& e : r.examples)
+    if (e.reason == "memory") {
+      out += " (e.g. " + e.layout + ": " + e.detail + ")";
+      break;
+    }
+  return out.empty() ? "no layout satisfies the constraints" : out;
+}
+
+std::vector<TrayRanks> tray_map(const TopologyGraph& graph, const RankPlacement& p, int racks_shown) {
+  std::map<int, int> rank_of_gpu;
+  for (int r = 0; r < p.gpus(); ++r) rank_of_gpu[p.locate(r).gpu] = r;
+  std::map<int, TrayRanks> trays;
+  for (int i = 0; i < graph.gpu_count(); ++i) {
+    const Vertex& v = graph.vertices()[graph.gpu_vertex(i)];
+    if (v.rack >= racks_shown) continue;
+    TrayRanks& t = trays[v.tray];
+    t.rack = v.rack;
+    t.tray = v.tray;
+    t.tray_in_rack = v.tray - v.rack * graph.spec().rack.trays;
+    auto it = rank_of_gpu.find(v.index);
+    if (it != rank_of_gpu.end()) t.ranks.push_back(it->second);
+  }
+  std::vector<TrayRanks> out;
+  for (auto& [id, t] : trays) {
+    std::sort(t.ranks.begin(), t.ranks.end());
+    out.push_back(t);
+  }
+  return out;
+}
+
+FailureImpact failure_impact(const Candidate& c, const RankPlacement& p) {
+  FailureImpact f;
+  const ParallelLayout& l = c.layout;
+  f.tray_gpus = p.gpus_per_tray();
+  f.job_gpus = l.gpus();
+  f.replica_gpus = l.gpus() / l.dp;
+  std::map<int, std::vector<int>> dp_on_tray;
+  for (int r = 0; r < p.gpus(); ++r) dp_on_tray[p.locate(r).tray].push_back(RankPlacement::coordinate(l, r, MeshDim::dp));
+  for (auto& [tray, dps] : dp_on_tray) {
+    std::sort(dps.begin(), dps.end());
+    const int hit = static_cast<int>(std::unique(dps.begin(), dps.end()) - dps.begin());
+    f.replicas_hit = std::max(f.replicas_hit, hit);
+  }
+  f.blast_radius_gpus = f.replicas_hit * f.replica_gpus;
+  f.spare_trays_per_domain = (p.domain_size() - p.gpus_per_domain_used()) / std::max(1, p.gpus_per_tray());
+  f.runs_on_spares = f.spare_trays_per_domain >= 1;
+  return f;
+}
+
+}  // namespace
+
+PlanResult run_plan(const PlanRequest& req) {
+  check_job(req.job);
+  if (req.top < 1) throw InputError("--top", "", std::to_string(req.top), "an integer >= 1");
+  const SystemCatalog systems = req.topology_dir.empty() ? SystemCatalog::shipped() : SystemCatalog(req.topology_dir);
+  const ModelCatalog models = req.model_dir.empty() ? ModelCatalog::shipped() : ModelCatalog(req.model_dir);
+  const ComputeTable table = req.compute_table.empty() ? ComputeTable::shipped() : ComputeTable::load(req.compute_table);
+  const TopologySpec spec = systems.load(req.system);
+  const int racks = req.racks.value_or(spec.rack.default_racks);
+  const TopologyGraph graph(spec, racks);
+  const ModelSpec model = models.load(req.model);
+  const GpuCompute& compute = table.lookup(spec.id, spec.tray.gpus.at(0).type);
+  compute.dtype(req.job.dtype);
+  const SystemContext sys = make_system_context(graph, compute);
+  const Calibration calibration = load_calibration(req.calibration);
+
+  PlanResult out;
+  out.system = spec.id;
+  out.system_description = spec.description;
+  out.racks = racks;
+  out.system_gpus = graph.gpu_count();
+  out.gpus_per_domain = graph.gpus_per_domain();
+  out.gpus_per_tray = graph.gpus_per_tray();
+  out.model_id = model.id;
+  out.model_name = model.name;
+  out.model_source = model.source;
+  const ParamCounts pc = count_params(model);
+  out.model_params = pc.total;
+  out.model_active_params = pc.active;
+  out.job = req.job;
+  out.compute_source = compute.name + ": " + compute.dtype(req.job.dtype).source + "; " + compute.source;
+  out.peak_TFLOPs = compute.dtype(req.job.dtype).peak_dense_TFLOPs;
+  out.gemm_efficiency = compute.dtype(req.job.dtype).gemm_efficiency;
+  out.calibration = calibration.name;
+  out.shapes = shapes_for(graph, req.gpus, graph.gpus_per_domain());
+  check_constraints(req.constraints, out.shapes);
+
+  AnalyticCommCost comm(graph, calibration);
+  const int keep = std::max(req.top, 2);
+  out.search = search_layouts(model, req.job, sys, out.shapes, req.constraints, comm, keep);
+  if (out.search.ranked.empty()) {
+    const int n = out.shapes.empty() ? 0 : out.shapes.front().gpus();
+    throw InputError(req.gpus ? "--gpus" : "--racks", "",
+                     req.gpus ? std::to_string(*req.gpus) + " GPUs" : fmt::format("{} rack(s) ({} GPUs)", racks, graph.gpu_count()),
+                     fmt::format("a GPU count that some TP x EP x CP x PP x DP layout of {} can use (searched {}{}): {}", model.id,
+                                 n, out.shapes.size() > 1 ? fmt::format(" down to {}", out.shapes.back().gpus()) : "",
+                                 reasons_text(out.search)));
+  }
+  if (static_cast<int>(out.search.ranked.size()) > req.top) out.search.ranked.resize(req.top);
+  const Candidate& best = out.search.ranked.front();
+  const RankPlacement best_placement(graph, best.shape.domains, best.shape.gpus_per_domain);
+  const int racks_shown = std::min(racks, std::max(1, ceil_div(best.layout.gpus(), graph.gpu_count() / racks)));
+  out.best_map = tray_map(graph, best_placement, racks_shown);
+  out.explanation = describe_placement(best, best_placement, graph.gpus_per_domain());
+  // The runner-up: the next layout that is measurably slower (equal-time variants, such as CP=2 with
+  // half the DP and twice the micro-batch, do the same work and are named as ties).
+  std::size_t runner = 1, ties = 0;
+  while (runner < out.search.ranked.size() && out.search.ranked[runner].estimate.step_s <= best.estimate.step_s * (1 + 1e-3)) {
+    ++runner;
+    ++ties;
+  }
+  if (ties > 0) out.explanation += fmt::format(" {} layout(s) ranked next are within 0.1% of it (the same work split differently).", ties);
+  if (runner < out.search.ranked.size()) out.explanation += " " + explain_difference(best, out.search.ranked[runner]);
+  out.runner_up = runner < out.search.ranked.size() ? static_cast<int>(runner) : -1;
+
+  if (req.failures) {
+    for (const Candidate& c : out.search.ranked) {
+      const RankPlacement p(graph, c.shape.domains, c.shape.gpus_per_domain);
+      out.failures.push_back(failure_impact(c, p));
+    }
+    const int d = graph.gpus_per_domain(), gpt = graph.gpus_per_tray();
+    const int domains = graph.gpu_count() / d;
+    for (int k = 1; k <= 2; ++k) {
+      DegradedPlan dp;
+      std::vector<MeshShape> shapes;
+      if (d / gpt >= 3) {
+        dp.gpus_per_domain = d - k * gpt;
+        dp.name = fmt::format("NVL{}", dp.gpus_per_domain);
+        dp.best_still_fits = best.shape.gpus_per_domain <= dp.gpus_per_domain;
+        shapes = shapes_for(graph, std::nullopt, dp.gpus_per_domain);
+        if (req.gpus) {  // keep the user's GPU count if it still fits, else the largest that does
+          std::vector<MeshShape> kept;
+          for (const auto& s : shapes)
+            if (s.gpus() == *req.gpus) kept.push_back(s);
+          if (!kept.empty()) shapes = kept;
+        }
+      } else if (domains - k >= 1) {
+        dp.gpus_per_domain = d;
+        dp.name = fmt::format("{} domain(s) lost", k);
+        dp.best_still_fits = best.shape.domains <= domains - k;
+        shapes = {MeshShape{domains - k, d}};
+      } else {
+        continue;
+      }
+      if (dp.best_still_fits) {
+        dp.best = best;
+        dp.note = fmt::format("runs unchanged: the layout uses {} of {} GPUs per domain, a spare tray takes the failed one's place",
+                              best.shape.gpus_per_domain, d);
+      } else {
+        try {
+          check_constraints(req.constraints, shapes);
+          SearchResult r = search_layouts(model, req.job, sys, shapes, req.constraints, comm, 1);
+          if (!r.ranked.empty()) {
+            dp.best = r.ranked.front();
+            dp.slowdown = dp.best->estimate.step_s / best.estimate.step_s - 1;
+            dp.note = fmt::format("re-planned on {} GPUs", dp.best->layout.gpus());
+          } else {
+            dp.note = "no layout fits: " + reasons_text(r);
+          }
+        } catch (const InputError& e) {
+          dp.note = std::string("no layout: ") + e.what();
+        }
+      }
+      out.degraded.push_back(std::move(dp));
+    }
+  }
+
+  const int n = best.layout.gpus();
+  for (const std::string& other : req.compare) {
+    SystemComparison cmp;
+    cmp.system = other;
+    cmp.gpus = n;
+    try {
+      const TopologySpec ospec = systems.load(other);
+      cmp.system = ospec.id;
+      if (ospec.id == spec.id) {
+        cmp.racks = racks;
+        cmp.best = best;
+        out.comparison.push_back(std::move(cmp));
+        continue;
+      }
+      const int per_rack = ospec.rack.trays * static_cast<int>(ospec.tray.gpus.size());
+      const int domain_racks = ospec.nvlink_domain ? ospec.nvlink_domain->racks : 1;
+      cmp.racks = ceil_div(ceil_div(n, per_rack), domain_racks) * domain_racks;
+      if (cmp.racks > ospec.rack.max_racks) {
+        cmp.note = fmt::format("{} GPUs need {} racks, more than the {} the topology allows", n, cmp.racks, ospec.rack.max_racks);
+        out.comparison.push_back(std::move(cmp));
+        continue;
+      }
+      const TopologyGraph ograph(ospec, cmp.racks);
+      const GpuCompute& ocompute = table.lookup(ospec.id, ospec.tray.gpus.at(0).type);
+      ocompute.dtype(req.job.dtype);
+      const SystemContext osys = make_system_context(ograph, ocompute);
+      const std::vector<MeshShape> oshapes = shapes_for(ograph, n, ograph.gpus_per_domain());
+      AnalyticCommCost ocomm(ograph, calibration);
+      SearchResult r = search_layouts(model, req.job, osys, oshapes, req.constraints, ocomm, 1);
+      if (!r.ranked.empty()) cmp.best = r.ranked.front();
+      else cmp.note = "no layout fits: " + reasons_text(r);
+    } catch (const InputError& e) {
+      cmp.note = e.what();
+    }
+    out.comparison.push_back(std::move(cmp));
+  }
+  return out;
+}
+
+}  // namespace racksim

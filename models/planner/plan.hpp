@@ -1,0 +1,86 @@
+#pragma once
+// run_plan: the planner's whole answer for one model on one system. Searches the layouts (search.hpp)
+// over the GPU counts the racks allow, explains why the best beats the runner-up, says what a tray
+// failure costs each top layout (GPUs taken down, the step time on a rack degraded to NVL68/NVL64), and
+// compares the best layout's step time on other systems for the same model and GPU count.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/planner/search.hpp"
+#include "models/planner/step_model.hpp"
+
+namespace racksim {
+
+struct PlanRequest {
+  std::string system = "gb200-nvl72";     // id or topology file
+  std::optional<int> racks;               // default: the system's
+  std::string model;                      // preset id or model file
+  TrainingJob job;
+  SearchConstraints constraints;
+  std::optional<int> gpus;                // GPUs to use; default: every per-domain count from the full
+                                          // domain down to half of it, in whole trays
+  int top = 10;                           // layouts reported
+  std::vector<std::string> compare{"gb200-nvl72", "gb300-nvl72", "hgx-b200"};
+  bool failures = true;
+  std::string calibration = "default";    // collective calibration: default (calibrate/default.json), none, or a file
+  std::string topology_dir;               // "" = the shipped topologies/
+  std::string model_dir;                  // "" = the shipped presets
+  std::string compute_table;              // "" = models/workload/gpu_compute.json
+};
+
+// Where one rank group of the best layout runs: a tray and the ranks on it.
+struct TrayRanks {
+  int rack = 0, tray_in_rack = 0, tray = 0;
+  std::vector<int> ranks;                 // empty: a spare tray
+};
+
+struct FailureImpact {
+  int tray_gpus = 0;            // GPUs one compute tray takes with it
+  int job_gpus = 0;             // a synchronous job stops entirely (every rank in one communicator)
+  int replica_gpus = 0;         // GPUs of one model replica (TP x EP x CP x PP, one DP index)
+  int replicas_hit = 0;         // replicas with a rank on the worst tray
+  int blast_radius_gpus = 0;    // GPUs idle until restart when replicas fail alone (elastic DP)
+  int spare_trays_per_domain = 0;
+  bool runs_on_spares = false;  // a spare tray in the same NVLink domain can take the failed tray's place
+};
+
+struct DegradedPlan {
+  std::string name;             // "NVL68": each fast domain limited to this many GPUs
+  int gpus_per_domain = 0;
+  bool best_still_fits = false; // the healthy best layout runs unchanged
+  std::optional<Candidate> best;
+  double slowdown = 0;          // step time / the healthy best's - 1
+  std::string note;
+};
+
+struct SystemComparison {
+  std::string system;
+  int racks = 0;
+  int gpus = 0;
+  std::optional<Candidate> best;
+  std::string note;             // why there is no answer, if none
+};
+
+struct PlanResult {
+  std::string system, system_description;
+  int racks = 0, system_gpus = 0, gpus_per_domain = 0, gpus_per_tray = 0;
+  std::string model_id, model_name, model_source;
+  double model_params = 0, model_active_params = 0;
+  TrainingJob job;
+  std::vector<MeshShape> shapes;          // GPU counts searched
+  std::string compute_source;             // the GPU's compute figures and their sources
+  double peak_TFLOPs = 0, gemm_efficiency = 0;
+  std::string calibration;
+  SearchResult search;                    // ranked trimmed to `top`
+  std::vector<FailureImpact> failures;    // one per ranked layout
+  std::vector<DegradedPlan> degraded;
+  std::vector<SystemComparison> comparison;
+  std::vector<TrayRanks> best_map;        // rank -> tray -> rack of the best layout
+  std::string explanation;                // plain words: why the best wins over the runner-up
+  int runner_up = -1;                     // index in search.ranked of the layout the explanation compares with
+};
+
+PlanResult run_plan(const PlanRequest& request);
+
+}  // namespace racksim

@@ -1,0 +1,271 @@
+#include "models/planner/plan_report.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "sim/core/units.hpp"
+
+namespace racksim {
+
+namespace {
+
+double r6(double v) {
+  if (v == 0 || !std::isfinite(v)) return v;
+  const double magnitude = std::ceil(std::log10(std::fabs(v)));
+  const double scale = std::pow(10.0, 6 - magnitude);
+  return std::round(v * scale) / scale;
+}
+
+double gb(double bytes) { return r6(bytes / units::kGB); }
+
+nlohmann::ordered_json layout_json(const ParallelLayout& l) {
+  nlohmann::ordered_json j;
+  j["gpus"] = l.gpus();
+  j["tp"] = l.tp;
+  j["ep"] = l.ep;
+  j["cp"] = l.cp;
+  j["pp"] = l.pp;
+  j["dp"] = l.dp;
+  j["micro_batch"] = l.micro_batch;
+  j["micro_batches"] = l.micro_batches;
+  j["schedule"] = to_string(l.schedule);
+  j["virtual_stages"] = l.virtual_stages;
+  j["zero_stage"] = l.zero_stage;
+  j["recompute"] = to_string(l.recompute);
+  j["offload_optimizer"] = l.offload_optimizer;
+  j["offload_activations"] = l.offload_activations;
+  nlohmann::ordered_json dims = nlohmann::ordered_json::array(), shape = nlohmann::ordered_json::array();
+  for (MeshDim d : l.order)
+    if (l.size(d) > 1) dims.push_back(to_string(d)), shape.push_back(l.size(d));
+  j["device_mesh"] = {{"dims", dims}, {"shape", shape}, {"text", l.mesh()}};
+  return j;
+}
+
+nlohmann::ordered_json estimate_json(const StepEstimate& e) {
+  nlohmann::ordered_json j;
+  j["step_time_s"] = r6(e.step_s);
+  j["tokens_per_s"] = r6(e.tokens_per_s);
+  j["tokens_per_s_per_gpu"] = r6(e.tokens_per_s_per_gpu);
+  j["mfu"] = r6(e.mfu);
+  j["breakdown_s"] = {{"compute", r6(e.compute_s - e.recompute_s)}, {"recompute", r6(e.recompute_s)},
+                      {"pipeline_bubble", r6(e.bubble_s)},        {"communication_exposed", r6(e.comm_exposed_s)},
+                      {"optimizer", r6(e.optimizer_s)},          {"offload", r6(e.offload_s)}};
+  nlohmann::ordered_json comm = nlohmann::ordered_json::array();
+  for (const auto& c : e.comm) {
+    comm.push_back({{"kind", c.kind},
+                    {"what", c.what},
+                    {"total_s", r6(c.total_s)},
+                    {"exposed_s", r6(c.exposed_s)},
+                    {"hidden_s", r6(std::max(0.0, c.total_s - c.exposed_s))},
+                    {"bytes", r6(c.bytes)},
+                    {"group_gpus", c.group},
+                    {"nvlink_domains", c.domains},
+                    {"algorithm", c.algorithm}});
+  }
+  j["communication"] = comm;
+  j["memory_GB"] = {{"weights", gb(e.memory.weights)},       {"gradients", gb(e.memory.grads)},
+                    {"optimizer", gb(e.memory.optimizer)},   {"activations", gb(e.memory.activations)},
+                    {"logits", gb(e.memory.logits)},         {"total", gb(e.memory.total())},
+                    {"usable", gb(e.memory_capacity)},       {"host_offloaded", gb(e.memory.host_offloaded)},
+                    {"fullest_stage", e.memory_stage}};
+  return j;
+}
+
+nlohmann::ordered_json candidate_json(const Candidate& c) {
+  nlohmann::ordered_json j = layout_json(c.layout);
+  const nlohmann::ordered_json e = estimate_json(c.estimate);
+  for (auto it = e.begin(); it != e.end(); ++it) j[it.key()] = it.value();
+  return j;
+}
+
+std::string range(int a, int b) { return a == b ? std::to_string(a) : fmt::format("{}-{}", a, b); }
+
+std::string pct(double x) { return fmt::format("{:.1f}%", 100 * x); }
+
+}  // namespace
+
+std::vector<std::string> rank_map_lines(const PlanResult& plan) {
+  std::vector<std::string> lines;
+  std::size_t i = 0;
+  while (i < plan.best_map.size()) {
+    const int rack = plan.best_map[i].rack;
+    std::string line = fmt::format("rack {}:", rack);
+    std::string parts;
+    while (i < plan.best_map.size() && plan.best_map[i].rack == rack) {
+      // a run of trays that are all spare, or whose ranks continue each other
+      const TrayRanks& first = plan.best_map[i];
+      std::size_t j = i + 1;
+      if (first.ranks.empty()) {
+        while (j < plan.best_map.size() && plan.best_map[j].rack == rack && plan.best_map[j].ranks.empty()) ++j;
+        parts += fmt::format("{}trays {} spare", parts.empty() ? " " : "; ", range(first.tray_in_rack, plan.best_map[j - 1].tray_in_rack));
+      } else {
+        auto contiguous = [](const std::vector<int>& r) { return r.back() - r.front() + 1 == static_cast<int>(r.size()); };
+        if (contiguous(first.ranks))
+          while (j < plan.best_map.size() && plan.best_map[j].rack == rack && !plan.best_map[j].ranks.empty() &&
+                 contiguous(plan.best_map[j].ranks) && plan.best_map[j].ranks.front() == plan.best_map[j - 1].ranks.back() + 1)
+            ++j;
+        if (j - i > 1 || contiguous(first.ranks)) {
+          parts += fmt::format("{}trays {} -> ranks {}", parts.empty() ? " " : "; ",
+                               range(first.tray_in_rack, plan.best_map[j - 1].tray_in_rack),
+                               range(first.ranks.front(), plan.best_map[j - 1].ranks.back()));
+        } else {
+          std::string rs;
+          for (int r : first.ranks) rs += (rs.empty() ? "" : ",") + std::to_string(r);
+          parts += fmt::format("{}tray {} -> ranks {}", parts.empty() ? " " : "; ", first.tray_in_rack, rs);
+        }
+      }
+      i = j;
+    }
+    lines.push_back(line + parts);
+  }
+  return lines;
+}
+
+std::string plan_to_json_text(const PlanResult& p) {
+  nlohmann::ordered_json j;
+  j["system"] = p.system;
+  j["racks"] = p.racks;
+  j["gpus_available"] = p.system_gpus;
+  j["gpus_per_nvlink_domain"] = p.gpus_per_domain;
+  j["gpus_per_tray"] = p.gpus_per_tray;
+  j["model"] = {{"id", p.model_id}, {"name", p.model_name}, {"source", p.model_source},
+                {"params", r6(p.model_params)}, {"active_params", r6(p.model_active_params)}};
+  j["job"] = {{"global_batch", p.job.global_batch},
+              {"seq_len", p.job.seq_len},
+              {"tokens_per_step", static_cast<double>(p.job.global_batch) * p.job.seq_len},
+              {"dtype", p.job.dtype},
+              {"moe_imbalance", r6(p.job.moe_imbalance)},
+              {"tp_overlap", r6(p.job.tp_overlap)},
+              {"ep_overlap", r6(p.job.ep_overlap)},
+              {"grad_bytes", r6(p.job.grad_bytes)},
+              {"memory_reserve", r6(p.job.memory_reserve)}};
+  j["compute"] = {{"peak_dense_TFLOPs", r6(p.peak_TFLOPs)}, {"gemm_efficiency", r6(p.gemm_efficiency)}, {"source", p.compute_source}};
+  j["collectives"] = {{"model", "analytic"}, {"calibration", p.calibration}};
+  nlohmann::ordered_json counts = nlohmann::ordered_json::array();
+  for (const auto& s : p.shapes) counts.push_back(s.gpus());
+  nlohmann::ordered_json rejected = nlohmann::ordered_json::object();
+  for (const auto& [reason, n] : p.search.rejected) {
+    nlohmann::ordered_json ex = nlohmann::ordered_json::array();
+    for (const auto& e : p.search.examples)
+      if (e.reason == reason) ex.push_back({{"layout", e.layout}, {"detail", e.detail}});
+    rejected[reason] = {{"count", n}, {"why", rejection_text(reason)}, {"examples", ex}};
+  }
+  j["search"] = {{"gpu_counts", counts},
+                 {"mesh_orders_considered", p.search.considered},
+                 {"layouts_screened", p.search.screened},
+                 {"layouts_priced", p.search.evaluated},
+                 {"rejected", rejected}};
+  nlohmann::ordered_json layouts = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < p.search.ranked.size(); ++i) {
+    nlohmann::ordered_json l = candidate_json(p.search.ranked[i]);
+    l["rank"] = i + 1;
+    if (i < p.failures.size()) {
+      const FailureImpact& f = p.failures[i];
+      l["tray_failure"] = {{"tray_gpus", f.tray_gpus},
+                           {"job_gpus_stopped", f.job_gpus},
+                           {"replica_gpus", f.replica_gpus},
+                           {"replicas_hit", f.replicas_hit},
+                           {"blast_radius_gpus", f.blast_radius_gpus},
+                           {"spare_trays_per_domain", f.spare_trays_per_domain},
+                           {"runs_on_spares", f.runs_on_spares}};
+    }
+    layouts.push_back(l);
+  }
+  j["layouts"] = layouts;
+  nlohmann::ordered_json map = nlohmann::ordered_json::array();
+  for (const auto& t : p.best_map) map.push_back({{"rack", t.rack}, {"tray", t.tray_in_rack}, {"ranks", t.ranks}});
+  j["best"] = {{"explanation", p.explanation},
+               {"runner_up_rank", p.runner_up >= 0 ? p.runner_up + 1 : 0},
+               {"rank_map_text", rank_map_lines(p)},
+               {"rank_map", map}};
+  nlohmann::ordered_json degraded = nlohmann::ordered_json::array();
+  for (const auto& d : p.degraded) {
+    nlohmann::ordered_json x{{"scenario", d.name}, {"gpus_per_domain", d.gpus_per_domain}, {"best_still_fits", d.best_still_fits},
+                             {"note", d.note}};
+    if (d.best) {
+      x["layout"] = candidate_json(*d.best);
+      x["slowdown"] = r6(d.slowdown);
+    }
+    degraded.push_back(x);
+  }
+  j["degraded"] = degraded;
+  nlohmann::ordered_json cmp = nlohmann::ordered_json::array();
+  for (const auto& c : p.comparison) {
+    nlohmann::ordered_json x{{"system", c.system}, {"racks", c.racks}, {"gpus", c.gpus}};
+    if (c.best) x["layout"] = candidate_json(*c.best);
+    else x["note"] = c.note;
+    cmp.push_back(x);
+  }
+  j["comparison"] = cmp;
+  return j.dump(2) + "\n";
+}
+
+std::string plan_to_table_text(const PlanResult& p) {
+  std::string o;
+  o += fmt::format("racksim plan: {} ({:.1f} B parameters, {:.1f} B active) on {} x{} rack(s), {} GPUs\n", p.model_id,
+                   p.model_params / 1e9, p.model_active_params / 1e9, p.system, p.racks, p.system_gpus);
+  o += fmt::format("job: global batch {} x {} tokens = {:.2f} M tokens per step, {}; GPU: {:.0f} TFLOP/s dense x {:.3f} GEMM efficiency\n",
+                   p.job.global_batch, p.job.seq_len, p.job.global_batch * static_cast<double>(p.job.seq_len) / 1e6, p.job.dtype,
+                   p.peak_TFLOPs, p.gemm_efficiency);
+  std::string counts;
+  for (const auto& s : p.shapes) counts += (counts.empty() ? "" : ",") + std::to_string(s.gpus());
+  o += fmt::format("searched GPU counts {}: {} layouts fit, {} priced in full ({} mesh orders)\n", counts, p.search.screened,
+                   p.search.evaluated, p.search.considered);
+  for (const auto& [reason, n] : p.search.rejected) o += fmt::format("  rejected {:>6}: {}\n", n, rejection_text(reason));
+  o += "\n";
+  o += fmt::format("{:>3} {:>5} {:>3} {:>3} {:>3} {:>3} {:>4} {:>7} {:>13} {:>4} {:>9} {:>22} {:>9} {:>10} {:>6} {:>8} {:>8} {:>7}\n", "#",
+                   "GPUs", "TP", "EP", "CP", "PP", "DP", "mb x m", "schedule", "ZeRO", "recompute", "DeviceMesh", "step s",
+                   "tok/s/GPU", "MFU", "comm s", "bubble s", "mem GB");
+  for (std::size_t i = 0; i < p.search.ranked.size(); ++i) {
+    const ParallelLayout& l = p.search.ranked[i].layout;
+    const StepEstimate& e = p.search.ranked[i].estimate;
+    std::string sched = l.pp == 1 ? "-" : to_string(l.schedule);
+    if (l.schedule == PipelineSchedule::interleaved) sched += "x" + std::to_string(l.virtual_stages);
+    o += fmt::format("{:>3} {:>5} {:>3} {:>3} {:>3} {:>3} {:>4} {:>7} {:>13} {:>4} {:>9} {:>22} {:>9.3f} {:>10.0f} {:>6} {:>8.3f} {:>8.3f} {:>7.1f}\n",
+                     i + 1, l.gpus(), l.tp, l.ep, l.cp, l.pp, l.dp, fmt::format("{}x{}", l.micro_batch, l.micro_batches), sched,
+                     l.zero_stage, to_string(l.recompute), l.mesh(), e.step_s, e.tokens_per_s_per_gpu, pct(e.mfu),
+                     e.comm_exposed_s, e.bubble_s, e.memory.total() / units::kGB);
+  }
+  const Candidate& best = p.search.ranked.front();
+  o += "\nBest layout, rank -> tray -> rack:\n";
+  for (const auto& line : rank_map_lines(p)) o += "  " + line + "\n";
+  o += "\nWhy:\n  " + p.explanation + "\n";
+  o += "\nCommunication of the best layout (per step):\n";
+  for (const auto& c : best.estimate.comm)
+    o += fmt::format("  {:<3} {:>9.3f} s total {:>9.3f} s exposed  group {:>4} GPUs in {} domain(s), {}: {}\n", c.kind, c.total_s,
+                     c.exposed_s, c.group, c.domains, c.algorithm, c.what);
+  const MemoryBreakdown& m = best.estimate.memory;
+  o += fmt::format("Memory per GPU (stage {}): weights {:.1f} + gradients {:.1f} + optimizer {:.1f} + activations {:.1f} + logits {:.1f} = {:.1f} GB of {:.1f} usable{}\n",
+                   best.estimate.memory_stage, m.weights / units::kGB, m.grads / units::kGB, m.optimizer / units::kGB,
+                   m.activations / units::kGB, m.logits / units::kGB, m.total() / units::kGB, best.estimate.memory_capacity / units::kGB,
+                   m.host_offloaded > 0 ? fmt::format(" ({:.1f} GB offloaded to host)", m.host_offloaded / units::kGB) : "");
+  if (!p.failures.empty()) {
+    const FailureImpact& f = p.failures.front();
+    o += fmt::format("\nTray failure: a tray takes {} GPUs; the synchronous job stops on all {}; with replica-level restart {} replica(s) of {} GPUs ({} GPUs) wait; {} spare tray(s) per NVLink domain{}.\n",
+                     f.tray_gpus, f.job_gpus, f.replicas_hit, f.replica_gpus, f.blast_radius_gpus, f.spare_trays_per_domain,
+                     f.runs_on_spares ? ": the layout restarts unchanged on a spare" : "");
+    for (const auto& d : p.degraded) {
+      if (d.best)
+        o += fmt::format("  {}: {:.3f} s per step ({:+.1f}%), {} on {} GPUs: {}\n", d.name, d.best->estimate.step_s, 100 * d.slowdown,
+                         d.best->layout.degrees(), d.best->layout.gpus(), d.note);
+      else
+        o += fmt::format("  {}: {}\n", d.name, d.note);
+    }
+  }
+  if (!p.comparison.empty()) {
+    o += fmt::format("\nSame model on {} GPUs:\n", best.layout.gpus());
+    for (const auto& c : p.comparison) {
+      if (c.best)
+        o += fmt::format("  {:<14} x{:<3} {:>9.3f} s/step {:>8.0f} tok/s/GPU  MFU {:>6}  {} {} mb={} {}\n", c.system, c.racks,
+                         c.best->estimate.step_s, c.best->estimate.tokens_per_s_per_gpu, pct(c.best->estimate.mfu),
+                         c.best->layout.degrees(), c.best->layout.mesh(), c.best->layout.micro_batch,
+                         c.best->layout.pp > 1 ? to_string(c.best->layout.schedule) : "");
+      else
+        o += fmt::format("  {:<14} {}\n", c.system, c.note);
+    }
+  }
+  return o;
+}
+
+}  // namespace racksim

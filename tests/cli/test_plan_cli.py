@@ -1,0 +1,115 @@
+#!/usr/bin/python3
+"""racksim plan from the command line: the issue's example runs in seconds and answers with the
+self-check-6 placement when asked for TP x EP = 64 and DP = 4; JSON output is deterministic and its
+numbers hang together; bad input exits 2 with one line on stderr."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+BIN = os.environ["RACKSIM_BIN"]
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def run(args):
+    return subprocess.run([BIN, "plan"] + args, capture_output=True, text=True, timeout=300)
+
+
+base = ["--system", "gb200-nvl72", "--racks", "4", "--model", "deepseek-v3", "--global-batch", "4096", "--seq-len", "4096"]
+
+# 1. The issue's example, as JSON, twice: byte-identical, and fast.
+t0 = time.monotonic()
+a = run(base + ["--format", "json", "--top", "5"])
+elapsed = time.monotonic() - t0
+check(a.returncode == 0, f"plan exit {a.returncode}: {a.stderr}")
+b = run(base + ["--format", "json", "--top", "5"])
+check(a.stdout == b.stdout, "two runs differ")
+print(f"4-rack DeepSeek-V3 plan: {elapsed:.2f} s wall")
+check(elapsed < 60, f"4-rack plan took {elapsed:.1f} s")
+plan = json.loads(a.stdout)
+check(plan["system"] == "gb200-nvl72" and plan["racks"] == 4 and plan["gpus_available"] == 288, "echo of the system")
+check(plan["model"]["id"] == "deepseek-v3" and abs(plan["model"]["params"] / 671e9 - 1) < 0.01, "model echo: 671B")
+layouts = plan["layouts"]
+check(len(layouts) == 5, "top 5")
+steps = [l["step_time_s"] for l in layouts]
+check(steps == sorted(steps), "ranked by step time")
+tokens = 4096 * 4096
+for l in layouts:
+    n = l["tp"] * l["ep"] * l["cp"] * l["pp"] * l["dp"]
+    check(n == l["gpus"], f"degrees multiply to the GPU count: {l['device_mesh']['text']}")
+    check(4096 % (l["dp"] * l["ep"] * l["micro_batch"]) == 0, "global batch divides")
+    check(l["micro_batches"] * l["micro_batch"] * l["dp"] * l["ep"] == 4096, "micro-batches cover the global batch")
+    check(abs(l["tokens_per_s"] * l["step_time_s"] / tokens - 1) < 1e-4, "tokens/s = tokens per step / step time")
+    check(abs(l["tokens_per_s_per_gpu"] * l["gpus"] / l["tokens_per_s"] - 1) < 1e-4, "per-GPU rate")
+    check(l["memory_GB"]["total"] <= l["memory_GB"]["usable"], "memory fits")
+    bd = l["breakdown_s"]
+    parts = bd["compute"] + bd["recompute"] + bd["pipeline_bubble"] + bd["optimizer"] + bd["offload"]
+    check(parts <= l["step_time_s"] * (1 + 1e-4), "components within the step")
+    for c in l["communication"]:
+        check(0 <= c["exposed_s"] <= c["total_s"] * (1 + 1e-6) + 1e-9, f"exposed <= total for {c['kind']}")
+        if c["kind"] in ("tp", "ep"):
+            check(c["nvlink_domains"] == 1, f"{c['kind']} stays inside one NVLink domain")
+check("rank_map_text" in plan["best"] and plan["best"]["rank_map_text"][0].startswith("rack 0:"), "rank map")
+check(len(plan["best"]["explanation"]) > 100, "explanation")
+systems = [c["system"] for c in plan["comparison"]]
+check(systems == ["gb200-nvl72", "gb300-nvl72", "hgx-b200"], f"comparison systems {systems}")
+check(all("layout" in c for c in plan["comparison"]), "every compared system has a layout")
+check(plan["comparison"][0]["layout"]["step_time_s"] == layouts[0]["step_time_s"], "the first comparison row is the best layout")
+
+# 2. Self-check 6: TP x EP = 64, DP = 4 -> DeviceMesh (dp=4, ep, tp) with one replica per rack.
+s = run(base + ["--tp-x-ep", "64", "--dp", "4", "--format", "json", "--top", "1", "--compare", "none", "--no-failures"])
+check(s.returncode == 0, f"self-check 6 exit {s.returncode}: {s.stderr}")
+if s.returncode == 0:
+    best = json.loads(s.stdout)["layouts"][0]
+    check(best["tp"] * best["ep"] == 64 and best["dp"] == 4, "self-check 6 degrees")
+    check(best["device_mesh"]["dims"][0] == "dp", f"DP outermost: {best['device_mesh']['text']}")
+    m = json.loads(s.stdout)["best"]["rank_map_text"]
+    check(m == [f"rack {r}: trays 0-15 -> ranks {64 * r}-{64 * r + 63}; trays 16-17 spare" for r in range(4)], f"rank map {m}")
+    for c in best["communication"]:
+        check((c["nvlink_domains"] > 1) == (c["kind"] == "dp"), f"only DP crosses racks ({c['kind']})")
+
+# 3. The table format names the DeviceMesh and the map.
+t = run(base + ["--top", "3", "--compare", "none"])
+check(t.returncode == 0 and "DeviceMesh" in t.stdout and "rank -> tray -> rack" in t.stdout and "Why:" in t.stdout, "table output")
+check("NVL68" in t.stdout and "NVL64" in t.stdout, "degraded-rack scenarios")
+
+# 4. Bad input: exit 2, one line on stderr naming the problem, nothing on stdout.
+with tempfile.TemporaryDirectory() as tmp:
+    bad_model = os.path.join(tmp, "bad.json")
+    with open(bad_model, "w") as f:
+        json.dump({"schema_version": 1, "id": "x", "name": "x", "source": "test", "layers": 2, "hidden_size": 64,
+                   "intermediate_size": 128, "vocab_size": 100, "colour": "blue",
+                   "attention": {"kind": "gqa", "heads": 4, "kv_heads": 4, "head_dim": 16}}, f)
+    small = ["--global-batch", "256", "--seq-len", "4096"]
+    bad = [
+        (["--model", "gpt-9"] + small, ["--model", "'gpt-9' (unknown model)", "deepseek-v3"]),
+        (["--model", bad_model] + small, [bad_model, "/colour", "unknown key 'colour'"]),
+        (["--model", "llama-3.1-8b", "--gpus", "71"] + small, ["--gpus", "71 GPUs", "global batch not divisible"]),
+        (["--model", "llama-3.1-8b", "--tp", "8", "--dp", "16"] + small, ["--tp", "--dp 16", "product 128"]),
+        (["--model", "llama-3.1-8b", "--gpus", "101", "--racks", "2"] + small, ["--gpus", "101", "splits evenly over 2"]),
+        (["--model", "llama-3.1-8b", "--global-batch", "0", "--seq-len", "4096"], ["--global-batch", "0"]),
+        (["--model", "llama-3.1-8b", "--moe-imbalance", "0.5"] + small, ["--moe-imbalance", "0.5"]),
+        (["--model", "llama-3.1-405b", "--system", "h200-pcie", "--global-batch", "8", "--seq-len", "4096"],
+         ["does not fit in HBM"]),
+    ]
+    for args, words in bad:
+        r = run(args)
+        lines = r.stderr.strip().splitlines()
+        check(r.returncode == 2, f"{args}: exit {r.returncode}")
+        check(len(lines) == 1, f"{args}: {len(lines)} stderr lines")
+        check(r.stdout == "", f"{args}: stdout not empty")
+        for w in words:
+            check(w in r.stderr, f"{args}: stderr lacks {w!r}: {r.stderr.strip()}")
+
+if failures:
+    print(f"{len(failures)} check(s) failed")
+    sys.exit(1)
+print("ok")

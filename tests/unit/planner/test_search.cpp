@@ -1,0 +1,153 @@
+// The layout search on real systems with racksim's collective model: the seed course's self-check 6,
+// monotonicity of pure data parallelism, rejections with reasons, and bad input.
+#include <gtest/gtest.h>
+
+#include "models/planner/comm_cost.hpp"
+#include "models/planner/placement.hpp"
+#include "models/planner/plan.hpp"
+#include "models/planner/search.hpp"
+#include "models/workload/gpu_compute.hpp"
+#include "models/workload/model_catalog.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/topo/system_catalog.hpp"
+#include "sim/topo/topology_graph.hpp"
+
+namespace racksim {
+namespace {
+
+// Seed course, self-check 6: 4 GB200 NVL72 racks, TP x EP = 64 with DP = 4. TP and EP must stay inside
+// one rack's NVLink domain and DP cross the racks: DeviceMesh (dp, ep, tp), rank order following racks.
+TEST(Search, SelfCheck6KeepsTpEpInsideARackAndDpAcross) {
+  const TopologyGraph graph(SystemCatalog::shipped().load("gb200-nvl72"), 4);
+  const ComputeTable table = ComputeTable::shipped();
+  const SystemContext sys = make_system_context(graph, table.lookup("gb200-nvl72", "b200"));
+  const ModelSpec model = ModelCatalog::shipped().load("deepseek-v3");
+  TrainingJob job;
+  job.global_batch = 4096;
+  job.seq_len = 4096;
+  SearchConstraints c;
+  c.tp_times_ep = 64;
+  c.dp = 4;
+  AnalyticCommCost comm(graph, load_calibration("default"));
+  const SearchResult r = search_layouts(model, job, sys, {MeshShape{4, 64}}, c, comm, 3);
+  ASSERT_FALSE(r.ranked.empty());
+  const Candidate& best = r.ranked.front();
+  EXPECT_EQ(best.layout.tp * best.layout.ep, 64);
+  EXPECT_EQ(best.layout.dp, 4);
+  const RankPlacement p(graph, 4, 64);
+  EXPECT_FALSE(p.crosses_domain(best.layout, MeshDim::tp));
+  EXPECT_FALSE(p.crosses_domain(best.layout, MeshDim::ep));
+  EXPECT_TRUE(p.crosses_domain(best.layout, MeshDim::dp));
+  // one model replica per rack: rank r's DP index is its rack
+  for (int rank : {0, 63, 64, 255}) EXPECT_EQ(RankPlacement::coordinate(best.layout, rank, MeshDim::dp), p.locate(rank).rack);
+  EXPECT_EQ(best.layout.mesh().rfind("(dp=4, ep=", 0), 0u) << best.layout.mesh();
+  // the other order, EP outside DP, was considered and rejected for putting EP on the NICs
+  ASSERT_TRUE(r.rejected.count("ep-slow-link"));
+  EXPECT_GT(r.rejected.at("ep-slow-link"), 0);
+  // the DP group is the only traffic that crosses racks
+  for (const auto& comm_item : best.estimate.comm) EXPECT_EQ(comm_item.domains > 1, comm_item.kind == "dp") << comm_item.kind;
+}
+
+// More racks never make pure data parallelism slower per token when its communication is hidden:
+// the global batch is fixed, each GPU gets fewer micro-batches, and the gradient reduce-scatter and
+// parameter all-gather stay inside the backward and forward windows.
+TEST(Search, PureDataParallelScalesWithRacks) {
+  const ModelSpec model = ModelCatalog::shipped().load("llama-3.1-8b");
+  const ComputeTable table = ComputeTable::shipped();
+  TrainingJob job;
+  job.global_batch = 2048;
+  job.seq_len = 4096;
+  SearchConstraints c;
+  c.tp = 1, c.ep = 1, c.cp = 1, c.pp = 1, c.micro_batch = 1, c.zero_stage = 1;
+  double previous = 0;
+  for (int racks : {1, 2, 4, 8}) {
+    const TopologyGraph graph(SystemCatalog::shipped().load("gb200-nvl72"), racks);
+    const SystemContext sys = make_system_context(graph, table.lookup("gb200-nvl72", "b200"));
+    AnalyticCommCost comm(graph, load_calibration("default"));
+    const SearchResult r = search_layouts(model, job, sys, {MeshShape{racks, 64}}, c, comm, 1);
+    ASSERT_EQ(r.ranked.size(), 1u) << racks;
+    const StepEstimate& e = r.ranked.front().estimate;
+    EXPECT_EQ(e.comm_exposed("dp"), 0) << racks << " racks: DP traffic must be hidden for this check";
+    const double per_token = e.step_s / (static_cast<double>(job.global_batch) * job.seq_len);
+    if (previous > 0) {
+      EXPECT_LE(per_token, previous) << racks << " racks";
+    }
+    previous = per_token;
+  }
+}
+
+TEST(Search, TensorParallelAcrossNodesIsRejectedWithReason) {
+  // HGX H100: 8 GPUs per NVLink domain; TP = 16 must cross the NICs
+  const TopologyGraph graph(SystemCatalog::shipped().load("hgx-h100"), 2);
+  const ComputeTable table = ComputeTable::shipped();
+  const SystemContext sys = make_system_context(graph, table.lookup("hgx-h100", "h100-sxm"));
+  const ModelSpec model = ModelCatalog::shipped().load("llama-3.1-70b");
+  TrainingJob job;
+  job.global_batch = 64;
+  job.seq_len = 4096;
+  SearchConstraints c;
+  c.tp = 16;
+  AnalyticCommCost comm(graph, load_calibration("default"));
+  const SearchResult r = search_layouts(model, job, sys, {MeshShape{2, 8}}, c, comm, 1);
+  EXPECT_TRUE(r.ranked.empty());
+  ASSERT_TRUE(r.rejected.count("tp-slow-link"));
+  bool named = false;
+  for (const auto& e : r.examples) named = named || (e.reason == "tp-slow-link" && e.detail.find("spans domain 0") != std::string::npos);
+  EXPECT_TRUE(named);
+}
+
+PlanRequest request(const std::string& model, int batch) {
+  PlanRequest q;
+  q.model = model;
+  q.job.global_batch = batch;
+  q.job.seq_len = 4096;
+  q.compare.clear();
+  q.failures = false;
+  return q;
+}
+
+TEST(Plan, BadInput) {
+  PlanRequest unknown = request("llama-9", 256);
+  try {
+    run_plan(unknown);
+    FAIL() << "unknown model accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where(), "--model");
+    EXPECT_NE(e.allowed().find("llama-3.1-8b"), std::string::npos);
+  }
+  // 71 GPUs (prime): TP must divide 32 heads, PP at most 32 layers, DP = 71 does not divide 256 sequences
+  PlanRequest prime = request("llama-3.1-8b", 256);
+  prime.gpus = 71;
+  try {
+    run_plan(prime);
+    FAIL() << "71 GPUs accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where(), "--gpus");
+    EXPECT_NE(std::string(e.what()).find("global batch not divisible"), std::string::npos) << e.what();
+  }
+  // --tp 8 --dp 16 needs 128 GPUs at least; one rack has 72
+  PlanRequest contradict = request("llama-3.1-8b", 256);
+  contradict.constraints.tp = 8;
+  contradict.constraints.dp = 16;
+  try {
+    run_plan(contradict);
+    FAIL() << "--tp 8 --dp 16 accepted on 72 GPUs";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where(), "--tp");
+    EXPECT_NE(std::string(e.what()).find("128"), std::string::npos) << e.what();
+  }
+  // Llama 3.1 405B cannot train on the one lent H200
+  PlanRequest small = request("llama-3.1-405b", 8);
+  small.system = "h200-pcie";
+  try {
+    run_plan(small);
+    FAIL() << "405B on one GPU accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not fit in HBM"), std::string::npos) << e.what();
+  }
+  PlanRequest zero_batch = request("llama-3.1-8b", 0);
+  EXPECT_THROW(run_plan(zero_batch), InputError);
+}
+
+}  // namespace
+}  // namespace racksim
