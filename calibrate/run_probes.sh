@@ -171,8 +171,13 @@ if [ $no_nccl -eq 0 ]; then
   if [ "$ngpu" -ge 2 ] && $PYTHON -c 'import torch' >/dev/null 2>&1; then
     for algo in ring tree; do
       if command -v torchrun >/dev/null 2>&1; then launcher=(torchrun); else launcher=("$PYTHON" -m torch.distributed.run); fi
+      # NCCL implements tree for all_reduce only: with NCCL_ALGO=tree other collectives either fail ("no
+      # algorithm/protocol available") or silently fall back to ring (NVIDIA/nccl issues 317, 1304), and
+      # all_to_all is point-to-point (NCCL_ALGO has no effect), so the tree run sweeps all_reduce alone.
+      ops=()
+      [ "$algo" = tree ] && ops=(--ops all_reduce)
       run_probe "nccl_sweep ($algo)" "$out/nccl_sweep_${algo}.jsonl" \
-        "${launcher[@]}" --standalone --nproc-per-node "$ngpu" "$probes_dir/nccl_sweep.py" --algo "$algo" --max-bytes "$nccl_max"
+        "${launcher[@]}" --standalone --nproc-per-node "$ngpu" "$probes_dir/nccl_sweep.py" --algo "$algo" --max-bytes "$nccl_max" "${ops[@]}"
     done
   else
     # one process: writes a skipped record (no torch, or fewer than 2 GPUs)
