@@ -44,7 +44,7 @@ ojson result_json(const RunResult& r) {
   for (const auto& s : summarize_links(r))
     links.push_back({{"kind", s.kind},
                      {"links", s.links},
-                     {"bytes", round_to_significant(s.bytes)},
+                     {"bytes", static_cast<std::uint64_t>(std::llround(s.bytes))},
                      {"max_utilization", round_to_significant(s.max_utilization)}});
   j["links"] = links;
   j["calibration"] = r.calibration;

@@ -1,0 +1,39 @@
+// racksim collective: one collective on the SimGrid engine; JSON (the contract other tools read) or a
+// table, and optionally a Chrome/Perfetto trace.
+#include <fstream>
+#include <iostream>
+
+#include "cli/collective_options.hpp"
+#include "models/collectives/registry.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/engine/simulation.hpp"
+#include "sim/results/results_io.hpp"
+
+namespace racksim::cli {
+
+static void add_collective_command(CLI::App& app, const GlobalOptions& global) {
+  auto opts = std::make_shared<CollectiveOptions>();
+  auto* cmd = app.add_subcommand("collective", "simulate one collective (time, algbw, busbw, phases, link use)");
+  add_collective_options(*cmd, *opts, true);
+  add_format_option(*cmd, opts->format, "json", {"json", "table"});
+  cmd->add_option("--trace", opts->trace, "write a Chrome/Perfetto trace (one track per GPU and per busy link)");
+  cmd->callback([&global, opts] {
+    const CollectiveSetup setup = setup_collective(*opts, global);
+    std::ofstream trace;
+    if (!opts->trace.empty()) {
+      trace.open(opts->trace, std::ios::binary);
+      if (!trace) throw InputError("--trace", "", "'" + opts->trace + "'", "a writable file path");
+    }
+    const Simulation simulation(*setup.graph, setup.calibration, setup.failures);  // checks --fail items
+    const Schedule schedule = build_schedule(setup.request, *setup.graph);
+    RunOptions options;
+    options.record_trace = !opts->trace.empty();
+    const RunResult result = simulation.run(schedule, options);
+    if (trace.is_open()) trace << run_result_to_trace_json(result);
+    std::cout << (opts->format == "json" ? run_result_to_json_text(result) : run_result_to_table(result));
+  });
+}
+
+RACKSIM_REGISTER_COMMAND("collective", add_collective_command);
+
+}  // namespace racksim::cli

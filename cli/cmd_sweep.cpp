@@ -1,0 +1,130 @@
+// racksim sweep: one collective over a range of sizes, printed in the layout of nccl-tests'
+// all_reduce_perf (so a simulated sweep diffs against a real run), or as JSON / CSV.
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <mutex>
+#include <thread>
+
+#include "cli/collective_options.hpp"
+#include "models/collectives/registry.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/engine/simulation.hpp"
+#include "sim/results/results_io.hpp"
+
+namespace racksim::cli {
+
+namespace {
+
+struct SweepOptions : CollectiveOptions {
+  std::string min_bytes = "8", max_bytes = "16G";
+  double step_factor = 2;
+  int jobs = 1;
+};
+
+std::vector<std::uint64_t> sweep_sizes(const SweepOptions& o) {
+  const std::uint64_t lo = parse_size_option(o.min_bytes, "--min-bytes");
+  const std::uint64_t hi = parse_size_option(o.max_bytes, "--max-bytes");
+  if (lo > hi)
+    throw InputError("--min-bytes", "", o.min_bytes, "a size no larger than --max-bytes (" + o.max_bytes + ")");
+  if (!(o.step_factor > 1) || !std::isfinite(o.step_factor))
+    throw InputError("--step-factor", "", std::to_string(o.step_factor), "a number > 1 (nccl-tests -f)");
+  std::vector<std::uint64_t> sizes;
+  for (double s = static_cast<double>(lo); s <= static_cast<double>(hi) * (1 + 1e-12); s *= o.step_factor) {
+    sizes.push_back(static_cast<std::uint64_t>(std::llround(s)));
+    if (sizes.size() > 1000)
+      throw InputError("--step-factor", "", std::to_string(o.step_factor), "a factor giving at most 1000 sizes");
+  }
+  return sizes;
+}
+
+// A progress bar on stderr once the sweep has run for a second (only on a terminal).
+class Progress {
+ public:
+  explicit Progress(std::size_t total) : total_(total), start_(std::chrono::steady_clock::now()) {}
+  void update(std::size_t done) {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (elapsed < 1.0 || !isatty(STDERR_FILENO)) return;
+    const int width = 30, filled = static_cast<int>(width * done / total_);
+    std::fprintf(stderr, "\rsweep [%s%s] %zu/%zu sizes, %.1f s", std::string(filled, '#').c_str(),
+                 std::string(width - filled, ' ').c_str(), done, total_, elapsed);
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  ~Progress() {
+    if (shown_) std::fprintf(stderr, "\n");
+  }
+
+ private:
+  std::size_t total_;
+  std::chrono::steady_clock::time_point start_;
+  bool shown_ = false;
+};
+
+}  // namespace
+
+static void add_sweep_command(CLI::App& app, const GlobalOptions& global) {
+  auto opts = std::make_shared<SweepOptions>();
+  auto* cmd = app.add_subcommand("sweep", "one collective over sizes, as nccl-tests' perf table (or JSON / CSV)");
+  add_collective_options(*cmd, *opts, false);
+  cmd->add_option("--min-bytes,-b", opts->min_bytes, "smallest size (default 8)");
+  cmd->add_option("--max-bytes,-e", opts->max_bytes, "largest size (default 16G)");
+  cmd->add_option("--step-factor,-f", opts->step_factor, "size multiplier between rows (default 2)");
+  cmd->add_option("--jobs,-j", opts->jobs, "engine processes run at once (default 1)")->check(CLI::Range(1, 64));
+  add_format_option(*cmd, opts->format, "table", {"table", "json", "csv"});
+  cmd->callback([&global, opts] {
+    const std::vector<std::uint64_t> sizes = sweep_sizes(*opts);
+    CollectiveSetup setup = setup_collective(*opts, global);
+    const Simulation simulation(*setup.graph, setup.calibration, setup.failures);
+    std::vector<Schedule> schedules;
+    for (std::uint64_t size : sizes) {
+      CollectiveRequest r = setup.request;
+      r.bytes = size;
+      schedules.push_back(build_schedule(r, *setup.graph));  // bad input fails before any run
+    }
+    std::vector<RunResult> results(sizes.size());
+    Progress progress(sizes.size());
+    std::atomic<std::size_t> next{0}, done{0};
+    std::exception_ptr error;
+    std::mutex error_mutex;
+    auto worker = [&] {
+      for (std::size_t i; (i = next++) < sizes.size();) {
+        try {
+          results[i] = simulation.run(schedules[i]);
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(error_mutex);
+          if (!error) error = std::current_exception();
+          next = sizes.size();
+        }
+        ++done;
+      }
+    };
+    if (opts->jobs == 1) {
+      for (std::size_t i = 0; i < sizes.size(); ++i) {
+        results[i] = simulation.run(schedules[i]);
+        progress.update(i + 1);
+      }
+    } else {
+      std::vector<std::thread> threads;
+      for (int j = 0; j < opts->jobs; ++j) threads.emplace_back(worker);
+      while (done < sizes.size() && !error) {
+        progress.update(done);
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      for (auto& t : threads) t.join();
+      if (error) std::rethrow_exception(error);
+      progress.update(done);
+    }
+    if (opts->format == "json") std::cout << run_results_to_json_text(results);
+    else if (opts->format == "csv") std::cout << run_results_to_csv(results, opts->dtype);
+    else std::cout << nccl_tests_table(results, opts->dtype);
+  });
+}
+
+RACKSIM_REGISTER_COMMAND("sweep", add_sweep_command);
+
+}  // namespace racksim::cli

@@ -1,0 +1,57 @@
+#include "cli/collective_options.hpp"
+
+#include "models/collectives/rank_placement.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/core/units.hpp"
+#include "sim/topo/system_catalog.hpp"
+
+namespace racksim::cli {
+
+void add_collective_options(CLI::App& cmd, CollectiveOptions& o, bool with_bytes) {
+  cmd.add_option("--system", o.system, "system id (racksim systems) or path to a topology JSON file")->required();
+  cmd.add_option("--racks", o.racks, "number of racks (default: the system's default)");
+  cmd.add_option("--op", o.op, "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast or send_recv")->required();
+  cmd.add_option("--gpus", o.gpus, "ranks, placed in order over the trays, N/R per rack")->required();
+  if (with_bytes)
+    cmd.add_option("--bytes", o.bytes, "nccl-tests' size: 1G, 512M, 64K or a number of bytes")->required();
+  cmd.add_option("--algo", o.algo, "auto, ring, nvls, tree, hierarchical or direct (per op)");
+  cmd.add_option("--inner,--inner-algorithm", o.inner, "hierarchical: algorithm inside each NVLink domain (ring, nvls, auto)");
+  cmd.add_option("--outer,--outer-algorithm", o.outer, "hierarchical: algorithm across domains (ring, tree)");
+  cmd.add_option("--fail", o.fail,
+                 "a failure (repeatable): tray:T, switch-tray:S, switch-tray:D.S, switch-chip:D.C, nic:N, "
+                 "link:NAME[@F]");
+  cmd.add_option("--chunk-bytes", o.chunk_bytes, "pipelining chunk (default: the algorithm's choice)");
+  cmd.add_option("--calibration", o.calibration, "calibration JSON file, 'default' (shipped) or 'none' (vendor peaks)");
+  cmd.add_option("--dtype", o.dtype, "element type (nccl-tests' count column; default float)");
+  cmd.add_option("--root", o.root, "broadcast root / send_recv first rank (default 0)");
+}
+
+std::uint64_t parse_size_option(const std::string& text, const std::string& option) {
+  const std::uint64_t bytes = units::parse_bytes(text, option);
+  if (bytes == 0 || bytes > units::kMaxBytesPerRank)
+    throw InputError(option, "", "'" + text + "' (" + std::to_string(bytes) + " bytes)",
+                     "a size in [1 B, 1 TiB] per rank, such as 8, 64K, 512M or 1G");
+  return bytes;
+}
+
+CollectiveSetup setup_collective(const CollectiveOptions& o, const GlobalOptions& global) {
+  CollectiveSetup s;
+  const TopologySpec spec = SystemCatalog(global.topology_dir).load(o.system);
+  s.graph = std::make_unique<TopologyGraph>(spec, racks_or_default(o.racks, spec));
+  s.calibration = load_calibration(o.calibration);
+  for (const auto& item : o.fail) s.failures.items.push_back(parse_failure_item(item));
+  CollectiveRequest& r = s.request;
+  r.op = collective_op_from_string(o.op, "--op");
+  r.algorithm = o.algo;
+  r.gpus = place_ranks(*s.graph, o.gpus, "--gpus");
+  if (!o.bytes.empty()) r.bytes = parse_size_option(o.bytes, "--bytes");
+  if (!o.chunk_bytes.empty()) r.chunk_bytes = parse_size_option(o.chunk_bytes, "--chunk-bytes");
+  dtype_size_bytes(o.dtype, "--dtype");
+  r.dtype = o.dtype;
+  r.root = o.root;
+  r.inner_algorithm = o.inner;
+  r.outer_algorithm = o.outer;
+  return s;
+}
+
+}  // namespace racksim::cli

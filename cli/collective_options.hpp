@@ -1,0 +1,42 @@
+#pragma once
+// Options shared by `racksim collective` and `racksim sweep` (their names are a contract other tools
+// rely on), and the steps that turn them into a graph, calibration, failures and a request.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "models/collectives/collective.hpp"
+#include "sim/calib/calibration.hpp"
+#include "sim/engine/failure_scenario.hpp"
+#include "sim/topo/topology_graph.hpp"
+
+namespace racksim::cli {
+
+struct CollectiveOptions {
+  std::string system, op, bytes, algo = "auto", inner = "auto", outer = "ring", chunk_bytes;
+  std::string calibration = "default", format, trace, dtype = "float";
+  std::optional<int> racks;
+  int gpus = 0, root = 0;
+  std::vector<std::string> fail;
+};
+
+// Adds --system --racks --op --gpus [--bytes] --algo --inner --outer --fail --chunk-bytes --calibration
+// --dtype --root. --bytes only when `with_bytes` (the sweep has --min-bytes/--max-bytes instead).
+void add_collective_options(CLI::App& cmd, CollectiveOptions& o, bool with_bytes);
+
+struct CollectiveSetup {
+  std::unique_ptr<TopologyGraph> graph;
+  Calibration calibration;
+  FailureScenario failures;
+  CollectiveRequest request;  // bytes left 0 when the options have none
+};
+
+// Loads the system, calibration and failures and builds the request. InputError naming the option.
+CollectiveSetup setup_collective(const CollectiveOptions& o, const GlobalOptions& global);
+
+// Parses a byte count for `option` and checks it is in [1 B, 1 TiB].
+std::uint64_t parse_size_option(const std::string& text, const std::string& option);
+
+}  // namespace racksim::cli
