@@ -1,0 +1,138 @@
+#!/usr/bin/python3
+"""racksim collective / sweep end to end: the JSON contract with values checked against closed forms,
+determinism (byte-identical JSON twice), the trace file, the nccl-tests layout of sweep, and bad input
+(exit 2 and exactly one stderr line; a rank on a failed tray is a valid request that cannot run: exit 1,
+one line naming the tray)."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+BIN = os.environ["RACKSIM_BIN"]
+GiB = 1 << 30
+failures = []
+
+
+def racksim(*args):
+    return subprocess.run([BIN, *args], capture_output=True, text=True)
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def near(a, b, rel):
+    return abs(a - b) <= rel * abs(b)
+
+
+def collective(*args):
+    run = racksim("collective", "--system", "gb200-nvl72", *args)
+    if run.returncode != 0:
+        raise SystemExit(f"racksim collective {' '.join(args)} failed: {run.stderr}")
+    return run.stdout
+
+
+def test_json_contract_and_values():
+    out = collective("--op", "all_reduce", "--gpus", "8", "--bytes", "1G", "--algo", "ring", "--calibration", "none")
+    j = json.loads(out)
+    for key in ["system", "racks", "op", "algo", "gpus", "bytes", "time_us", "algbw_GBps", "busbw_GBps", "phases",
+                "links", "calibration"]:
+        check(key in j, f"JSON has {key!r}")
+    check(j["system"] == "gb200-nvl72" and j["racks"] == 1 and j["op"] == "all_reduce" and j["algo"] == "ring",
+          "JSON echoes system, racks, op, algo")
+    check(j["gpus"] == 8 and j["bytes"] == GiB and j["calibration"] == "none", "JSON echoes gpus, bytes, calibration")
+    # Ring on 8 GPUs of one NVL72: 2(n-1) steps of S/n at 900 GB/s plus 0.47 us per step (seed s1, tuning.cc).
+    expected_us = 14 * (0.47 + (GiB // 8) / 900e9 * 1e6)
+    check(near(j["time_us"], expected_us, 1e-5), f"ring 8 time {j['time_us']} us = closed form {expected_us:.2f} us")
+    check(near(j["algbw_GBps"], GiB / (j["time_us"] * 1e-6) / 1e9, 1e-5), "algbw = bytes / time")
+    check(near(j["busbw_GBps"], j["algbw_GBps"] * 2 * 7 / 8, 1e-5), "busbw = algbw * 2(n-1)/n (nccl-tests)")
+    check([p["name"] for p in j["phases"]] and all(p["time_us"] > 0 for p in j["phases"]), "phases with times")
+    check(j["links"] and j["links"][0]["kind"] == "nvlink" and near(j["links"][0]["max_utilization"], 1.0, 1e-6),
+          "NVLink ports fully used")
+
+
+def test_determinism():
+    args = ("--op", "all_reduce", "--gpus", "72", "--bytes", "256M", "--algo", "nvls")
+    first, second = collective(*args), collective(*args)
+    check(first == second, "byte-identical JSON on rerun (nvls, 72 GPUs)")
+    args = ("--racks", "2", "--op", "all_reduce", "--gpus", "16", "--bytes", "64M", "--algo", "hierarchical",
+            "--fail", "switch-tray:0")
+    check(collective(*args) == collective(*args), "byte-identical JSON on rerun (hierarchical, 2 racks, failure)")
+
+
+def test_failures_and_auto():
+    ok = json.loads(collective("--op", "all_reduce", "--gpus", "72", "--bytes", "4G", "--algo", "ring",
+                               "--calibration", "none"))
+    bad = json.loads(collective("--op", "all_reduce", "--gpus", "72", "--bytes", "4G", "--algo", "ring",
+                                "--calibration", "none", "--fail", "switch-tray:0"))
+    check(bad["failures"] == ["switch-tray:0"], "failures echoed")
+    check(near(bad["time_us"] / ok["time_us"], 18 / 16, 0.01),
+          f"switch tray down: 4 GiB ring time x{bad['time_us'] / ok['time_us']:.4f} ~ 18/16")
+    auto = json.loads(collective("--op", "all_reduce", "--gpus", "72", "--bytes", "1G", "--calibration", "none"))
+    check(auto["algo"] in ("nvls", "ring", "tree", "hierarchical") and auto["algo_note"], "auto reports its pick")
+
+
+def test_trace():
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "trace.json")
+        collective("--op", "all_reduce", "--gpus", "8", "--bytes", "1M", "--algo", "ring", "--trace", path)
+        with open(path) as f:
+            trace = json.load(f)
+        names = [e["args"]["name"] for e in trace["traceEvents"] if e.get("name") == "thread_name"]
+        spans = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
+        check(sum(1 for n in names if n.startswith("r0.")) == 8, "trace: one track per GPU")
+        check(sum(1 for n in names if n.startswith("link ")) == 8, "trace: one track per busy link")
+        check(len(spans) >= 112, f"trace: {len(spans)} spans (112 ring tasks + link busy intervals)")
+
+
+def test_sweep():
+    run = racksim("sweep", "--system", "hgx-h100", "--op", "all_reduce", "--gpus", "8", "--algo", "nvls",
+                  "--min-bytes", "1M", "--max-bytes", "8M")
+    check(run.returncode == 0, "sweep runs")
+    lines = run.stdout.splitlines()
+    check("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong"
+          in lines, "sweep prints nccl-tests' column header")
+    rows = [l.split() for l in lines if l and not l.startswith("#")]
+    check([int(r[0]) for r in rows] == [1 << 20, 2 << 20, 4 << 20, 8 << 20], "sweep sizes 1M..8M by 2")
+    check(all(r[1] == str(int(r[0]) // 4) and r[2] == "float" and r[3] == "sum" and r[4] == "-1" for r in rows),
+          "count, type, redop, root columns")
+    check(all(len(r) == 13 for r in rows), "13 columns per row (out-of-place and in-place)")
+    j = json.loads(racksim("sweep", "--system", "hgx-h100", "--op", "all_reduce", "--gpus", "8", "--algo", "nvls",
+                           "--min-bytes", "1M", "--max-bytes", "8M", "--format", "json").stdout)
+    check([r["bytes"] for r in j] == [1 << 20, 2 << 20, 4 << 20, 8 << 20], "sweep JSON: one object per size")
+    check(all(float(r[5]) == round(o["time_us"], 2) for r, o in zip(rows, j) if float(r[5]) < 100),
+          "sweep table and JSON agree")
+
+
+def test_bad_input():
+    base = ["collective", "--system", "gb200-nvl72", "--op", "all_reduce"]
+    cases = [
+        (base + ["--gpus", "8", "--bytes", "1M", "--algo", "warp"], ["--algo", "'warp'", "ring"]),
+        (base + ["--racks", "2", "--gpus", "71", "--bytes", "1M"], ["--gpus", "71", "multiple of the 2 racks"]),
+        (base + ["--gpus", "73", "--bytes", "1M"], ["--gpus", "73", "[1, 72]"]),
+        (base + ["--gpus", "8", "--bytes", "0"], ["--bytes", "'0'", "1 TiB"]),
+        (base + ["--gpus", "8", "--bytes", "2T"], ["--bytes", "'2T'", "1 TiB"]),
+        (base + ["--gpus", "8", "--bytes", "1M", "--fail", "tray:99"], ["--fail", "tray:99", "[0, 17]"]),
+        (base + ["--gpus", "8", "--bytes", "1M", "--fail", "warp:1"], ["--fail", "warp:1", "switch-tray:D.S"]),
+        (["sweep", "--system", "gb200-nvl72", "--op", "all_reduce", "--gpus", "8", "--min-bytes", "1G",
+          "--max-bytes", "1M"], ["--min-bytes", "--max-bytes"]),
+    ]
+    for args, words in cases:
+        run = racksim(*args)
+        one_line = len(run.stderr.splitlines()) == 1
+        check(run.returncode == 2 and not run.stdout and one_line and all(w in run.stderr for w in words),
+              f"bad input {' '.join(args[5:])}: exit 2, one line: {run.stderr.strip()}")
+    # A failed tray inside the group is valid input that cannot run: exit 1, one line naming the tray.
+    run = racksim(*base, "--gpus", "8", "--bytes", "1M", "--fail", "tray:1")
+    check(run.returncode == 1 and not run.stdout and len(run.stderr.splitlines()) == 1
+          and "compute tray 1" in run.stderr, f"failed tray in the group: exit 1, one line: {run.stderr.strip()}")
+
+
+for test in [test_json_contract_and_values, test_determinism, test_failures_and_auto, test_trace, test_sweep,
+             test_bad_input]:
+    test()
+print(f"{len(failures)} failure(s)")
+sys.exit(1 if failures else 0)
