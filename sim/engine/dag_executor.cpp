@@ -1,5 +1,6 @@
 #include "sim/engine/dag_executor.hpp"
 
+#include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u.hpp>
 
 #include <algorithm>
@@ -18,8 +19,6 @@ namespace racksim {
 namespace sg4 = simgrid::s4u;
 
 namespace {
-
-constexpr double kDelayHostSpeed = 1e9;  // PlatformModel's delay host: 1 flop = 1 ns
 
 // Per task only what changes while it runs (this process pays a page fault for every fresh page, so the
 // state is kept small; what can be derived from the Schedule is derived when needed).
@@ -41,8 +40,8 @@ struct ScheduleInfo {
 };
 
 struct ActRec {
-  enum class Kind { delay, switch_reduce, comm, gpu_reduce };
-  Kind kind = Kind::delay;
+  enum class Kind { switch_reduce, comm, gpu_reduce };
+  Kind kind = Kind::comm;
   int task = -1;
   int dst = -1;           // index into the task's destinations (comm, gpu_reduce); -1: a multicast
   sg4::ActivityPtr activity;
@@ -203,7 +202,7 @@ void Executor::prepare() {
 }
 
 void Executor::build_platform() {
-  std::set<int> hosts = {model_.delay_host()};
+  std::set<int> hosts;
   std::set<int> links;
   for (std::size_t si = 0; si < schedules_.size(); ++si) {
     for (const Task& t : schedules_[si]->tasks) {
@@ -245,10 +244,8 @@ void Executor::begin(int t) {
   r.start = sg4::Engine::get_clock();
   const ScheduleInfo& in = info_[r.schedule];
   const double delay = task_of(t) == nullptr ? in.launch_delay_s : in.step_delay_s;
-  if (delay > 0) {
-    auto exec = sg4::Exec::init();
-    exec->set_flops_amount(delay * kDelayHostSpeed)->set_host(platform_->host(model_.delay_host()));
-    launch(ActRec::Kind::delay, t, -1, exec);
+  if (delay > 0) {  // a pure delay: a kernel timer, no resource
+    simgrid::kernel::timer::Timer::set(r.start + delay, [this, t] { after_delay(t); });
     return;
   }
   after_delay(t);
@@ -358,7 +355,6 @@ void Executor::on_completion(const sg4::Activity& a) {
   }
   const int t = rec.task;
   switch (rec.kind) {
-    case ActRec::Kind::delay: after_delay(t); break;
     case ActRec::Kind::switch_reduce: start_comms(t); break;
     case ActRec::Kind::comm: {
       count_comm(t, rec.dst, false);

@@ -84,13 +84,6 @@ void PlatformModel::build_hosts() {
     switch_host_of_domain_.push_back(static_cast<int>(hosts_.size()));
     hosts_.push_back(std::move(h));
   }
-  PlatformHost delay;
-  delay.kind = PlatformHost::Kind::delay;
-  delay.name = "delay";
-  delay.speed = 1e9;         // 1 "flop" = 1 ns of delay
-  delay.cores = 1 << 24;     // delays never wait for each other
-  delay_host_ = static_cast<int>(hosts_.size());
-  hosts_.push_back(std::move(delay));
 }
 
 int PlatformModel::switch_plane_host(int domain) const {
@@ -342,8 +335,6 @@ PlatformRoute PlatformModel::compute_route(int src_host, int dst_host) const {
   const PlatformHost& hs = hosts_.at(src_host);
   const PlatformHost& hd = hosts_.at(dst_host);
   using K = PlatformHost::Kind;
-  if (hs.kind == K::delay || hd.kind == K::delay)
-    throw InputError("route", "", hs.name + " -> " + hd.name, "transfers between GPUs, CPUs and switch planes");
   if (hs.kind == K::switch_plane || hd.kind == K::switch_plane) {
     const PlatformHost& plane = hs.kind == K::switch_plane ? hs : hd;
     const PlatformHost& other = hs.kind == K::switch_plane ? hd : hs;

@@ -5,7 +5,7 @@
 // routes without an engine.
 //
 // * Hosts: every GPU and CPU, one switch-plane host per NVLink domain (it reduces and multicasts for
-//   NVLS), and one "delay" host that runs the pure-delay executions of launch and step overheads.
+//   NVLS). Launch and step overheads are pure delays (SimGrid timers), on no host.
 // * Links (per direction capacities, bytes/s, after calibration efficiency and failures):
 //   - each GPU's NVLink port: ONE split-duplex link, the sum of its healthy edges to the switch chips
 //     (exact for striped traffic, TOOLCHAIN.md). Crossing the switch plane adds latency only: the
@@ -30,10 +30,10 @@
 namespace racksim {
 
 struct PlatformHost {
-  enum class Kind { gpu, cpu, switch_plane, delay };
+  enum class Kind { gpu, cpu, switch_plane };
   Kind kind = Kind::gpu;
   std::string name;
-  int vertex = -1;       // graph vertex (-1 for switch planes and the delay host)
+  int vertex = -1;       // graph vertex (-1 for switch planes)
   int domain = -1;       // NVLink domain (GPUs, switch planes)
   double speed = 1;      // "flops"/s: bytes/s of memory for GPUs and CPUs, reduce throughput for planes
   int cores = 1;
@@ -75,7 +75,6 @@ class PlatformModel {
   int host_of_vertex(int vertex) const { return host_of_vertex_.at(vertex); }
   // -1 when the system has no NVLink domain of that index.
   int switch_plane_host(int domain) const;
-  int delay_host() const { return delay_host_; }
   int port_link(int gpu_index) const { return port_link_.at(gpu_index); }
 
   // Route between two hosts (GPU, CPU, switch plane or multicast group), memoised. InputError when none
@@ -113,7 +112,6 @@ class PlatformModel {
   std::vector<std::string> gpu_failure_;
   std::map<std::vector<int>, int> multi_edge_links_;  // trunk edge sets -> link
   std::vector<double> extra_latency_s_, efficiency_;  // per LinkKind
-  int delay_host_ = -1;
   mutable std::unordered_map<std::uint64_t, PlatformRoute> routes_;  // (src << 32 | dst) -> route
   mutable std::vector<PlatformHost> group_hosts_;
   mutable std::vector<std::vector<int>> group_members_;
