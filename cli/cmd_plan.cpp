@@ -44,6 +44,8 @@ static void add_plan_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--gpus", r.gpus, "GPUs to use (default: whole trays, from every GPU of each NVLink domain down to half)");
   add_format_option(*cmd, o->format, "table", {"table", "json"});
   cmd->add_option("--top", r.top, "layouts to report")->capture_default_str();
+  cmd->add_option("--engine-top", r.engine_top, "of those, how many the discrete-event engine re-prices (0: none)")
+      ->capture_default_str();
   cmd->add_option("--tp", o->tp, "fix tensor parallelism");
   cmd->add_option("--ep", o->ep, "fix expert parallelism");
   cmd->add_option("--cp", o->cp, "fix context parallelism");

@@ -124,6 +124,19 @@ GroupShape group_shape(const ParallelLayout& layout, const std::vector<MeshDim>&
 
 }  // namespace
 
+std::vector<std::vector<int>> RankPlacement::all_groups(const ParallelLayout& layout, const std::vector<MeshDim>& dims) const {
+  const GroupShape g = group_shape(layout, dims);
+  std::vector<std::vector<int>> out;
+  for (int r = 0; r < gpus(); ++r) {
+    if (!g.is_base(r)) continue;
+    std::vector<int> members;
+    members.reserve(g.offsets.size());
+    for (int o : g.offsets) members.push_back(r + o);
+    out.push_back(std::move(members));
+  }
+  return out;
+}
+
 std::vector<int> RankPlacement::worst_group_ranks(const ParallelLayout& layout, const std::vector<MeshDim>& dims) const {
   std::vector<int> key;
   for (MeshDim d : layout.order) key.insert(key.end(), {static_cast<int>(d), layout.size(d)});

@@ -47,6 +47,8 @@ class RankPlacement {
   // Of all groups along `dims`, the one spanning the most fast domains (the first such in rank order):
   // every group synchronises each step, so the slowest prices it.
   std::vector<int> worst_group_ranks(const ParallelLayout& layout, const std::vector<MeshDim>& dims) const;
+  // Every group along `dims`, each in rank order, groups ordered by their first rank.
+  std::vector<std::vector<int>> all_groups(const ParallelLayout& layout, const std::vector<MeshDim>& dims) const;
   std::vector<int> gpus_of(const std::vector<int>& ranks) const;
   int domains_spanned(const std::vector<int>& ranks) const;
 

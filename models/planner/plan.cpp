@@ -192,6 +192,24 @@ PlanResult run_plan(const PlanRequest& req) {
                                  reasons_text(out.search)));
   }
   if (static_cast<int>(out.search.ranked.size()) > req.top) out.search.ranked.resize(req.top);
+  // The discrete-event engine on the first few: cross-domain collectives with every group at once.
+  if (req.engine_top < 0) throw InputError("--engine-top", "", std::to_string(req.engine_top), "an integer >= 0");
+  const std::size_t checked = std::min<std::size_t>(req.engine_top, out.search.ranked.size());
+  std::vector<std::pair<Candidate, EngineCheck>> refined;
+  for (std::size_t i = 0; i < checked; ++i) {
+    Candidate c = out.search.ranked[i];
+    const RankPlacement p(graph, c.shape.domains, c.shape.gpus_per_domain);
+    EngineCheck check;
+    c.estimate = engine_check(model, req.job, sys, p, c, calibration, &check);
+    refined.push_back({std::move(c), std::move(check)});
+  }
+  std::stable_sort(refined.begin(), refined.end(), [](const auto& a, const auto& b) {
+    return a.first.estimate.step_s < b.first.estimate.step_s;
+  });
+  for (std::size_t i = 0; i < checked; ++i) {
+    out.search.ranked[i] = std::move(refined[i].first);
+    out.engine_checks.push_back(std::move(refined[i].second));
+  }
   const Candidate& best = out.search.ranked.front();
   const RankPlacement best_placement(graph, best.shape.domains, best.shape.gpus_per_domain);
   const int racks_shown = std::min(racks, std::max(1, ceil_div(best.layout.gpus(), graph.gpu_count() / racks)));

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "models/planner/engine_check.hpp"
 #include "models/planner/search.hpp"
 #include "models/planner/step_model.hpp"
 
@@ -21,6 +22,7 @@ struct PlanRequest {
   std::optional<int> gpus;                // GPUs to use; default: every per-domain count from the full
                                           // domain down to half of it, in whole trays
   int top = 10;                           // layouts reported
+  int engine_top = 3;                     // of those, re-priced with the discrete-event engine (0: none)
   std::vector<std::string> compare{"gb200-nvl72", "gb300-nvl72", "hgx-b200"};
   bool failures = true;
   std::string calibration = "default";    // collective calibration: default (calibrate/default.json), none, or a file
@@ -72,7 +74,8 @@ struct PlanResult {
   std::string compute_source;             // the GPU's compute figures and their sources
   double peak_TFLOPs = 0, gemm_efficiency = 0;
   std::string calibration;
-  SearchResult search;                    // ranked trimmed to `top`
+  SearchResult search;                    // ranked trimmed to `top`; the first engine_checks.size() re-ranked by the engine
+  std::vector<EngineCheck> engine_checks; // one per engine-checked layout, aligned with search.ranked
   std::vector<FailureImpact> failures;    // one per ranked layout
   std::vector<DegradedPlan> degraded;
   std::vector<SystemComparison> comparison;

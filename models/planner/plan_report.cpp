@@ -141,7 +141,9 @@ std::string plan_to_json_text(const PlanResult& p) {
               {"grad_bytes", r6(p.job.grad_bytes)},
               {"memory_reserve", r6(p.job.memory_reserve)}};
   j["compute"] = {{"peak_dense_TFLOPs", r6(p.peak_TFLOPs)}, {"gemm_efficiency", r6(p.gemm_efficiency)}, {"source", p.compute_source}};
-  j["collectives"] = {{"model", "analytic"}, {"calibration", p.calibration}};
+  j["collectives"] = {{"model", "analytic"},
+                      {"engine_checked_layouts", p.engine_checks.size()},
+                      {"calibration", p.calibration}};
   nlohmann::ordered_json counts = nlohmann::ordered_json::array();
   for (const auto& s : p.shapes) counts.push_back(s.gpus());
   nlohmann::ordered_json rejected = nlohmann::ordered_json::object();
@@ -160,6 +162,15 @@ std::string plan_to_json_text(const PlanResult& p) {
   for (std::size_t i = 0; i < p.search.ranked.size(); ++i) {
     nlohmann::ordered_json l = candidate_json(p.search.ranked[i]);
     l["rank"] = i + 1;
+    if (i < p.engine_checks.size()) {
+      const EngineCheck& ec = p.engine_checks[i];
+      nlohmann::ordered_json items = nlohmann::ordered_json::array();
+      for (const auto& it : ec.items)
+        items.push_back({{"op", it.op}, {"algorithm", it.algorithm}, {"group_gpus", it.group_gpus}, {"groups_at_once", it.groups},
+                         {"bytes", r6(it.bytes)}, {"analytic_s", r6(it.analytic_s)}, {"engine_s", r6(it.engine_s)}});
+      l["engine_check"] = {{"analytic_step_time_s", r6(ec.analytic_step_s)}, {"engine_step_time_s", r6(ec.engine_step_s)},
+                           {"cross_domain_collectives", items}};
+    }
     if (i < p.failures.size()) {
       const FailureImpact& f = p.failures[i];
       l["tray_failure"] = {{"tray_gpus", f.tray_gpus},
@@ -214,6 +225,9 @@ std::string plan_to_table_text(const PlanResult& p) {
                    p.search.evaluated, p.search.considered);
   for (const auto& [reason, n] : p.search.rejected) o += fmt::format("  rejected {:>6}: {}\n", n, rejection_text(reason));
   o += "\n";
+  if (!p.engine_checks.empty())
+    o += fmt::format("the first {} re-priced by the discrete-event engine (cross-domain collectives, all groups at once) and re-ranked (*)\n",
+                     p.engine_checks.size());
   o += fmt::format("{:>3} {:>5} {:>3} {:>3} {:>3} {:>3} {:>4} {:>7} {:>13} {:>4} {:>9} {:>22} {:>9} {:>10} {:>6} {:>8} {:>8} {:>7}\n", "#",
                    "GPUs", "TP", "EP", "CP", "PP", "DP", "mb x m", "schedule", "ZeRO", "recompute", "DeviceMesh", "step s",
                    "tok/s/GPU", "MFU", "comm s", "bubble s", "mem GB");
@@ -223,7 +237,7 @@ std::string plan_to_table_text(const PlanResult& p) {
     std::string sched = l.pp == 1 ? "-" : to_string(l.schedule);
     if (l.schedule == PipelineSchedule::interleaved) sched += "x" + std::to_string(l.virtual_stages);
     o += fmt::format("{:>3} {:>5} {:>3} {:>3} {:>3} {:>3} {:>4} {:>7} {:>13} {:>4} {:>9} {:>22} {:>9.3f} {:>10.0f} {:>6} {:>8.3f} {:>8.3f} {:>7.1f}\n",
-                     i + 1, l.gpus(), l.tp, l.ep, l.cp, l.pp, l.dp, fmt::format("{}x{}", l.micro_batch, l.micro_batches), sched,
+                     fmt::format("{}{}", i + 1, i < p.engine_checks.size() ? "*" : ""), l.gpus(), l.tp, l.ep, l.cp, l.pp, l.dp, fmt::format("{}x{}", l.micro_batch, l.micro_batches), sched,
                      l.zero_stage, to_string(l.recompute), l.mesh(), e.step_s, e.tokens_per_s_per_gpu, pct(e.mfu),
                      e.comm_exposed_s, e.bubble_s, e.memory.total() / units::kGB);
   }

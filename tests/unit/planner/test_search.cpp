@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "models/planner/comm_cost.hpp"
+#include "models/planner/engine_check.hpp"
 #include "models/planner/placement.hpp"
 #include "models/planner/plan.hpp"
 #include "models/planner/search.hpp"
@@ -94,6 +95,68 @@ TEST(Search, TensorParallelAcrossNodesIsRejectedWithReason) {
   bool named = false;
   for (const auto& e : r.examples) named = named || (e.reason == "tp-slow-link" && e.detail.find("spans domain 0") != std::string::npos);
   EXPECT_TRUE(named);
+}
+
+// On the shipped non-blocking, rail-optimised fabric, running every DP group's cross-rack reduce-scatter at
+// once costs what one group alone costs: the engine confirms the analytic price within 2 %.
+TEST(Search, EngineCheckOfCrossRackTraffic) {
+  const TopologyGraph graph(SystemCatalog::shipped().load("gb200-nvl72"), 2);
+  const ComputeTable table = ComputeTable::shipped();
+  const SystemContext sys = make_system_context(graph, table.lookup("gb200-nvl72", "b200"));
+  const ModelSpec model = ModelCatalog::shipped().load("llama-3.1-8b");
+  TrainingJob job;
+  job.global_batch = 256;
+  job.seq_len = 4096;
+  SearchConstraints c;
+  c.tp = 1, c.ep = 1, c.cp = 1, c.pp = 1, c.micro_batch = 1, c.zero_stage = 1;
+  const Calibration calibration = load_calibration("default");
+  AnalyticCommCost comm(graph, calibration);
+  const SearchResult r = search_layouts(model, job, sys, {MeshShape{2, 64}}, c, comm, 1);
+  ASSERT_EQ(r.ranked.size(), 1u);
+  const RankPlacement p(graph, 2, 64);
+  EngineCheck check;
+  const StepEstimate e = engine_check(model, job, sys, p, r.ranked.front(), calibration, &check);
+  EXPECT_NEAR(check.analytic_step_s, r.ranked.front().estimate.step_s, 1e-9);
+  EXPECT_NEAR(check.engine_step_s, e.step_s, 1e-12);
+  ASSERT_FALSE(check.items.empty());
+  // the two-level DP collectives' cross-rack part: one pair of GPUs per rail position, 64 pairs at once
+  bool outer = false;
+  for (const auto& it : check.items) {
+    EXPECT_NEAR(it.engine_s / it.analytic_s, 1.0, 0.02) << it.op << " over " << it.group_gpus;
+    outer = outer || (it.group_gpus == 2 && it.groups == 64);
+  }
+  EXPECT_TRUE(outer);
+}
+
+// Llama 3.1 405B on one rack uses all 72 GPUs: no spare tray, so losing one (NVL68) forces a re-plan on
+// fewer GPUs, slower; one replica (DP = 1) means a tray takes the whole job down either way.
+TEST(Plan, TrayFailureOnAFullRack) {
+  PlanRequest q;
+  q.model = "llama-3.1-405b";
+  q.job.global_batch = 2048;
+  q.job.seq_len = 8192;
+  q.compare.clear();
+  q.top = 2;
+  q.engine_top = 0;
+  const PlanResult plan = run_plan(q);
+  const Candidate& best = plan.search.ranked.front();
+  ASSERT_EQ(best.layout.gpus(), 72);
+  ASSERT_FALSE(plan.failures.empty());
+  const FailureImpact& f = plan.failures.front();
+  EXPECT_EQ(f.tray_gpus, 4);
+  EXPECT_EQ(f.spare_trays_per_domain, 0);
+  EXPECT_FALSE(f.runs_on_spares);
+  EXPECT_EQ(f.replica_gpus, 72 / best.layout.dp);
+  EXPECT_EQ(f.blast_radius_gpus, f.replicas_hit * f.replica_gpus);
+  ASSERT_EQ(plan.degraded.size(), 2u);
+  EXPECT_EQ(plan.degraded[0].name, "NVL68");
+  EXPECT_FALSE(plan.degraded[0].best_still_fits);
+  ASSERT_TRUE(plan.degraded[0].best);
+  EXPECT_LE(plan.degraded[0].best->layout.gpus(), 68);
+  EXPECT_GT(plan.degraded[0].slowdown, 0);
+  EXPECT_EQ(plan.degraded[1].name, "NVL64");
+  ASSERT_TRUE(plan.degraded[1].best);
+  EXPECT_GE(plan.degraded[1].best->estimate.step_s, plan.degraded[0].best->estimate.step_s);
 }
 
 PlanRequest request(const std::string& model, int batch) {
