@@ -21,23 +21,81 @@ double CostModel::stage_time(std::size_t i, int depth) const {
   return s.time(s.bytes / k);
 }
 
+
 namespace {
+
+// Block-by-block timeline of hierarchical NVLS (the schedule of all_reduce/hierarchical.cpp):
+//   U_b  reduce-scatter up ends: U_0 = t1, U_b = U_{b-1} + t1 (+ y when block b-1's all-gather up
+//        transfer, y = its bytes / B, shares the port with it);
+//   R_b  the plane's scatter ends: U_b + t2;  O_b  outer all-reduce ends: max(R_b + t3, O_{b-1} + c3)
+//        (c3: how soon a block's outer phase may follow the previous one's);
+//   A_b  all-gather up ends: O_b + t4 (+ y when it overlaps the next reduce-scatter up);
+//   G_b  multicast ends: max(A_b, R_{b+1}, G_{b-1}) + t5 (it waits for the next block's scatter, and
+//        multicasts into the same ports finish one after another).
+struct Timeline {
+  double end = 0, rs_end = 0, outer_start = 0, outer_end = 0, ag_start = 0;
+};
+Timeline hierarchical_timeline(const CostModel& m, int k) {
+  const auto& h = m.nvls_blocks;
+  auto t = [&](int i) { return i < 0 ? 0.0 : m.stage_time(static_cast<std::size_t>(i), k); };
+  const double t1 = t(h.rs_up), t2 = t(h.rs_down), t4 = t(h.ag_up), t5 = t(h.ag_down);
+  // The outer phase of one block, and how soon the next block's may follow: a ring's members send one
+  // block's steps after the other's (c3 = t3); a tree's levels pipeline (c3 = its slowest level, or all
+  // its levels' flows on the NICs at once).
+  double t3 = 0, c3 = 0;
+  for (int i = h.outer_first; i >= 0 && i <= h.outer_last; ++i) {
+    t3 += t(i);
+    c3 = std::max(c3, t(i));
+  }
+  if (h.outer_first >= 0 && h.outer_last > h.outer_first)
+    for (const auto& s : m.steady) c3 = std::max(c3, s.time(s.bytes / k));
+  if (h.outer_first >= 0 && h.outer_last == h.outer_first) c3 = t3;
+  const auto& up = m.stages[h.ag_up];
+  const double y = up.occupancy(up.bytes / k);  // the all-gather up transfer's bytes at port speed
+  Timeline tl;
+  double U = t1, O_prev = 0, G_prev = 0;
+  for (int b = 0; b < k; ++b) {
+    const double R = U + t2;
+    const double O = std::max(R + t3, O_prev + c3);
+    const bool overlap = b + 1 < k && O < U + t1;  // the up transfer meets the next reduce-scatter up
+    const double A = O + t4 + (overlap ? y : 0);
+    const double U_next = U + t1 + (overlap ? y : 0);
+    const double R_next = b + 1 < k ? U_next + t2 : 0;
+    const double G = std::max({A, R_next, G_prev}) + t5;
+    if (b == 0) {
+      tl.outer_start = R;
+      tl.ag_start = O;
+    }
+    if (b + 1 == k) {
+      tl.rs_end = R;
+      tl.outer_end = O;
+      tl.end = G;
+    }
+    U = U_next;
+    O_prev = O;
+    G_prev = G;
+  }
+  return tl;
+}
+
 double cycle_of(const CostModel& m, const std::vector<double>& t, int k) {
   double cycle = 0;
   for (std::size_t i = 0; i < t.size(); ++i)
     cycle = std::max(cycle, m.stages[i].serial ? t[i] : m.stages[i].occupancy(m.stages[i].bytes / k));
-  for (const auto& group : m.shared) {
+  for (const auto& group : m.shared) {  // stages on the same ports: their link occupancy adds up
     double g = 0;
-    for (int i : group) g += t[i];
+    for (int i : group) g += m.stages[i].occupancy(m.stages[i].bytes / k);
     cycle = std::max(cycle, g);
   }
   for (const auto& s : m.steady) cycle = std::max(cycle, s.time(s.bytes / k));
   return cycle;
 }
+
 }  // namespace
 
 double CostModel::time(int depth) const {
   const int k = pipelined ? std::max(depth, 1) : 1;
+  if (nvls_blocks.ag_down >= 0) return launch_s + hierarchical_timeline(*this, k).end;
   double sum = 0;
   std::vector<double> t(stages.size());
   for (std::size_t i = 0; i < stages.size(); ++i) {
@@ -49,6 +107,13 @@ double CostModel::time(int depth) const {
 
 std::vector<PhaseTime> CostModel::phases(int depth) const {
   const int k = pipelined ? std::max(depth, 1) : 1;
+  if (nvls_blocks.ag_down >= 0) {
+    const Timeline tl = hierarchical_timeline(*this, k);
+    std::vector<PhaseTime> out{{stages[nvls_blocks.rs_up].phase, tl.rs_end}};
+    if (nvls_blocks.outer_first >= 0) out.push_back({stages[nvls_blocks.outer_first].phase, tl.outer_end - tl.outer_start});
+    out.push_back({stages[nvls_blocks.ag_down].phase, tl.end - tl.ag_start});
+    return out;
+  }
   std::vector<double> t(stages.size());
   for (std::size_t i = 0; i < stages.size(); ++i) t[i] = stage_time(i, k);
   const double cycle = cycle_of(*this, t, k);
@@ -210,6 +275,9 @@ void hierarchical_model(Builder& b) {
   const int d = g.per_domain, D = g.domains;
   const double slice = S / d;
   b.m.transfer_budget = kHierarchicalTransferBudget;
+  // Ring inside: blocks only on request (the reduce-scatter and all-gather share both port directions;
+  // overlapping them gains little, and fair sharing makes this model pessimistic by up to ~8 %).
+  b.m.pipeline_on_request = inner == "ring";
   b.m.unit_bytes = S;
   b.m.detail = "inner " + inner + ", outer " + outer + ", " + std::to_string(D) + " domains x " + std::to_string(d);
 
@@ -254,6 +322,7 @@ void hierarchical_model(Builder& b) {
     tasks += (D > 1 ? 4L : 2L) * D * d;
     transfers += D > 1 ? (3L + d - 1) * D * d : (1L + d) * d;
   }
+  const int outer_first = next();
   if (D > 1 && outer == "ring") {
     b.add("inter-all-reduce", outer_flows, slice / D, 2 * (D - 1));
     tasks += 2L * d * D * (D - 1);
@@ -267,7 +336,8 @@ void hierarchical_model(Builder& b) {
     b.m.shared = {{rs0, next()}};
     b.add("intra-all-gather", inner_ring, slice, d - 1);
   } else if (d > 1 && D > 1) {
-    b.m.shared = {{rs0, next()}, {rs1, next() + 1}};
+    const int outer_last = next() - 1;
+    b.m.nvls_blocks = {rs0, rs1, outer_first, outer_last, next(), next() + 1};
     b.add("intra-all-gather", up, slice);
     b.add("intra-all-gather", fan, slice);
   } else if (d > 1) {  // one domain: the plane reduces and multicasts each slice to every GPU
@@ -347,6 +417,10 @@ DepthChoice choose_depth(const CostModel& m, const CollectiveRequest& request) {
     return c;
   }
   if (!m.pipelined || m.stages.empty()) return c;
+  if (m.pipeline_on_request) {
+    c.note = "one block: phases in sequence (--chunk-bytes pipelines them)";
+    return c;
+  }
   const long cap = std::max(1L, std::min((m.transfer_budget - m.transfers_fixed) / per_item, unit_cap));
   double best = m.time(1);
   for (long k = 2; k <= cap; ++k) {

@@ -3,10 +3,11 @@
 // for hierarchical) pass through stages in order; a stage's time for one item is the alpha-beta time of
 // its concurrent flows (flow_cost.hpp) times its sequential sub-steps (ring steps). With k items
 //     T(k) = launch + sum_i t_i + (k - 1) * cycle,
-//     cycle = max(max_i t_i, max over port-sharing groups of sum t_i, max over steady flow sets of t),
-// the makespan of a flow shop of identical items, where stages that use the same GPU ports (the
-// reduce-scatter and all-gather of a hierarchical block) cannot overlap each other's traffic, and a
-// full tree pipeline has every level's flows on the ports at once.
+//     cycle = max(max_i t_i, max over port-sharing groups of the sum of their link occupancy (bytes /
+//             bandwidth, no latency), max over steady flow sets of t),
+// the makespan of a flow shop of identical items, where stages that use the same GPU ports (the ring
+// reduce-scatter and all-gather of a hierarchical block) cannot overlap each other's traffic (their
+// latencies can), and a full tree pipeline has every level's flows on the ports at once.
 // Algorithms use the same model with calibration none to pick their default pipeline depth, so the
 // schedule and the analytic estimate agree on chunking.
 #include <string>
@@ -43,6 +44,16 @@ struct CostModel {
   std::vector<StageModel> steady;          // flow sets active together once the pipeline is full (all
                                            // levels of a tree): each bounds the cycle from below
   bool pipelined = true;                   // false: depth only splits pieces that travel together (ring)
+  bool pipeline_on_request = false;        // true: depth 1 unless --chunk-bytes asks (hierarchical)
+  // Hierarchical with NVLS inside and several domains: the blocks do not form a plain flow shop (a
+  // block's multicast waits for the next block's scatter; the all-gather's small up-transfer shares the
+  // port with the next block's reduce-scatter), so time() follows the schedule block by block
+  // (hierarchical_timeline in cost_model.cpp). Stage indices: rs_up, rs_down, outer [first, last],
+  // ag_up, ag_down; -1 when unused.
+  struct NvlsBlocks {
+    int rs_up = -1, rs_down = -1, outer_first = -1, outer_last = -1, ag_up = -1, ag_down = -1;
+  };
+  NvlsBlocks nvls_blocks;
   double unit_bytes = 0;                   // the stream --chunk-bytes cuts: depth = ceil(unit / chunk)
   long tasks_fixed = 0, tasks_per_item = 0;
   // Transfers: one per (task, destination), what the engine pays for (a multicast to n-1 GPUs is n-1

@@ -16,10 +16,10 @@ class TopologyGraph;
 // GPUs counts n-1). Default pipelining never makes more than kDefaultTransferBudget of them (single-level
 // algorithms) or kHierarchicalTransferBudget (hierarchical), unless the unpipelined schedule alone has
 // more; a --chunk-bytes that would exceed kMaxTransfers is raised until it fits (the note says so). The
-// figures aim at one 72-GPU collective in ~20 ms and a 576-GPU hierarchical one in ~0.5 s in the engine
+// figures aim at one 72-GPU collective in ~20 ms and a 576-GPU hierarchical one in ~1 s in the engine
 // (~590 k comms/s with few flows in flight, far fewer with thousands: TOOLCHAIN.md).
 inline constexpr long kDefaultTransferBudget = 20000;
-inline constexpr long kHierarchicalTransferBudget = 100000;
+inline constexpr long kHierarchicalTransferBudget = 250000;
 inline constexpr long kMaxTransfers = 2000000;
 
 // Checks everything about a request that does not depend on the algorithm: ranks (>= 1, send_recv >= 2,

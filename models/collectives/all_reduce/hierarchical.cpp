@@ -8,10 +8,13 @@
 // (request.outer_algorithm): ring over the D domains, or NCCL's double binary tree (nvls + tree is what
 // NCCL calls NVLS-tree). Ranks must be spread evenly over the domains; position l of a domain is its
 // l-th rank in request order.
-// Pipelining: the buffer is cut into k blocks that flow through the three phases (a block's outer phase
-// overlaps the next block's reduce-scatter); every sender's tasks of one phase form a stream. k is the
-// nominal fastest depth within the transfer budget (100 k), or S / --chunk-bytes; with k = 1 the
-// phases run strictly one after the other. Chunk ((b * d) + l) * m + j is piece j of slice l of block b,
+// Pipelining: the buffer is cut into k blocks that flow through the three phases; every sender's tasks
+// of one phase form a stream. With nvls inside, a block's outer all-reduce and all-gather overlap the
+// next block's reduce-scatter (GPU -> switch and switch -> GPU are the two directions of the port), so
+// the domain part costs ~S (1 + 1/d) / B instead of 2 S / B: k is the nominal fastest depth within the
+// transfer budget (250 k). With ring inside the reduce-scatter and all-gather use the same ports and
+// gain little from overlapping: one block unless --chunk-bytes asks (k = S / C, up to 2 M transfers).
+// With k = 1 the phases run strictly one after the other, as in the course's Fig 4 model. Chunk ((b * d) + l) * m + j is piece j of slice l of block b,
 // with m = D pieces per slice for an outer ring (its segments), 2 for an outer tree (one per tree).
 #include "models/analytic/cost_model.hpp"
 #include "models/collectives/algorithms.hpp"
@@ -39,26 +42,34 @@ Schedule build_all_reduce_hierarchical(const CollectiveRequest& request, const T
   Streams streams;
   auto slice_first = [&](int block, int l) { return (block * d + l) * m; };
 
-  for (int blk = 0; blk < blocks; ++blk) {
-    // (1) reduce-scatter inside each domain.
+  // Per domain, the plane's scatter tasks of the latest block (the next block's all-gather waits for them).
+  std::vector<std::vector<int>> scattered(g.ranks.size());
+
+  // (1) reduce-scatter inside each domain.
+  auto reduce_scatter = [&](int blk) {
     for (std::size_t k = 0; k < g.ranks.size() && d > 1; ++k) {
       const auto& group = g.ranks[k];
       if (inner == "ring") {
         std::vector<Segment> slices(d);
         for (int l = 0; l < d; ++l) slices[l] = {{slice_first(blk, l), m}};
         ring_reduce_scatter(b, group, slices, rs_phase, &streams, kInnerRs);
-      } else {
-        const Endpoint plane = Endpoint::switch_plane(g.domain_ids[k]);
-        for (int r : group)
-          streams.record(kInnerRs, r, b.transfer(Endpoint::rank(r), {plane}, slice_first(blk, 0), d * m, true,
-                                                 rs_phase, streams.after(kInnerRs, r)));
-        for (int l = 0; l < d && D > 1; ++l)  // (one domain: the all-gather multicasts straight from the plane)
-          streams.record(kSwitchDown, group[l],
-                         b.transfer(plane, {Endpoint::rank(group[l])}, slice_first(blk, l), m, false, rs_phase,
-                                    streams.after(kSwitchDown, group[l])));
+        continue;
+      }
+      const Endpoint plane = Endpoint::switch_plane(g.domain_ids[k]);
+      for (int r : group)
+        streams.record(kInnerRs, r, b.transfer(Endpoint::rank(r), {plane}, slice_first(blk, 0), d * m, true, rs_phase,
+                                               streams.after(kInnerRs, r)));
+      scattered[k].clear();
+      for (int l = 0; l < d && D > 1; ++l) {  // (one domain: the all-gather multicasts straight from the plane)
+        const int id = b.transfer(plane, {Endpoint::rank(group[l])}, slice_first(blk, l), m, false, rs_phase,
+                                  streams.after(kSwitchDown, group[l]));
+        streams.record(kSwitchDown, group[l], id);
+        scattered[k].push_back(id);
       }
     }
-    // (2) all-reduce of slice l across domains among the GPUs at position l.
+  };
+  // (2) all-reduce of slice l across domains among the GPUs at position l.
+  auto across = [&](int blk) {
     for (int l = 0; l < d && D > 1; ++l) {
       std::vector<int> members;
       for (int k = 0; k < D; ++k) members.push_back(g.ranks[k][l]);
@@ -72,28 +83,54 @@ Schedule build_all_reduce_hierarchical(const CollectiveRequest& request, const T
         tree_all_reduce(b, members, tree, pieces, outer_phase, outer_phase, streams, kOuterTree);
       }
     }
-    // (3) all-gather inside each domain.
+  };
+  // (3) all-gather inside each domain.
+  auto all_gather = [&](int blk) {
     for (std::size_t k = 0; k < g.ranks.size() && d > 1; ++k) {
       const auto& group = g.ranks[k];
       if (inner == "ring") {
         std::vector<Segment> slices(d);
         for (int l = 0; l < d; ++l) slices[l] = {{slice_first(blk, l), m}};
         ring_all_gather(b, group, slices, ag_phase, &streams, kInnerAg);
-      } else {
-        const Endpoint plane = Endpoint::switch_plane(g.domain_ids[k]);
-        for (int l = 0; l < d; ++l) {
-          const int r = group[l];
-          // With one domain the switch still holds the reduced slice: nothing to send up again.
-          if (D > 1)
-            streams.record(kAgUp, r, b.transfer(Endpoint::rank(r), {plane}, slice_first(blk, l), m, false, ag_phase,
-                                                streams.after(kAgUp, r)));
-          std::vector<Endpoint> others;
-          for (int o : group)
-            if (o != r || D == 1) others.push_back(Endpoint::rank(o));
-          streams.record(kAgDown, r, b.transfer(plane, others, slice_first(blk, l), m, false, ag_phase,
-                                                streams.after(kAgDown, r)));
-        }
+        continue;
       }
+      const Endpoint plane = Endpoint::switch_plane(g.domain_ids[k]);
+      for (int l = 0; l < d; ++l) {
+        const int r = group[l];
+        // With one domain the switch still holds the reduced slice: nothing to send up again.
+        if (D > 1)
+          streams.record(kAgUp, r, b.transfer(Endpoint::rank(r), {plane}, slice_first(blk, l), m, false, ag_phase,
+                                              streams.after(kAgUp, r)));
+        std::vector<Endpoint> others;
+        for (int o : group)
+          if (o != r || D == 1) others.push_back(Endpoint::rank(o));
+        // The multicast waits for the plane's scatter of the next block (already issued): sharing the GPU
+        // ports with it would starve that one small transfer among d-1 multicast flows and stall the
+        // next block's outer phase.
+        std::vector<int> after = streams.after(kAgDown, r);
+        after.insert(after.end(), scattered[k].begin(), scattered[k].end());
+        streams.record(kAgDown, r, b.transfer(plane, others, slice_first(blk, l), m, false, ag_phase, after));
+      }
+    }
+  };
+
+  if (inner == "nvls" && D > 1) {
+    // Blocks overlap: the next block's reduce-scatter is issued before this block's all-gather.
+    reduce_scatter(0);
+    for (int blk = 0; blk < blocks; ++blk) {
+      across(blk);
+      if (blk + 1 < blocks) {
+        reduce_scatter(blk + 1);
+      } else {
+        for (auto& s : scattered) s.clear();
+      }
+      all_gather(blk);
+    }
+  } else {
+    for (int blk = 0; blk < blocks; ++blk) {
+      reduce_scatter(blk);
+      across(blk);
+      all_gather(blk);
     }
   }
   b.append_note("inner " + inner + ", outer " + outer + ", " + std::to_string(D) + " domain(s) x " +

@@ -96,7 +96,8 @@ TEST(Traffic, HierarchicalSendsOnlyTheSliceAcrossDomains) {
   for (int i = 0; i < d * D; ++i) EXPECT_EQ(t.sent[i], S + S / d + 2 * (D - 1) * (S / d) / D) << i;
 }
 
-// The budgets: a 72-GPU ring all-reduce of 1 GiB at most ~20 k tasks, 576 GPUs hierarchical at most ~100 k.
+// The budgets: a 72-GPU ring all-reduce of 1 GiB at most ~20 k tasks, 576 GPUs hierarchical at most ~100 k
+// (default pipelining counts transfers: 20 k flat, 250 k hierarchical).
 TEST(TaskCounts, WithinTheBudgets) {
   const std::uint64_t GiB = 1ULL << 30;
   const auto g1 = test::shipped("gb200-nvl72");
