@@ -181,7 +181,8 @@ PlanResult run_plan(const PlanRequest& req) {
   check_constraints(req.constraints, out.shapes);
 
   AnalyticCommCost comm(graph, calibration);
-  const int keep = std::max(req.top, 2);
+  // Equal-time variants are folded after the search, so ask for more exact layouts than are shown.
+  const int keep = 3 * std::max(req.top, 2);
   out.search = search_layouts(model, req.job, sys, out.shapes, req.constraints, comm, keep);
   if (out.search.ranked.empty()) {
     const int n = out.shapes.empty() ? 0 : out.shapes.front().gpus();

@@ -76,6 +76,7 @@ nlohmann::ordered_json candidate_json(const Candidate& c) {
   nlohmann::ordered_json j = layout_json(c.layout);
   const nlohmann::ordered_json e = estimate_json(c.estimate);
   for (auto it = e.begin(); it != e.end(); ++it) j[it.key()] = it.value();
+  j["equivalent_layouts"] = c.equivalents;
   return j;
 }
 
@@ -228,18 +229,23 @@ std::string plan_to_table_text(const PlanResult& p) {
   if (!p.engine_checks.empty())
     o += fmt::format("the first {} re-priced by the discrete-event engine (cross-domain collectives, all groups at once) and re-ranked (*)\n",
                      p.engine_checks.size());
-  o += fmt::format("{:>3} {:>5} {:>3} {:>3} {:>3} {:>3} {:>4} {:>7} {:>13} {:>4} {:>9} {:>22} {:>9} {:>10} {:>6} {:>8} {:>8} {:>7}\n", "#",
+  o += fmt::format("{:>3} {:>5} {:>3} {:>3} {:>3} {:>3} {:>4} {:>7} {:>13} {:>4} {:>9} {:>22} {:>9} {:>10} {:>6} {:>8} {:>8} {:>7} {:>4}\n", "#",
                    "GPUs", "TP", "EP", "CP", "PP", "DP", "mb x m", "schedule", "ZeRO", "recompute", "DeviceMesh", "step s",
-                   "tok/s/GPU", "MFU", "comm s", "bubble s", "mem GB");
+                   "tok/s/GPU", "MFU", "comm s", "bubble s", "mem GB", "alt");
   for (std::size_t i = 0; i < p.search.ranked.size(); ++i) {
     const ParallelLayout& l = p.search.ranked[i].layout;
     const StepEstimate& e = p.search.ranked[i].estimate;
     std::string sched = l.pp == 1 ? "-" : to_string(l.schedule);
     if (l.schedule == PipelineSchedule::interleaved) sched += "x" + std::to_string(l.virtual_stages);
-    o += fmt::format("{:>3} {:>5} {:>3} {:>3} {:>3} {:>3} {:>4} {:>7} {:>13} {:>4} {:>9} {:>22} {:>9.3f} {:>10.0f} {:>6} {:>8.3f} {:>8.3f} {:>7.1f}\n",
-                     fmt::format("{}{}", i + 1, i < p.engine_checks.size() ? "*" : ""), l.gpus(), l.tp, l.ep, l.cp, l.pp, l.dp, fmt::format("{}x{}", l.micro_batch, l.micro_batches), sched,
-                     l.zero_stage, to_string(l.recompute), l.mesh(), e.step_s, e.tokens_per_s_per_gpu, pct(e.mfu),
-                     e.comm_exposed_s, e.bubble_s, e.memory.total() / units::kGB);
+    const std::size_t alt = p.search.ranked[i].equivalents.size();
+    o += fmt::format("{:>3} {:>5} {:>3} {:>3} {:>3} {:>3} {:>4} {:>7} {:>13} {:>4} {:>9} {:>22} {:>9.3f} {:>10.0f} {:>6} {:>8.3f} {:>8.3f} {:>7.1f} {:>4}\n",
+                     fmt::format("{}{}", i + 1, i < p.engine_checks.size() ? "*" : ""), l.gpus(), l.tp, l.ep, l.cp, l.pp, l.dp,
+                     fmt::format("{}x{}", l.micro_batch, l.micro_batches), sched, l.zero_stage, to_string(l.recompute), l.mesh(),
+                     e.step_s, e.tokens_per_s_per_gpu, pct(e.mfu), e.comm_exposed_s, e.bubble_s, e.memory.total() / units::kGB,
+                     alt > 0 ? fmt::format("+{}", alt) : "");
+  }
+  if (!p.search.ranked.front().equivalents.empty()) {
+    o += "alt: equal-time variants doing the same work per GPU, e.g. for #1: " + p.search.ranked.front().equivalents.front() + "\n";
   }
   const Candidate& best = p.search.ranked.front();
   o += "\nBest layout, rank -> tray -> rack:\n";

@@ -277,7 +277,7 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
       l.order = deg.orders[o];
       StepEstimate est = estimate_step(model, job, sys, placement, l, comm, &deg.groups[o]);
       if (!best || est.step_s < best->estimate.step_s) {
-        best = Candidate{l, shapes[deg.shape], std::move(est)};
+        best = Candidate{l, shapes[deg.shape], std::move(est), {}};
         best_order = o;
       }
     }
@@ -285,7 +285,7 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
     for (std::size_t k = 1; k < e.choices.size(); ++k) {
       apply(l, e.choices[k]);
       StepEstimate est = estimate_step(model, job, sys, placement, l, comm, &deg.groups[best_order]);
-      if (est.step_s < best->estimate.step_s) best = Candidate{l, shapes[deg.shape], std::move(est)};
+      if (est.step_s < best->estimate.step_s) best = Candidate{l, shapes[deg.shape], std::move(est), {}};
     }
     const double step = best->estimate.step_s;
     res.ranked.push_back(std::move(*best));
@@ -298,6 +298,26 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
     if (a.estimate.step_s != b.estimate.step_s) return a.estimate.step_s < b.estimate.step_s;
     return simpler(a.layout, b.layout);
   });
+  // Fold equal-time variants that do the same work per GPU into the simplest of them.
+  std::vector<Candidate> folded;
+  for (Candidate& cand : res.ranked) {
+    bool merged = false;
+    for (auto it = folded.rbegin(); it != folded.rend(); ++it) {
+      if (cand.estimate.step_s - it->estimate.step_s > 1e-9 * it->estimate.step_s) break;
+      const ParallelLayout &a = it->layout, &b = cand.layout;
+      const bool same_work = a.gpus() == b.gpus() && a.tp == b.tp && a.ep == b.ep && a.pp == b.pp && a.schedule == b.schedule &&
+                             a.virtual_stages == b.virtual_stages && a.zero_stage == b.zero_stage && a.recompute == b.recompute &&
+                             a.offload_optimizer == b.offload_optimizer && a.offload_activations == b.offload_activations &&
+                             a.micro_batch * b.cp == b.micro_batch * a.cp && a.micro_batches == b.micro_batches;
+      if (same_work) {
+        it->equivalents.push_back(b.key());
+        merged = true;
+        break;
+      }
+    }
+    if (!merged) folded.push_back(std::move(cand));
+  }
+  res.ranked = std::move(folded);
   res.comm_evaluations = comm.evaluations();
   return res;
 }

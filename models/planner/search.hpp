@@ -44,6 +44,9 @@ struct Candidate {
   ParallelLayout layout;
   MeshShape shape;
   StepEstimate estimate;
+  // Layouts folded into this one: the same step time and the same work per GPU, split differently
+  // (CP = 2 with half the DP and twice the micro-batch), as Layout::key() strings.
+  std::vector<std::string> equivalents;
 };
 
 struct Rejection {
