@@ -1,0 +1,86 @@
+// Whole simulations on the SimGrid engine, as a user runs them: build the schedule once, then time
+// Simulation::run, which forks a fresh engine process, builds the platform the run needs, simulates and
+// returns the result. Parts are timed separately: the engine process alone (fork + exit), schedule
+// building, a 25-size sweep. Run: build/bench/racksim_bench [--benchmark_filter=...]
+#include <benchmark/benchmark.h>
+
+#include "models/collectives/rank_placement.hpp"
+#include "models/collectives/registry.hpp"
+#include "sim/engine/engine_process.hpp"
+#include "sim/engine/simulation.hpp"
+#include "sim/topo/system_catalog.hpp"
+#include "sim/topo/topology_graph.hpp"
+
+namespace racksim {
+namespace {
+
+TopologyGraph graph(int racks) { return TopologyGraph(SystemCatalog(RACKSIM_TOPOLOGY_DIR).load("gb200-nvl72"), racks); }
+
+CollectiveRequest request(const TopologyGraph& g, CollectiveOp op, const char* algo, int gpus, std::uint64_t bytes) {
+  CollectiveRequest r;
+  r.op = op;
+  r.algorithm = algo;
+  r.gpus = place_ranks(g, gpus);
+  r.bytes = bytes;
+  return r;
+}
+
+void run_collective(benchmark::State& state, int racks, CollectiveOp op, const char* algo, std::uint64_t bytes) {
+  const TopologyGraph g = graph(racks);
+  const Schedule s = build_schedule(request(g, op, algo, 72 * racks, bytes), g);
+  const Simulation sim(g, Calibration::none());
+  double simulated = 0;
+  for (auto _ : state) simulated = sim.run(s).time_s;
+  long transfers = 0;
+  for (const auto& t : s.tasks) transfers += static_cast<long>(t.dsts.size());
+  state.counters["tasks"] = static_cast<double>(s.tasks.size());
+  state.counters["transfers"] = static_cast<double>(transfers);
+  state.counters["simulated_us"] = simulated * 1e6;
+  state.counters["transfers_per_s"] =
+      benchmark::Counter(static_cast<double>(transfers), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_Ring72_1GiB(benchmark::State& s) { run_collective(s, 1, CollectiveOp::all_reduce, "ring", 1ull << 30); }
+void BM_Nvls72_1GiB(benchmark::State& s) { run_collective(s, 1, CollectiveOp::all_reduce, "nvls", 1ull << 30); }
+void BM_AllToAll72_1GiB(benchmark::State& s) { run_collective(s, 1, CollectiveOp::all_to_all, "direct", 1ull << 30); }
+void BM_Hierarchical_8Racks_1GiB(benchmark::State& s) {
+  run_collective(s, 8, CollectiveOp::all_reduce, "hierarchical", 1ull << 30);
+}
+void BM_Hierarchical_64Racks_1GiB(benchmark::State& s) {
+  run_collective(s, 64, CollectiveOp::all_reduce, "hierarchical", 1ull << 30);
+}
+
+// The fixed cost of one run: fork a child that does nothing, wait for it.
+void BM_EngineProcessAlone(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(run_in_child_process([] { return std::string(); }));
+}
+
+void BM_BuildSchedule_Hierarchical_8Racks(benchmark::State& state) {
+  const TopologyGraph g = graph(8);
+  const CollectiveRequest r = request(g, CollectiveOp::all_reduce, "hierarchical", 576, 1ull << 30);
+  for (auto _ : state) benchmark::DoNotOptimize(build_schedule(r, g).tasks.size());
+}
+
+// What `racksim sweep` does for 25 sizes (8 B .. 128 MiB) of a 72-GPU ring all-reduce.
+void BM_Sweep25_Ring72(benchmark::State& state) {
+  const TopologyGraph g = graph(1);
+  const Simulation sim(g, Calibration::none());
+  for (auto _ : state) {
+    double total = 0;
+    for (int i = 0; i < 25; ++i) total += sim.run(build_schedule(request(g, CollectiveOp::all_reduce, "ring", 72, 8ull << i), g)).time_s;
+    benchmark::DoNotOptimize(total);
+  }
+}
+
+// The work happens in the forked engine process: wall-clock time is what counts (UseRealTime).
+BENCHMARK(BM_EngineProcessAlone)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(20);
+BENCHMARK(BM_Ring72_1GiB)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
+BENCHMARK(BM_Nvls72_1GiB)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
+BENCHMARK(BM_AllToAll72_1GiB)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+BENCHMARK(BM_BuildSchedule_Hierarchical_8Racks)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+BENCHMARK(BM_Hierarchical_8Racks_1GiB)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+BENCHMARK(BM_Hierarchical_64Racks_1GiB)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+BENCHMARK(BM_Sweep25_Ring72)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+
+}  // namespace
+}  // namespace racksim
