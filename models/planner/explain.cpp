@@ -66,8 +66,10 @@ std::string describe_placement(const Candidate& best, const RankPlacement& p, in
   std::string out = fmt::format("DeviceMesh {} on {} GPUs ({} per NVLink domain of {}).", l.mesh(), l.gpus(),
                                 p.gpus_per_domain_used(), domain_size);
   if (!inside.empty())
-    out += fmt::format(" {} stay inside one NVLink domain: their per-layer collectives run on NVLink.", join(inside));
-  if (!across.empty()) out += fmt::format(" {} cross domains over the scale-out NICs.", join(across));
+    out += fmt::format(" {} {} inside one NVLink domain: {} collectives run on NVLink.", join(inside),
+                       inside.size() == 1 ? "stays" : "stay", inside.size() == 1 ? "its" : "their");
+  if (!across.empty())
+    out += fmt::format(" {} {} domains over the scale-out NICs.", join(across), across.size() == 1 ? "crosses" : "cross");
   for (const auto& c : best.estimate.comm) {
     if (c.domains < 2) continue;
     out += fmt::format(" The {} traffic ({}) spans {} domains: {:.3f} s per step, {:.3f} s of it exposed.", c.kind, c.what,
@@ -81,7 +83,8 @@ std::string explain_difference(const Candidate& best, const Candidate& other) {
   const ParallelLayout &la = best.layout, &lb = other.layout;
   std::vector<Component> comps{
       {"compute", a.compute_s - a.recompute_s, b.compute_s - b.recompute_s, ""},
-      {"recomputation", a.recompute_s, b.recompute_s, fmt::format("recompute {} vs {}", to_string(lb.recompute), to_string(la.recompute))},
+      {"recomputation", a.recompute_s, b.recompute_s,
+       la.recompute == lb.recompute ? "" : fmt::format("recompute {} vs {}", to_string(lb.recompute), to_string(la.recompute))},
       {"pipeline bubble", a.bubble_s, b.bubble_s, pipeline_words(lb) + " vs " + pipeline_words(la)},
       {"TP collectives", a.comm_exposed("tp"), b.comm_exposed("tp"), comm_words(b, lb, "tp") + " vs " + comm_words(a, la, "tp")},
       {"EP all-to-all", a.comm_exposed("ep"), b.comm_exposed("ep"), comm_words(b, lb, "ep") + " vs " + comm_words(a, la, "ep")},
