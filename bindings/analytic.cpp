@@ -54,8 +54,15 @@ void add_bandwidths(py::dict& d, CollectiveOp op, int gpus, std::uint64_t bytes,
 py::dict analytic(const SystemHandle& s, const std::string& op, int gpus, const py::object& bytes,
                   const std::string& algo, const py::object& calibration, const py::object& chunk_bytes,
                   const py::object& inner, const py::object& outer) {
-  const CollectiveRequest request = make_request(*s.graph, op, gpus, bytes_arg(bytes, "bytes"), algo,
-                                                 chunk_bytes_arg(chunk_bytes), inner, outer);
+  RequestArgs a;
+  a.op = op;
+  a.gpus = gpus;
+  a.bytes = bytes_arg(bytes, "bytes");
+  a.algo = algo;
+  a.chunk_bytes = chunk_bytes_arg(chunk_bytes);
+  a.inner = inner;
+  a.outer = outer;
+  const CollectiveRequest request = make_request(*s.graph, a);
   const Calibration cal = calibration_arg(calibration);
   const AnalyticEstimate e = analytic_collective(*s.graph, request, cal);
   py::dict d;

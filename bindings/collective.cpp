@@ -3,13 +3,20 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <exception>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "bindings/bindings.hpp"
 #include "bindings/request_args.hpp"
 #include "bindings/system_handle.hpp"
 #include "sim/core/errors.hpp"
+#include "models/collectives/registry.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/results/results_io.hpp"
 
@@ -21,24 +28,41 @@ namespace {
 
 using SystemClass = py::class_<SystemHandle, std::shared_ptr<SystemHandle>>;
 
-RunResult run_one(const SystemHandle& s, const CollectiveRequest& request, const Calibration& calibration,
-                  const FailureScenario& failures, bool trace) {
-  RunOptions options;
-  options.record_trace = trace;
-  // Each run is a forked engine process (sim/engine/engine_process.hpp); Python threads go on meanwhile.
-  py::gil_scoped_release release;
-  return simulate_collective(*s.graph, request, calibration, failures, options);
+RequestArgs request_args(const std::string& op, int gpus, std::uint64_t bytes, const std::string& algo,
+                         const py::object& chunk_bytes, const py::object& inner, const py::object& outer,
+                         const std::string& dtype, int root) {
+  RequestArgs a;
+  a.op = op;
+  a.gpus = gpus;
+  a.bytes = bytes;
+  a.algo = algo;
+  a.chunk_bytes = chunk_bytes_arg(chunk_bytes);
+  a.inner = inner;
+  a.outer = outer;
+  a.dtype = dtype;
+  a.root = root;
+  return a;
 }
 
 py::object collective(const SystemHandle& s, const std::string& op, int gpus, const py::object& bytes,
                       const std::string& algo, const py::object& fail, const py::object& calibration,
                       const py::object& chunk_bytes, const py::object& inner, const py::object& outer,
-                      const py::object& trace) {
-  const CollectiveRequest request = make_request(*s.graph, op, gpus, bytes_arg(bytes, "bytes"), algo,
-                                                 chunk_bytes_arg(chunk_bytes), inner, outer);
+                      const std::string& dtype, int root, const py::object& trace) {
+  const CollectiveRequest request = make_request(
+      *s.graph, request_args(op, gpus, bytes_arg(bytes, "bytes"), algo, chunk_bytes, inner, outer, dtype, root));
   const Calibration cal = calibration_arg(calibration);
   const FailureScenario failures = failures_arg(fail);
-  const RunResult result = run_one(s, request, cal, failures, !trace.is_none());
+  RunOptions options;
+  options.record_trace = !trace.is_none();
+  RunResult result;
+  {
+    // As `racksim collective`: the Simulation checks the failure items, then the schedule is built and run.
+    // Each run is a forked engine process (sim/engine/engine_process.hpp); other Python threads go on.
+    py::gil_scoped_release release;
+    const Simulation simulation(*s.graph, cal, failures);
+    const Schedule schedule = build_schedule(request, *s.graph);
+    result = simulation.run(schedule, options);
+  }
   if (!trace.is_none()) {
     const std::string text = run_result_to_trace_json(result);
     py::module_::import("pathlib").attr("Path")(trace).attr("write_text")(text);
@@ -46,17 +70,19 @@ py::object collective(const SystemHandle& s, const std::string& op, int gpus, co
   return result_dict(result);
 }
 
-// nccl-tests' size sequence: min, min * f, min * f^2, ... while <= max.
-std::vector<std::uint64_t> sweep_sizes(std::uint64_t min_bytes, std::uint64_t max_bytes, double step_factor) {
-  if (min_bytes == 0) throw InputError("min_bytes", "", "0", "a positive byte count");
-  if (max_bytes < min_bytes)
-    throw InputError("max_bytes", "", std::to_string(max_bytes), ">= min_bytes (" + std::to_string(min_bytes) + ")");
-  if (!(step_factor > 1.0) || step_factor > 1e6)
-    throw InputError("step_factor", "", std::to_string(step_factor), "a factor > 1 (2 = double each step)");
+// `racksim sweep`'s size sequence (cli/cmd_sweep.cpp, nccl-tests' -b/-e/-f): min, min * f, ... while
+// <= max, each rounded to the nearest byte; at most 1000 sizes.
+std::vector<std::uint64_t> sweep_sizes(std::uint64_t lo, std::uint64_t hi, double step_factor) {
+  if (lo == 0) throw InputError("min_bytes", "", "0", "a size in [1 B, 1 TiB] per rank");
+  if (lo > hi)
+    throw InputError("max_bytes", "", std::to_string(hi), ">= min_bytes (" + std::to_string(lo) + " bytes)");
+  if (!(step_factor > 1) || !std::isfinite(step_factor))
+    throw InputError("step_factor", "", std::to_string(step_factor), "a number > 1 (nccl-tests -f)");
   std::vector<std::uint64_t> sizes;
-  for (double size = static_cast<double>(min_bytes); size <= static_cast<double>(max_bytes); size *= step_factor) {
-    const auto b = static_cast<std::uint64_t>(size);
-    if (sizes.empty() || b != sizes.back()) sizes.push_back(b);
+  for (double x = static_cast<double>(lo); x <= static_cast<double>(hi) * (1 + 1e-12); x *= step_factor) {
+    sizes.push_back(static_cast<std::uint64_t>(std::llround(x)));
+    if (sizes.size() > 1000)
+      throw InputError("step_factor", "", std::to_string(step_factor), "a factor giving at most 1000 sizes");
   }
   return sizes;
 }
@@ -64,20 +90,46 @@ std::vector<std::uint64_t> sweep_sizes(std::uint64_t min_bytes, std::uint64_t ma
 py::object sweep(const SystemHandle& s, const std::string& op, int gpus, const py::object& min_bytes,
                  const py::object& max_bytes, double step_factor, const std::string& algo, const py::object& fail,
                  const py::object& calibration, const py::object& chunk_bytes, const py::object& inner,
-                 const py::object& outer) {
+                 const py::object& outer, const std::string& dtype, int root, int jobs) {
+  if (jobs < 1 || jobs > 64) throw InputError("jobs", "", std::to_string(jobs), "1 to 64 engine processes at once");
   const auto sizes = sweep_sizes(bytes_arg(min_bytes, "min_bytes"), bytes_arg(max_bytes, "max_bytes"), step_factor);
-  CollectiveRequest request =
-      make_request(*s.graph, op, gpus, sizes.front(), algo, chunk_bytes_arg(chunk_bytes), inner, outer);
+  const RequestArgs args =
+      request_args(op, gpus, sizes.front(), algo, chunk_bytes, inner, outer, dtype, root);
+  const CollectiveRequest base = make_request(*s.graph, args);
   const Calibration cal = calibration_arg(calibration);
   const FailureScenario failures = failures_arg(fail);
-  std::vector<RunResult> rows;
-  rows.reserve(sizes.size());
-  for (const std::uint64_t size : sizes) {
-    request.bytes = size;
-    rows.push_back(run_one(s, request, cal, failures, false));
-    if (PyErr_CheckSignals() != 0) throw py::error_already_set();  // Ctrl-C between points
+  std::vector<RunResult> results(sizes.size());
+  {
+    py::gil_scoped_release release;
+    const Simulation simulation(*s.graph, cal, failures);
+    std::vector<Schedule> schedules;
+    for (const std::uint64_t size : sizes) {
+      CollectiveRequest r = base;
+      r.bytes = size;
+      schedules.push_back(build_schedule(r, *s.graph));  // bad input fails before any run
+    }
+    // Worker threads, each running forked engine processes (as `racksim sweep --jobs`).
+    std::atomic<std::size_t> next{0};
+    std::exception_ptr error;
+    std::mutex error_mutex;
+    auto worker = [&] {
+      for (std::size_t i; (i = next++) < sizes.size();) {
+        try {
+          results[i] = simulation.run(schedules[i]);
+        } catch (...) {
+          const std::lock_guard<std::mutex> lock(error_mutex);
+          if (!error) error = std::current_exception();
+          next = sizes.size();
+        }
+      }
+    };
+    std::vector<std::thread> threads;
+    for (int j = 1; j < std::min<int>(jobs, static_cast<int>(sizes.size())); ++j) threads.emplace_back(worker);
+    worker();
+    for (auto& t : threads) t.join();
+    if (error) std::rethrow_exception(error);
   }
-  const py::object records = json_loads(run_results_to_json_text(rows));
+  const py::object records = json_loads(run_results_to_json_text(results));
   return py::module_::import("pandas").attr("DataFrame")(records);
 }
 
@@ -87,7 +139,8 @@ void add_collective_bindings(py::module_& m) {
   auto cls = py::reinterpret_borrow<SystemClass>(m.attr("System"));
   cls.def("collective", &collective, py::arg("op"), py::arg("gpus"), py::arg("bytes"), py::arg("algo") = "auto",
           py::arg("fail") = py::none(), py::arg("calibration") = py::none(), py::arg("chunk_bytes") = py::none(),
-          py::arg("inner") = py::none(), py::arg("outer") = py::none(), py::arg("trace") = py::none(),
+          py::arg("inner") = py::none(), py::arg("outer") = py::none(), py::arg("dtype") = "float",
+          py::arg("root") = 0, py::arg("trace") = py::none(),
           R"(Simulate one collective in the discrete-event engine (as `racksim collective --format json`).
 
 op: all_reduce | all_gather | reduce_scatter | all_to_all | broadcast | send_recv.
@@ -99,6 +152,8 @@ fail: a failure item or a list: "tray:T", "switch-tray:S", "switch-chip:D.C", "n
 calibration: None (the shipped default), "none" (vendor peaks), a calibration JSON path, or a dict.
 chunk_bytes: pipelining chunk in bytes (None: the algorithm's default).
 inner, outer: hierarchical's in-domain (auto | ring | nvls) and cross-domain (ring | tree) algorithms.
+dtype: element type (float, half, bfloat16, double, int8, ...: nccl-tests' count column, reduction cost).
+root: broadcast root / send_recv first rank.
 trace: a path; writes a Chrome/Perfetto trace of the run there.
 
 Returns the CLI's JSON as a dict: time_us (microseconds), algbw_GBps and busbw_GBps (1e9 bytes/s,
@@ -109,10 +164,11 @@ racksim.SimulationError when the run cannot happen (e.g. a rank on a failed tray
   cls.def("sweep", &sweep, py::arg("op"), py::arg("gpus"), py::arg("min_bytes") = 8,
           py::arg("max_bytes") = py::str("16G"), py::arg("step_factor") = 2.0, py::arg("algo") = "auto",
           py::arg("fail") = py::none(), py::arg("calibration") = py::none(), py::arg("chunk_bytes") = py::none(),
-          py::arg("inner") = py::none(), py::arg("outer") = py::none(),
+          py::arg("inner") = py::none(), py::arg("outer") = py::none(), py::arg("dtype") = "float",
+          py::arg("root") = 0, py::arg("jobs") = 1,
           R"(Simulate a collective at sizes min_bytes, min_bytes * step_factor, ... <= max_bytes (nccl-tests'
-sequence, as `racksim sweep --format json`). Sizes are bytes (int or "64K", "1G"); the other arguments
-as in collective(). Returns a pandas.DataFrame, one row per size, with the columns of collective()'s
+sequence, as `racksim sweep --format json`). Sizes are bytes (int or "64K", "1G"); jobs: engine
+processes run at once (as --jobs); the other arguments as in collective(). Returns a pandas.DataFrame, one row per size, with the columns of collective()'s
 dict: bytes, time_us (microseconds), algbw_GBps, busbw_GBps (1e9 bytes/s), algo, phases, links, ...)");
 }
 

@@ -69,17 +69,18 @@ std::uint64_t chunk_bytes_arg(const py::handle& value) {
   return c;
 }
 
-CollectiveRequest make_request(const TopologyGraph& graph, const std::string& op, int gpus, std::uint64_t bytes,
-                               const std::string& algo, std::uint64_t chunk_bytes, const py::handle& inner,
-                               const py::handle& outer) {
+CollectiveRequest make_request(const TopologyGraph& graph, const RequestArgs& a) {
   CollectiveRequest request;
-  request.op = collective_op_from_string(op, "op");
-  request.algorithm = algo;
-  request.gpus = place_ranks(graph, gpus, "gpus");
-  request.bytes = bytes;
-  request.chunk_bytes = chunk_bytes;
-  if (!inner.is_none()) request.inner_algorithm = inner.cast<std::string>();
-  if (!outer.is_none()) request.outer_algorithm = outer.cast<std::string>();
+  request.op = collective_op_from_string(a.op, "op");
+  request.algorithm = a.algo;
+  request.gpus = place_ranks(graph, a.gpus, "gpus");
+  request.bytes = a.bytes;
+  request.chunk_bytes = a.chunk_bytes;
+  if (a.inner && !a.inner.is_none()) request.inner_algorithm = a.inner.cast<std::string>();
+  if (a.outer && !a.outer.is_none()) request.outer_algorithm = a.outer.cast<std::string>();
+  dtype_size_bytes(a.dtype, "dtype");
+  request.dtype = a.dtype;
+  request.root = a.root;
   return request;
 }
 

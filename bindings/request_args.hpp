@@ -29,9 +29,17 @@ std::uint64_t chunk_bytes_arg(const pybind11::handle& value);
 
 // What every collective-like call takes, as the CLI takes it (ranks placed in order over the trays,
 // N / R per rack). inner / outer: hierarchical's algorithms (None keeps the library defaults).
-CollectiveRequest make_request(const TopologyGraph& graph, const std::string& op, int gpus, std::uint64_t bytes,
-                               const std::string& algo, std::uint64_t chunk_bytes, const pybind11::handle& inner,
-                               const pybind11::handle& outer);
+struct RequestArgs {
+  std::string op;
+  int gpus = 0;
+  std::uint64_t bytes = 0;
+  std::string algo = "auto";
+  std::uint64_t chunk_bytes = 0;
+  pybind11::object inner, outer;  // None or a name
+  std::string dtype = "float";
+  int root = 0;
+};
+CollectiveRequest make_request(const TopologyGraph& graph, const RequestArgs& args);
 
 // JSON text -> Python object (json.loads), so results are exactly the CLI's JSON.
 pybind11::object json_loads(const std::string& text);

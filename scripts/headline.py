@@ -1,0 +1,272 @@
+#!/usr/bin/python3
+"""The headline of `make run`: a 1 GiB all-reduce on GB200 NVL72 vs GB300 NVL72 on 1, 2, 4 and 8 racks
+(every GPU of each rack), flat ring vs NVLS vs hierarchical (NVLS or ring inside each rack, ring across),
+through the Python bindings, at vendor peaks (calibration none, the course's inputs) and with the shipped
+calibration, next to the course's Fig 4 model (seed course section 7).
+
+Prints the tables; writes out/headline.json (every number; the engine's results exactly as
+`racksim collective --format json` writes them) and out/fig4_allreduce.png (the course's Fig 4 in three
+layers: the course's model, the engine at vendor peaks, the engine with the shipped calibration).
+
+Run: PYTHONPATH=<build>/bindings:<source>/bindings/python /usr/bin/python3 scripts/headline.py [--out DIR]
+Simulations run in threads (--workers, default the CPU count): each is a forked engine process and the
+bindings release the GIL while it runs.
+"""
+import argparse
+import concurrent.futures
+import json
+import math
+import os
+import sys
+import time
+
+import racksim
+from racksim import plotting
+
+SYSTEMS = {"gb200-nvl72": "GB200 NVL72 (ConnectX-7, 50 GB/s per GPU)",
+           "gb300-nvl72": "GB300 NVL72 (ConnectX-8, 100 GB/s per GPU)"}
+RACKS = [1, 2, 4, 8]
+GPUS_PER_RACK = 72
+SIZE = 1 << 30  # 1 GiB per GPU (nccl-tests' all_reduce size)
+# (case, label, collective() arguments)
+CASES = [
+    ("ring", "flat ring", {"algo": "ring"}),
+    ("nvls", "NVLS", {"algo": "nvls"}),
+    ("hier-nvls", "hier. NVLS+ring", {"algo": "hierarchical", "inner": "nvls"}),
+    ("hier-ring", "hier. ring+ring", {"algo": "hierarchical", "inner": "ring"}),
+]
+CALIBRATIONS = [("none", "vendor peaks (calibration none)"), ("default", "shipped calibration (calibrate/default.json)")]
+PHASE_LATENCY_US = 5.0  # the course's model: assumption, see racksim.fig4's docstring
+
+# Panel (a) of the figure: inside one NVLink domain, time vs message size.
+SWEEP = {"min_bytes": "1K", "max_bytes": "4G", "step_factor": 4}
+SWEEP_CONFIGS = [  # (label, system, gpus, algo, colour)
+    ("GB200/GB300 NVL72, 72 GPUs, ring", "gb200-nvl72", 72, "ring", "tab:blue"),
+    ("GB200/GB300 NVL72, 72 GPUs, NVLS", "gb200-nvl72", 72, "nvls", "tab:orange"),
+    ("HGX H100, 8 GPUs, ring", "hgx-h100", 8, "ring", "tab:green"),
+    ("HGX H100, 8 GPUs, NVLS", "hgx-h100", 8, "nvls", "tab:red"),
+]
+# Panel (b): 1 GiB across racks. GB200 keeps panel (a)'s colours.
+ACROSS = [("gb200-nvl72", "ring", "tab:blue"), ("gb200-nvl72", "hier-nvls", "tab:orange"),
+          ("gb300-nvl72", "ring", "tab:purple"), ("gb300-nvl72", "hier-nvls", "tab:brown")]
+VERBOSE = False
+
+
+def engine_run(system, racks, calibration, kwargs):
+    """The engine's dict, or {'n/a': the library's reason} when the combination cannot run."""
+    start = time.monotonic()
+    try:
+        return racksim.load(system, racks=racks).collective("all_reduce", GPUS_PER_RACK * racks, SIZE,
+                                                            calibration=calibration, **kwargs)
+    except racksim.InputError as e:
+        return {"n/a": str(e)}
+    finally:
+        if VERBOSE:
+            print(f"  {system} {racks} rack(s) {kwargs} {calibration}: {time.monotonic() - start:.1f} s",
+                  file=sys.stderr, flush=True)
+
+
+def course_model(system, racks, case):
+    """The course's Fig 4 model for a case, or None where it has no counterpart: it has no flat ring
+    across racks (its multi-rack form is the hierarchical one), and no NVLS across racks."""
+    gpus = GPUS_PER_RACK * racks
+    if case == "ring":
+        return racksim.fig4(system, gpus, SIZE, racks=racks, phase_latency_us=PHASE_LATENCY_US) if racks == 1 else None
+    if case == "nvls":
+        return racksim.fig4(system, gpus, SIZE, racks=racks, nvls=True, phase_latency_us=PHASE_LATENCY_US) \
+            if racks == 1 else None
+    return racksim.fig4(system, gpus, SIZE, racks=racks, nvls=(case == "hier-nvls"), phase_latency_us=PHASE_LATENCY_US)
+
+
+def run_all(workers):
+    """Every engine run, keyed (system, racks, case, calibration) and ('sweep', i, calibration)."""
+    jobs = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+        for racks in sorted(RACKS, reverse=True):  # the slow 576-GPU flat rings first
+            for system in SYSTEMS:
+                for case, _, kwargs in CASES:
+                    for calibration, _ in CALIBRATIONS:
+                        jobs[(system, racks, case, calibration)] = pool.submit(engine_run, system, racks,
+                                                                               calibration, kwargs)
+        for i, (_, system, gpus, algo, _) in enumerate(SWEEP_CONFIGS):
+            for calibration, _ in CALIBRATIONS:
+                jobs[("sweep", i, calibration)] = pool.submit(
+                    lambda s=system, g=gpus, a=algo, c=calibration: racksim.load(s).sweep(
+                        "all_reduce", g, SWEEP["min_bytes"], SWEEP["max_bytes"], SWEEP["step_factor"], algo=a,
+                        calibration=c))
+        return {k: f.result() for k, f in jobs.items()}
+
+
+def na_reason(case, racks, error):
+    if case == "nvls" and racks > 1:
+        return "NVLS reduces inside one NVLink domain (one rack); across racks it runs as hier. NVLS+ring"
+    return error
+
+
+def headline_rows(results):
+    rows = []
+    for system in SYSTEMS:
+        for racks in RACKS:
+            for case, label, kwargs in CASES:
+                course = course_model(system, racks, case)
+                for calibration, _ in CALIBRATIONS:
+                    r = results[(system, racks, case, calibration)]
+                    row = {"system": system, "racks": racks, "gpus": GPUS_PER_RACK * racks, "case": case,
+                           "label": label, "request": kwargs, "calibration": calibration}
+                    if "n/a" in r:
+                        row.update(available=False, reason=na_reason(case, racks, r["n/a"]), error=r["n/a"])
+                    else:
+                        row.update(available=True, result=r)
+                    row["course_model"] = course
+                    rows.append(row)
+    return rows
+
+
+def print_tables(rows):
+    by = {(r["system"], r["racks"], r["case"], r["calibration"]): r for r in rows}
+    notes = []
+
+    def cell(row):
+        if row["available"]:
+            return f"{plotting.time_label(row['result']['time_us'])} ({row['result']['busbw_GBps']:.0f})"
+        if row["reason"] not in notes:
+            notes.append(row["reason"])
+        return f"n/a ({notes.index(row['reason']) + 1})"
+
+    def course_cell(system, racks):
+        hier = by[(system, racks, "hier-nvls", "none")]["course_model"]
+        ring = by[(system, racks, "hier-ring", "none")]["course_model"]
+        return f"{plotting.time_label(hier['time_us'])} / {plotting.time_label(ring['time_us'])}"
+
+    print(f"1 GiB all-reduce per GPU on every GPU of 1, 2, 4 and 8 racks (72 GPUs per rack): time (busbw GB/s),\n"
+          f"racksim's discrete-event engine. Course model: seed section 7 Fig 4 at vendor peaks with "
+          f"{PHASE_LATENCY_US:g} us per phase,\nNVLS / ring inside each rack.\n")
+    for system, name in SYSTEMS.items():
+        for calibration, cal_label in CALIBRATIONS:
+            print(f"{name}: {cal_label}")
+            columns = [("racks", lambda r: str(r)), ("GPUs", lambda r: str(GPUS_PER_RACK * r))]
+            for case, label, _ in CASES:
+                columns.append((label, lambda r, c=case: cell(by[(system, r, c, calibration)])))
+            if calibration == "none":
+                columns.append(("course model", lambda r: course_cell(system, r)))
+            print(plotting.results_table(RACKS, columns))
+            print()
+    for i, note in enumerate(notes):
+        print(f"({i + 1}) n/a: {note}")
+    print("The flat ring is one ring through every GPU: 2, 4 or 8 of its hops cross a NIC, and every step waits "
+          "for them.")
+    print("\nGB300 / GB200 time with the shipped calibration (what ConnectX-8's doubled NIC bandwidth buys):")
+    columns = [("racks", lambda r: str(r))]
+    for case, label, _ in CASES:
+        def ratio(r, c=case):
+            a, b = by[("gb200-nvl72", r, c, "default")], by[("gb300-nvl72", r, c, "default")]
+            if not (a["available"] and b["available"]):
+                return "n/a"
+            return f"{b['result']['time_us'] / a['result']['time_us']:.3f}"
+        columns.append((label, ratio))
+    print(plotting.results_table(RACKS, columns))
+
+
+def figure(results, rows, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(14, 5.6))
+    # (a) time vs size inside one NVLink domain.
+    configs = {}
+    for i, (label, system, gpus, algo, color) in enumerate(SWEEP_CONFIGS):
+        configs[label] = color
+        peak, cal = results[("sweep", i, "none")], results[("sweep", i, "default")]
+        sizes = list(peak["bytes"])
+        course = [racksim.fig4(system, gpus, s, nvls=(algo == "nvls"), phase_latency_us=PHASE_LATENCY_US)["time_us"]
+                  for s in sizes]
+        plotting.plot_layer(ax1, sizes, course, "course", color)
+        plotting.plot_layer(ax1, sizes, peak["time_us"], "peak", color)
+        plotting.plot_layer(ax1, cal["bytes"], cal["time_us"], "calibrated", color)
+    plotting.size_axis(ax1)
+    plotting.time_axis(ax1)
+    ax1.grid(True, which="major", alpha=0.3)
+    ax1.set_title("(a) one NVLink domain: all-reduce time vs message size\n"
+                  "(GB300 has GB200's NVLink 5: identical inside the rack)", fontsize=10)
+    plotting.layer_legends(ax1, configs)
+
+    # (b) 1 GiB across racks.
+    by = {(r["system"], r["racks"], r["case"], r["calibration"]): r for r in rows}
+    configs = {}
+    gpus = [GPUS_PER_RACK * r for r in RACKS]
+    for system, case, color in ACROSS:
+        configs[f"{SYSTEMS[system]}, {'flat ring' if case == 'ring' else 'hierarchical (NVLS in rack, ring across)'}"] \
+            = color
+
+        def series(calibration):
+            return [by[(system, r, case, calibration)]["result"]["time_us"]
+                    if by[(system, r, case, calibration)]["available"] else math.nan for r in RACKS]
+
+        course = [by[(system, r, case, "none")]["course_model"] for r in RACKS]
+        course = [c["time_us"] if c else math.nan for c in course]
+        if case == "ring":  # the course's model has no flat ring across racks: its 1-rack point only
+            plotting.plot_layer(ax2, gpus[:1], course[:1], "course", color, marker="_", markersize=12)
+        else:
+            plotting.plot_layer(ax2, gpus, course, "course", color)
+        plotting.plot_layer(ax2, gpus, series("none"), "peak", color)
+        plotting.plot_layer(ax2, gpus, series("default"), "calibrated", color)
+    hier = by[("gb200-nvl72", 2, "hier-nvls", "default")]
+    if hier["available"]:
+        ax2.annotate("hierarchical: GB200 and GB300 engine curves overlap:\nthe NIC phase (S/72 per GPU) pipelines "
+                     "under the\nNVLS phases, so CX-8's doubled bandwidth hardly shows",
+                     xy=(144, hier["result"]["time_us"]), xytext=(100, 4.5e3), fontsize=7,
+                     arrowprops={"arrowstyle": "->", "color": "0.4"})
+    plotting.gpu_axis(ax2, gpus, label="GPUs in the all-reduce (72 per rack: 1, 2, 4, 8 racks; log scale)")
+    plotting.time_axis(ax2)
+    ax2.grid(True, which="major", alpha=0.3)
+    ax2.set_title("(b) 1 GiB all-reduce across racks over InfiniBand\n"
+                  "NVLS alone: n/a beyond 1 rack (one NVLink domain); at 1 rack hierarchical = NVLS", fontsize=10)
+    plotting.layer_legends(ax2, configs, loc_configs="upper left", loc_layers="center right")
+    fig.suptitle("All-reduce time on different machines (seed course, section 7, Fig 4), by racksim", fontsize=12)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", default="out", help="output directory (default: out)")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                        help="simulations run at once (default: the CPU count)")
+    parser.add_argument("--verbose", action="store_true", help="print each simulation's wall time on stderr")
+    args = parser.parse_args()
+    global VERBOSE
+    VERBOSE = args.verbose
+    start = time.monotonic()
+    os.makedirs(args.out, exist_ok=True)
+    results = run_all(max(1, args.workers))
+    rows = headline_rows(results)
+    print_tables(rows)
+    doc = {
+        "what": "1 GiB all-reduce (nccl-tests size) on every GPU of 1, 2, 4 and 8 racks of GB200 and GB300 NVL72: "
+                "racksim's engine at vendor peaks (calibration none) and with the shipped calibration, and the "
+                "course's Fig 4 model (seed course section 7)",
+        "op": "all_reduce",
+        "bytes": SIZE,
+        "course_model_phase_latency_us": PHASE_LATENCY_US,
+        "results": rows,
+        "fig4_size_sweep": [
+            {"label": label, "system": system, "gpus": gpus, "algo": algo,
+             "engine_vendor_peak": results[("sweep", i, "none")].to_dict("records"),
+             "engine_calibrated": results[("sweep", i, "default")].to_dict("records")}
+            for i, (label, system, gpus, algo, _) in enumerate(SWEEP_CONFIGS)],
+    }
+    json_path = os.path.join(args.out, "headline.json")
+    with open(json_path, "w") as f:
+        json.dump(doc, f, indent=1, default=lambda o: o.item())  # numpy scalars from the sweep DataFrames
+        f.write("\n")
+    png = os.path.join(args.out, "fig4_allreduce.png")
+    figure(results, rows, png)
+    print(f"\nwrote {json_path} and {png} ({time.monotonic() - start:.0f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
