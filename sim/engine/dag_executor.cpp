@@ -44,6 +44,7 @@ struct ActRec {
   Kind kind = Kind::comm;
   int task = -1;
   int dst = -1;           // index into the task's destinations (comm, gpu_reduce); -1: a multicast
+  const PlatformRoute* route = nullptr;  // comm: its route (link accounting at start and end)
   sg4::ActivityPtr activity;
 };
 
@@ -76,7 +77,7 @@ class Executor {
   void part_done(int t);
   void on_completion(const sg4::Activity& a);
   void sample(double delta);
-  void count_comm(int t, int dst, bool started);
+  void count_comm(const PlatformRoute& route, bool started);
   void launch(ActRec::Kind kind, int t, int dst, sg4::ActivityPtr activity);
   std::vector<RunResult> collect() const;
 
@@ -232,11 +233,16 @@ void Executor::launch(ActRec::Kind kind, int t, int dst, sg4::ActivityPtr activi
     slot = free_acts_.back();
     free_acts_.pop_back();
   }
-  acts_[slot] = {kind, t, dst, activity};
+  ActRec& rec = acts_[slot];
+  rec = {kind, t, dst, nullptr, activity};
   activity->set_data(reinterpret_cast<void*>(static_cast<std::intptr_t>(slot) + 1));
-  if (kind == ActRec::Kind::comm) count_comm(t, dst, true);
-  if (kind == ActRec::Kind::comm) static_cast<sg4::Comm*>(activity.get())->start();
-  else static_cast<sg4::Exec*>(activity.get())->start();
+  if (kind == ActRec::Kind::comm) {
+    rec.route = &model_.route(endpoint_host(tasks_[t].schedule, task_of(t)->src), part_host(t, dst));
+    count_comm(*rec.route, true);
+    static_cast<sg4::Comm*>(activity.get())->start();
+  } else {
+    static_cast<sg4::Exec*>(activity.get())->start();
+  }
 }
 
 void Executor::begin(int t) {
@@ -312,9 +318,8 @@ int Executor::part_host(int t, int k) const {
   return k < 0 ? tasks_[t].group : endpoint_host(tasks_[t].schedule, task_of(t)->dsts[k]);
 }
 
-void Executor::count_comm(int t, int k, bool started) {
+void Executor::count_comm(const PlatformRoute& route, bool started) {
   const double now = sg4::Engine::get_clock();
-  const PlatformRoute& route = model_.route(endpoint_host(tasks_[t].schedule, task_of(t)->src), part_host(t, k));
   for (const auto& use : route.links) {
     LinkStat& s = link_stats_[use.link];
     if (started) {
@@ -357,7 +362,7 @@ void Executor::on_completion(const sg4::Activity& a) {
   switch (rec.kind) {
     case ActRec::Kind::switch_reduce: start_comms(t); break;
     case ActRec::Kind::comm: {
-      count_comm(t, rec.dst, false);
+      count_comm(*rec.route, false);
       const Task* task = task_of(t);
       if (options_.gpu_reduce_kernel && task->reduce && rec.dst >= 0 && task->dsts[rec.dst].kind == Endpoint::Kind::rank) {
         // NCCL's reduction kernel: read two operands and write the sum at the GPU's HBM bandwidth.
