@@ -15,6 +15,10 @@ Sizes and bandwidths follow nccl-tests (docs/PERFORMANCE.md there):
           all_reduce 2(n-1)/n; all_gather, reduce_scatter, all_to_all (n-1)/n; broadcast 1.
   time_us: each rank times `iters` back-to-back ops between two CUDA events and divides by iters;
           time_us is the mean of that over ranks (nccl-tests' default), time_max_us the slowest rank.
+  --cuda-graph: the `iters` ops are captured once into a CUDA graph and the graph is replayed between
+          the events, so the GPU runs them back to back as nccl-tests does. Without it every op is a
+          Python call through torch.distributed, and below a few MiB the events time the host's launch
+          rate (about 30-45 us a call on the lent H200 VMs), not NCCL.
 
 NVLink multicast must stay off on the lent machines: this script sets NCCL_NVLS_ENABLE=0,
 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 and NVSHMEM_DISABLE_NVLS=1 before torch is imported, asserts them
@@ -99,6 +103,8 @@ def parse_args(argv):
     p.add_argument("--dtype", default="float32", choices=sorted(DTYPES))
     p.add_argument("--iters", type=int, default=20, help="timed ops per size (fewer above 256 MiB)")
     p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--cuda-graph", action="store_true",
+                   help="time a CUDA graph of `iters` ops (GPU time, no per-call host overhead)")
     a = p.parse_args(argv)
     if a.algo.lower() not in ("ring", "tree", "default"):
         p.error(f"--algo must be ring, tree or default, not {a.algo!r}")
@@ -201,6 +207,8 @@ def main(argv):
             "nccl_version": nccl_ver, "torch": torch.__version__, "world_size": n, "algo": args.algo,
             "dtype": args.dtype, "min_bytes": args.min_bytes, "max_bytes": args.max_bytes,
             "iters": args.iters, "warmup": args.warmup,
+            "timing": ("cuda_graph: iters ops captured in one CUDA graph, one replay between two events"
+                       if args.cuda_graph else "eager: iters torch.distributed calls between two events"),
             "env": {k: os.environ.get(k) for k in
                     sorted(set(SAFE_ENV) | {"NCCL_ALGO", "NCCL_PROTO", "NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE",
                                             "NCCL_IB_DISABLE", "NCCL_DEBUG"})},
@@ -279,12 +287,26 @@ def main(argv):
             for _ in range(warm):
                 fn()
             torch.cuda.synchronize(dev)
+            graph = None
+            if args.cuda_graph:
+                graph = torch.cuda.CUDAGraph()
+                # thread_local: ProcessGroupNCCL's watchdog thread may query events while this one captures
+                with torch.cuda.graph(graph, capture_error_mode="thread_local"):
+                    for _ in range(iters):
+                        fn()
+                graph.replay()  # one untimed replay: the graph's first launch uploads it
+                torch.cuda.synchronize(dev)
             dist.barrier(device_ids=[local_rank])
             e0.record()
-            for _ in range(iters):
-                fn()
+            if graph is not None:
+                graph.replay()
+            else:
+                for _ in range(iters):
+                    fn()
             e1.record()
             e1.synchronize()
+            if graph is not None:
+                del graph
             t_us = e0.elapsed_time(e1) * 1e3 / iters
             tt = torch.tensor([t_us, t_us], dtype=torch.float64, device=dev)
             dist.all_reduce(tt[:1], op=dist.ReduceOp.SUM)
@@ -299,7 +321,8 @@ def main(argv):
                       "time_max_us": round(max_us, 3),
                       "algbw_GBps": round(algbw, 3) if algbw else None,
                       "busbw_GBps": round(algbw * f, 3) if algbw else None,
-                      "busbw_factor": round(f, 6), "iters": iters})
+                      "busbw_factor": round(f, 6), "iters": iters,
+                      "timing": "cuda_graph" if args.cuda_graph else "eager"})
         if rank == 0:
             print(f"{PROBE}: {op} done", file=sys.stderr, flush=True)
 
