@@ -176,8 +176,10 @@ if [ $no_nccl -eq 0 ]; then
       # all_to_all is point-to-point (NCCL_ALGO has no effect), so the tree run sweeps all_reduce alone.
       ops=()
       [ "$algo" = tree ] && ops=(--ops all_reduce)
+      # --cuda-graph: GPU time of back-to-back ops, as nccl-tests measures; eager torch.distributed calls time
+      # the host's launch rate below a few MiB (40-50 us a call on the lent H200 VMs, issue 7)
       run_probe "nccl_sweep ($algo)" "$out/nccl_sweep_${algo}.jsonl" \
-        "${launcher[@]}" --standalone --nproc-per-node "$ngpu" "$probes_dir/nccl_sweep.py" --algo "$algo" --max-bytes "$nccl_max" "${ops[@]}"
+        "${launcher[@]}" --standalone --nproc-per-node "$ngpu" "$probes_dir/nccl_sweep.py" --algo "$algo" --max-bytes "$nccl_max" --cuda-graph "${ops[@]}"
     done
   else
     # one process: writes a skipped record (no torch, or fewer than 2 GPUs)
