@@ -107,8 +107,12 @@ LinkCalibration fit_link(const std::vector<LinkPoint>& pts, ParameterFit& report
   std::vector<double> y, w;
   for (const auto& p : pts) {
     const double x = p.m->bytes / p.route.bottleneck_Bps;  // seconds at the vendor peak
+    // extra_latency is added per hop of its kind (predictor, analytic model and engine alike): a GPU ->
+    // NVSwitch -> GPU route pays it twice (issue 7)
+    double hops_of_kind = 0;
+    for (const auto& h : p.route.hops) hops_of_kind += h.kind == p.route.bottleneck_kind ? 1.0 : 0.0;
     if (any_sized) {
-      rows.push_back({p.m->bytes_assumed ? 0.0 : 1.0, x});
+      rows.push_back({p.m->bytes_assumed ? 0.0 : hops_of_kind, x});
       y.push_back(p.m->bytes_assumed ? p.m->time_s : p.m->time_s - p.m->timer_floor_s - p.route.latency_s);
     } else {
       rows.push_back({x});
@@ -307,6 +311,9 @@ bool is_training_measurement(const Measurement& m, bool kind_has_measured_data, 
   if (m.kind == MeasurementKind::collective && m.algorithm == "auto")
     return no("algorithm not stated (auto): validation only");
   if (m.kind == MeasurementKind::memory) return no("HBM streaming: the calibration has no memory term");
+  if (m.kind == MeasurementKind::transfer && m.engine == "copy both ways")
+    return no("bidirectional P2P copies: below ~16 MiB the probe's two cross-GPU event waits (~15 us on the "
+              "H200 pair of issue 7) dominate, which the transfer model does not represent: validation only");
   if (kind_has_measured_data && m.confidence != "measured")
     return no("this kind has measurements of our own: published records are validation only");
   return true;

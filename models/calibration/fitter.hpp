@@ -3,7 +3,8 @@
 // parameter with the data it came from and the residual, and the error on data it was not fitted to.
 //
 // Links (per LinkKind, from transfer measurements grouped by the kind of their route's bottleneck hop):
-//     t - timer floor - nominal route latency = extra_latency + bytes / (efficiency x nominal bottleneck)
+//     t - timer floor - nominal route latency = hops x extra_latency + bytes / (efficiency x nominal bottleneck)
+// (hops: the route's hops of that kind; extra_latency is paid per hop wherever a calibration is applied)
 // weighted linear least squares on relative error; bandwidth-only records constrain the efficiency only.
 // Algorithms (per "op/algo", from collective measurements naming one algorithm): Levenberg-Marquardt on
 // log(predicted / measured) through the collective model itself, with the link calibration just fitted,

@@ -133,6 +133,9 @@ struct Reader {
       m.op = collective_op_from_string(str(rec, "op"), where + " /op");
       const std::string algo = str(rec, "algo", "default");
       m.algorithm = algo == "default" ? "auto" : algo;
+      // NCCL runs all_to_all as grouped point-to-point sends whatever NCCL_ALGO says (NVIDIA/nccl-tests
+      // issue 246): racksim's name for that algorithm is 'direct' (issue 7).
+      if (m.op == CollectiveOp::all_to_all) m.algorithm = "direct";
       const int n = static_cast<int>(num(rec, "nranks", where));
       for (int g = 0; g < n; ++g) m.gpus.push_back(g);
       m.bytes = num(rec, "bytes", where);

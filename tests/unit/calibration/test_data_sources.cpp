@@ -170,3 +170,23 @@ TEST(ProbeData, MultiGpuRunOfIssue7IsReadyToIngest) {
   EXPECT_EQ(info.system, "h200-pcie");
   fs::remove_all(dir);
 }
+
+TEST(ProbeData, AllToAllIsReadAsDirectWhateverNcclAlgoSays) {
+  // NCCL's all_to_all is point-to-point (NCCL_ALGO has no effect), so the ring run's all_to_all records
+  // (issue 7, calibrate/data/h200-nvswitch-2gpu-2026-11-29) are racksim's 'direct' algorithm.
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "racksim-h200-a2a-test";
+  fs::create_directories(dir);
+  {
+    std::ofstream ring(dir / "nccl_sweep_ring.jsonl");
+    ring << R"({"record":"header","probe":"nccl_sweep","device":"NVIDIA H200","nccl_version":"2.28.9","world_size":2,"algo":"ring"})" "\n"
+         << R"({"record":"collective","op":"all_to_all","algo":"ring","nranks":2,"dtype":"float32","bytes":8589934592,"count":2147483648,"time_us":12752.64,"time_max_us":12753.9,"algbw_GBps":673.58,"busbw_GBps":336.79,"busbw_factor":0.5,"iters":5})" "\n"
+         << R"({"record":"collective","op":"all_reduce","algo":"ring","nranks":2,"dtype":"float32","bytes":8589934592,"count":2147483648,"time_us":24555.83,"time_max_us":24556.8,"algbw_GBps":349.81,"busbw_GBps":349.81,"busbw_factor":1.0,"iters":5})" "\n";
+  }
+  const MeasurementSet s = load_probe_directory(dir.string());
+  ASSERT_EQ(s.measurements.size(), 2u);
+  EXPECT_EQ(s.measurements[0].op, CollectiveOp::all_to_all);
+  EXPECT_EQ(s.measurements[0].algorithm, "direct");
+  EXPECT_EQ(s.measurements[1].algorithm, "ring");  // other ops keep the run's NCCL_ALGO
+  fs::remove_all(dir);
+}

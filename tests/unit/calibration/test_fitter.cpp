@@ -158,6 +158,45 @@ TEST(Fitter, LinkFitRecoversEfficiencyAndExtraLatencyFromACopySweep) {
   EXPECT_NE(r.calibration.links.at(LinkKind::c2c).source.find("not fitted"), std::string::npos);
 }
 
+TEST(Fitter, ExtraLatencyIsPerHopOnATwoHopNvswitchRoute) {
+  // GPU -> NVSwitch -> GPU on hgx-h200 is two NVLink hops (0.27 + 0.20 us nominal, 450 GB/s): the
+  // predictor, the analytic model and the engine add extra_latency on each hop, so data made with
+  // 0.9 us per hop must give 0.9, not 1.8 (issue 7). Bidirectional copies, whose small sizes the probe's
+  // cross-GPU event waits dominate, are validation only: a wild one must not move the fit.
+  const Predictor p(RACKSIM_TOPOLOGY_DIR, synthetic_ring, "synthetic");
+  std::vector<Measurement> data;
+  const double timer = 2.9e-6;
+  for (double s = 4096; s <= 268435456.0; s *= 4) {
+    Measurement m;
+    m.id = "p2p" + std::to_string(data.size());
+    m.series = "p2p unidirectional gpu0->gpu1";
+    m.kind = MeasurementKind::transfer;
+    m.system = "hgx-h200";
+    m.measured_on = "probe machine";
+    m.src = "gpu0";
+    m.dst = "gpu1";
+    m.engine = "copy";
+    m.bytes = s;
+    m.confidence = "measured";
+    m.timer_floor_s = timer;
+    m.time_s = timer + 0.47e-6 + 2 * 0.9e-6 + s / (450e9 * 0.87);
+    data.push_back(m);
+  }
+  Measurement both = data.front();
+  both.id = "p2p-both";
+  both.series = "p2p bidirectional gpu0->gpu1";
+  both.engine = "copy both ways";
+  both.time_s = 19.7e-6;
+  data.push_back(both);
+  const FitResult r = fit_calibration(data, p, FitOptions{});
+  const LinkCalibration& l = r.calibration.links.at(LinkKind::nvlink);
+  EXPECT_DOUBLE_EQ(l.bandwidth_efficiency, 0.87);
+  EXPECT_DOUBLE_EQ(l.extra_latency_us, 0.9);
+  EXPECT_EQ(l.fit.points, 9);
+  Measurement check = data.front();
+  EXPECT_NEAR(p.time_s(check, r.calibration) + timer, check.time_s, 1e-12);
+}
+
 TEST(Fitter, HeldOutMachineIsPredictedFromTheOthers) {
   const Predictor p(RACKSIM_TOPOLOGY_DIR, synthetic_ring, "synthetic");
   std::vector<Measurement> data = ring_sweep(p, {2, 4, 8}, "machine A");
