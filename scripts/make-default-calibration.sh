@@ -6,8 +6,8 @@
 #
 #   scripts/make-default-calibration.sh [path/to/racksim]     (default: $RACKSIM_BIN, else build/cli/racksim)
 #
-# After the multi-GPU run (racksim issue 7) add its directory, e.g.
-#   --probes calibrate/data/h200-8gpu-<date>=hgx-h200
+# Multi-GPU runs (racksim issue 7) go in as --probes DIR=SYSTEM: the 2-GPU H200 run is in; a 4- or 8-GPU
+# run would be added the same way, e.g. --probes calibrate/data/h200-nvswitch-8gpu-<date>=hgx-h200
 # and, for nccl-tests logs, --nccl-tests FILE=SYSTEM/ALGORITHM.
 set -eu
 cd "$(dirname "$0")/.."
@@ -15,5 +15,6 @@ BIN=${1:-${RACKSIM_BIN:-build/cli/racksim}}
 "$BIN" calibrate fit --name default \
   --published calibrate/data/published_measurements.json \
   --probes calibrate/data/h200-pcie-1gpu-2026-11-29 \
+  --probes calibrate/data/h200-nvswitch-2gpu-2026-11-29=hgx-h200 \
   --out calibrate/default.json \
   --report calibrate/fit-report.md

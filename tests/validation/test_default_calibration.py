@@ -26,9 +26,11 @@ def main():
         cmd = [BIN, "calibrate", "fit", "--name", "default",
                "--published", "calibrate/data/published_measurements.json",
                "--probes", "calibrate/data/h200-pcie-1gpu-2026-11-29",
+               "--probes", "calibrate/data/h200-nvswitch-2gpu-2026-11-29=hgx-h200",
                "--out", os.path.join(tmp, "default.json"), "--report", os.path.join(tmp, "fit-report.md")]
         for arg in ("--published calibrate/data/published_measurements.json",
-                    "--probes calibrate/data/h200-pcie-1gpu-2026-11-29"):
+                    "--probes calibrate/data/h200-pcie-1gpu-2026-11-29",
+                    "--probes calibrate/data/h200-nvswitch-2gpu-2026-11-29=hgx-h200"):
             if arg not in script.replace("\\\n", " ").replace("  ", " "):
                 failures.append("scripts/make-default-calibration.sh no longer passes '%s': update this test" % arg)
         texts = []
