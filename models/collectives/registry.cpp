@@ -49,9 +49,13 @@ const AlgorithmInfo& find_algorithm(CollectiveOp op, const std::string& name) {
 }
 
 Schedule build_schedule(const CollectiveRequest& request, const TopologyGraph& graph) {
+  return build_schedule(request, graph, Calibration::none());
+}
+
+Schedule build_schedule(const CollectiveRequest& request, const TopologyGraph& graph, const Calibration& calibration) {
   validate_request(request, graph);
   if (request.algorithm == "auto") {
-    const AutoChoice choice = select_algorithm(graph, request, Calibration::none());
+    const AutoChoice choice = select_algorithm(graph, request, calibration);
     CollectiveRequest resolved = request;
     resolved.algorithm = choice.algorithm;
     Schedule s = find_algorithm(request.op, choice.algorithm).build(resolved, graph);

@@ -10,6 +10,7 @@
 namespace racksim {
 
 class TopologyGraph;
+struct Calibration;
 
 struct AlgorithmInfo {
   CollectiveOp op;
@@ -26,7 +27,10 @@ const AlgorithmInfo& find_algorithm(CollectiveOp op, const std::string& name);
 std::vector<std::string> algorithm_names(CollectiveOp op);  // without "auto"
 
 // Checks the request against the graph (ranks distinct and present, bytes in (0, 1 TiB], chunk size,
-// root) and builds the schedule. "auto" is resolved by models/analytic/auto_select.hpp.
+// root) and builds the schedule. "auto" is resolved by models/analytic/auto_select.hpp with the analytic
+// model at calibration none (vendor peaks), or with `calibration` in the second form; Schedule::note
+// records the pick and every candidate's time.
 Schedule build_schedule(const CollectiveRequest& request, const TopologyGraph& graph);
+Schedule build_schedule(const CollectiveRequest& request, const TopologyGraph& graph, const Calibration& calibration);
 
 }  // namespace racksim

@@ -5,6 +5,7 @@
 #include "collective_test_support.hpp"
 #include "models/collectives/registry.hpp"
 #include "models/collectives/schedule_check.hpp"
+#include "sim/calib/calibration.hpp"
 #include "sim/core/errors.hpp"
 
 namespace racksim {
@@ -117,6 +118,13 @@ TEST(Registry, AutoPicksAndSaysWhy) {
       make_request(CollectiveOp::all_reduce, "auto", test::first_gpus(144), 1ULL << 30), test::shipped("gb200-nvl72", 2));
   EXPECT_EQ(two.algorithm, "all_reduce/hierarchical") << two.note;
   EXPECT_NE(two.note.find("nvls not applicable"), std::string::npos) << two.note;
+  // With a calibration that makes NVLS a tenth as efficient, auto turns to the ring.
+  Calibration slow_nvls;
+  slow_nvls.algorithms["all_reduce/nvls"].bandwidth_efficiency = 0.1;
+  slow_nvls.algorithms["all_reduce/hierarchical"].bandwidth_efficiency = 0.1;
+  const Schedule calibrated = build_schedule(
+      make_request(CollectiveOp::all_reduce, "auto", test::first_gpus(72), 1ULL << 30), g, slow_nvls);
+  EXPECT_EQ(calibrated.algorithm, "all_reduce/ring") << calibrated.note;
 }
 
 }  // namespace
