@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <limits>
 #include <map>
-#include <set>
 
 #include "sim/core/errors.hpp"
 #include "sim/core/units.hpp"
@@ -170,13 +169,14 @@ void Executor::prepare() {
       r.schedule = static_cast<int>(si);
       r.pending = t.deps.empty() ? 1 : static_cast<int>(t.deps.size());  // roots wait for the launch task
       const int src = endpoint_host(static_cast<int>(si), t.src);
-      std::vector<int> dsts;
-      for (const auto& d : t.dsts) dsts.push_back(endpoint_host(static_cast<int>(si), d));
-      if (t.src.kind == Endpoint::Kind::switch_plane && dsts.size() > 1) {
-        r.group = model_.multicast_group(dsts);
-        dsts = {r.group};
+      if (t.src.kind == Endpoint::Kind::switch_plane && t.dsts.size() > 1) {
+        std::vector<int> members;
+        for (const auto& d : t.dsts) members.push_back(endpoint_host(static_cast<int>(si), d));
+        r.group = model_.multicast_group(members);
       }
-      for (int dst : dsts) {
+      const int parts = r.group >= 0 ? 1 : static_cast<int>(t.dsts.size());
+      for (int k = 0; k < parts; ++k) {
+        const int dst = r.group >= 0 ? r.group : endpoint_host(static_cast<int>(si), t.dsts[k]);
         const PlatformRoute& route = model_.route(src, dst);
         if (!route.broken.empty())
           throw SimulationError(s.algorithm + " task " + std::to_string(t.id) + " (" + model_.host(src).name + " -> " +
@@ -203,24 +203,27 @@ void Executor::prepare() {
 }
 
 void Executor::build_platform() {
-  std::set<int> hosts;
-  std::set<int> links;
+  std::vector<char> host_used(model_.host_count(), 0), link_used(model_.links().size(), 0);
   for (std::size_t si = 0; si < schedules_.size(); ++si) {
     for (const Task& t : schedules_[si]->tasks) {
       const int task = info_[si].first + t.id;
       const int src = endpoint_host(static_cast<int>(si), t.src);
-      hosts.insert(src);
+      host_used[src] = 1;
       const int parts = tasks_[task].group >= 0 ? 1 : static_cast<int>(t.dsts.size());
       for (int k = 0; k < parts; ++k) {
         const int dst = part_host(task, tasks_[task].group >= 0 ? -1 : k);
-        hosts.insert(dst);
-        for (const auto& use : model_.route(src, dst).links) links.insert(use.link);
+        host_used[dst] = 1;
+        for (const auto& use : model_.route(src, dst).links) link_used[use.link] = 1;
       }
     }
   }
+  std::vector<int> hosts, links;
+  for (std::size_t h = 0; h < host_used.size(); ++h)
+    if (host_used[h]) hosts.push_back(static_cast<int>(h));
+  for (std::size_t l = 0; l < link_used.size(); ++l)
+    if (link_used[l]) links.push_back(static_cast<int>(l));
   SimgridPlatform::init_engine();
-  platform_ = std::make_unique<SimgridPlatform>(model_, std::vector<int>(hosts.begin(), hosts.end()),
-                                                std::vector<int>(links.begin(), links.end()));
+  platform_ = std::make_unique<SimgridPlatform>(model_, hosts, links);
   link_stats_.assign(model_.links().size(), LinkStat{});
 }
 
