@@ -229,8 +229,8 @@ std::string plan_to_table_text(const PlanResult& p) {
   if (!p.engine_checks.empty())
     o += fmt::format("the first {} re-priced by the discrete-event engine (cross-domain collectives, all groups at once) and re-ranked (*)\n",
                      p.engine_checks.size());
-  o += fmt::format("{:>3} {:>5} {:>3} {:>3} {:>3} {:>3} {:>4} {:>7} {:>13} {:>4} {:>9} {:>22} {:>9} {:>10} {:>6} {:>8} {:>8} {:>7} {:>4}\n", "#",
-                   "GPUs", "TP", "EP", "CP", "PP", "DP", "mb x m", "schedule", "ZeRO", "recompute", "DeviceMesh", "step s",
+  o += fmt::format("{:>3} {:>5} {:>3} {:>3} {:>3} {:>3} {:>4} {:>7} {:>13} {:>4} {:>9} {:>7} {:>22} {:>9} {:>10} {:>6} {:>8} {:>8} {:>7} {:>4}\n", "#",
+                   "GPUs", "TP", "EP", "CP", "PP", "DP", "mb x m", "schedule", "ZeRO", "recompute", "offload", "DeviceMesh", "step s",
                    "tok/s/GPU", "MFU", "comm s", "bubble s", "mem GB", "alt");
   for (std::size_t i = 0; i < p.search.ranked.size(); ++i) {
     const ParallelLayout& l = p.search.ranked[i].layout;
@@ -238,9 +238,10 @@ std::string plan_to_table_text(const PlanResult& p) {
     std::string sched = l.pp == 1 ? "-" : to_string(l.schedule);
     if (l.schedule == PipelineSchedule::interleaved) sched += "x" + std::to_string(l.virtual_stages);
     const std::size_t alt = p.search.ranked[i].equivalents.size();
-    o += fmt::format("{:>3} {:>5} {:>3} {:>3} {:>3} {:>3} {:>4} {:>7} {:>13} {:>4} {:>9} {:>22} {:>9.3f} {:>10.0f} {:>6} {:>8.3f} {:>8.3f} {:>7.1f} {:>4}\n",
+    o += fmt::format("{:>3} {:>5} {:>3} {:>3} {:>3} {:>3} {:>4} {:>7} {:>13} {:>4} {:>9} {:>7} {:>22} {:>9.3f} {:>10.0f} {:>6} {:>8.3f} {:>8.3f} {:>7.1f} {:>4}\n",
                      fmt::format("{}{}", i + 1, i < p.engine_checks.size() ? "*" : ""), l.gpus(), l.tp, l.ep, l.cp, l.pp, l.dp,
-                     fmt::format("{}x{}", l.micro_batch, l.micro_batches), sched, l.zero_stage, to_string(l.recompute), l.mesh(),
+                     fmt::format("{}x{}", l.micro_batch, l.micro_batches), sched, l.zero_stage, to_string(l.recompute),
+                     l.offload_optimizer ? (l.offload_activations ? "opt+act" : "opt") : (l.offload_activations ? "act" : "-"), l.mesh(),
                      e.step_s, e.tokens_per_s_per_gpu, pct(e.mfu), e.comm_exposed_s, e.bubble_s, e.memory.total() / units::kGB,
                      alt > 0 ? fmt::format("+{}", alt) : "");
   }

@@ -104,7 +104,7 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
   else if (c.offload == "optimizer") offloads = {{true, false}};
   else if (c.offload == "activations") offloads = {{false, true}};
   else if (c.offload == "both") offloads = {{true, true}};
-  else offloads = {{false, false}, {true, false}, {false, true}, {true, true}};  // auto
+  else offloads = {{false, false}, {true, false}, {false, true}, {true, true}};  // auto: all, the fastest wins
 
   // Phase 1: enumerate, reject, and bound.
   struct Degrees {
@@ -208,8 +208,8 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
                 l.micro_batches = m;
                 l.schedule = sched;
                 l.virtual_stages = v;
-                // Memory savers: per ZeRO stage the least recompute that fits; offload only when nothing
-                // fits without it (or as asked).
+                // Memory savers: per offload mode and ZeRO stage, the least recompute that fits (streaming
+                // states over C2C can beat recomputing or sharding them, so auto keeps every mode).
                 MemoryBreakdown smallest;
                 bool have_smallest = false;
                 for (const auto& [oo, oa] : offloads) {
@@ -224,7 +224,6 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
                       }
                     }
                   }
-                  if (!e.choices.empty()) break;
                 }
                 if (e.choices.empty()) {
                   reject("memory", l.degrees() + " mb=" + std::to_string(mb), memory_detail(smallest, capacity));

@@ -26,7 +26,7 @@ struct SearchConstraints {
   std::optional<PipelineSchedule> schedule;
   std::optional<int> zero_stage;               // auto: 1, 2, 3
   std::optional<Recompute> recompute;          // auto: the least that fits
-  std::string offload = "none";                // none, optimizer, activations, both, auto (only if nothing else fits)
+  std::string offload = "auto";                // none, optimizer, activations, both, auto (every mode, the fastest wins)
   std::vector<int> micro_batch_options{1, 2, 4, 8};
   std::vector<int> virtual_stage_options{2, 4};
   int max_cp = 8;

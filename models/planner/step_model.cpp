@@ -82,17 +82,22 @@ std::vector<bool> first_stage_of_each_kind(const ModelSpec& model, const std::ve
 // to and from host memory, by the memory model (models/memory/offload.hpp) for a whole tray doing the
 // same, with `compute_s` of compute to hide behind.
 double offload_time(const SystemContext& sys, double optimizer_params, double activation_bytes, double compute_s) {
-  const TopologySpec& spec = sys.graph->spec();
-  memory::OffloadRequest q;
-  const double gpt = static_cast<double>(spec.tray.gpus.size());
-  q.params = optimizer_params * gpt;
-  q.offload_optimizer = optimizer_params > 0;
-  q.activation_bytes = activation_bytes * gpt;
-  q.offload_activations = activation_bytes > 0;
-  for (const auto& g : spec.tray.gpus) q.gpus.push_back(g.id);
-  q.compute_time_s = compute_s;
-  const memory::OffloadResult r = memory::offload_step(spec, q);
-  return compute_s > 0 ? r.exposed_s : r.step_s;
+  // The streaming time depends only on the bytes: remember it per system (searches ask often).
+  auto& streaming = *sys.offload_streaming;
+  const auto key = std::make_pair(optimizer_params, activation_bytes);
+  auto it = streaming.find(key);
+  if (it == streaming.end()) {
+    const TopologySpec& spec = sys.graph->spec();
+    memory::OffloadRequest q;
+    const double gpt = static_cast<double>(spec.tray.gpus.size());
+    q.params = optimizer_params * gpt;
+    q.offload_optimizer = optimizer_params > 0;
+    q.activation_bytes = activation_bytes * gpt;
+    q.offload_activations = activation_bytes > 0;
+    for (const auto& g : spec.tray.gpus) q.gpus.push_back(g.id);
+    it = streaming.emplace(key, memory::offload_step(spec, q).step_s).first;
+  }
+  return std::max(0.0, it->second - compute_s);
 }
 
 double in_flight(const ParallelLayout& l, int stage) {

@@ -11,7 +11,10 @@
 //    backward, the parameter all-gather overlapped with the next step's first forward (ZeRO-3: per
 //    micro-batch); the optimizer step (HBM-bound); offload traffic over C2C.
 // Every collective is priced by CommCost on the real GPUs of the group (rank 0's group).
+#include <map>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/planner/layout.hpp"
@@ -47,6 +50,9 @@ struct SystemContext {
   double host_bytes_per_gpu = 0;  // CPU memory per GPU (offload capacity)
   double c2c_Bps_per_gpu = 0;     // GPU <-> host bandwidth per GPU per direction when all GPUs offload
   std::string host_link;          // "c2c", "pcie"
+  // offload streaming seconds per (optimizer params, activation bytes) per GPU, filled as asked
+  std::shared_ptr<std::map<std::pair<double, double>, double>> offload_streaming =
+      std::make_shared<std::map<std::pair<double, double>, double>>();
 };
 SystemContext make_system_context(const TopologyGraph& graph, const GpuCompute& compute);
 
