@@ -66,6 +66,10 @@ void SimgridPlatform::init_engine() {
   sg4::Engine::set_config("network/model:CM02");
   sg4::Engine::set_config("network/crosstraffic:0");
   sg4::Engine::set_config("network/TCP-gamma:0");
+  // Collectives move in lockstep (many flows end at the same instant): the full update of every action per
+  // step measured 2x faster than the lazy heap here (72-GPU ring 34 -> 17 ms, 576-GPU hierarchical
+  // 1.5 -> 0.95 s, all-to-all 120 -> 66 ms), with bit-identical times.
+  sg4::Engine::set_config("network/optim:Full");
 }
 
 SimgridPlatform::SimgridPlatform(const PlatformModel& model, const std::vector<int>& hosts,
