@@ -10,6 +10,7 @@
 #include "models/planner/placement.hpp"
 #include "models/workload/gpu_compute.hpp"
 #include "models/workload/model_costs.hpp"
+#include "sim/core/errors.hpp"
 #include "sim/core/units.hpp"
 #include "sim/topo/topology_graph.hpp"
 
@@ -24,8 +25,19 @@ SystemContext make_system_context(const TopologyGraph& graph, const GpuCompute& 
   const GpuType& gpu = spec.gpu_type(spec.tray.gpus.at(0).type);
   s.hbm_bytes = gpu.hbm_capacity_GB * units::kGB;
   s.hbm_Bps = units::GBps_to_Bps(gpu.hbm_bandwidth_GBps);
+  // Host memory free for pinned offload buffers, as the memory model counts it (the tray's CPU memory
+  // less what the OS and the kernel's watermarks hold), shared by the tray's GPUs.
   double host = 0;
   for (const auto& c : spec.tray.cpus) host += spec.cpu_type(c.type).memory_capacity_GB * units::kGB;
+  try {
+    memory::OffloadRequest probe;
+    probe.params = 1;
+    probe.offload_optimizer = true;
+    for (const auto& g : spec.tray.gpus) probe.gpus.push_back(g.id);
+    host = memory::offload_step(spec, probe).host_free_bytes;
+  } catch (const InputError&) {
+    // no host link the memory model knows: keep the raw capacity
+  }
   s.host_bytes_per_gpu = host / static_cast<double>(spec.tray.gpus.size());
   // The GPU's link to its host CPU; edges of one share group split one capacity.
   const int gv = graph.gpu_vertex(0);
@@ -248,7 +260,9 @@ MemoryBreakdown layout_memory(const ModelSpec& model, const TrainingJob& job, co
 }
 
 bool fits(const MemoryBreakdown& m, const TrainingJob& job, const SystemContext& sys) {
-  return m.total() <= sys.hbm_bytes * (1 - job.memory_reserve) && m.host_offloaded <= sys.host_bytes_per_gpu;
+  // The reserve fraction applies to host memory too (data loading, the framework, page cache).
+  return m.total() <= sys.hbm_bytes * (1 - job.memory_reserve) &&
+         m.host_offloaded <= sys.host_bytes_per_gpu * (1 - job.memory_reserve);
 }
 
 double step_lower_bound(const ModelSpec& model, const TrainingJob& job, const SystemContext& sys, const ParallelLayout& l) {
