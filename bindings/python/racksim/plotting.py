@@ -55,14 +55,25 @@ def size_axis(ax, axis="x", label="message size per GPU (bytes, log scale)"):
     (ax.set_xlabel if axis == "x" else ax.set_ylabel)(label)
 
 
-def time_axis(ax, axis="y", label="all-reduce time (seconds, log scale)"):
-    """Log-10 axis for times given in microseconds, ticks labelled with their unit: 1 \u00b5s, 10 \u00b5s, ...,
-    1 ms, ..., 1 s."""
+def _time_formatter(**kwargs):
     import matplotlib.ticker as ticker
 
+    class TimeFormatter(ticker.LogFormatter):
+        """matplotlib's log formatter (it decides which ticks get a label) writing '20 \u00b5s', '1.5 ms'."""
+
+        def _num_to_string(self, x, vmin, vmax):
+            return time_label(x, "\u00b5s")
+
+    return TimeFormatter(**kwargs)
+
+
+def time_axis(ax, axis="y", label="all-reduce time (seconds, log scale)"):
+    """Log-10 axis for times given in microseconds, ticks labelled with their unit: 1 \u00b5s, 10 \u00b5s, ...,
+    1 ms, ..., 1 s (intermediate ticks labelled too when the data span less than a few decades)."""
     (ax.set_yscale if axis == "y" else ax.set_xscale)("log")
     target = ax.yaxis if axis == "y" else ax.xaxis
-    target.set_major_formatter(ticker.FuncFormatter(lambda v, _: time_label(v, "\u00b5s")))
+    target.set_major_formatter(_time_formatter())
+    target.set_minor_formatter(_time_formatter(labelOnlyBase=False, minor_thresholds=(2, 1)))
     (ax.set_ylabel if axis == "y" else ax.set_xlabel)(label)
 
 
@@ -88,20 +99,23 @@ def plot_layer(ax, x, y, layer, color, **kwargs):
 
 
 def layer_legends(ax, configurations, layers=("course", "peak", "calibrated"), config_title="configuration",
-                  loc_configs="upper left", loc_layers="lower right", fontsize=7):
-    """Two legends: colours (configurations: {label: colour}) and line styles (the layers)."""
+                  loc_configs="upper left", loc_layers="lower right", fontsize=7, outside=False):
+    """Two legends: colours (configurations: {label: colour}) and line styles (the layers). outside=True
+    puts both to the right of the axes (leave room: fig.tight_layout() or a wide figure)."""
     from matplotlib.lines import Line2D
 
     handles = [Line2D([], [], color=c, linewidth=3) for c in configurations.values()]
-    first = ax.legend(handles, list(configurations), title=config_title, loc=loc_configs, fontsize=fontsize,
-                      title_fontsize=fontsize)
+    place = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0)} if outside else {"loc": loc_configs}
+    first = ax.legend(handles, list(configurations), title=config_title, fontsize=fontsize, title_fontsize=fontsize,
+                      **place)
     ax.add_artist(first)
     layer_handles = []
     for name in layers:
         style = {k: v for k, v in LAYERS[name].items() if k != "label"}
         layer_handles.append(Line2D([], [], color="0.3", **style))
-    ax.legend(layer_handles, [LAYERS[n]["label"] for n in layers], title="layer", loc=loc_layers,
-              fontsize=fontsize, title_fontsize=fontsize)
+    place = {"loc": "lower left", "bbox_to_anchor": (1.01, 0.0)} if outside else {"loc": loc_layers}
+    ax.legend(layer_handles, [LAYERS[n]["label"] for n in layers], title="layer", fontsize=fontsize,
+              title_fontsize=fontsize, **place)
 
 
 def results_table(rows, columns):
