@@ -6,4 +6,5 @@ namespace racksim::bindings {
 void add_topology_bindings(pybind11::module_& m);
 void add_collective_bindings(pybind11::module_& m);  // System.collective, System.sweep
 void add_analytic_bindings(pybind11::module_& m);    // analytic, fig4, fig4_model
+void add_planner_bindings(pybind11::module_& m);     // plan
 }  // namespace racksim::bindings

@@ -17,4 +17,5 @@ PYBIND11_MODULE(_racksim, m) {
   racksim::bindings::add_topology_bindings(m);
   racksim::bindings::add_collective_bindings(m);
   racksim::bindings::add_analytic_bindings(m);
+  racksim::bindings::add_planner_bindings(m);
 }

@@ -24,6 +24,7 @@ from _racksim import (  # noqa: F401
     parse_bytes,
     systems,
 )
+from .planner import plan  # noqa: F401
 
 __all__ = ["InputError", "SimulationError", "System", "analytic", "fig4", "fig4_model", "load", "parse_bytes",
-           "systems"]
+           "systems", "plan"]

@@ -1,0 +1,146 @@
+// racksim.plan(): the layout planner from Python. The same library call (run_plan) and the same JSON
+// writer (plan_to_json_text) as `racksim plan --format json`, so the dict holds exactly the CLI's values.
+// Arguments take the CLI's values (schedule "1f1b", zero 0-3 or "auto", compare "a,b" or a list, ...).
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "bindings/bindings.hpp"
+#include "bindings/request_args.hpp"
+#include "models/planner/plan.hpp"
+#include "models/planner/plan_report.hpp"
+#include "sim/core/errors.hpp"
+
+namespace py = pybind11;
+
+namespace racksim::bindings {
+
+namespace {
+
+std::string one_of(const std::string& where, const std::string& value, const std::set<std::string>& allowed) {
+  if (allowed.count(value)) return value;
+  std::string list;
+  for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+  throw InputError(where, "", "'" + value + "'", "one of " + list);
+}
+
+// A str path-like (pathlib.Path) or a str: the system or model argument as the CLI's --system/--model.
+std::string name_or_path(const py::object& value, const std::string& where) {
+  if (py::hasattr(value, "__fspath__")) return py::str(value.attr("__fspath__")()).cast<std::string>();
+  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  throw InputError(where, "", py::repr(value).cast<std::string>(), "an id (str) or a JSON file path");
+}
+
+// None or "none" -> no comparison; "a,b" as --compare; or a list of ids.
+std::vector<std::string> compare_arg(const py::object& value) {
+  std::vector<std::string> out;
+  if (value.is_none()) return out;
+  if (py::isinstance<py::str>(value)) {
+    const std::string text = value.cast<std::string>();
+    if (text == "none") return out;
+    std::string item;
+    for (const char ch : text + ",") {
+      if (ch != ',') {
+        item += ch;
+      } else if (!item.empty()) {
+        out.push_back(item);
+        item.clear();
+      }
+    }
+    return out;
+  }
+  try {
+    return value.cast<std::vector<std::string>>();
+  } catch (const py::cast_error&) {
+    throw InputError("compare", "", py::repr(value).cast<std::string>(),
+                     "None, 'none', comma-separated system ids, or a list of system ids");
+  }
+}
+
+// zero: "auto", or 0-3 as int or str.
+std::optional<int> zero_arg(const py::object& value) {
+  const std::string text = py::str(value).cast<std::string>();
+  if (text == "auto") return std::nullopt;
+  if (text == "0" || text == "1" || text == "2" || text == "3") return std::stoi(text);
+  throw InputError("zero", "", py::repr(value).cast<std::string>(), "'auto' or a ZeRO stage 0, 1, 2 or 3");
+}
+
+py::object plan(const py::object& system, std::optional<int> racks, const py::object& model, int global_batch,
+                int seq_len, int top, int engine_top, std::optional<int> gpus, std::optional<int> tp,
+                std::optional<int> ep, std::optional<int> cp, std::optional<int> pp, std::optional<int> dp,
+                std::optional<int> tp_x_ep, std::optional<int> micro_batch, const std::string& schedule,
+                const py::object& zero, const std::string& recompute, const std::string& offload,
+                const std::string& dtype, double moe_imbalance, double tp_overlap, double ep_overlap,
+                const std::string& grad_dtype, double memory_reserve, const py::object& compare, bool failures,
+                const std::string& calibration) {
+  // As cli/cmd_plan.cpp's callback, option for option.
+  PlanRequest req;
+  req.system = name_or_path(system, "system");
+  req.racks = racks;
+  req.model = name_or_path(model, "model");
+  req.job.global_batch = global_batch;
+  req.job.seq_len = seq_len;
+  req.job.dtype = dtype;
+  req.job.moe_imbalance = moe_imbalance;
+  req.job.tp_overlap = tp_overlap;
+  req.job.ep_overlap = ep_overlap;
+  req.job.memory_reserve = memory_reserve;
+  req.job.grad_bytes = one_of("grad_dtype", grad_dtype, {"fp32", "bf16"}) == "bf16" ? 2 : 4;
+  req.gpus = gpus;
+  req.top = top;
+  req.engine_top = engine_top;
+  req.calibration = calibration;
+  req.compare = compare_arg(compare);
+  req.failures = failures;
+  SearchConstraints& c = req.constraints;
+  c.tp = tp, c.ep = ep, c.cp = cp, c.pp = pp, c.dp = dp, c.tp_times_ep = tp_x_ep;
+  if (micro_batch) {
+    if (*micro_batch < 1) throw InputError("micro_batch", "", std::to_string(*micro_batch), "an integer >= 1");
+    c.micro_batch = micro_batch;
+    c.micro_batch_options = {*micro_batch};
+  }
+  one_of("schedule", schedule, {"auto", "1f1b", "interleaved"});
+  if (schedule == "1f1b") c.schedule = PipelineSchedule::one_f_one_b;
+  if (schedule == "interleaved") c.schedule = PipelineSchedule::interleaved;
+  c.zero_stage = zero_arg(zero);
+  one_of("recompute", recompute, {"auto", "none", "selective", "full"});
+  if (recompute == "none") c.recompute = Recompute::none;
+  if (recompute == "selective") c.recompute = Recompute::selective;
+  if (recompute == "full") c.recompute = Recompute::full;
+  c.offload = one_of("offload", offload, {"none", "optimizer", "activations", "both", "auto"});
+  std::string text;
+  {
+    py::gil_scoped_release release;  // the search and the engine re-pricing run without the GIL
+    text = plan_to_json_text(run_plan(req));
+  }
+  return json_loads(text);
+}
+
+}  // namespace
+
+void add_planner_bindings(py::module_& m) {
+  m.def("plan", &plan, py::kw_only(), py::arg("system") = "gb200-nvl72", py::arg("racks") = py::none(),
+        py::arg("model"), py::arg("global_batch"), py::arg("seq_len"), py::arg("top") = 10, py::arg("engine_top") = 3,
+        py::arg("gpus") = py::none(), py::arg("tp") = py::none(), py::arg("ep") = py::none(),
+        py::arg("cp") = py::none(), py::arg("pp") = py::none(), py::arg("dp") = py::none(),
+        py::arg("tp_x_ep") = py::none(), py::arg("micro_batch") = py::none(), py::arg("schedule") = "auto",
+        py::arg("zero") = "auto", py::arg("recompute") = "auto", py::arg("offload") = "auto",
+        py::arg("dtype") = "bf16", py::arg("moe_imbalance") = 1.2, py::arg("tp_overlap") = 0.0,
+        py::arg("ep_overlap") = 0.0, py::arg("grad_dtype") = "fp32", py::arg("memory_reserve") = 0.10,
+        py::arg("compare") = "gb200-nvl72,gb300-nvl72,hgx-b200", py::arg("failures") = true,
+        py::arg("calibration") = "default",
+        "The layout planner, as `racksim plan --format json`: ranks TP x EP x CP x PP x DP layouts of a model's "
+        "training step on `racks` racks of `system`. Returns the CLI's JSON as a dict (units in the keys: "
+        "step_time_s, tokens_per_s, memory_GB, breakdown_s). Keyword arguments mirror the CLI's options: "
+        "global_batch (sequences per step), seq_len (tokens per sequence), tp/ep/cp/pp/dp/tp_x_ep/micro_batch "
+        "fix a degree, schedule auto|1f1b|interleaved, zero auto|0-3, recompute auto|none|selective|full, "
+        "offload auto|none|optimizer|activations|both, dtype bf16|fp8, grad_dtype fp32|bf16, compare "
+        "'a,b' or a list or None, failures=False as --no-failures, calibration default|none|path. "
+        "Bad input raises racksim.InputError.");
+}
+
+}  // namespace racksim::bindings

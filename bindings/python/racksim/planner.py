@@ -1,0 +1,95 @@
+"""racksim.plan(): the layout planner as a pandas DataFrame.
+
+The numbers come from the C++ planner (`_racksim.plan`), which returns exactly the JSON that
+`racksim plan --format json` prints; this module only flattens its ranked layouts into a table.
+
+    >>> import racksim
+    >>> df = racksim.plan(system="gb200-nvl72", racks=4, model="deepseek-v3",
+    ...                   global_batch=4096, seq_len=4096, top=5)
+    >>> df[["mesh", "step_time_s", "tokens_per_s_per_gpu"]]        # doctest: +SKIP
+    >>> df.attrs["plan"]["best"]["explanation"]                      # doctest: +SKIP
+
+Units are in the column names: *_s (seconds), *_GB (1e9 bytes), tokens_per_s (tokens per second).
+"""
+import _racksim
+
+__all__ = ["plan", "layouts_frame", "layout_row"]
+
+_DEGREES = ("gpus", "tp", "ep", "cp", "pp", "dp", "micro_batch", "micro_batches", "schedule", "virtual_stages",
+            "zero_stage", "recompute", "offload_optimizer", "offload_activations")
+_COMM_KINDS = ("tp", "ep", "cp", "pp", "dp")
+
+
+def layout_row(layout):
+    """One layout dict of the planner's JSON (an item of plan["layouts"], or plan["comparison"][i]["layout"])
+    as a flat dict: the degrees, `mesh` (the DeviceMesh, outermost first), step_time_s, tokens_per_s,
+    tokens_per_s_per_gpu, mfu (model FLOPs utilisation, 0-1), the step breakdown in seconds
+    (compute_s, recompute_s, pipeline_bubble_s, communication_exposed_s, optimizer_s, offload_s),
+    per parallelism kind the communication per step and the part of it not hidden behind compute
+    (<kind>_comm_s, <kind>_exposed_s, <kind>_domains = NVLink domains one group spans; 0 / absent when the
+    kind is not used), memory per GPU in GB (memory_GB = total, memory_usable_GB = HBM the job may use),
+    and, for ranked layouts, the engine-checked step time and the tray-failure figures."""
+    row = {k: layout[k] for k in _DEGREES if k in layout}
+    row["mesh"] = layout["device_mesh"]["text"]
+    for k in ("step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "mfu"):
+        row[k] = layout[k]
+    for k, v in layout["breakdown_s"].items():
+        row[k + "_s"] = v
+    for kind in _COMM_KINDS:
+        row[kind + "_comm_s"] = 0.0
+        row[kind + "_exposed_s"] = 0.0
+        row[kind + "_domains"] = 0
+    for c in layout["communication"]:
+        row[c["kind"] + "_comm_s"] += c["total_s"]
+        row[c["kind"] + "_exposed_s"] += c["exposed_s"]
+        row[c["kind"] + "_domains"] = max(row[c["kind"] + "_domains"], c["nvlink_domains"])
+    mem = layout["memory_GB"]
+    row["memory_GB"] = mem["total"]
+    row["memory_usable_GB"] = mem["usable"]
+    if "engine_check" in layout:
+        row["engine_step_time_s"] = layout["engine_check"]["engine_step_time_s"]
+    if "tray_failure" in layout:
+        f = layout["tray_failure"]
+        row["tray_failure_job_gpus_stopped"] = f["job_gpus_stopped"]
+        row["tray_failure_blast_radius_gpus"] = f["blast_radius_gpus"]
+        row["tray_failure_runs_on_spares"] = f["runs_on_spares"]
+    return row
+
+
+def layouts_frame(plan_dict):
+    """The ranked layouts of a planner JSON dict (from racksim.plan's df.attrs["plan"], _racksim.plan, or
+    `racksim plan --format json` read with json.load) as a DataFrame indexed by rank (1 = fastest), one
+    row per layout (columns: see layout_row). The dict is kept on df.attrs["plan"]."""
+    import pandas as pd
+
+    rows = [dict(rank=layout["rank"], **layout_row(layout)) for layout in plan_dict["layouts"]]
+    df = pd.DataFrame(rows).set_index("rank") if rows else pd.DataFrame()
+    df.attrs["plan"] = plan_dict
+    return df
+
+
+def plan(*, system="gb200-nvl72", racks=None, model, global_batch, seq_len, top=10, engine_top=3, **options):
+    """Rank the TP x EP x CP x PP x DP layouts of one training step of `model` on `racks` racks of `system`.
+
+    system: a system id (racksim.systems()) or a topology JSON path; racks: racks (default: the system's);
+    model: a model preset id (models/workload/presets) or a model JSON path; global_batch: sequences per
+    step; seq_len: tokens per sequence; top: layouts reported; engine_top: of those, how many the
+    discrete-event engine re-prices (0: none, faster).
+    Other keyword options are those of `racksim plan`, with underscores: gpus, tp, ep, cp, pp, dp, tp_x_ep,
+    micro_batch (fix a degree), schedule ("auto", "1f1b", "interleaved"), zero ("auto" or 0-3),
+    recompute ("auto", "none", "selective", "full"), offload ("auto", "none", "optimizer", "activations",
+    "both"), dtype ("bf16", "fp8"), moe_imbalance (busiest EP rank / mean), tp_overlap and ep_overlap
+    (fractions 0-1 hidden behind compute), grad_dtype ("fp32", "bf16"), memory_reserve (HBM fraction kept
+    free), compare (system ids as "a,b", a list, or None), failures (False: skip the tray-failure
+    analysis), calibration ("default", "none" or a file).
+
+    Returns a pandas DataFrame of the ranked layouts (see layout_row for the columns, units in their
+    names), indexed by rank; df.attrs["plan"] holds the planner's whole answer, the same dict as
+    `racksim plan --format json`: "best" (explanation, DeviceMesh, rank -> tray -> rack map), "degraded"
+    (NVL68/NVL64 after losing trays), "comparison" (the same model and GPU count on other systems),
+    "search" (how many layouts were considered and why the others were rejected).
+    Raises racksim.InputError on bad input (unknown model or system, degrees that do not divide the GPUs).
+    """
+    result = _racksim.plan(system=system, racks=racks, model=model, global_batch=global_batch, seq_len=seq_len,
+                           top=top, engine_top=engine_top, **options)
+    return layouts_frame(result)

@@ -1,0 +1,107 @@
+"""racksim.plan() from Python: exactly the dict `racksim plan --format json` prints for the same request,
+the DataFrame built from it, the self-check-6 layout (4 racks, TP x EP = 64, DP = 4: TP and EP inside
+a rack, DP across racks), and bad input as racksim.InputError."""
+import json
+import os
+import subprocess
+
+import pytest
+
+import _racksim
+import racksim
+
+RACKSIM_BIN = os.environ["RACKSIM_BIN"]
+
+
+def cli_plan(*args):
+    run = subprocess.run([RACKSIM_BIN, "plan", "--format", "json", *args], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr
+    return json.loads(run.stdout)
+
+
+# (CLI options, the same request as Python keyword arguments)
+CASES = [
+    (["--racks", "1", "--model", "llama-3.1-70b", "--global-batch", "512", "--seq-len", "4096", "--top", "4",
+      "--engine-top", "1"],
+     dict(racks=1, model="llama-3.1-70b", global_batch=512, seq_len=4096, top=4, engine_top=1)),
+    (["--system", "gb200-nvl72", "--racks", "2", "--model", "deepseek-v3", "--global-batch", "1024", "--seq-len",
+      "4096", "--top", "3", "--engine-top", "0", "--compare", "gb300-nvl72", "--zero", "1", "--schedule", "1f1b",
+      "--dtype", "fp8", "--moe-imbalance", "1.5", "--grad-dtype", "bf16", "--no-failures"],
+     dict(system="gb200-nvl72", racks=2, model="deepseek-v3", global_batch=1024, seq_len=4096, top=3,
+          engine_top=0, compare=["gb300-nvl72"], zero=1, schedule="1f1b", dtype="fp8", moe_imbalance=1.5,
+          grad_dtype="bf16", failures=False)),
+]
+
+
+@pytest.mark.parametrize("cli_args,kwargs", CASES)
+def test_plan_equals_cli_json(cli_args, kwargs):
+    expected = cli_plan(*cli_args)
+    got = _racksim.plan(**kwargs)
+    assert got == expected  # the same library call and JSON writer: identical values, not close ones
+    df = racksim.plan(**kwargs)
+    assert df.attrs["plan"] == expected
+    assert list(df.index) == [l["rank"] for l in expected["layouts"]] == list(range(1, len(df) + 1))
+    assert list(df["step_time_s"]) == [l["step_time_s"] for l in expected["layouts"]]
+    assert list(df["mesh"]) == [l["device_mesh"]["text"] for l in expected["layouts"]]
+    assert list(df["tokens_per_s_per_gpu"]) == [l["tokens_per_s_per_gpu"] for l in expected["layouts"]]
+    for rank, l in enumerate(expected["layouts"], start=1):
+        for c in l["communication"]:
+            assert df.loc[rank, c["kind"] + "_domains"] == c["nvlink_domains"]
+        assert df.loc[rank, "memory_GB"] == l["memory_GB"]["total"]
+        assert df.loc[rank, "tp"] * df.loc[rank, "ep"] * df.loc[rank, "cp"] * df.loc[rank, "pp"] * \
+            df.loc[rank, "dp"] == df.loc[rank, "gpus"]
+
+
+def test_compare_list_equals_string_and_none():
+    common = dict(racks=1, model="llama-3.1-8b", global_batch=256, seq_len=4096, top=1, engine_top=0,
+                  failures=False)
+    a = _racksim.plan(compare=["gb200-nvl72", "hgx-b200"], **common)
+    b = _racksim.plan(compare="gb200-nvl72,hgx-b200", **common)
+    assert a == b
+    assert [c["system"] for c in a["comparison"]] == ["gb200-nvl72", "hgx-b200"]
+    assert _racksim.plan(compare=None, **common)["comparison"] == []
+    assert _racksim.plan(compare="none", **common)["comparison"] == []
+
+
+def test_self_check_6():
+    df = racksim.plan(racks=4, model="deepseek-v3", global_batch=4096, seq_len=4096, tp_x_ep=64, dp=4, top=1,
+                      engine_top=0, compare=None, failures=False)
+    best = df.iloc[0]
+    assert best["tp"] * best["ep"] == 64 and best["dp"] == 4 and best["gpus"] == 256
+    plan = df.attrs["plan"]
+    layout = plan["layouts"][0]
+    assert layout["device_mesh"]["dims"][0] == "dp"  # DeviceMesh (dp, ep, tp): DP outermost
+    assert best["dp_domains"] == 4  # DP crosses the 4 racks
+    for kind in ("tp", "ep"):
+        if best[kind] > 1:
+            assert best[kind + "_domains"] == 1  # TP and EP stay inside one rack's NVLink domain
+    assert plan["best"]["rank_map_text"] == [
+        f"rack {r}: trays 0-15 -> ranks {64 * r}-{64 * r + 63}; trays 16-17 spare" for r in range(4)]
+
+
+BAD = [
+    (dict(model="no-such-model"), "no-such-model"),
+    (dict(system="no-such-system"), "no-such-system"),
+    (dict(gpus=72, tp=5), "tp 5"),          # 72 GPUs are not a multiple of TP = 5
+    (dict(global_batch=0), "0"),
+    (dict(schedule="gpipe"), "gpipe"),
+    (dict(zero=7), "7"),
+    (dict(recompute="half"), "half"),
+    (dict(offload="disk"), "disk"),
+    (dict(grad_dtype="fp16"), "fp16"),
+    (dict(dtype="fp4"), "fp4"),
+    (dict(compare=[1, 2]), "[1, 2]"),
+    (dict(micro_batch=0), "micro_batch"),
+]
+
+
+@pytest.mark.parametrize("override,named", BAD)
+def test_bad_input_raises_input_error(override, named):
+    kwargs = dict(racks=1, model="llama-3.1-8b", global_batch=256, seq_len=4096, top=1, engine_top=0,
+                  compare=None, failures=False)
+    kwargs.update(override)
+    with pytest.raises(racksim.InputError) as err:
+        racksim.plan(**kwargs)
+    assert isinstance(err.value, ValueError)
+    assert named in str(err.value)
