@@ -98,24 +98,26 @@ class Executor {
 };
 
 void Executor::validate(const Schedule& s, int ranks) const {
-  const std::string where = "schedule " + s.algorithm;
-  if (ranks < 1) throw InputError(where, "/request/gpus", "[]", "at least one rank");
+  // Messages are built only on failure: this runs for every task of every run.
+  auto fail = [&](std::size_t i, const std::string& key, const std::string& value, const std::string& allowed) {
+    throw InputError("schedule " + s.algorithm, "/tasks/" + std::to_string(i) + key, value, allowed);
+  };
+  if (ranks < 1) throw InputError("schedule " + s.algorithm, "/request/gpus", "[]", "at least one rank");
+  const int phases = static_cast<int>(s.phases.size());
   for (std::size_t i = 0; i < s.tasks.size(); ++i) {
     const Task& t = s.tasks[i];
-    const std::string p = "/tasks/" + std::to_string(i);
-    if (t.id != static_cast<int>(i)) throw InputError(where, p + "/id", std::to_string(t.id), std::to_string(i));
-    if (t.dsts.empty()) throw InputError(where, p + "/dsts", "[]", "at least one destination");
+    if (t.id != static_cast<int>(i)) fail(i, "/id", std::to_string(t.id), std::to_string(i));
+    if (t.dsts.empty()) fail(i, "/dsts", "[]", "at least one destination");
     for (int d : t.deps)
-      if (d < 0 || d >= t.id) throw InputError(where, p + "/deps", std::to_string(d), "earlier task ids");
-    if (t.phase < 0 || t.phase >= static_cast<int>(s.phases.size()))
-      throw InputError(where, p + "/phase", std::to_string(t.phase),
-                       "an index into phases [0, " + std::to_string(s.phases.size()) + ")");
+      if (d < 0 || d >= t.id) fail(i, "/deps", std::to_string(d), "earlier task ids");
+    if (t.phase < 0 || t.phase >= phases)
+      fail(i, "/phase", std::to_string(t.phase), "an index into phases [0, " + std::to_string(phases) + ")");
     auto check = [&](const Endpoint& e) {
       if (e.kind == Endpoint::Kind::rank && (e.index < 0 || e.index >= ranks))
-        throw InputError(where, p, "rank " + std::to_string(e.index), "ranks in [0, " + std::to_string(ranks) + ")");
+        fail(i, "", "rank " + std::to_string(e.index), "ranks in [0, " + std::to_string(ranks) + ")");
       if (e.kind == Endpoint::Kind::switch_plane && model_.switch_plane_host(e.index) < 0)
-        throw InputError(where, p, "switch plane " + std::to_string(e.index),
-                         "an NVLink domain with a switch plane on " + model_.graph().spec().id);
+        fail(i, "", "switch plane " + std::to_string(e.index),
+             "an NVLink domain with a switch plane on " + model_.graph().spec().id);
     };
     check(t.src);
     for (const auto& d : t.dsts) check(d);
