@@ -99,7 +99,8 @@ def run_all(workers):
 
 def na_reason(case, racks, error):
     if case == "nvls" and racks > 1:
-        return "NVLS reduces inside one NVLink domain (one rack); across racks it runs as hier. NVLS+ring"
+        return ("NVLS reduces inside one NVLink domain (one rack); across racks it runs as hier. NVLS+ring "
+                "(NCCL's NVLS-tree)")
     return error
 
 
