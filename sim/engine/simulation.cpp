@@ -36,9 +36,9 @@ std::vector<RunResult> Simulation::run_concurrent(const std::vector<const Schedu
       if (g >= 0 && g < impl.graph.gpu_count() && !model.gpu_failure(g).empty())
         throw SimulationError(s->algorithm + " on GPU " + std::to_string(g) + " (" +
                               impl.graph.vertices()[impl.graph.gpu_vertex(g)].name + "): " + model.gpu_failure(g));
-  const std::string bytes = run_in_child_process([&] {
-    return encode_run_results(execute_schedules(model, impl.calibration, pointers, options));
-  });
+  // Compiled here, where the schedules are in cache; the engine process reads only the compact result.
+  const CompiledRun run = compile_run(model, impl.calibration, pointers);
+  const std::string bytes = run_in_child_process([&] { return encode_run_results(execute_compiled(model, run, options)); });
   std::vector<RunResult> results = decode_run_results(bytes);
   for (auto& r : results) {
     r.system = impl.graph.spec().id;
@@ -79,10 +79,9 @@ RunResult Simulation::run_transfers(const std::vector<DeviceTransfer>& transfers
     s.request.bytes = std::max(s.request.bytes, t.bytes);
     s.tasks.push_back(task);
   }
-  const std::vector<const Schedule*> pointers = {&s};
-  const std::string bytes = run_in_child_process([&] {
-    return encode_run_results(execute_schedules(impl.model, impl.calibration, pointers, options, &rank_hosts));
-  });
+  const CompiledRun run = compile_run(impl.model, impl.calibration, {&s}, &rank_hosts);
+  const std::string bytes =
+      run_in_child_process([&] { return encode_run_results(execute_compiled(impl.model, run, options)); });
   RunResult r = decode_run_results(bytes).front();
   r.op = "transfers";
   r.gpus = static_cast<int>(transfers.size());

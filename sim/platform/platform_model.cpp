@@ -261,9 +261,14 @@ void PlatformModel::finish_links() {
 const PlatformRoute& PlatformModel::route(int src_host, int dst_host) const {
   const std::uint64_t key = (static_cast<std::uint64_t>(static_cast<std::uint32_t>(src_host)) << 32) |
                             static_cast<std::uint32_t>(dst_host);
-  auto it = routes_.find(key);
-  if (it != routes_.end()) return it->second;
-  return routes_.emplace(key, compute_route(src_host, dst_host)).first->second;
+  {
+    std::lock_guard<std::mutex> lock(memo_mutex_);
+    auto it = routes_.find(key);
+    if (it != routes_.end()) return it->second;
+  }
+  PlatformRoute r = compute_route(src_host, dst_host);  // may call route() for group members
+  std::lock_guard<std::mutex> lock(memo_mutex_);
+  return routes_.emplace(key, std::move(r)).first->second;
 }
 
 // One hop of a graph route onto the platform's links (a GPU's port for a plane hop).
@@ -300,9 +305,10 @@ void PlatformModel::append_hop(PlatformRoute& route, const std::vector<int>& hop
 }
 
 int PlatformModel::multicast_group(const std::vector<int>& member_hosts) const {
+  std::lock_guard<std::mutex> lock(memo_mutex_);
   auto it = group_ids_.find(member_hosts);
   if (it != group_ids_.end()) return it->second;
-  const int id = host_count();
+  const int id = static_cast<int>(hosts_.size() + group_hosts_.size());
   PlatformHost h;
   h.kind = PlatformHost::Kind::switch_plane;  // a sink reached only from its plane
   h.name = "multicast-group" + std::to_string(group_hosts_.size());
@@ -313,8 +319,14 @@ int PlatformModel::multicast_group(const std::vector<int>& member_hosts) const {
   return id;
 }
 
+int PlatformModel::host_count() const {
+  std::lock_guard<std::mutex> lock(memo_mutex_);
+  return static_cast<int>(hosts_.size() + group_hosts_.size());
+}
+
 const PlatformHost& PlatformModel::host(int id) const {
   if (id >= 0 && id < static_cast<int>(hosts_.size())) return hosts_[id];
+  std::lock_guard<std::mutex> lock(memo_mutex_);
   return group_hosts_.at(id - hosts_.size());
 }
 
@@ -323,7 +335,12 @@ PlatformRoute PlatformModel::compute_route(int src_host, int dst_host) const {
   PlatformRoute r;
   if (src_host == dst_host) return r;
   if (dst_host >= static_cast<int>(hosts_.size())) {  // a multicast group: the union of its members' routes
-    for (int member : group_members_.at(dst_host - hosts_.size())) {
+    std::vector<int> members;
+    {
+      std::lock_guard<std::mutex> lock(memo_mutex_);
+      members = group_members_.at(dst_host - hosts_.size());
+    }
+    for (int member : members) {
       const PlatformRoute& m = route(src_host, member);
       for (const auto& use : m.links)
         if (std::find(r.links.begin(), r.links.end(), use) == r.links.end()) r.links.push_back(use);

@@ -17,7 +17,9 @@
 // * Routes: the graph's routes (sim/topo/routes.hpp) mapped hop by hop onto those links, with the
 //   latency of each hop plus the calibration's extra latency for its link kind.
 #include <cstdint>
+#include <deque>
 #include <map>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -77,8 +79,8 @@ class PlatformModel {
   int switch_plane_host(int domain) const;
   int port_link(int gpu_index) const { return port_link_.at(gpu_index); }
 
-  // Route between two hosts (GPU, CPU, switch plane or multicast group), memoised. InputError when none
-  // exists.
+  // Route between two hosts (GPU, CPU, switch plane or multicast group), memoised (thread-safe; the
+  // reference stays valid). InputError when none exists.
   const PlatformRoute& route(int src_host, int dst_host) const;
 
   // A multicast group: a virtual host standing for several destination GPUs of one switch plane. The
@@ -87,7 +89,7 @@ class PlatformModel {
   // Ids follow hosts(); `host(id)` covers both.
   int multicast_group(const std::vector<int>& member_hosts) const;
   const PlatformHost& host(int id) const;
-  int host_count() const { return static_cast<int>(hosts_.size() + group_hosts_.size()); }
+  int host_count() const;
 
   // Why a GPU cannot take part (its compute tray is down), or "" when it can.
   const std::string& gpu_failure(int gpu_index) const { return gpu_failure_.at(gpu_index); }
@@ -112,9 +114,10 @@ class PlatformModel {
   std::vector<std::string> gpu_failure_;
   std::map<std::vector<int>, int> multi_edge_links_;  // trunk edge sets -> link
   std::vector<double> extra_latency_s_, efficiency_;  // per LinkKind
+  mutable std::mutex memo_mutex_;  // routes_ and the groups are filled on demand, possibly from threads
   mutable std::unordered_map<std::uint64_t, PlatformRoute> routes_;  // (src << 32 | dst) -> route
-  mutable std::vector<PlatformHost> group_hosts_;
-  mutable std::vector<std::vector<int>> group_members_;
+  mutable std::deque<PlatformHost> group_hosts_;  // deque: references stay valid as groups are added
+  mutable std::deque<std::vector<int>> group_members_;
   mutable std::map<std::vector<int>, int> group_ids_;
 };
 

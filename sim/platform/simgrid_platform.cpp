@@ -5,7 +5,11 @@
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
 
+#include <cstdint>
+#include <unordered_map>
+
 #include "sim/core/errors.hpp"
+#include "sim/engine/compiled_run.hpp"
 #include "sim/platform/platform_model.hpp"
 
 namespace racksim {
@@ -16,11 +20,14 @@ using simgrid::kernel::resource::StandardLinkImpl;
 
 namespace {
 
-// A routing zone whose routes are the PlatformModel's: explicit link lists per (src, dst) host pair, so
-// rails, trunks and shared C2C links route exactly as the topology says, with no route table in memory.
+// A routing zone whose routes are the compiled run's: explicit link lists per (src, dst) host pair, so
+// rails, trunks, shared C2C links and multicast groups route exactly as the model says, with no route
+// table beyond the pairs the run uses.
 class ModelZone : public routing::NetZoneImpl {
  public:
-  explicit ModelZone(const PlatformModel& model) : NetZoneImpl("racksim"), model_(model) {}
+  explicit ModelZone(const CompiledRun& run) : NetZoneImpl("racksim"), run_(run) {
+    for (std::size_t r = 0; r < run.route_src.size(); ++r) route_of_.emplace(key(run.route_src[r], run.route_dst[r]), r);
+  }
 
   void set_host_of_netpoint(unsigned long netpoint, int host) {
     if (host_of_netpoint_.size() <= netpoint) host_of_netpoint_.resize(netpoint + 1, -1);
@@ -33,17 +40,22 @@ class ModelZone : public routing::NetZoneImpl {
 
   void get_local_route(const routing::NetPoint* src, const routing::NetPoint* dst, routing::Route* into,
                        double* latency) override {
-    const PlatformRoute& r = model_.route(host_of_netpoint_.at(src->id()), host_of_netpoint_.at(dst->id()));
-    for (const auto& use : r.links) {
-      StandardLinkImpl* impl = use.up ? impls_.at(use.link).first : impls_.at(use.link).second;
-      if (impl == nullptr) throw SimulationError("internal: link " + model_.links()[use.link].name + " was not built");
-      into->link_list_.push_back(impl);
+    const auto it = route_of_.find(key(host_of_netpoint_.at(src->id()), host_of_netpoint_.at(dst->id())));
+    if (it == route_of_.end()) return;  // never asked: every comm follows a compiled route
+    const std::size_t r = it->second;
+    for (int i = run_.route_link_offset[r]; i < run_.route_link_offset[r + 1]; ++i) {
+      const LinkUse& use = run_.route_links[i];
+      into->link_list_.push_back(use.up ? impls_[use.link].first : impls_[use.link].second);
     }
-    if (latency != nullptr) *latency += r.latency_s;
+    if (latency != nullptr) *latency += run_.route_latency_s[r];
   }
 
  private:
-  const PlatformModel& model_;
+  static std::uint64_t key(int src, int dst) {
+    return (static_cast<std::uint64_t>(src) << 32) | static_cast<std::uint32_t>(dst);
+  }
+  const CompiledRun& run_;
+  std::unordered_map<std::uint64_t, std::size_t> route_of_;
   std::vector<int> host_of_netpoint_;
   std::vector<std::pair<StandardLinkImpl*, StandardLinkImpl*>> impls_;
 };
@@ -72,10 +84,11 @@ void SimgridPlatform::init_engine() {
   sg4::Engine::set_config("network/optim:Full");
 }
 
-SimgridPlatform::SimgridPlatform(const PlatformModel& model, const std::vector<int>& hosts,
-                                 const std::vector<int>& links)
+SimgridPlatform::SimgridPlatform(const PlatformModel& model, const CompiledRun& run)
     : impl_(std::make_unique<Impl>()) {
-  auto* zone = new ModelZone(model);  // the first zone becomes the engine's root
+  const std::vector<int>& hosts = run.hosts;
+  const std::vector<int>& links = run.links;
+  auto* zone = new ModelZone(run);  // the first zone becomes the engine's root
   impl_->zone = zone;
   sg4::NetZone* iface = zone->get_iface();
   impl_->hosts.assign(model.host_count(), nullptr);

@@ -1,6 +1,7 @@
 #pragma once
-// Instantiates a PlatformModel in this process's SimGrid engine: the hosts and links one run needs, and a
-// routing zone that answers every route from the model (link lists and latency, per direction). Include
+// Instantiates a PlatformModel in this process's SimGrid engine: the hosts and links one compiled run
+// needs, and a routing zone that answers every route from the run's route table (link lists and
+// latency, per direction). Include
 // only from sim/engine .cpp files; the SimGrid types are forward-declared here.
 #include <memory>
 #include <vector>
@@ -13,6 +14,7 @@ class Link;
 namespace racksim {
 
 class PlatformModel;
+struct CompiledRun;
 
 class SimgridPlatform {
  public:
@@ -21,9 +23,9 @@ class SimgridPlatform {
   // process, before the constructor below.
   static void init_engine();
 
-  // Builds the hosts and links listed (ids into model.hosts() / model.links()) as the root zone and seals
-  // it. `model` must outlive the platform.
-  SimgridPlatform(const PlatformModel& model, const std::vector<int>& hosts, const std::vector<int>& links);
+  // Builds the hosts and links a compiled run uses as the root zone, routing by the run's route table,
+  // and seals it. `model` and `run` must outlive the platform.
+  SimgridPlatform(const PlatformModel& model, const CompiledRun& run);
   ~SimgridPlatform();
 
   simgrid::s4u::Host* host(int host_id) const;

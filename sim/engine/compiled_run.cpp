@@ -1,0 +1,172 @@
+#include "sim/engine/compiled_run.hpp"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "sim/core/errors.hpp"
+#include "sim/core/units.hpp"
+
+namespace racksim {
+
+namespace {
+
+// Messages are built only on failure: this runs for every task of every run.
+void validate(const PlatformModel& model, const Schedule& s, int ranks) {
+  auto fail = [&](std::size_t i, const std::string& key, const std::string& value, const std::string& allowed) {
+    throw InputError("schedule " + s.algorithm, "/tasks/" + std::to_string(i) + key, value, allowed);
+  };
+  if (ranks < 1) throw InputError("schedule " + s.algorithm, "/request/gpus", "[]", "at least one rank");
+  const int phases = static_cast<int>(s.phases.size());
+  for (std::size_t i = 0; i < s.tasks.size(); ++i) {
+    const Task& t = s.tasks[i];
+    if (t.id != static_cast<int>(i)) fail(i, "/id", std::to_string(t.id), std::to_string(i));
+    if (t.dsts.empty()) fail(i, "/dsts", "[]", "at least one destination");
+    for (int d : t.deps)
+      if (d < 0 || d >= t.id) fail(i, "/deps", std::to_string(d), "earlier task ids");
+    if (t.phase < 0 || t.phase >= phases)
+      fail(i, "/phase", std::to_string(t.phase), "an index into phases [0, " + std::to_string(phases) + ")");
+    auto check = [&](const Endpoint& e) {
+      if (e.kind == Endpoint::Kind::rank && (e.index < 0 || e.index >= ranks))
+        fail(i, "", "rank " + std::to_string(e.index), "ranks in [0, " + std::to_string(ranks) + ")");
+      if (e.kind == Endpoint::Kind::switch_plane && model.switch_plane_host(e.index) < 0)
+        fail(i, "", "switch plane " + std::to_string(e.index),
+             "an NVLink domain with a switch plane on " + model.graph().spec().id);
+    };
+    check(t.src);
+    for (const auto& d : t.dsts) check(d);
+  }
+}
+
+std::vector<int> hosts_of_ranks(const PlatformModel& model, const Schedule& s) {
+  const TopologyGraph& g = model.graph();
+  std::vector<int> hosts;
+  for (int gpu : s.request.gpus) {
+    if (gpu < 0 || gpu >= g.gpu_count())
+      throw InputError("schedule " + s.algorithm, "/request/gpus", std::to_string(gpu),
+                       "GPU indices in [0, " + std::to_string(g.gpu_count() - 1) + "]");
+    if (!model.gpu_failure(gpu).empty())
+      throw SimulationError("GPU " + std::to_string(gpu) + " (" + g.vertices()[g.gpu_vertex(gpu)].name +
+                            ") cannot take part: " + model.gpu_failure(gpu));
+    hosts.push_back(model.gpu_host(gpu));
+  }
+  return hosts;
+}
+
+}  // namespace
+
+CompiledRun compile_run(const PlatformModel& model, const Calibration& calibration,
+                        const std::vector<const Schedule*>& schedules,
+                        const std::vector<std::vector<int>>* rank_hosts) {
+  CompiledRun c;
+  int total = 0;
+  for (const Schedule* s : schedules) total += static_cast<int>(s->tasks.size()) + 1;
+  c.task_schedule.resize(total);
+  c.pending.assign(total, 0);
+  c.phase.assign(total, -1);
+  c.task_bytes.assign(total, 0);
+  c.flags.assign(total, 0);
+  c.part_offset.reserve(total + 1);
+  c.part_offset.push_back(0);
+  std::vector<int> succ_count(total, 0);
+  std::unordered_map<std::uint64_t, int> route_index;
+  std::vector<char> host_used(0), link_used(model.links().size(), 0);
+  std::vector<double> link_bytes(model.links().size(), 0.0);
+  auto use_route = [&](int src, int dst) {
+    const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | static_cast<std::uint32_t>(dst);
+    auto [it, added] = route_index.emplace(key, static_cast<int>(c.route_src.size()));
+    if (added) {
+      const PlatformRoute& r = model.route(src, dst);
+      c.route_src.push_back(src);
+      c.route_dst.push_back(dst);
+      c.route_links.insert(c.route_links.end(), r.links.begin(), r.links.end());
+      c.route_link_offset.push_back(static_cast<int>(c.route_links.size()));
+      c.route_latency_s.push_back(r.latency_s);
+    }
+    return it->second;
+  };
+  c.route_link_offset.push_back(0);
+
+  int next = 0;
+  for (std::size_t si = 0; si < schedules.size(); ++si) {
+    const Schedule& s = *schedules[si];
+    CompiledSchedule cs;
+    cs.schedule = &s;
+    cs.hosts_of_rank = rank_hosts != nullptr && !(*rank_hosts)[si].empty() ? (*rank_hosts)[si] : hosts_of_ranks(model, s);
+    validate(model, s, static_cast<int>(cs.hosts_of_rank.size()));
+    const AlgorithmCalibration& cal = calibration.algorithm(s.algorithm);
+    cs.first = next;
+    cs.count = static_cast<int>(s.tasks.size());
+    cs.efficiency = cal.efficiency_at(static_cast<double>(s.request.bytes));
+    cs.step_delay_s = units::us_to_s(cal.step_overhead_us);
+    cs.launch_delay_s = units::us_to_s(cal.launch_overhead_us);
+    auto host_of = [&](const Endpoint& e) {
+      return e.kind == Endpoint::Kind::rank ? cs.hosts_of_rank[e.index] : model.switch_plane_host(e.index);
+    };
+    std::fill(link_bytes.begin(), link_bytes.end(), 0.0);
+    for (const Task& t : s.tasks) {
+      const int task = next + t.id;
+      c.task_schedule[task] = static_cast<int>(si);
+      c.pending[task] = t.deps.empty() ? 1 : static_cast<int>(t.deps.size());  // roots wait for the launch task
+      c.phase[task] = t.phase;
+      c.task_bytes[task] = static_cast<double>(t.bytes);
+      if (t.reduce) c.flags[task] |= CompiledRun::kReduce;
+      const int src = host_of(t.src);
+      if (t.src.kind == Endpoint::Kind::switch_plane) {
+        for (int d : t.deps) {  // the plane reduces what reducing transfers brought into it
+          const Task& dep = s.tasks[d];
+          if (dep.reduce && std::find(dep.dsts.begin(), dep.dsts.end(), t.src) != dep.dsts.end())
+            c.flags[task] |= CompiledRun::kSwitchReduce;
+        }
+      }
+      std::vector<int> dsts;
+      dsts.reserve(t.dsts.size());
+      for (const auto& d : t.dsts) dsts.push_back(host_of(d));
+      const bool multicast = t.src.kind == Endpoint::Kind::switch_plane && dsts.size() > 1;
+      const int parts = multicast ? 1 : static_cast<int>(dsts.size());
+      for (int k = 0; k < parts; ++k) {
+        const int dst = multicast ? model.multicast_group(dsts) : dsts[k];
+        const int r = use_route(src, dst);
+        const PlatformRoute& route = model.route(src, dst);
+        if (!route.broken.empty())
+          throw SimulationError(s.algorithm + " task " + std::to_string(t.id) + " (" + model.host(src).name + " -> " +
+                                model.host(dst).name + ") cannot run: " + route.broken);
+        c.part_route.push_back(r);
+        c.part_rank.push_back(!multicast && t.dsts[k].kind == Endpoint::Kind::rank ? t.dsts[k].index : -1);
+        c.payload.push_back(static_cast<double>(t.bytes) / cs.efficiency);
+        for (int i = c.route_link_offset[r]; i < c.route_link_offset[r + 1]; ++i) {
+          link_bytes[c.route_links[i].link] += static_cast<double>(t.bytes);
+          link_used[c.route_links[i].link] = 1;
+        }
+      }
+      c.part_offset.push_back(static_cast<int>(c.part_route.size()));
+      for (int d : t.deps) ++succ_count[next + d];
+      if (t.deps.empty()) ++succ_count[next + cs.count];
+    }
+    c.task_schedule[next + cs.count] = static_cast<int>(si);  // the launch task: no transfer
+    c.part_offset.push_back(static_cast<int>(c.part_route.size()));
+    for (std::size_t l = 0; l < link_bytes.size(); ++l)
+      if (link_bytes[l] > 0) cs.link_bytes.emplace_back(static_cast<int>(l), link_bytes[l]);
+    next += cs.count + 1;
+    c.schedules.push_back(std::move(cs));
+  }
+  c.succ_offset.assign(total + 1, 0);
+  for (int t = 0; t < total; ++t) c.succ_offset[t + 1] = c.succ_offset[t] + succ_count[t];
+  c.succ.assign(c.succ_offset[total], 0);
+  std::vector<int> fill(c.succ_offset.begin(), c.succ_offset.end() - 1);
+  for (std::size_t si = 0; si < schedules.size(); ++si) {
+    const CompiledSchedule& cs = c.schedules[si];
+    for (const Task& t : schedules[si]->tasks) {
+      for (int d : t.deps) c.succ[fill[cs.first + d]++] = cs.first + t.id;
+      if (t.deps.empty()) c.succ[fill[cs.first + cs.count]++] = cs.first + t.id;
+    }
+  }
+  host_used.assign(model.host_count(), 0);
+  for (std::size_t r = 0; r < c.route_src.size(); ++r) host_used[c.route_src[r]] = host_used[c.route_dst[r]] = 1;
+  for (std::size_t h = 0; h < host_used.size(); ++h)
+    if (host_used[h]) c.hosts.push_back(static_cast<int>(h));
+  for (std::size_t l = 0; l < link_used.size(); ++l)
+    if (link_used[l]) c.links.push_back(static_cast<int>(l));
+  return c;
+}
+
+}  // namespace racksim

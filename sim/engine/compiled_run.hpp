@@ -1,0 +1,59 @@
+#pragma once
+// A run compiled for the engine process: every schedule's tasks flattened into a few contiguous arrays
+// (dependency counts, successors, transfers with their routes, payloads), built in the caller's process
+// where the schedules are already in cache. The forked engine process then reads only these arrays: on
+// virtual machines every page a fresh process first touches costs a trap (27 us per 4 KiB page measured
+// on the dev VM), and a schedule of small scattered vectors spans thousands of pages.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/collectives/schedule.hpp"
+#include "sim/calib/calibration.hpp"
+#include "sim/platform/platform_model.hpp"
+
+namespace racksim {
+
+struct CompiledSchedule {
+  const Schedule* schedule = nullptr;    // for names (phases, algorithm) in the results
+  int first = 0, count = 0;              // its tasks are [first, first + count); its launch task is first + count
+  double efficiency = 1;                 // the algorithm's bandwidth efficiency at this size
+  double launch_delay_s = 0, step_delay_s = 0;
+  std::vector<int> hosts_of_rank;
+  std::vector<std::pair<int, double>> link_bytes;  // (link, bytes this schedule put on it), by link
+};
+
+struct CompiledRun {
+  std::vector<CompiledSchedule> schedules;
+  // Per task (all schedules, then one launch task per schedule at first + count).
+  std::vector<int> task_schedule;
+  std::vector<int> pending;              // dependencies to wait for (roots wait for their launch task)
+  std::vector<int> succ_offset, succ;    // successors of t: succ[succ_offset[t] .. succ_offset[t + 1])
+  std::vector<int> part_offset;          // transfers of t: part_route[part_offset[t] .. part_offset[t + 1])
+  std::vector<int> part_route;           // index into the routes below (a multicast is one part)
+  std::vector<int> part_rank;            // destination rank of the part (-1: a multicast or a switch plane)
+  std::vector<double> payload;           // bytes on the wire per part (task bytes / efficiency)
+  std::vector<double> task_bytes;
+  std::vector<std::uint8_t> flags;       // kSwitchReduce, kReduce
+  std::vector<int> phase;                // -1 for launch tasks
+  // Distinct routes used, in first-use order.
+  std::vector<int> route_src, route_dst;  // hosts (dst may be a multicast group)
+  std::vector<int> route_link_offset;     // links of route r: route_links[offset[r] .. offset[r + 1])
+  std::vector<LinkUse> route_links;
+  std::vector<double> route_latency_s;
+  std::vector<int> hosts, links;          // what the engine process builds
+
+  static constexpr std::uint8_t kSwitchReduce = 1;  // the plane reduces before sending
+  static constexpr std::uint8_t kReduce = 2;        // the receiver combines the data
+  int tasks() const { return static_cast<int>(task_schedule.size()); }
+  bool is_launch(int t) const { return phase[t] < 0; }
+};
+
+// Validates the schedules (InputError naming the task), checks that no rank is on a failed tray and no
+// transfer crosses a failed link (SimulationError naming them), and flattens them. `rank_hosts`, when
+// given, maps each schedule's ranks to hosts instead of request.gpus (device-level transfers).
+CompiledRun compile_run(const PlatformModel& model, const Calibration& calibration,
+                        const std::vector<const Schedule*>& schedules,
+                        const std::vector<std::vector<int>>* rank_hosts = nullptr);
+
+}  // namespace racksim
