@@ -98,6 +98,8 @@ py::object plan(const py::object& system, std::optional<int> racks, const py::ob
   req.failures = failures;
   SearchConstraints& c = req.constraints;
   c.tp = tp, c.ep = ep, c.cp = cp, c.pp = pp, c.dp = dp, c.tp_times_ep = tp_x_ep;
+  // run_plan divides by TP x EP without checking it (`racksim plan --tp-x-ep 0` dies of SIGFPE): check here.
+  if (tp_x_ep && *tp_x_ep < 1) throw InputError("tp_x_ep", "", std::to_string(*tp_x_ep), "an integer >= 1");
   if (micro_batch) {
     if (*micro_batch < 1) throw InputError("micro_batch", "", std::to_string(*micro_batch), "an integer >= 1");
     c.micro_batch = micro_batch;
@@ -113,9 +115,16 @@ py::object plan(const py::object& system, std::optional<int> racks, const py::ob
   if (recompute == "full") c.recompute = Recompute::full;
   c.offload = one_of("offload", offload, {"none", "optimizer", "activations", "both", "auto"});
   std::string text;
-  {
+  try {
     py::gil_scoped_release release;  // the search and the engine re-pricing run without the GIL
     text = plan_to_json_text(run_plan(req));
+  } catch (const InputError& e) {
+    // The planner names the CLI's option ("--global-batch"); name the Python argument ("global_batch").
+    if (e.where().rfind("--", 0) != 0) throw;
+    std::string where = e.where().substr(2);
+    for (char& ch : where)
+      if (ch == '-') ch = '_';
+    throw InputError(where, e.json_path(), e.value(), e.allowed());
   }
   return json_loads(text);
 }

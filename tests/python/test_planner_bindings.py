@@ -84,7 +84,8 @@ BAD = [
     (dict(model="no-such-model"), "no-such-model"),
     (dict(system="no-such-system"), "no-such-system"),
     (dict(gpus=72, tp=5), "tp 5"),          # 72 GPUs are not a multiple of TP = 5
-    (dict(global_batch=0), "0"),
+    (dict(global_batch=0), "global_batch: invalid value 0"),  # the Python argument's name, not --global-batch
+    (dict(tp_x_ep=0), "tp_x_ep"),
     (dict(schedule="gpipe"), "gpipe"),
     (dict(zero=7), "7"),
     (dict(recompute="half"), "half"),
