@@ -31,7 +31,7 @@ struct RunOptions {
 
 class Simulation {
  public:
-  // Throws InputError for failures that name nothing in the graph.
+  // Throws InputError for failures that name nothing in the graph. `graph` must outlive the Simulation.
   Simulation(const TopologyGraph& graph, Calibration calibration, FailureScenario failures = {});
   ~Simulation();
 
