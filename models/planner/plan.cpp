@@ -69,6 +69,8 @@ void check_constraints(const SearchConstraints& c, const std::vector<MeshShape>&
     ++given;
     flags += (flags.empty() ? "" : " ") + std::string(name) + " " + std::to_string(*v);
   }
+  if (c.tp_times_ep && *c.tp_times_ep < 1)
+    throw InputError("--tp-x-ep", "", std::to_string(*c.tp_times_ep), "an integer >= 1");
   if (c.tp_times_ep && (c.tp || c.ep)) {
     const int t = c.tp.value_or(1) * c.ep.value_or(1);
     if ((c.tp && c.ep && t != *c.tp_times_ep) || *c.tp_times_ep % t != 0)

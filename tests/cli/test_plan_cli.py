@@ -97,6 +97,7 @@ with tempfile.TemporaryDirectory() as tmp:
         (["--model", "llama-3.1-8b", "--gpus", "101", "--racks", "2"] + small, ["--gpus", "101", "splits evenly over 2"]),
         (["--model", "llama-3.1-8b", "--global-batch", "0", "--seq-len", "4096"], ["--global-batch", "0"]),
         (["--model", "llama-3.1-8b", "--moe-imbalance", "0.5"] + small, ["--moe-imbalance", "0.5"]),
+        (["--model", "llama-3.1-8b", "--tp-x-ep", "0"] + small, ["--tp-x-ep", "0", ">= 1"]),
         (["--model", "llama-3.1-405b", "--system", "h200-pcie", "--global-batch", "8", "--seq-len", "4096"],
          ["does not fit in HBM"]),
     ]
