@@ -3,6 +3,7 @@
 // returns the result. Parts are timed separately: the engine process alone (fork + exit), schedule
 // building, a 25-size sweep. Run: build/bench/racksim_bench [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
+#include <sys/resource.h>
 
 #include "models/collectives/rank_placement.hpp"
 #include "models/collectives/registry.hpp"
@@ -13,6 +14,14 @@
 
 namespace racksim {
 namespace {
+
+// CPU seconds of this process and of its finished children (the engine processes): on a shared machine
+// the wall time includes waiting for a core; CPU time is what a run costs.
+double cpu_s(int who) {
+  rusage r{};
+  getrusage(who, &r);
+  return static_cast<double>(r.ru_utime.tv_sec + r.ru_stime.tv_sec) + (r.ru_utime.tv_usec + r.ru_stime.tv_usec) * 1e-6;
+}
 
 TopologyGraph graph(int racks) { return TopologyGraph(SystemCatalog(RACKSIM_TOPOLOGY_DIR).load("gb200-nvl72"), racks); }
 
@@ -30,7 +39,11 @@ void run_collective(benchmark::State& state, int racks, CollectiveOp op, const c
   const Schedule s = build_schedule(request(g, op, algo, 72 * racks, bytes), g);
   const Simulation sim(g, Calibration::none());
   double simulated = 0;
+  const double self0 = cpu_s(RUSAGE_SELF), child0 = cpu_s(RUSAGE_CHILDREN);
   for (auto _ : state) simulated = sim.run(s).time_s;
+  const double n = static_cast<double>(state.iterations());
+  state.counters["caller_cpu_ms"] = (cpu_s(RUSAGE_SELF) - self0) / n * 1e3;
+  state.counters["engine_cpu_ms"] = (cpu_s(RUSAGE_CHILDREN) - child0) / n * 1e3;
   long transfers = 0;
   for (const auto& t : s.tasks) transfers += static_cast<long>(t.dsts.size());
   state.counters["tasks"] = static_cast<double>(s.tasks.size());
@@ -52,7 +65,9 @@ void BM_Hierarchical_64Racks_1GiB(benchmark::State& s) {
 
 // The fixed cost of one run: fork a child that does nothing, wait for it.
 void BM_EngineProcessAlone(benchmark::State& state) {
+  const double child0 = cpu_s(RUSAGE_CHILDREN);
   for (auto _ : state) benchmark::DoNotOptimize(run_in_child_process([] { return std::string(); }));
+  state.counters["engine_cpu_ms"] = (cpu_s(RUSAGE_CHILDREN) - child0) / static_cast<double>(state.iterations()) * 1e3;
 }
 
 void BM_BuildSchedule_Hierarchical_8Racks(benchmark::State& state) {
@@ -65,11 +80,15 @@ void BM_BuildSchedule_Hierarchical_8Racks(benchmark::State& state) {
 void BM_Sweep25_Ring72(benchmark::State& state) {
   const TopologyGraph g = graph(1);
   const Simulation sim(g, Calibration::none());
+  const double self0 = cpu_s(RUSAGE_SELF), child0 = cpu_s(RUSAGE_CHILDREN);
   for (auto _ : state) {
     double total = 0;
     for (int i = 0; i < 25; ++i) total += sim.run(build_schedule(request(g, CollectiveOp::all_reduce, "ring", 72, 8ull << i), g)).time_s;
     benchmark::DoNotOptimize(total);
   }
+  const double n = static_cast<double>(state.iterations());
+  state.counters["caller_cpu_ms"] = (cpu_s(RUSAGE_SELF) - self0) / n * 1e3;
+  state.counters["engine_cpu_ms"] = (cpu_s(RUSAGE_CHILDREN) - child0) / n * 1e3;
 }
 
 // The work happens in the forked engine process: wall-clock time is what counts (UseRealTime).
