@@ -163,7 +163,10 @@ CompiledRun compile_run(const PlatformModel& model, const Calibration& calibrati
   host_used.assign(model.host_count(), 0);
   for (std::size_t r = 0; r < c.route_src.size(); ++r) host_used[c.route_src[r]] = host_used[c.route_dst[r]] = 1;
   for (std::size_t h = 0; h < host_used.size(); ++h)
-    if (host_used[h]) c.hosts.push_back(static_cast<int>(h));
+    if (host_used[h]) {
+      c.hosts.push_back(static_cast<int>(h));
+      c.host_info.push_back(model.host(static_cast<int>(h)));
+    }
   for (std::size_t l = 0; l < link_used.size(); ++l)
     if (link_used[l]) c.links.push_back(static_cast<int>(l));
   return c;

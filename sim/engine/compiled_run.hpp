@@ -42,6 +42,8 @@ struct CompiledRun {
   std::vector<LinkUse> route_links;
   std::vector<double> route_latency_s;
   std::vector<int> hosts, links;          // what the engine process builds
+  std::vector<PlatformHost> host_info;    // per entry of `hosts`: copied so that the engine process never
+                                          // takes the model's memo lock (a fork may have copied it held)
 
   static constexpr std::uint8_t kSwitchReduce = 1;  // the plane reduces before sending
   static constexpr std::uint8_t kReduce = 2;        // the receiver combines the data

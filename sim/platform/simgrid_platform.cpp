@@ -5,6 +5,7 @@
 #include <simgrid/s4u.hpp>
 #include <xbt/log.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <unordered_map>
 
@@ -91,9 +92,10 @@ SimgridPlatform::SimgridPlatform(const PlatformModel& model, const CompiledRun& 
   auto* zone = new ModelZone(run);  // the first zone becomes the engine's root
   impl_->zone = zone;
   sg4::NetZone* iface = zone->get_iface();
-  impl_->hosts.assign(model.host_count(), nullptr);
-  for (int id : hosts) {
-    const PlatformHost& h = model.host(id);
+  impl_->hosts.assign(hosts.empty() ? 0 : *std::max_element(hosts.begin(), hosts.end()) + 1, nullptr);
+  for (std::size_t i = 0; i < hosts.size(); ++i) {
+    const int id = hosts[i];
+    const PlatformHost& h = run.host_info[i];
     sg4::Host* host = iface->create_host(h.name, h.speed);
     if (h.cores > 1) host->set_core_count(h.cores);
     host->seal();
