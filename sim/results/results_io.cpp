@@ -112,10 +112,13 @@ std::string run_result_to_table(const RunResult& r) {
                      r.algorithm, r.gpus, units::format_bytes(r.bytes), r.bytes, r.calibration);
   if (!r.algorithm_note.empty()) out += "  note: " + r.algorithm_note + "\n";
   for (const auto& f : r.failures) out += "  failure: " + f + "\n";
-  out += fmt::format("  {:<24}{:>12.3f} us\n", "time", units::s_to_us(r.time_s));
-  out += fmt::format("  {:<24}{:>12.2f} GB/s\n", "algbw", units::Bps_to_GBps(r.algbw_Bps));
-  out += fmt::format("  {:<24}{:>12.2f} GB/s\n", "busbw", units::Bps_to_GBps(r.busbw_Bps));
-  for (const auto& p : r.phases) out += fmt::format("  phase {:<18}{:>12.3f} us\n", p.name, units::s_to_us(p.time_s));
+  std::size_t width = 24;
+  for (const auto& p : r.phases) width = std::max(width, p.name.size() + 8);
+  out += fmt::format("  {:<{}}{:>12.3f} us\n", "time", width, units::s_to_us(r.time_s));
+  out += fmt::format("  {:<{}}{:>12.2f} GB/s\n", "algbw", width, units::Bps_to_GBps(r.algbw_Bps));
+  out += fmt::format("  {:<{}}{:>12.2f} GB/s\n", "busbw", width, units::Bps_to_GBps(r.busbw_Bps));
+  for (const auto& p : r.phases)
+    out += fmt::format("  {:<{}}{:>12.3f} us\n", "phase " + p.name, width, units::s_to_us(p.time_s));
   for (const auto& s : summarize_links(r))
     out += fmt::format("  links {:<8}{:>6} used {:>14.0f} B   max utilisation {:.3f}\n", s.kind, s.links, s.bytes,
                        s.max_utilization);
