@@ -48,6 +48,7 @@ class Executor {
   void begin(int t);
   void after_delay(int t);
   void start_parts(int t);
+  void start_comm(int t, int p);
   void part_done(int t);
   void launch(ActRec::Kind kind, int t, int part, sg4::ActivityPtr activity);
   void on_completion(const sg4::Activity& a);
@@ -124,10 +125,22 @@ void Executor::start_parts(int t) {
       part_done(t);
       continue;
     }
-    auto comm = sg4::Comm::sendto_init(platform_->host(run_.route_src[r]), platform_->host(run_.route_dst[r]));
-    comm->set_payload_size(static_cast<std::uint64_t>(std::llround(run_.payload[p])));
-    launch(ActRec::Kind::comm, t, p, comm);
+    const double latency = run_.route_latency_s[r];
+    if (latency > 0)
+      simgrid::kernel::timer::Timer::set(sg4::Engine::get_clock() + latency, [this, t, p] { start_comm(t, p); });
+    else
+      start_comm(t, p);
   }
+}
+
+// The route's latency has passed (a timer, above): the bytes now flow. SimGrid sees routes without
+// latency, so every flow has the same max-min weight (CM02 weights a flow by its route latency, which
+// made flows of different latency on one link share unequally: TOOLCHAIN.md).
+void Executor::start_comm(int t, int p) {
+  const int r = run_.part_route[p];
+  auto comm = sg4::Comm::sendto_init(platform_->host(run_.route_src[r]), platform_->host(run_.route_dst[r]));
+  comm->set_payload_size(static_cast<std::uint64_t>(std::llround(run_.payload[p])));
+  launch(ActRec::Kind::comm, t, p, comm);
 }
 
 void Executor::part_done(int t) {

@@ -64,3 +64,34 @@ TEST(EngineContention, TheTwoGpusOfASuperchipShareItsC2C) {
 
 }  // namespace
 }  // namespace racksim
+
+namespace racksim {
+namespace {
+
+// Flows of different route latency share a link equally once their latency has passed (SimGrid's CM02
+// would weight them by latency: the engine waits latencies itself and gives SimGrid latency-free routes).
+TEST(EngineContention, FlowsOfDifferentLatencyShareALinkEqually) {
+  const auto g = test::load_graph("gb200-nvl72", 2);
+  const Simulation sim(g, Calibration::none());
+  const std::uint64_t S = 1ull << 30;
+  const auto same_rail = test::route_numbers(g, 0, 72);   // leaf -> spine -> leaf
+  const auto cross_rail = test::route_numbers(g, 0, 73);  // through the core: longer
+  ASSERT_GT(cross_rail.alpha, same_rail.alpha);
+  ASSERT_NEAR(same_rail.B, 50e9, 1);
+  RunOptions traced;
+  traced.record_trace = true;
+  const RunResult r = sim.run_transfers({{"gpu0", "gpu72", S}, {"gpu0", "gpu73", S}}, traced);
+  double end_same = 0, end_cross = 0;
+  for (const auto& e : r.trace) {
+    if (e.name == "transfers: task 0") end_same = e.end_s;
+    if (e.name == "transfers: task 1") end_cross = e.end_s;
+  }
+  // GPU 0's NIC carries both: the first flow runs alone for the latency difference d, then both at B/2.
+  const double B = same_rail.B, d = cross_rail.alpha - same_rail.alpha, s = static_cast<double>(S);
+  EXPECT_NEAR(end_same, cross_rail.alpha + 2 * (s - B * d) / B, 1e-9 * end_same);
+  EXPECT_NEAR(end_cross, same_rail.alpha + 2 * s / B, 1e-9 * end_cross);
+  EXPECT_NEAR(r.time_s, end_cross, 0);
+}
+
+}  // namespace
+}  // namespace racksim
