@@ -163,10 +163,30 @@ def test_sweep_sizes_and_columns(h100):
 
 
 def test_trace_written(tmp_path, h100):
+    # Chrome/Perfetto trace: one track per GPU and one per busy link, as `racksim collective --trace`.
     path = tmp_path / "trace.json"
-    h100.collective("all_reduce", 8, "1M", algo="ring", calibration="none", trace=str(path))
+    h100.collective("all_reduce", 8, "1M", algo="ring", calibration="none", trace=path)
     events = json.loads(path.read_text())["traceEvents"]
-    assert any(e.get("name", "").startswith("gpu") or "gpu" in json.dumps(e) for e in events)
+    tracks = {e["args"]["name"] for e in events if e.get("name") == "thread_name"}
+    assert {f"r0.t0.gpu{i}" for i in range(8)} <= tracks
+    assert {f"link r0.t0.gpu{i}.nvlink-port" for i in range(8)} <= tracks
+    assert any(e.get("ph") == "X" for e in events)
+
+
+def test_sweep_jobs_give_the_same_frame(h100):
+    one = h100.sweep("all_reduce", 8, "1K", "16M", step_factor=8, algo="nvls", calibration="none")
+    two = h100.sweep("all_reduce", 8, "1K", "16M", step_factor=8, algo="nvls", calibration="none", jobs=2)
+    assert one.to_dict("records") == two.to_dict("records")
+
+
+def test_load_by_path_equals_load_by_id(tmp_path):
+    spec = racksim.load("gb300-nvl72").spec()
+    path = tmp_path / "copy.json"
+    path.write_text(json.dumps(spec))
+    by_path = racksim.load(path, racks=2).collective("all_reduce", 144, "64M", algo="hierarchical", calibration="none")
+    by_id = racksim.load("gb300-nvl72", racks=2).collective("all_reduce", 144, "64M", algo="hierarchical",
+                                                            calibration="none")
+    assert by_path == by_id
 
 
 def test_parse_bytes():
