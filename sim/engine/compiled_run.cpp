@@ -160,6 +160,7 @@ CompiledRun compile_run(const PlatformModel& model, const Calibration& calibrati
       if (t.deps.empty()) c.succ[fill[cs.first + cs.count]++] = cs.first + t.id;
     }
   }
+  for (double latency : c.route_latency_s) c.latency_in_routes = c.latency_in_routes && latency == c.route_latency_s.front();
   host_used.assign(model.host_count(), 0);
   for (std::size_t r = 0; r < c.route_src.size(); ++r) host_used[c.route_src[r]] = host_used[c.route_dst[r]] = 1;
   for (std::size_t h = 0; h < host_used.size(); ++h)

@@ -41,6 +41,9 @@ struct CompiledRun {
   std::vector<int> route_link_offset;     // links of route r: route_links[offset[r] .. offset[r + 1])
   std::vector<LinkUse> route_links;
   std::vector<double> route_latency_s;
+  // True when every route has the same latency: SimGrid then waits it itself (its per-flow weight, the
+  // route latency, is the same for all, so sharing stays fair), saving a timer per transfer.
+  bool latency_in_routes = true;
   std::vector<int> hosts, links;          // what the engine process builds
   std::vector<PlatformHost> host_info;    // per entry of `hosts`: copied so that the engine process never
                                           // takes the model's memo lock (a fork may have copied it held)

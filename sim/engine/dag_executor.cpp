@@ -125,7 +125,7 @@ void Executor::start_parts(int t) {
       part_done(t);
       continue;
     }
-    const double latency = run_.route_latency_s[r];
+    const double latency = run_.latency_in_routes ? 0.0 : run_.route_latency_s[r];
     if (latency > 0)
       simgrid::kernel::timer::Timer::set(sg4::Engine::get_clock() + latency, [this, t, p] { start_comm(t, p); });
     else
@@ -133,9 +133,10 @@ void Executor::start_parts(int t) {
   }
 }
 
-// The route's latency has passed (a timer, above): the bytes now flow. SimGrid sees routes without
-// latency, so every flow has the same max-min weight (CM02 weights a flow by its route latency, which
-// made flows of different latency on one link share unequally: TOOLCHAIN.md).
+// The route's latency has passed (a timer, above): the bytes now flow. When routes differ in latency
+// SimGrid sees them without it, so every flow has the same max-min weight (CM02 weights a flow by its
+// route latency, which made flows of different latency on one link share unequally: TOOLCHAIN.md); when
+// all routes have the same latency SimGrid waits it itself (same weights, no timer per transfer).
 void Executor::start_comm(int t, int p) {
   const int r = run_.part_route[p];
   auto comm = sg4::Comm::sendto_init(platform_->host(run_.route_src[r]), platform_->host(run_.route_dst[r]));

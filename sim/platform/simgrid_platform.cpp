@@ -48,7 +48,8 @@ class ModelZone : public routing::NetZoneImpl {
       const LinkUse& use = run_.route_links[i];
       into->link_list_.push_back(use.up ? impls_[use.link].first : impls_[use.link].second);
     }
-    (void)latency;  // the engine waits the route's latency itself before starting the comm
+    // With routes of different latency the engine waits the latency itself before starting the comm.
+    if (latency != nullptr && run_.latency_in_routes) *latency += run_.route_latency_s[r];
   }
 
  private:
