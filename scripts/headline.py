@@ -216,7 +216,7 @@ def figure(results, rows, path):
     hier = by[("gb200-nvl72", 2, "hier-nvls", "default")]
     if hier["available"]:
         ax2.annotate("hierarchical: GB200 and GB300 engine curves overlap:\nthe NIC phase (S/72 per GPU) pipelines "
-                     "under the\nNVLS phases, so CX-8's doubled bandwidth hardly shows",
+                     "under the\nNVLS phases: CX-8's doubled bandwidth does not show at 1 GiB",
                      xy=(144, hier["result"]["time_us"]), xytext=(100, 4.5e3), fontsize=7,
                      arrowprops={"arrowstyle": "->", "color": "0.4"})
     plotting.gpu_axis(ax2, gpus, label="GPUs in the all-reduce (72 per rack: 1, 2, 4, 8 racks; log scale)")
