@@ -4,8 +4,8 @@
 # hierarchical (NVLS or ring inside each rack, ring across), on the SimGrid engine at vendor peaks
 # (calibration none, the course's inputs) and with the shipped calibration, next to the course's Fig 4
 # model. Prints the tables (a superset of the earlier GB200-only table of this script), writes
-# out/headline.json and out/fig4_allreduce.png. Simulations run two at a time (~1-1.5 min on 2 cores,
-# most of it the 576-GPU flat rings: 662 k transfers each).
+# out/headline.json and out/fig4_allreduce.png. Simulations run two at a time; flat rings across racks
+# come from the analytic model (equal to the engine there, which needs minutes for them; see headline.py).
 set -euo pipefail
 build=${1:-build}
 src=$(cd "$(dirname "$0")/.." && pwd)
