@@ -38,7 +38,9 @@ TEST(EngineContention, TwoJobsSharingNicsHalveEachOthersBandwidth) {
   const auto rail = sim.run_concurrent({job, test::hand_ring_all_reduce({4, 76}, S)});
   for (const auto& r : rail) EXPECT_NEAR(r.time_s, alone, 1e-12 * alone);
   for (const auto& l : both[0].links) {
-    if (l.kind == "nic") EXPECT_NEAR(l.max_utilization, 1.0, 1e-9) << l.name;
+    if (l.kind == "nic") {
+      EXPECT_NEAR(l.max_utilization, 1.0, 1e-9) << l.name;
+    }
   }
 }
 
