@@ -60,7 +60,7 @@ py::object collective(const SystemHandle& s, const std::string& op, int gpus, co
     // Each run is a forked engine process (sim/engine/engine_process.hpp); other Python threads go on.
     py::gil_scoped_release release;
     const Simulation simulation(*s.graph, cal, failures);
-    const Schedule schedule = build_schedule(request, *s.graph);
+    const Schedule schedule = build_schedule(request, *s.graph, cal);  // auto picks with this calibration
     result = simulation.run(schedule, options);
   }
   if (!trace.is_none()) {
@@ -106,7 +106,7 @@ py::object sweep(const SystemHandle& s, const std::string& op, int gpus, const p
     for (const std::uint64_t size : sizes) {
       CollectiveRequest r = base;
       r.bytes = size;
-      schedules.push_back(build_schedule(r, *s.graph));  // bad input fails before any run
+      schedules.push_back(build_schedule(r, *s.graph, cal));  // bad input fails before any run
     }
     // Worker threads, each running forked engine processes (as `racksim sweep --jobs`).
     std::atomic<std::size_t> next{0};

@@ -25,7 +25,7 @@ static void add_collective_command(CLI::App& app, const GlobalOptions& global) {
       if (!trace) throw InputError("--trace", "", "'" + opts->trace + "'", "a writable file path");
     }
     const Simulation simulation(*setup.graph, setup.calibration, setup.failures);  // checks --fail items
-    const Schedule schedule = build_schedule(setup.request, *setup.graph);
+    const Schedule schedule = build_schedule(setup.request, *setup.graph, setup.calibration);  // auto picks with it
     RunOptions options;
     options.record_trace = !opts->trace.empty();
     const RunResult result = simulation.run(schedule, options);

@@ -84,7 +84,7 @@ static void add_sweep_command(CLI::App& app, const GlobalOptions& global) {
     for (std::uint64_t size : sizes) {
       CollectiveRequest r = setup.request;
       r.bytes = size;
-      schedules.push_back(build_schedule(r, *setup.graph));  // bad input fails before any run
+      schedules.push_back(build_schedule(r, *setup.graph, setup.calibration));  // bad input fails before any run
     }
     std::vector<RunResult> results(sizes.size());
     Progress progress(sizes.size());

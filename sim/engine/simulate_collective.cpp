@@ -8,7 +8,7 @@ RunResult simulate_collective(const TopologyGraph& graph, const CollectiveReques
                               const Calibration& calibration, const FailureScenario& failures,
                               const RunOptions& options) {
   Simulation simulation(graph, calibration, failures);  // checks the failure items first
-  const Schedule schedule = build_schedule(request, graph);
+  const Schedule schedule = build_schedule(request, graph, calibration);  // auto picks with this calibration
   return simulation.run(schedule, options);
 }
 
