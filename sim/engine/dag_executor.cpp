@@ -159,7 +159,8 @@ void Executor::count_comm(int route, bool started) {
     LinkStat& s = link_stats_[link];
     if (started) {
       if (s.active++ == 0) {
-        s.busy_since = now;
+        // Busy from when bytes flow: after the route latency, which SimGrid waits itself when it is uniform.
+        s.busy_since = now + (run_.latency_in_routes ? run_.route_latency_s[route] : 0.0);
         s.active_pos = static_cast<int>(active_links_.size());
         active_links_.push_back(link);
       }
