@@ -17,6 +17,7 @@
 #include "bindings/system_handle.hpp"
 #include "sim/core/errors.hpp"
 #include "models/collectives/registry.hpp"
+#include "models/collectives/sweep_sizes.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/results/results_io.hpp"
 
@@ -70,29 +71,13 @@ py::object collective(const SystemHandle& s, const std::string& op, int gpus, co
   return result_dict(result);
 }
 
-// `racksim sweep`'s size sequence (cli/cmd_sweep.cpp, nccl-tests' -b/-e/-f): min, min * f, ... while
-// <= max, each rounded to the nearest byte; at most 1000 sizes.
-std::vector<std::uint64_t> sweep_sizes(std::uint64_t lo, std::uint64_t hi, double step_factor) {
-  if (lo == 0) throw InputError("min_bytes", "", "0", "a size in [1 B, 1 TiB] per rank");
-  if (lo > hi)
-    throw InputError("max_bytes", "", std::to_string(hi), ">= min_bytes (" + std::to_string(lo) + " bytes)");
-  if (!(step_factor > 1) || !std::isfinite(step_factor))
-    throw InputError("step_factor", "", std::to_string(step_factor), "a number > 1 (nccl-tests -f)");
-  std::vector<std::uint64_t> sizes;
-  for (double x = static_cast<double>(lo); x <= static_cast<double>(hi) * (1 + 1e-12); x *= step_factor) {
-    sizes.push_back(static_cast<std::uint64_t>(std::llround(x)));
-    if (sizes.size() > 1000)
-      throw InputError("step_factor", "", std::to_string(step_factor), "a factor giving at most 1000 sizes");
-  }
-  return sizes;
-}
-
 py::object sweep(const SystemHandle& s, const std::string& op, int gpus, const py::object& min_bytes,
                  const py::object& max_bytes, double step_factor, const std::string& algo, const py::object& fail,
                  const py::object& calibration, const py::object& chunk_bytes, const py::object& inner,
                  const py::object& outer, const std::string& dtype, int root, int jobs) {
   if (jobs < 1 || jobs > 64) throw InputError("jobs", "", std::to_string(jobs), "1 to 64 engine processes at once");
-  const auto sizes = sweep_sizes(bytes_arg(min_bytes, "min_bytes"), bytes_arg(max_bytes, "max_bytes"), step_factor);
+  const auto sizes = sweep_sizes(bytes_arg(min_bytes, "min_bytes"), bytes_arg(max_bytes, "max_bytes"), step_factor,
+                                 {"min_bytes", "max_bytes", "step_factor"});
   const RequestArgs args =
       request_args(op, gpus, sizes.front(), algo, chunk_bytes, inner, outer, dtype, root);
   const CollectiveRequest base = make_request(*s.graph, args);

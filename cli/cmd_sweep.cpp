@@ -12,6 +12,7 @@
 
 #include "cli/collective_options.hpp"
 #include "models/collectives/registry.hpp"
+#include "models/collectives/sweep_sizes.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/results/results_io.hpp"
@@ -27,19 +28,8 @@ struct SweepOptions : CollectiveOptions {
 };
 
 std::vector<std::uint64_t> sweep_sizes(const SweepOptions& o) {
-  const std::uint64_t lo = parse_size_option(o.min_bytes, "--min-bytes");
-  const std::uint64_t hi = parse_size_option(o.max_bytes, "--max-bytes");
-  if (lo > hi)
-    throw InputError("--min-bytes", "", o.min_bytes, "a size no larger than --max-bytes (" + o.max_bytes + ")");
-  if (!(o.step_factor > 1) || !std::isfinite(o.step_factor))
-    throw InputError("--step-factor", "", std::to_string(o.step_factor), "a number > 1 (nccl-tests -f)");
-  std::vector<std::uint64_t> sizes;
-  for (double s = static_cast<double>(lo); s <= static_cast<double>(hi) * (1 + 1e-12); s *= o.step_factor) {
-    sizes.push_back(static_cast<std::uint64_t>(std::llround(s)));
-    if (sizes.size() > 1000)
-      throw InputError("--step-factor", "", std::to_string(o.step_factor), "a factor giving at most 1000 sizes");
-  }
-  return sizes;
+  return racksim::sweep_sizes(parse_size_option(o.min_bytes, "--min-bytes"), parse_size_option(o.max_bytes, "--max-bytes"),
+                              o.step_factor);
 }
 
 // A progress bar on stderr once the sweep has run for a second (only on a terminal).
