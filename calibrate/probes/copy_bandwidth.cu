@@ -59,13 +59,7 @@ int main(int argc, char** argv) {
   auto t0 = std::chrono::steady_clock::now();
   Opts o = parse(argc, argv);
   probe::Env env = probe::query_env();
-  probe::skip_if_no_gpu(PROBE_NAME, env);
-  if (o.device >= env.device_count)
-    probe::bad_args(PROBE_NAME, "--device " + std::to_string(o.device) + " but only " +
-                                    std::to_string(env.device_count) + " device(s)", kUsage);
-  const int dev = static_cast<int>(o.device);
-  PROBE_CHECK(cudaSetDevice(dev));
-  PROBE_CHECK(cudaFree(nullptr));
+  const int dev = probe::open_device(PROBE_NAME, env, o.device, kUsage);
 
   probe::Rec extra("x");
   extra.u64("min_bytes", o.min_bytes).u64("max_bytes", o.max_bytes).i64("step", o.step).i64("iters", o.iters)

@@ -251,6 +251,19 @@ inline void skip_if_no_gpu(const char* probe_name, const Env& env) {
   std::exit(0);
 }
 
+// The start every single-device probe shares: exit 0 with a skipped record when there is no GPU, exit 2
+// when --device names one that does not exist, else select the device, create its context, return it.
+inline int open_device(const char* probe_name, const Env& env, long long device, const char* usage) {
+  skip_if_no_gpu(probe_name, env);
+  if (device >= env.device_count)
+    bad_args(probe_name, "--device " + std::to_string(device) + " but only " + std::to_string(env.device_count) +
+                             " device(s)", usage);
+  const int dev = static_cast<int>(device);
+  PROBE_CHECK(cudaSetDevice(dev));
+  PROBE_CHECK(cudaFree(nullptr));
+  return dev;
+}
+
 inline void print_end(const char* probe_name, std::chrono::steady_clock::time_point t0) {
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   Rec("end").str("probe", probe_name).str("status", "ok").num("elapsed_s", s, 3).print();
