@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "models/workload/model_spec.hpp"
+#include "sim/core/named_json_files.hpp"
 
 namespace racksim {
 
@@ -22,6 +23,7 @@ class ModelCatalog {
   const std::string& directory() const { return dir_; }
 
  private:
+  NamedJsonFiles files() const;
   std::string dir_;
 };
 

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/core/named_json_files.hpp"
 #include "sim/topo/topology_spec.hpp"
 
 namespace racksim {
@@ -23,6 +24,7 @@ class SystemCatalog {
   const std::string& directory() const { return dir_; }
 
  private:
+  NamedJsonFiles files() const;
   std::string dir_;
 };
 

@@ -1,0 +1,36 @@
+#include "sim/core/named_json_files.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "sim/core/errors.hpp"
+
+namespace racksim {
+
+namespace fs = std::filesystem;
+
+NamedJsonFiles::NamedJsonFiles(std::string directory, std::string kind, std::string file_kind)
+    : dir_(std::move(directory)), kind_(std::move(kind)), file_kind_(std::move(file_kind)) {}
+
+std::vector<std::string> NamedJsonFiles::ids() const {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir_, ec))
+    if (entry.path().extension() == ".json") out.push_back(entry.path().stem().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string NamedJsonFiles::resolve(const std::string& name_or_path, const std::string& where) const {
+  const bool looks_like_path = name_or_path.find('/') != std::string::npos ||
+                               (name_or_path.size() > 5 && name_or_path.substr(name_or_path.size() - 5) == ".json");
+  if (looks_like_path) return name_or_path;
+  const fs::path shipped = fs::path(dir_) / (name_or_path + ".json");
+  if (!name_or_path.empty() && fs::exists(shipped)) return shipped.string();
+  std::string valid;
+  for (const auto& id : ids()) valid += (valid.empty() ? "" : ", ") + id;
+  throw InputError(where, "", "'" + name_or_path + "' (unknown " + kind_ + ")",
+                   "one of " + valid + ", or a path to " + file_kind_);
+}
+
+}  // namespace racksim
