@@ -11,6 +11,7 @@
 #include "bindings/request_args.hpp"
 #include "bindings/system_handle.hpp"
 #include "models/analytic/analytic_model.hpp"
+#include "models/analytic/fig4_system.hpp"
 #include "models/collectives/algorithm_support.hpp"
 #include "models/collectives/rank_placement.hpp"
 #include "sim/core/errors.hpp"
@@ -25,10 +26,6 @@ namespace racksim::bindings {
 namespace {
 
 using SystemClass = py::class_<SystemHandle, std::shared_ptr<SystemHandle>>;
-
-// The course's Fig 4 model has "a fixed per-phase latency" without a value (seed course section 7).
-// Assumption: 5 us, the top of NCCL's base network latency (src/graph/tuning.cc: NET 2.7-5 us).
-constexpr double kFig4PhaseLatencyUs = 5.0;
 
 double r6(double v) { return round_to_significant(v); }
 
@@ -86,18 +83,6 @@ py::dict analytic(const SystemHandle& s, const std::string& op, int gpus, const 
   return d;
 }
 
-// Per-direction NVLink bandwidth of one GPU (all its NVLinks) and of its NIC, in bytes/s (0 if none).
-double gpu_nvlink_Bps(const TopologyGraph& g, int gpu_vertex) {
-  double sum = 0;
-  for (const int e : g.incident_edges(gpu_vertex))
-    if (g.edges()[e].kind == LinkKind::nvlink) sum += g.edges()[e].bandwidth_Bps;
-  return sum;
-}
-double gpu_nic_Bps(const TopologyGraph& g, int gpu_vertex) {
-  const int nic = g.nic_of_gpu(gpu_vertex);
-  return nic < 0 ? 0.0 : units::GBps_to_Bps(g.spec().nic_type(g.vertices()[nic].type).bandwidth_GBps);
-}
-
 py::dict fig4_dict(const Fig4Inputs& in, double time_s, int gpus) {
   py::dict d;
   d["model"] = "fig4";
@@ -114,39 +99,23 @@ py::dict fig4_dict(const Fig4Inputs& in, double time_s, int gpus) {
   return d;
 }
 
-double positive_or(const py::object& value, double fallback_Bps, const char* where) {
-  if (value.is_none()) return fallback_Bps;
-  const double gbps = value.cast<double>();
-  if (!(gbps > 0)) throw InputError(where, "", std::to_string(gbps), "> 0 GB/s (1e9 bytes/s per direction)");
-  return units::GBps_to_Bps(gbps);
+std::optional<double> optional_GBps(const py::object& value) {
+  if (value.is_none()) return std::nullopt;
+  return value.cast<double>();
 }
 
 py::dict fig4_system(const SystemHandle& s, int gpus, const py::object& bytes, bool nvls, double phase_latency_us,
                      const py::object& nvlink_GBps, const py::object& nic_GBps, double efficiency) {
-  if (!(efficiency > 0 && efficiency <= 1))
-    throw InputError("efficiency", "", std::to_string(efficiency), "a fraction of the vendor peak in (0, 1]");
-  const TopologyGraph& g = *s.graph;
-  CollectiveRequest request;
-  request.gpus = place_ranks(g, gpus, "gpus");
-  Fig4Inputs in;
-  in.bytes = static_cast<double>(bytes_arg(bytes, "bytes"));
-  in.nvls = nvls;
-  in.phase_latency_s = units::us_to_s(phase_latency_us);
-  if (gpus > 1) {
-    const DomainGroups groups = domain_groups(request, g);  // InputError when a GPU has no NVLink domain
-    in.gpus_per_domain = groups.per_domain;
-    in.domains = groups.domains;
-  }
-  if (nvls && in.gpus_per_domain > 1 && !system_has_nvls(g))
-    throw InputError("nvls", "", "True", "False: " + s.spec.id + "'s switches cannot reduce (no NVLS)");
-  const int v = g.gpu_vertex(request.gpus.front());
-  in.nvlink_Bps = positive_or(nvlink_GBps, gpu_nvlink_Bps(g, v), "nvlink_GBps") * efficiency;
-  in.nic_Bps = positive_or(nic_GBps, gpu_nic_Bps(g, v), "nic_GBps") * efficiency;
-  if (in.domains > 1 && !(in.nic_Bps > 0))
-    throw InputError("gpus", "", std::to_string(gpus), "ranks inside one NVLink domain: " + s.spec.id + " has no NIC");
-  py::dict d = fig4_dict(in, fig4_allreduce_time_s(in), gpus);
+  Fig4Options o;
+  o.nvls = nvls;
+  o.phase_latency_us = phase_latency_us;
+  o.nvlink_GBps = optional_GBps(nvlink_GBps);
+  o.nic_GBps = optional_GBps(nic_GBps);
+  o.efficiency = efficiency;
+  const Fig4Result r = fig4_on_system(*s.graph, gpus, bytes_arg(bytes, "bytes"), o, "");  // shared with `racksim fig4`
+  py::dict d = fig4_dict(r.inputs, r.time_s, gpus);
   d["system"] = s.spec.id;
-  d["racks"] = g.racks();
+  d["racks"] = s.graph->racks();
   d["efficiency"] = efficiency;
   return d;
 }

@@ -49,7 +49,7 @@ static void add_imex_check_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_flag("--nccl-p2p-disable", o->p2p_disable, "NCCL_P2P_DISABLE=1 (implies NCCL_MNNVL_ENABLE=0)");
   cmd->add_option("--bytes", o->bytes, "all_reduce size per rank for the bandwidth estimate (default 1G)");
   cmd->add_option("--calibration", o->calibration, "calibration for the analytic estimates: default, none or a JSON path");
-  cmd->add_option("--share", o->share, "also share a buffer EXPORTER:IMPORTER[:auto|fd|fabric] (global GPU indices)");
+  cmd->add_option("--share", o->share, "also share a buffer EXPORTER:IMPORTER[:auto|process|fd|fabric] (global GPU indices; process: one process drives both)");
   cmd->add_flag("--all-gpus", o->all_gpus, "list every GPU's fabric state, not only the job's");
   add_format_option(*cmd, o->format, "text", {"text", "json"});
   cmd->callback([&global, o] {

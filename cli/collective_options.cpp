@@ -24,6 +24,9 @@ void add_collective_options(CLI::App& cmd, CollectiveOptions& o, bool with_bytes
   cmd.add_option("--calibration", o.calibration, "calibration JSON file, 'default' (shipped) or 'none' (vendor peaks)");
   cmd.add_option("--dtype", o.dtype, "element type (nccl-tests' count column; default float)");
   cmd.add_option("--root", o.root, "broadcast root / send_recv first rank (default 0)");
+  cmd.add_option("--nic-GBps", o.nic_GBps,
+                 "run every scale-out NIC at this per-direction bandwidth, GB/s (default: the topology's; "
+                 "the course's NIC slider: CX-7 50, CX-8 100)");
 }
 
 std::uint64_t parse_size_option(const std::string& text, const std::string& option) {
@@ -36,7 +39,14 @@ std::uint64_t parse_size_option(const std::string& text, const std::string& opti
 
 CollectiveSetup setup_collective(const CollectiveOptions& o, const GlobalOptions& global) {
   CollectiveSetup s;
-  const TopologySpec spec = SystemCatalog(global.topology_dir).load(o.system);
+  TopologySpec spec = SystemCatalog(global.topology_dir).load(o.system);
+  if (o.nic_GBps) {
+    // Same bound as a topology file's bandwidths: finite and > 0 (1e6 GB/s: far above any link).
+    if (!(*o.nic_GBps > 0 && *o.nic_GBps <= 1e6))
+      throw InputError("--nic-GBps", "", std::to_string(*o.nic_GBps), "a bandwidth in (0, 1e6] GB/s per direction");
+    if (spec.nic_types.empty()) throw InputError("--nic-GBps", "", std::to_string(*o.nic_GBps), "a system with scale-out NICs (" + spec.id + " has none)");
+    for (auto& nic : spec.nic_types) nic.bandwidth_GBps = *o.nic_GBps;
+  }
   s.graph = std::make_unique<TopologyGraph>(spec, racks_or_default(o.racks, spec));
   s.calibration = load_calibration(o.calibration);
   for (const auto& item : o.fail) s.failures.items.push_back(parse_failure_item(item));

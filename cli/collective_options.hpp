@@ -18,12 +18,13 @@ struct CollectiveOptions {
   std::string system, op, bytes, algo = "auto", inner = "auto", outer = "ring", chunk_bytes;
   std::string calibration = "default", format, trace, dtype = "float";
   std::optional<int> racks;
+  std::optional<double> nic_GBps;  // --nic-GBps: every scale-out NIC of the system at this speed
   int gpus = 0, root = 0;
   std::vector<std::string> fail;
 };
 
 // Adds --system --racks --op --gpus [--bytes] --algo --inner --outer --fail --chunk-bytes --calibration
-// --dtype --root. --bytes only when `with_bytes` (the sweep has --min-bytes/--max-bytes instead).
+// --dtype --root --nic-GBps. --bytes only when `with_bytes` (the sweep has --min-bytes/--max-bytes instead).
 void add_collective_options(CLI::App& cmd, CollectiveOptions& o, bool with_bytes);
 
 struct CollectiveSetup {

@@ -41,7 +41,10 @@ HandleType handle_type_from_string(const std::string& text, const std::string& w
   if (text == "auto") return HandleType::automatic;
   if (text == "fd") return HandleType::posix_fd;
   if (text == "fabric") return HandleType::fabric;
-  throw InputError(where, "", "'" + text + "'", "auto, fd (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) or fabric (CU_MEM_HANDLE_TYPE_FABRIC)");
+  if (text == "process") return HandleType::same_process;
+  throw InputError(where, "", "'" + text + "'",
+                   "auto, process (one process, both GPUs), fd (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) or fabric "
+                   "(CU_MEM_HANDLE_TYPE_FABRIC)");
 }
 
 std::vector<int> parse_index_list(const std::string& text, int count, const std::string& where) {
@@ -415,6 +418,20 @@ ShareResult share_buffer(const TopologyGraph& graph, const FabricInputs& in, int
   const int te = exporter / L.gpus_per_tray, ti = importer / L.gpus_per_tray;
   const bool same_tray = te == ti;
   if (handle == HandleType::automatic) handle = same_tray ? HandleType::posix_fd : HandleType::fabric;
+  if (handle == HandleType::same_process) {
+    // Seed s6: sharing inside one OS needs no more than the driver; a process lives in one tray's OS.
+    r.handle = "none";
+    if (!same_tray) {
+      r.reason = "one process runs on one tray's OS and CUDA enumerates only that tray's GPUs: trays " + std::to_string(te) +
+                 " and " + std::to_string(ti) + " need two processes and a fabric handle (IMEX)";
+      return r;
+    }
+    r.ok = true;
+    r.steps = {{"export", "none: the pointer is valid in the whole process", "nobody"},
+               {"map", "cudaDeviceEnablePeerAccess (or cuMemSetAccess for the second GPU)", "the driver, inside the process"},
+               {"access", "loads/stores over NVLink", "no software"}};
+    return r;
+  }
   if (handle == HandleType::posix_fd) {
     r.handle = "posix_fd";
     r.handle_bytes = 4;

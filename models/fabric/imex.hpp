@@ -106,8 +106,9 @@ struct JobVerdict {
 
 JobVerdict check_job(const TopologyGraph& graph, const FabricInputs& in, const JobRequest& job);
 
-// Self-check 4: sharing one GPU buffer between two processes (exporter and importer GPUs).
-enum class HandleType { automatic, posix_fd, fabric };
+// Self-check 4: sharing one GPU buffer between two processes (exporter and importer GPUs). same_process is
+// the course's first case of Fig 3: one process drives both GPUs, so no handle leaves it (peer access).
+enum class HandleType { automatic, posix_fd, fabric, same_process };
 HandleType handle_type_from_string(const std::string& text, const std::string& where);
 struct ShareStep {
   std::string step;                // export, send, import, map, access
@@ -116,8 +117,8 @@ struct ShareStep {
 };
 struct ShareResult {
   bool ok = false;
-  std::string handle;              // "posix_fd" or "fabric"
-  int handle_bytes = 0;            // 4 (an int fd) or 64 (CU_MEM_HANDLE_TYPE_FABRIC)
+  std::string handle;              // "posix_fd", "fabric" or "none" (same process)
+  int handle_bytes = 0;            // 4 (an int fd), 64 (CU_MEM_HANDLE_TYPE_FABRIC) or 0
   std::vector<ShareStep> steps;
   std::string reason;              // why it fails, if it does
 };

@@ -186,5 +186,20 @@ TEST(IndexList, ParsesAndRejects) {
   EXPECT_EQ(compare_versions("2.25.2", "2.25.2", "v"), 0);
 }
 
+// Fig 3's first case: one process drives both GPUs of a tray; no handle leaves it. It cannot span trays.
+TEST(SelfCheck4, SameProcessNeedsNoHandleAndStaysOnOneTray) {
+  const auto g = graph();
+  const auto same = share_buffer(g, FabricInputs{}, 0, 3, HandleType::same_process);
+  ASSERT_TRUE(same.ok);
+  EXPECT_EQ(same.handle, "none");
+  EXPECT_EQ(same.handle_bytes, 0);
+  ASSERT_EQ(same.steps.size(), 3u);
+  EXPECT_NE(same.steps[1].how.find("cudaDeviceEnablePeerAccess"), std::string::npos);
+  const auto across = share_buffer(g, FabricInputs{}, 0, 8, HandleType::same_process);
+  EXPECT_FALSE(across.ok);
+  EXPECT_NE(across.reason.find("need two processes and a fabric handle"), std::string::npos);
+  EXPECT_EQ(handle_type_from_string("process", "--share"), HandleType::same_process);
+}
+
 }  // namespace
 }  // namespace racksim::fabric

@@ -1,0 +1,31 @@
+#pragma once
+// Runs one CLI request as a child process (the racksim binary itself): its own process group, stdin from
+// /dev/null, stdout and stderr captured, a wall-clock limit and an address-space limit. A crash, a hang or
+// a runaway allocation ends the child, never the server. Safe to call from many threads at once
+// (posix_spawn; every pipe is close-on-exec so one child never holds another's pipe open).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace racksim::serve {
+
+struct ChildLimits {
+  double wall_s = 30;                           // killed (with its process group) after this
+  std::uint64_t address_space_bytes = 4ULL << 30;  // RLIMIT_AS of the child (0: unlimited)
+  std::size_t max_output_bytes = 64u << 20;     // stdout beyond this is dropped and the run fails
+};
+
+struct ChildResult {
+  int exit_status = -1;      // the exit code when it exited, else -1
+  int signal = 0;            // the signal that ended it, if one did
+  bool timed_out = false;    // killed at the wall-clock limit
+  bool output_too_large = false;
+  std::string out, err;
+  double wall_s = 0;
+};
+
+// Runs `program` with `args` (args[0] is argv[1]). Throws std::runtime_error only when the child cannot be
+// started (pipes, spawn).
+ChildResult run_child(const std::string& program, const std::vector<std::string>& args, const ChildLimits& limits);
+
+}  // namespace racksim::serve
