@@ -6,7 +6,7 @@ packages=(
   cmake g++ make ninja-build pkg-config python3-dev
   libsimgrid-dev libeigen3-dev libboost-graph-dev nlohmann-json3-dev
   libbenchmark-dev libgtest-dev libgmock-dev pybind11-dev libcli11-dev libfmt-dev
-  libcpp-httplib-dev libjs-d3
+  libcpp-httplib-dev libjs-d3 chromium chromium-driver python3-selenium
   python3-numpy python3-matplotlib python3-pandas python3-pytest
   jupyter-nbconvert python3-nbclient python3-ipykernel
 )

@@ -205,6 +205,7 @@ int run_server(const ServeOptions& o, const std::function<void(const std::string
     }
     res.set_content(body, content_type(".js"));
   });
+  http.Get("/favicon.ico", [](const httplib::Request&, httplib::Response& res) { res.status = 204; });
   http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok\n", "text/plain"); });
   http.Get("/api", [&o](const httplib::Request&, httplib::Response& res) {
     json j{{"commands", command_table_json(o.commands)},

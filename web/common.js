@@ -44,7 +44,8 @@ const racksim = (() => {
     const t = tip();
     t.innerHTML = html;
     t.hidden = false;
-    const x = Math.min(event.clientX + 14, window.innerWidth - t.offsetWidth - 8);
+    // Left of the pointer in the right half of the window, so that it never leaves the figure.
+    const x = event.clientX > window.innerWidth / 2 ? Math.max(4, event.clientX - t.offsetWidth - 14) : event.clientX + 14;
     const y = event.clientY + 14 + t.offsetHeight > window.innerHeight ? event.clientY - t.offsetHeight - 10 : event.clientY + 14;
     t.style.left = x + "px";
     t.style.top = y + "px";

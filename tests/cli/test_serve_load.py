@@ -7,6 +7,8 @@ killed (504) and a request over the interactive limits refused before running (4
 SIGTERM stops it with status 0."""
 import concurrent.futures
 import json
+import os
+import re
 import shlex
 import sys
 import time
@@ -104,15 +106,30 @@ def main():
                                                          ("gpus", "576"), ("bytes", "1G"), ("algo", "ring")])
         check(status == 422 and "crosses 8 NVLink domains" in body, f"flat ring on 8 racks: {status} {body[:300]}")
         check(server.alive(), "server not answering after a refused request")
+
+        # docs/serve.md's curl examples print what this server prints today.
+        with open(os.path.join(os.environ["RACKSIM_SOURCE_DIR"], "docs", "serve.md")) as f:
+            lines = f.read().splitlines()
+        examples = 0
+        for i, line in enumerate(lines):
+            m = re.match(r"\$ curl -s 'http://127\.0\.0\.1:8080/([^']*)'( \| grep (\S+))?$", line)
+            if not m:
+                continue
+            examples += 1
+            status, body, _ = server.get(m.group(1))
+            shown = [l for l in body.splitlines() if m.group(3) in l] if m.group(3) else body.splitlines()
+            check(shown == lines[i + 1:i + 1 + len(shown)], f"docs/serve.md example {m.group(1)}: now {shown}")
+        check(examples == 2, f"docs/serve.md has {examples} curl examples, expected 2")
     finally:
         check(server.stop() == 0, "SIGTERM did not stop the server with status 0")
 
-    # The wall-clock limit: a 2-rack flat ring takes seconds; with --timeout 1 it is killed, the server lives.
+    # The wall-clock limit: a sweep of 2-rack flat rings takes seconds per size (~5 s each on a loaded 2-core
+    # machine); with --timeout 1 it is killed with its engine processes, and the server lives.
     slow = Server("--timeout", "1")
     try:
         t0 = time.monotonic()
-        status, body, _ = slow.get("/api/collective", [("system", "gb200-nvl72"), ("racks", "2"), ("op", "all_reduce"),
-                                                       ("gpus", "144"), ("bytes", "1G"), ("algo", "ring")])
+        status, body, _ = slow.get("/api/sweep", [("system", "gb200-nvl72"), ("racks", "2"), ("op", "all_reduce"),
+                                                  ("gpus", "144"), ("algo", "ring"), ("min-bytes", "1G"), ("max-bytes", "16G")])
         took = time.monotonic() - t0
         check(status == 504 and "1 s limit" in body, f"timeout: {status} {body[:300]}")
         check(took < 10, f"the timed-out request took {took:.1f} s to answer")
