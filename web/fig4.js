@@ -70,18 +70,39 @@
     return r.ok ? r.json.gpus : 0;
   }
 
-  // Why a case has no curve, before asking (the course model's own scope), or null.
-  function courseScope(algo, racks) {
-    if (algo === "ring" && racks > 1) return "the course's model has no flat ring across racks (its multi-rack form is hierarchical)";
+  // Why a case has no point, known before asking, or null: NVLS reduces inside one NVLink domain (the CLI
+  // refuses it across domains), and the course's model has no flat ring across racks.
+  function scope(layer, algo, racks) {
     if (algo === "nvls" && racks > 1) return "NVLS reduces inside one NVLink domain; across racks it is the hierarchical curve";
+    if (layer === "course" && algo === "ring" && racks > 1)
+      return "the course's model has no flat ring across racks (its multi-rack form is hierarchical)";
     return null;
   }
+
+  // Notes under the plot, one per distinct reason, naming every case it applies to.
+  // A message's numbers are masked in its key, so that one reason covers every rack count; the first
+  // message of its kind is shown whole (its numbers are that case's).
+  class Notes {
+    constructor() { this.byReason = new Map(); this.firstOfKind = new Map(); }
+    add(message, where) {
+      const key = message.replace(/\d+/g, "N");
+      if (!this.firstOfKind.has(key)) this.firstOfKind.set(key, message);
+      const reason = this.firstOfKind.get(key);
+      if (!this.byReason.has(reason)) this.byReason.set(reason, []);
+      if (where && !this.byReason.get(reason).includes(where)) this.byReason.get(reason).push(where);
+    }
+    html() {
+      return [...this.byReason].map(([reason, where]) =>
+        `<li>${where.length ? "<b>" + racksim.escape(where.join("; ")) + "</b>: " : ""}${racksim.escape(reason)}</li>`).join("");
+    }
+  }
+
 
   // Panel (a): one rack / node, time vs size. One request per curve (fig4 or sweep over sizes).
   async function sizeSeries(s, machine, algo, notes) {
     const gpus = await gpusPerRack(machine);
     if (gpus < 2) {
-      notes.add(`${MACHINES[machine].label}: one GPU, so an all-reduce moves nothing (time 0 on every layer): no curve`);
+      notes.add("one GPU, so an all-reduce moves nothing (time 0 on every layer): no curve", MACHINES[machine].label);
       return null;
     }
     let answer;
@@ -97,7 +118,7 @@
         ["calibration", s.layer === "peak" ? "none" : "default"]]);
     }
     if (!answer.ok) {
-      notes.add(`${MACHINES[machine].label}, ${ALGOS[algo].label}, one ${gpus === 8 ? "node" : "rack"}: ${answer.error}`);
+      notes.add(answer.error, `${MACHINES[machine].label}, ${ALGOS[algo].label}, one ${gpus === 8 ? "node" : "rack"}`);
       return null;
     }
     const rows = Array.isArray(answer.json) ? answer.json : [answer.json];
@@ -112,15 +133,15 @@
     const racksList = [1, 2, 4, 8, 16, 32, 64].filter((r) => r <= s.racks);
     if (!racksList.includes(s.racks)) racksList.push(s.racks);
     const points = await Promise.all(racksList.map(async (racks) => {
-      const scope = s.layer === "course" ? courseScope(algo, racks) : null;
-      if (scope) {
-        notes.add(`${ALGOS[algo].label} beyond 1 rack: ${scope}`);
+      const why = scope(s.layer, algo, racks);
+      if (why) {
+        notes.add(why, `${ALGOS[algo].label} beyond 1 rack`);
         return null;
       }
       const args = pointArgs(s, machine, algo, racks, perRack * racks, s.size);
       const answer = await racksim.call(args[0], toParams(args));
       if (!answer.ok) {
-        notes.add(`${MACHINES[machine].label}, ${ALGOS[algo].label}, ${racks} rack(s): ${answer.error}`);
+        notes.add(answer.error, `${MACHINES[machine].label} ${ALGOS[algo].label} at ${racks} racks`);
         return null;
       }
       return {x: racks, row: answer.json, racks, gpus: perRack * racks, command: racksim.commandLine(args)};
@@ -201,7 +222,7 @@
     const s = state();
     updateOutputs();
     legend(s);
-    const notes = new Set();
+    const notes = new Notes();
     const cases = [];
     for (const mc of s.machines) for (const a of s.algos) cases.push([mc, a]);
     racksim.setStatus("fig4-status", `computing ${cases.length * 2} curve(s) (${LAYERS[s.layer]})...`);
@@ -224,8 +245,8 @@
       xDomain: [0.8, s.racks * 1.25], xTicks: racksTicks.includes(s.racks) ? racksTicks : racksTicks.concat([s.racks]),
       xFormat: String, xTitle: "racks joined by InfiniBand (log scale)"});
     if (s.machines.includes("gb200-nvl72") && s.machines.includes("gb300-nvl72"))
-      notes.add("GB300 NVL72 has GB200's NVLink 5: inside one rack (panel a) its curves are GB200's, drawn on top of them; only the NIC differs (panel b)");
-    el("fig4-notes").innerHTML = [...notes].map((n) => `<li>${racksim.escape(n)}</li>`).join("");
+      notes.add("GB300 NVL72 has GB200's NVLink 5: inside one rack its curves are GB200's; GB300 is drawn last, so where the two are equal (panel a; panel b when the NIC is hidden) only GB300's shows");
+    el("fig4-notes").innerHTML = notes.html();
     racksim.setStatus("fig4-status", `${LAYERS[s.layer]}: drawn in ${((performance.now() - started) / 1000).toFixed(1)} s. Hover a point for its numbers and command.`);
     el("fig4").dataset.ready = "1";
   }

@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shlex
+import socket
 import sys
 import time
 
@@ -106,6 +107,19 @@ def main():
                                                          ("gpus", "576"), ("bytes", "1G"), ("algo", "ring")])
         check(status == 422 and "crosses 8 NVLink domains" in body, f"flat ring on 8 racks: {status} {body[:300]}")
         check(server.alive(), "server not answering after a refused request")
+
+        # Not HTTP at all, an oversized request line, a client that connects and says nothing: each is dropped
+        # or answered with an error, and the server keeps serving.
+        port = int(server.url.rsplit(":", 1)[1].strip("/"))
+        with socket.create_connection(("127.0.0.1", port), timeout=20) as sock:
+            sock.sendall(b"\x00\xffGARBAGE\r\n\r\n")
+            reply = sock.recv(200)
+        check(reply == b"" or reply.startswith(b"HTTP/1.1 400"), f"garbage request: {reply[:60]!r}")
+        status, _, _ = server.get("/api/show", [("system", "x" * 10000)])
+        check(status == 414, f"a 10 kB request line: status {status}, expected 414")
+        idle = socket.create_connection(("127.0.0.1", port), timeout=20)
+        check(server.alive(), "server answers while a client holds a silent connection")
+        idle.close()
 
         # docs/serve.md's curl examples print what this server prints today.
         with open(os.path.join(os.environ["RACKSIM_SOURCE_DIR"], "docs", "serve.md")) as f:
