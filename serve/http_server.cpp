@@ -177,6 +177,17 @@ int run_server(const ServeOptions& o, const std::function<void(const std::string
       std::fprintf(stderr, "racksim serve: %s %s %d\n", req.method.c_str(), req.path.c_str(), res.status);
     });
 
+  // DNS rebinding: a page from elsewhere could resolve its own name to 127.0.0.1 and drive the API from
+  // the reader's browser. Only requests addressed to the loopback names are served.
+  http.set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    const std::string host = req.get_header_value("Host");
+    const std::string name = host.substr(0, host.rfind(':') == std::string::npos ? host.size() : host.rfind(':'));
+    if (name == "127.0.0.1" || name == "localhost" || name == "[::1]") return httplib::Server::HandlerResponse::Unhandled;
+    res.status = 403;
+    res.set_content(error_body("racksim serve: Host '" + host + "' refused; use http://127.0.0.1:PORT/", "", "request"),
+                    "application/json");
+    return httplib::Server::HandlerResponse::Handled;
+  });
   http.Get("/", [&o](const httplib::Request&, httplib::Response& res) {
     std::string body;
     if (!read_file(o.web_dir + "/index.html", body)) {

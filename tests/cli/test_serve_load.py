@@ -117,6 +117,10 @@ def main():
         check(reply == b"" or reply.startswith(b"HTTP/1.1 400"), f"garbage request: {reply[:60]!r}")
         status, _, _ = server.get("/api/show", [("system", "x" * 10000)])
         check(status == 414, f"a 10 kB request line: status {status}, expected 414")
+        with socket.create_connection(("127.0.0.1", port), timeout=20) as sock:  # DNS rebinding
+            sock.sendall(b"GET /api/show?system=gb200-nvl72 HTTP/1.1\r\nHost: evil.example:80\r\nConnection: close\r\n\r\n")
+            reply = sock.recv(4096)
+        check(reply.startswith(b"HTTP/1.1 403") and b"Host 'evil.example:80' refused" in reply, f"foreign Host: {reply[:80]!r}")
         idle = socket.create_connection(("127.0.0.1", port), timeout=20)
         check(server.alive(), "server answers while a client holds a silent connection")
         idle.close()
