@@ -48,11 +48,11 @@ RequestArgs request_args(const std::string& op, int gpus, std::uint64_t bytes, c
 py::object collective(const SystemHandle& s, const std::string& op, int gpus, const py::object& bytes,
                       const std::string& algo, const py::object& fail, const py::object& calibration,
                       const py::object& chunk_bytes, const py::object& inner, const py::object& outer,
-                      const std::string& dtype, int root, const py::object& trace) {
+                      const std::string& dtype, int root, const py::object& trace, const std::string& partition_mode) {
   const CollectiveRequest request = make_request(
       *s.graph, request_args(op, gpus, bytes_arg(bytes, "bytes"), algo, chunk_bytes, inner, outer, dtype, root));
   const Calibration cal = calibration_arg(calibration);
-  const FailureScenario failures = failures_arg(fail);
+  const FailureScenario failures = failures_arg(fail, partition_mode);
   RunOptions options;
   options.record_trace = !trace.is_none();
   RunResult result;
@@ -74,7 +74,8 @@ py::object collective(const SystemHandle& s, const std::string& op, int gpus, co
 py::object sweep(const SystemHandle& s, const std::string& op, int gpus, const py::object& min_bytes,
                  const py::object& max_bytes, double step_factor, const std::string& algo, const py::object& fail,
                  const py::object& calibration, const py::object& chunk_bytes, const py::object& inner,
-                 const py::object& outer, const std::string& dtype, int root, int jobs) {
+                 const py::object& outer, const std::string& dtype, int root, int jobs,
+                 const std::string& partition_mode) {
   if (jobs < 1 || jobs > 64) throw InputError("jobs", "", std::to_string(jobs), "1 to 64 engine processes at once");
   const auto sizes = sweep_sizes(bytes_arg(min_bytes, "min_bytes"), bytes_arg(max_bytes, "max_bytes"), step_factor,
                                  {"min_bytes", "max_bytes", "step_factor"});
@@ -82,7 +83,7 @@ py::object sweep(const SystemHandle& s, const std::string& op, int gpus, const p
       request_args(op, gpus, sizes.front(), algo, chunk_bytes, inner, outer, dtype, root);
   const CollectiveRequest base = make_request(*s.graph, args);
   const Calibration cal = calibration_arg(calibration);
-  const FailureScenario failures = failures_arg(fail);
+  const FailureScenario failures = failures_arg(fail, partition_mode);
   std::vector<RunResult> results(sizes.size());
   {
     py::gil_scoped_release release;
@@ -125,7 +126,7 @@ void add_collective_bindings(py::module_& m) {
   cls.def("collective", &collective, py::arg("op"), py::arg("gpus"), py::arg("bytes"), py::arg("algo") = "auto",
           py::arg("fail") = py::none(), py::arg("calibration") = py::none(), py::arg("chunk_bytes") = py::none(),
           py::arg("inner") = py::none(), py::arg("outer") = py::none(), py::arg("dtype") = "float",
-          py::arg("root") = 0, py::arg("trace") = py::none(),
+          py::arg("root") = 0, py::arg("trace") = py::none(), py::arg("partition_mode") = "full-bandwidth",
           R"(Simulate one collective in the discrete-event engine (as `racksim collective --format json`).
 
 op: all_reduce | all_gather | reduce_scatter | all_to_all | broadcast | send_recv.
@@ -133,7 +134,10 @@ gpus: number of ranks, placed in order over the trays; with R racks each rack ge
 bytes: nccl-tests' size in bytes (all_reduce: per-rank buffer; all_gather: output buffer; all_to_all:
   per-rank send buffer), an int or a string such as "64K", "512M", "1G" (binary) or "100GB" (decimal).
 algo: auto | ring | nvls | tree | hierarchical | direct (auto reports its pick in 'algo' and 'algo_note').
-fail: a failure item or a list: "tray:T", "switch-tray:S", "switch-chip:D.C", "nic:N", "link:NAME[@F]".
+fail: a failure item or a list: "tray:T", "gpu:G", "switch-tray:S", "switch-chip:D.C", "nvlink:G.C",
+  "trunk:D.K", "nic:N", "ib-link:R.K", "imex:T", "link:NAME[@F]" (docs/failures.md).
+partition_mode: "full-bandwidth" (NVIDIA's default: a GPU that lost NVLinks is parked, a lost switch stops
+  the partition) or "adaptive-bandwidth" (every GPU runs on the links left).
 calibration: None (the shipped default), "none" (vendor peaks), a calibration JSON path, or a dict.
 chunk_bytes: pipelining chunk in bytes (None: the algorithm's default).
 inner, outer: hierarchical's in-domain (auto | ring | nvls) and cross-domain (ring | tree) algorithms.
@@ -150,7 +154,7 @@ racksim.SimulationError when the run cannot happen (e.g. a rank on a failed tray
           py::arg("max_bytes") = py::str("16G"), py::arg("step_factor") = 2.0, py::arg("algo") = "auto",
           py::arg("fail") = py::none(), py::arg("calibration") = py::none(), py::arg("chunk_bytes") = py::none(),
           py::arg("inner") = py::none(), py::arg("outer") = py::none(), py::arg("dtype") = "float",
-          py::arg("root") = 0, py::arg("jobs") = 1,
+          py::arg("root") = 0, py::arg("jobs") = 1, py::arg("partition_mode") = "full-bandwidth",
           R"(Simulate a collective at sizes min_bytes, min_bytes * step_factor, ... <= max_bytes (nccl-tests'
 sequence, as `racksim sweep --format json`). Sizes are bytes (int or "64K", "1G"); jobs: engine
 processes run at once (as --jobs); the other arguments as in collective(). Returns a pandas.DataFrame, one row per size, with the columns of collective()'s

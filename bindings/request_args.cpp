@@ -45,8 +45,9 @@ Calibration calibration_arg(const py::handle& value) {
   throw InputError("calibration", "", shown(value), "None, 'none', 'default', a calibration JSON path or a dict");
 }
 
-FailureScenario failures_arg(const py::handle& value) {
+FailureScenario failures_arg(const py::handle& value, const std::string& mode) {
   FailureScenario scenario;
+  scenario.mode = partition_mode_from_string(mode, "partition_mode");
   if (value.is_none()) return scenario;
   if (py::isinstance<py::str>(value)) {
     scenario.items.push_back(parse_failure_item(value.cast<std::string>()));

@@ -22,8 +22,8 @@ std::uint64_t bytes_arg(const pybind11::handle& value, const std::string& where)
 // None -> the shipped default calibration; "none" | "default" | a path; or a dict in the calibration
 // file format (calibrate/default.json), for a calibration made in a notebook.
 Calibration calibration_arg(const pybind11::handle& value);
-// None, one item ("tray:3") or a list of items, as the CLI's repeated --fail.
-FailureScenario failures_arg(const pybind11::handle& value);
+// None, one item ("tray:3") or a list of items, as the CLI's repeated --fail; `mode` as --partition-mode.
+FailureScenario failures_arg(const pybind11::handle& value, const std::string& mode = "full-bandwidth");
 // An optional chunk size (None -> 0 = the algorithm's default).
 std::uint64_t chunk_bytes_arg(const pybind11::handle& value);
 

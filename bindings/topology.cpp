@@ -95,18 +95,25 @@ void add_topology_bindings(py::module_& m) {
                " gpus=" + std::to_string(s.graph->gpu_count()) + ">";
       });
 
-  m.def("load", [](const py::object& system, std::optional<int> racks) {
+  m.def("load", [](const py::object& system, std::optional<int> racks, std::optional<std::string> partitions) {
+    std::shared_ptr<SystemHandle> h;
     if (py::isinstance<py::dict>(system)) {
       const std::string text = py::module_::import("json").attr("dumps")(system).cast<std::string>();
-      return SystemHandle::from_spec(topology_from_json_text(text, "system (dict)"), racks);
-    }
-    if (py::hasattr(system, "__fspath__")) return SystemHandle::load(py::str(system.attr("__fspath__")()), racks);
-    if (!py::isinstance<py::str>(system))
+      h = SystemHandle::from_spec(topology_from_json_text(text, "system (dict)"), racks);
+    } else if (py::hasattr(system, "__fspath__")) {
+      h = SystemHandle::load(py::str(system.attr("__fspath__")()), racks);
+    } else if (!py::isinstance<py::str>(system)) {
       throw InputError("system", "", py::repr(system).cast<std::string>(), "a system id, a topology JSON path or a dict");
-    return SystemHandle::load(system.cast<std::string>(), racks);
-  }, py::arg("system"), py::arg("racks") = py::none(),
+    } else {
+      h = SystemHandle::load(system.cast<std::string>(), racks);
+    }
+    if (partitions) h->graph->apply_partitions(parse_partitions(*partitions, *h->graph, "partitions"));
+    return h;
+  }, py::arg("system"), py::arg("racks") = py::none(), py::arg("partitions") = py::none(),
      "Load a shipped system by id, a topology JSON file by path (str or pathlib.Path), or a topology dict "
-     "(as System.spec() returns), for `racks` racks (default: the system's). Returns a racksim.System.");
+     "(as System.spec() returns), for `racks` racks (default: the system's). partitions: NVLink partitions as "
+     "the CLI's --partitions takes them ('default', '2x9', '3x1', 'a=trays:0-7;b=trays:8-15'). Returns a "
+     "racksim.System.");
 
   m.def("parse_bytes", [](const py::object& value) { return bytes_arg(value, "bytes"); }, py::arg("bytes"),
         "A byte count as the CLI reads it: 8, \"64K\", \"512M\", \"1G\" (binary), \"1GiB\", \"100GB\" (decimal) -> int bytes.");

@@ -1,7 +1,8 @@
 // racksim schedule: the Schedule stage on its own, so a user can inspect and replay it (DESIGN rule 2).
 //   racksim schedule dump  <collective options> [--out FILE]   build the schedule and write its JSON
 //   racksim schedule check FILE                                 symbolic correctness of a schedule file
-//   racksim schedule run   FILE --system S [--racks R] [--calibration C] [--fail ...] [--format json|table]
+//   racksim schedule run   FILE --system S [--racks R] [--calibration C] [--fail ...] [--partitions P]
+//                          [--partition-mode M] [--format json|table]
 //                                                               replay a (possibly edited) schedule on the engine
 #include <fstream>
 #include <iostream>
@@ -23,6 +24,7 @@ struct ReplayOptions {
   std::string file, system, calibration = "default", format = "json";
   std::optional<int> racks;
   std::vector<std::string> fail;
+  std::string partitions, partition_mode = "full-bandwidth";
 };
 
 void add_dump(CLI::App& parent, const GlobalOptions& global) {
@@ -70,17 +72,21 @@ void add_run(CLI::App& parent, const GlobalOptions& global) {
   cmd->add_option("--racks", opts->racks, "number of racks (default: the system's)");
   cmd->add_option("--calibration", opts->calibration, "calibration file, 'default' or 'none'");
   cmd->add_option("--fail", opts->fail, "failure item (tray:T, switch-tray:S, link:NAME[@F], ...)");
+  cmd->add_option("--partitions", opts->partitions, "NVLink partitions (as for racksim collective)");
+  cmd->add_option("--partition-mode", opts->partition_mode, "full-bandwidth (default) or adaptive-bandwidth");
   add_format_option(*cmd, opts->format, "json", {"json", "table"});
   cmd->callback([&global, opts] {
     const Schedule schedule = load_schedule_file(opts->file);
     const TopologySpec spec = SystemCatalog(global.topology_dir).load(opts->system);
-    const TopologyGraph graph(spec, racks_or_default(opts->racks, spec));
+    TopologyGraph graph(spec, racks_or_default(opts->racks, spec));
+    if (!opts->partitions.empty()) graph.apply_partitions(parse_partitions(opts->partitions, graph, "--partitions"));
     for (int gpu : schedule.request.gpus)
       if (gpu < 0 || gpu >= graph.gpu_count())
         throw InputError(opts->file, "/request/gpus", std::to_string(gpu),
                          "GPU indices below " + std::to_string(graph.gpu_count()) + " for " + spec.id);
     FailureScenario failures;
     for (const auto& item : opts->fail) failures.items.push_back(parse_failure_item(item));
+    failures.mode = partition_mode_from_string(opts->partition_mode, "--partition-mode");
     const Simulation simulation(graph, load_calibration(opts->calibration), failures);
     const RunResult result = simulation.run(schedule);
     std::cout << (opts->format == "json" ? run_result_to_json_text(result) : run_result_to_table(result));

@@ -18,8 +18,13 @@ void add_collective_options(CLI::App& cmd, CollectiveOptions& o, bool with_bytes
   cmd.add_option("--inner,--inner-algorithm", o.inner, "hierarchical: algorithm inside each NVLink domain (ring, nvls, auto)");
   cmd.add_option("--outer,--outer-algorithm", o.outer, "hierarchical: algorithm across domains (ring, tree)");
   cmd.add_option("--fail", o.fail,
-                 "a failure (repeatable): tray:T, switch-tray:S, switch-tray:D.S, switch-chip:D.C, nic:N, "
-                 "link:NAME[@F]");
+                 "a failure (repeatable): tray:T, gpu:G, switch-tray:S, switch-tray:D.S, switch-chip:D.C, nvlink:G.C, "
+                 "trunk:D.K, nic:N, ib-link:R.K, imex:T, link:NAME[@F] (docs/failures.md)");
+  cmd.add_option("--partitions", o.partitions,
+                 "NVLink partitions: default, NxT (e.g. 2x9, 18x1, 3x1) or NAME=trays:0-7;NAME=gpus:32-35");
+  cmd.add_option("--partition-mode", o.partition_mode,
+                 "what lost NVLinks and switches do: full-bandwidth (default: GPUs parked, partition unhealthy) or "
+                 "adaptive-bandwidth (every GPU keeps running on the links left)");
   cmd.add_option("--chunk-bytes", o.chunk_bytes, "pipelining chunk (default: the algorithm's choice)");
   cmd.add_option("--calibration", o.calibration, "calibration JSON file, 'default' (shipped) or 'none' (vendor peaks)");
   cmd.add_option("--dtype", o.dtype, "element type (nccl-tests' count column; default float)");
@@ -48,8 +53,11 @@ CollectiveSetup setup_collective(const CollectiveOptions& o, const GlobalOptions
     for (auto& nic : spec.nic_types) nic.bandwidth_GBps = *o.nic_GBps;
   }
   s.graph = std::make_unique<TopologyGraph>(spec, racks_or_default(o.racks, spec));
+  if (!o.partitions.empty()) s.graph->apply_partitions(parse_partitions(o.partitions, *s.graph, "--partitions"));
   s.calibration = load_calibration(o.calibration);
   for (const auto& item : o.fail) s.failures.items.push_back(parse_failure_item(item));
+  s.failures.mode = partition_mode_from_string(o.partition_mode, "--partition-mode");
+  validate_failures(s.failures, *s.graph);  // also where nothing is simulated (schedule dump)
   CollectiveRequest& r = s.request;
   r.op = collective_op_from_string(o.op, "--op");
   r.algorithm = o.algo;

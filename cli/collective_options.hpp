@@ -21,10 +21,12 @@ struct CollectiveOptions {
   std::optional<double> nic_GBps;  // --nic-GBps: every scale-out NIC of the system at this speed
   int gpus = 0, root = 0;
   std::vector<std::string> fail;
+  std::string partitions, partition_mode = "full-bandwidth";
 };
 
-// Adds --system --racks --op --gpus [--bytes] --algo --inner --outer --fail --chunk-bytes --calibration
-// --dtype --root --nic-GBps. --bytes only when `with_bytes` (the sweep has --min-bytes/--max-bytes instead).
+// Adds --system --racks --op --gpus [--bytes] --algo --inner --outer --fail --partitions --partition-mode
+// --chunk-bytes --calibration --dtype --root --nic-GBps. --bytes only when `with_bytes` (the sweep has
+// --min-bytes/--max-bytes instead).
 void add_collective_options(CLI::App& cmd, CollectiveOptions& o, bool with_bytes);
 
 struct CollectiveSetup {

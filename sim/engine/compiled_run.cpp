@@ -56,7 +56,10 @@ std::vector<int> hosts_of_ranks(const PlatformModel& model, const Schedule& s) {
 
 CompiledRun compile_run(const PlatformModel& model, const Calibration& calibration,
                         const std::vector<const Schedule*>& schedules,
-                        const std::vector<std::vector<int>>* rank_hosts) {
+                        const std::vector<std::vector<int>>* rank_hosts, const std::vector<std::vector<int>>* after) {
+  if (after != nullptr && after->size() != schedules.size())
+    throw InputError("schedules", "", std::to_string(after->size()) + " start dependencies",
+                     "one list per schedule (" + std::to_string(schedules.size()) + ")");
   CompiledRun c;
   int total = 0;
   for (const Schedule* s : schedules) total += static_cast<int>(s->tasks.size()) + 1;
@@ -149,6 +152,17 @@ CompiledRun compile_run(const PlatformModel& model, const Calibration& calibrati
     next += cs.count + 1;
     c.schedules.push_back(std::move(cs));
   }
+  // Start dependencies: every task of an awaited schedule (its launch task included) precedes this one's
+  // launch task.
+  for (std::size_t si = 0; after != nullptr && si < schedules.size(); ++si)
+    for (int prev : (*after)[si]) {
+      if (prev < 0 || prev >= static_cast<int>(si))
+        throw InputError("schedules", "", "schedule " + std::to_string(si) + " after " + std::to_string(prev),
+                         "earlier schedules only");
+      const CompiledSchedule& p = c.schedules[prev];
+      c.pending[c.schedules[si].first + c.schedules[si].count] += p.count + 1;
+      for (int t = p.first; t <= p.first + p.count; ++t) ++succ_count[t];
+    }
   c.succ_offset.assign(total + 1, 0);
   for (int t = 0; t < total; ++t) c.succ_offset[t + 1] = c.succ_offset[t] + succ_count[t];
   c.succ.assign(c.succ_offset[total], 0);
@@ -160,6 +174,11 @@ CompiledRun compile_run(const PlatformModel& model, const Calibration& calibrati
       if (t.deps.empty()) c.succ[fill[cs.first + cs.count]++] = cs.first + t.id;
     }
   }
+  for (std::size_t si = 0; after != nullptr && si < schedules.size(); ++si)
+    for (int prev : (*after)[si]) {
+      const CompiledSchedule& p = c.schedules[prev];
+      for (int t = p.first; t <= p.first + p.count; ++t) c.succ[fill[t]++] = c.schedules[si].first + c.schedules[si].count;
+    }
   for (double latency : c.route_latency_s) c.latency_in_routes = c.latency_in_routes && latency == c.route_latency_s.front();
   host_used.assign(model.host_count(), 0);
   for (std::size_t r = 0; r < c.route_src.size(); ++r) host_used[c.route_src[r]] = host_used[c.route_dst[r]] = 1;

@@ -223,7 +223,8 @@ std::vector<RunResult> Executor::execute() {
   link_stats_.assign(model_.links().size(), LinkStat{});
   sg4::Activity::on_completion_cb([this](const sg4::Activity& a) { on_completion(a); });
   sg4::Engine::on_time_advance_cb([this](double delta) { sample(delta); });
-  for (const auto& cs : run_.schedules) begin(cs.first + cs.count);
+  for (const auto& cs : run_.schedules)
+    if (tasks_[cs.first + cs.count].pending == 0) begin(cs.first + cs.count);  // chained ones wait
   sg4::Engine::get_instance()->run();
   graveyard_.clear();
   if (!failure_.empty()) throw SimulationError("the simulation failed: " + failure_);
@@ -244,7 +245,9 @@ std::vector<RunResult> Executor::collect() const {
     r.gpus = static_cast<int>(cs.hosts_of_rank.size());
     r.bytes = s.request.bytes;
     r.chunk_bytes = s.request.chunk_bytes;
+    // From its launch (0, or when the schedule it follows ended) to its last task's end.
     for (int i = 0; i <= cs.count; ++i) r.time_s = std::max(r.time_s, tasks_[cs.first + i].end);
+    r.time_s -= tasks_[cs.first + cs.count].start;
     if (r.time_s > 0) {
       r.algbw_Bps = static_cast<double>(s.request.bytes) / r.time_s;
       r.busbw_Bps = r.algbw_Bps * busbw_factor(s.request.op, r.gpus);

@@ -27,6 +27,16 @@ Simulation::~Simulation() = default;
 
 std::vector<RunResult> Simulation::run_concurrent(const std::vector<const Schedule*>& pointers,
                                                  const RunOptions& options) const {
+  return run_linked(pointers, nullptr, options);
+}
+
+std::vector<RunResult> Simulation::run_after(const std::vector<const Schedule*>& schedules,
+                                             const std::vector<std::vector<int>>& after, const RunOptions& options) const {
+  return run_linked(schedules, &after, options);
+}
+
+std::vector<RunResult> Simulation::run_linked(const std::vector<const Schedule*>& pointers,
+                                              const std::vector<std::vector<int>>* after, const RunOptions& options) const {
   if (pointers.empty()) return {};
   const Impl& impl = *impl_;
   const PlatformModel& model = impl.model;
@@ -36,8 +46,12 @@ std::vector<RunResult> Simulation::run_concurrent(const std::vector<const Schedu
       if (g >= 0 && g < impl.graph.gpu_count() && !model.gpu_failure(g).empty())
         throw SimulationError(s->algorithm + " on GPU " + std::to_string(g) + " (" +
                               impl.graph.vertices()[impl.graph.gpu_vertex(g)].name + "): " + model.gpu_failure(g));
+  for (const Schedule* s : pointers) {
+    const std::string imex = model.imex_failure(s->request.gpus);
+    if (!imex.empty()) throw SimulationError(s->algorithm + " on " + std::to_string(s->request.gpus.size()) + " GPUs: " + imex);
+  }
   // Compiled here, where the schedules are in cache; the engine process reads only the compact result.
-  const CompiledRun run = compile_run(model, impl.calibration, pointers);
+  const CompiledRun run = compile_run(model, impl.calibration, pointers, nullptr, after);
   const std::string bytes = run_in_child_process([&] { return encode_run_results(execute_compiled(model, run, options)); });
   std::vector<RunResult> results = decode_run_results(bytes);
   for (auto& r : results) {

@@ -41,6 +41,11 @@ class Simulation {
   std::vector<RunResult> run_concurrent(const std::vector<Schedule>& schedules, const RunOptions& options = {}) const;
   // The same without copying the schedules (they must outlive the call).
   std::vector<RunResult> run_concurrent(const std::vector<const Schedule*>& schedules, const RunOptions& options = {}) const;
+  // Schedules with start dependencies, sharing links while they overlap: schedule i launches when every
+  // schedule listed in after[i] (earlier ones only) has ended, at time 0 when the list is empty (a job's
+  // collectives back to back: models/jobs). A result's time_s runs from its own launch.
+  std::vector<RunResult> run_after(const std::vector<const Schedule*>& schedules,
+                                   const std::vector<std::vector<int>>& after, const RunOptions& options = {}) const;
 
   // Device-level transfers started together at time 0, sharing links (e.g. the two GPUs of a superchip
   // offloading to their Grace over the shared C2C). The result has op "transfers", algo "direct", one
@@ -53,6 +58,8 @@ class Simulation {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+  std::vector<RunResult> run_linked(const std::vector<const Schedule*>& schedules,
+                                    const std::vector<std::vector<int>>* after, const RunOptions& options) const;
 };
 
 // Convenience used by the CLI and the bindings: build the schedule (resolving "auto") and run it.

@@ -21,16 +21,6 @@ bool is_trunk_edge(const TopologyGraph& g, const Edge& e) {
   return g.vertices()[e.a].kind == VertexKind::nvswitch && g.vertices()[e.b].kind == VertexKind::nvswitch;
 }
 
-std::string edge_list_text(const TopologyGraph& g) {
-  std::string examples;
-  for (const auto& e : g.edges()) {
-    if (examples.size() > 160) break;
-    if (!examples.empty()) examples += ", ";
-    examples += e.name;
-  }
-  return "a graph edge name such as " + examples + ", ...";
-}
-
 }  // namespace
 
 PlatformModel::PlatformModel(const TopologyGraph& graph, const Calibration& calibration, const FailureScenario& failures)
@@ -75,8 +65,9 @@ void PlatformModel::build_hosts() {
     if (vx.kind == VertexKind::gpu) gpu_host_[vx.index] = static_cast<int>(hosts_.size());
     hosts_.push_back(std::move(h));
   }
-  const int domains = g.spec().nvlink_domain ? g.racks() / g.spec().nvlink_domain->racks : 0;
-  for (int d = 0; d < domains; ++d) {
+  // One plane per NVLink domain GPUs are grouped by: a partition once partitions are applied (its own
+  // clique; NVLS multicast objects do not span partitions).
+  for (int d = 0; d < g.nvlink_domain_count(); ++d) {
     PlatformHost h;
     h.kind = PlatformHost::Kind::switch_plane;
     h.name = "nvswitch-plane.d" + std::to_string(d);
@@ -153,73 +144,6 @@ void PlatformModel::build_links() {
     const std::string name = common >= 0 ? g.vertices()[common].name + "." + to_string(first.kind)
                                          : first.name + ".shared";
     link_for_edges(edges, name, first.kind);
-  }
-}
-
-void PlatformModel::apply_failures(const FailureScenario& failures) {
-  const auto& g = *graph_;
-  auto fail_vertex_edges = [&](int v, const std::string& why) {
-    for (int e : g.incident_edges(v)) {
-      edge_fraction_[e] = 0;
-      edge_failure_[e] = why;
-    }
-  };
-  const auto& dom = g.spec().nvlink_domain;
-  const int domains = dom ? g.racks() / dom->racks : 0;
-  for (const auto& item : failures.items) {
-    const std::string why = "--fail " + item.text;
-    switch (item.kind) {
-      case FailureItem::Kind::tray: {
-        const int trays = g.racks() * g.spec().rack.trays;
-        if (item.index < 0 || item.index >= trays)
-          throw InputError("--fail", "", "'" + item.text + "'",
-                           "tray:T with T in [0, " + std::to_string(trays - 1) + "] for " + g.spec().id + " x" +
-                               std::to_string(g.racks()));
-        for (int i = 0; i < g.gpu_count(); ++i)
-          if (g.vertices()[g.gpu_vertex(i)].tray == item.index) {
-            gpu_failure_[i] = "compute tray " + std::to_string(item.index) + " is down (" + why + ")";
-            fail_vertex_edges(g.gpu_vertex(i), why);
-          }
-        break;
-      }
-      case FailureItem::Kind::switch_tray:
-      case FailureItem::Kind::switch_chip: {
-        const bool tray = item.kind == FailureItem::Kind::switch_tray;
-        if (!dom)
-          throw InputError("--fail", "", "'" + item.text + "'", "no switch failures: " + g.spec().id + " has no NVLink switches");
-        const int limit = tray ? dom->switch_trays : dom->switch_trays * dom->chips_per_switch_tray;
-        if (item.domain >= domains || item.index < 0 || item.index >= limit)
-          throw InputError("--fail", "", "'" + item.text + "'",
-                           std::string(tray ? "switch-tray:S or switch-tray:D.S" : "switch-chip:D.C") + " with " +
-                               (tray ? "S" : "C") + " in [0, " + std::to_string(limit - 1) + "] and D in [0, " +
-                               std::to_string(domains - 1) + "]");
-        for (std::size_t v = 0; v < g.vertices().size(); ++v) {
-          const Vertex& vx = g.vertices()[v];
-          if (vx.kind != VertexKind::nvswitch) continue;
-          if (item.domain >= 0 && vx.domain != item.domain) continue;
-          if ((tray ? vx.switch_tray : vx.local) != item.index) continue;
-          fail_vertex_edges(static_cast<int>(v), why);
-        }
-        break;
-      }
-      case FailureItem::Kind::nic: {
-        const int nic = g.find_vertex("nic" + std::to_string(item.index));
-        if (nic < 0)
-          throw InputError("--fail", "", "'" + item.text + "'",
-                           "nic:N with N in [0, " + std::to_string(g.summary().nics - 1) + "] for " + g.spec().id);
-        fail_vertex_edges(nic, why);
-        break;
-      }
-      case FailureItem::Kind::link: {
-        int found = -1;
-        for (std::size_t e = 0; e < g.edges().size(); ++e)
-          if (g.edges()[e].name == item.link_name) found = static_cast<int>(e);
-        if (found < 0) throw InputError("--fail", "", "'" + item.text + "'", edge_list_text(g));
-        edge_fraction_[found] *= item.bandwidth_fraction;
-        edge_failure_[found] = why;
-        break;
-      }
-    }
   }
 }
 
@@ -389,9 +313,7 @@ PlatformRoute PlatformModel::compute_route(int src_host, int dst_host) const {
     }
     return r;
   }
-  const Route graph_route = find_route(g, hs.vertex, hd.vertex);
-  const int src_rack = g.vertices()[hs.vertex].rack;
-  for (const auto& h : graph_route.hops) append_hop(r, h.edges, h.from, src_rack, h.latency_s);
+  append_graph_route(r, hs.vertex, hd.vertex);
   return r;
 }
 

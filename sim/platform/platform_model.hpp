@@ -16,6 +16,9 @@
 //     edges of one share_group (C2C of one superchip), which are ONE split-duplex link together.
 // * Routes: the graph's routes (sim/topo/routes.hpp) mapped hop by hop onto those links, with the
 //   latency of each hop plus the calibration's extra latency for its link kind.
+// * Failures (platform_failures.cpp, docs/failures.md): links down or degraded, GPUs that cannot take
+//   part (tray or GPU down, parked, partition UNHEALTHY, by the scenario's partition mode), NICs replaced
+//   by a neighbour's (NCCL PXN), IMEX daemons down.
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -91,8 +94,15 @@ class PlatformModel {
   const PlatformHost& host(int id) const;
   int host_count() const;
 
-  // Why a GPU cannot take part (its compute tray is down), or "" when it can.
+  // Why a GPU cannot take part (its compute tray is down, it is parked, its partition is UNHEALTHY), or
+  // "" when it can.
   const std::string& gpu_failure(int gpu_index) const { return gpu_failure_.at(gpu_index); }
+  // Why GPUs on several compute trays of one NVLink domain cannot start NCCL's MNNVL transport together
+  // (an IMEX daemon of one of their trays is down), or "" when they can.
+  std::string imex_failure(const std::vector<int>& gpu_indices) const;
+  // The NIC vertex a GPU reaches the network through when its own NIC is down (NCCL's PXN, or a NIC its
+  // host reaches over PCIe), -1 when it uses its own NIC (or none can be found).
+  int substitute_nic(int gpu_index) const { return substitute_nic_.at(gpu_index); }
 
  private:
   void build_hosts();
@@ -101,6 +111,11 @@ class PlatformModel {
   void finish_links();
   int link_for_edges(const std::vector<int>& edges, const std::string& name, LinkKind kind);
   PlatformRoute compute_route(int src_host, int dst_host) const;
+  void choose_substitute_nics();
+  // GPU -> GPU across NVLink domains when a NIC on the way is down: each end reaches a healthy NIC of its
+  // tray (PXN through that NIC's GPU, or a path without another GPU), then the NICs' scale-out route.
+  void append_substituted_route(PlatformRoute& r, int src_vertex, int dst_vertex) const;
+  void append_graph_route(PlatformRoute& r, int src_vertex, int dst_vertex) const;
   void append_hop(PlatformRoute& route, const std::vector<int>& hop_edges, int from_vertex, int src_rack,
                   double hop_latency_s) const;
 
@@ -112,6 +127,10 @@ class PlatformModel {
   std::vector<double> edge_fraction_;    // 1 healthy, 0 down, else degraded
   std::vector<std::string> edge_failure_;  // the failure item that touched the edge
   std::vector<std::string> gpu_failure_;
+  std::vector<char> vertex_down_;        // NICs (and other devices) taken down by a failure item
+  std::vector<int> substitute_nic_;      // per GPU index: the NIC vertex used instead of its own, or -1
+  std::vector<int> imex_down_trays_;     // compute trays whose nvidia-imex daemon is down
+  std::vector<std::string> imex_down_text_;
   std::map<std::vector<int>, int> multi_edge_links_;  // trunk edge sets -> link
   std::vector<double> extra_latency_s_, efficiency_;  // per LinkKind
   mutable std::mutex memo_mutex_;  // routes_ and the groups are filled on demand, possibly from threads

@@ -1,5 +1,6 @@
 #include "sim/topo/topology_graph.hpp"
 
+#include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/connected_components.hpp>
 #include <map>
@@ -223,6 +224,7 @@ TopologyGraph::TopologyGraph(const TopologySpec& spec, int racks) : spec_(spec),
       }
     }
   }
+  for (auto& v : vertices_) v.fabric = v.domain;
   check_connected();
 }
 
@@ -242,6 +244,11 @@ void TopologyGraph::check_connected() const {
 }
 
 int TopologyGraph::gpus_per_domain() const {
+  if (partitioned()) {
+    std::size_t largest = 0;
+    for (const auto& p : partitioning_.partitions) largest = std::max(largest, p.gpus.size());
+    return static_cast<int>(largest);
+  }
   if (!spec_.nvlink_domain) return gpus_per_tray() * spec_.rack.trays;  // one node without NVSwitch
   return spec_.nvlink_domain->racks * spec_.rack.trays * gpus_per_tray();
 }
@@ -280,8 +287,8 @@ TopologySummary TopologyGraph::summary() const {
   s.nics = static_cast<int>(nic_vertices_.size());
   s.trays = racks_ * spec_.rack.trays;
   if (spec_.nvlink_domain) {
-    s.nvlink_domains = racks_ / spec_.nvlink_domain->racks;
-    s.switch_trays = s.nvlink_domains * spec_.nvlink_domain->switch_trays;
+    s.nvlink_domains = nvlink_domain_count();
+    s.switch_trays = fabric_count() * spec_.nvlink_domain->switch_trays;
     s.switch_chips = s.switch_trays * spec_.nvlink_domain->chips_per_switch_tray;
   }
   s.gpus_per_domain = gpus_per_domain();

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/topo/nvlink_partitions.hpp"
 #include "sim/topo/topology_spec.hpp"
 
 namespace racksim {
@@ -25,6 +26,7 @@ struct Vertex {
   int local = -1;          // index within its tray (gpu/cpu/nic), chip within the domain, rail for IB leaves
   int switch_tray = -1;    // for nvswitch chips: switch-tray index within the domain
   double switch_latency_s = 0;  // latency added when a route passes through this vertex
+  int fabric = -1;         // physical NVLink domain (GPUs, chips); `domain` differs once partitions are applied
 };
 
 struct Edge {
@@ -64,8 +66,19 @@ class TopologyGraph {
   int gpu_count() const { return static_cast<int>(gpu_vertices_.size()); }
   int gpu_vertex(int gpu_index) const { return gpu_vertices_.at(gpu_index); }
   int gpus_per_tray() const { return static_cast<int>(spec_.tray.gpus.size()); }
+  // GPUs of the largest NVLink domain (partition, once partitions are applied).
   int gpus_per_domain() const;
   bool same_nvlink_domain(int vertex_a, int vertex_b) const;
+  // NVLink domains GPUs are grouped by: the physical ones, or the partitions once applied.
+  int nvlink_domain_count() const;
+  // Physical NVLink domains (switch fabrics), whatever the partitioning.
+  int fabric_count() const;
+  // Splits the NVLink domains into partitions (sim/topo/nvlink_partitions.hpp): GPU `domain` ids become
+  // partition indices (-1 outside every partition). Replaces any earlier partitioning; call it before a
+  // Simulation or model is built on the graph.
+  void apply_partitions(NvlinkPartitioning partitioning);
+  bool partitioned() const { return !partitioning_.partitions.empty(); }
+  const NvlinkPartitioning& partitioning() const { return partitioning_; }
   // The NIC serving a GPU (-1 if none), the GPU's host CPU.
   int nic_of_gpu(int gpu_vertex) const;
   int cpu_of_gpu(int gpu_vertex) const;
@@ -87,6 +100,7 @@ class TopologyGraph {
   std::vector<std::vector<int>> incident_;
   std::vector<int> gpu_vertices_, cpu_vertices_, nic_vertices_;
   std::vector<int> nic_by_gpu_vertex_, cpu_by_gpu_vertex_;
+  NvlinkPartitioning partitioning_;
 };
 
 }  // namespace racksim

@@ -59,7 +59,7 @@ def test_determinism():
     first, second = collective(*args), collective(*args)
     check(first == second, "byte-identical JSON on rerun (nvls, 72 GPUs)")
     args = ("--racks", "2", "--op", "all_reduce", "--gpus", "16", "--bytes", "64M", "--algo", "hierarchical",
-            "--fail", "switch-tray:0")
+            "--fail", "switch-tray:0", "--partition-mode", "adaptive-bandwidth")
     check(collective(*args) == collective(*args), "byte-identical JSON on rerun (hierarchical, 2 racks, failure)")
 
 
@@ -67,10 +67,21 @@ def test_failures_and_auto():
     ok = json.loads(collective("--op", "all_reduce", "--gpus", "72", "--bytes", "4G", "--algo", "ring",
                                "--calibration", "none"))
     bad = json.loads(collective("--op", "all_reduce", "--gpus", "72", "--bytes", "4G", "--algo", "ring",
-                                "--calibration", "none", "--fail", "switch-tray:0"))
+                                "--calibration", "none", "--fail", "switch-tray:0",
+                                "--partition-mode", "adaptive-bandwidth"))
     check(bad["failures"] == ["switch-tray:0"], "failures echoed")
     check(near(bad["time_us"] / ok["time_us"], 18 / 16, 0.01),
-          f"switch tray down: 4 GiB ring time x{bad['time_us'] / ok['time_us']:.4f} ~ 18/16")
+          f"switch tray down (adaptive-bandwidth): 4 GiB ring time x{bad['time_us'] / ok['time_us']:.4f} ~ 18/16")
+    # NVIDIA's default full-bandwidth mode: the loss of a switch makes the partition UNHEALTHY (exit 1).
+    run = racksim("collective", "--system", "gb200-nvl72", "--op", "all_reduce", "--gpus", "72", "--bytes", "4G",
+                  "--fail", "switch-tray:0")
+    check(run.returncode == 1 and "UNHEALTHY" in run.stderr, f"switch tray down (full-bandwidth): {run.stderr.strip()}")
+    # A dead NIC: NCCL goes through a neighbour GPU's NIC (PXN), slower, not an error.
+    two = ("--racks", "2", "--op", "all_reduce", "--gpus", "144", "--bytes", "256M", "--algo", "hierarchical",
+           "--calibration", "none")
+    healthy, pxn = json.loads(collective(*two)), json.loads(collective(*two, "--fail", "nic:0"))
+    check(pxn["time_us"] > healthy["time_us"] and pxn["failures"] == ["nic:0"],
+          f"NIC down: PXN {pxn['time_us']:.1f} us > healthy {healthy['time_us']:.1f} us")
     auto = json.loads(collective("--op", "all_reduce", "--gpus", "72", "--bytes", "1G", "--calibration", "none"))
     check(auto["algo"] in ("nvls", "ring", "tree", "hierarchical") and auto["algo_note"], "auto reports its pick")
 
@@ -117,6 +128,15 @@ def test_bad_input():
         (base + ["--gpus", "8", "--bytes", "2T"], ["--bytes", "'2T'", "1 TiB"]),
         (base + ["--gpus", "8", "--bytes", "1M", "--fail", "tray:99"], ["--fail", "tray:99", "[0, 17]"]),
         (base + ["--gpus", "8", "--bytes", "1M", "--fail", "warp:1"], ["--fail", "warp:1", "switch-tray:D.S"]),
+        # issue 16: a vanishing fraction, a denormal and ids the system does not have were accepted.
+        (base + ["--gpus", "8", "--bytes", "1M", "--fail", "link:r0.t0.gpu0-nic0@1e-300"], ["--fail", "[0.001, 1)"]),
+        (base + ["--gpus", "8", "--bytes", "1M", "--fail", "link:r0.t0.gpu0-nic0@4.9e-324"], ["--fail", "[0.001, 1)"]),
+        (["collective", "--system", "hgx-h100", "--op", "all_reduce", "--gpus", "8", "--bytes", "1M", "--fail",
+          "nic:143"], ["--fail", "nic:143", "[0, 7]"]),
+        (["schedule", "dump", "--system", "gb200-nvl72", "--op", "all_reduce", "--gpus", "8", "--bytes", "1M",
+          "--fail", "tray:99"], ["--fail", "tray:99", "[0, 17]"]),
+        (base + ["--gpus", "8", "--bytes", "1M", "--partition-mode", "user-action"], ["--partition-mode", "adaptive"]),
+        (base + ["--gpus", "8", "--bytes", "1M", "--partitions", "19x1"], ["--partitions", "19x1"]),
         (["sweep", "--system", "gb200-nvl72", "--op", "all_reduce", "--gpus", "8", "--min-bytes", "1G",
           "--max-bytes", "1M"], ["--min-bytes", "--max-bytes"]),
     ]

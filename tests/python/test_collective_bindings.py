@@ -44,8 +44,11 @@ CLI_CASES = [
     ("hgx-h100", 1, "all_gather", 8, "256M", {"algo": "auto"}, ["--algo", "auto"]),
     ("hgx-h100", 2, "all_reduce", 16, "32M", {"algo": "hierarchical", "calibration": "none"},
      ["--algo", "hierarchical", "--calibration", "none"]),
-    ("gb200-nvl72", 1, "all_to_all", 16, "16M", {"algo": "direct", "fail": ["switch-tray:0"]},
-     ["--algo", "direct", "--fail", "switch-tray:0"]),
+    ("gb200-nvl72", 1, "all_to_all", 16, "16M",
+     {"algo": "direct", "fail": ["switch-tray:0"], "partition_mode": "adaptive-bandwidth"},
+     ["--algo", "direct", "--fail", "switch-tray:0", "--partition-mode", "adaptive-bandwidth"]),
+    ("gb200-nvl72", 2, "all_reduce", 144, "64M", {"algo": "hierarchical", "fail": "nic:0", "calibration": "none"},
+     ["--algo", "hierarchical", "--fail", "nic:0", "--calibration", "none"]),
 ]
 
 
@@ -98,11 +101,29 @@ def test_ring_close_to_closed_form(h100):
 
 
 def test_switch_tray_down_costs_18_over_16(gb200):
-    # DESIGN s3 / issue 3: one switch tray down leaves each GPU 16 of its 18 NVLinks.
+    # DESIGN s3 / issue 3: one switch tray down leaves each GPU 16 of its 18 NVLinks, in the partition's
+    # adaptive-bandwidth mode (NMX-M Partition Health); in the default full-bandwidth mode the partition stops.
     ok = gb200.collective("all_reduce", 72, GiB, algo="nvls", calibration="none")
-    degraded = gb200.collective("all_reduce", 72, GiB, algo="nvls", calibration="none", fail="switch-tray:0")
+    degraded = gb200.collective("all_reduce", 72, GiB, algo="nvls", calibration="none", fail="switch-tray:0",
+                                partition_mode="adaptive-bandwidth")
     assert degraded["failures"] == ["switch-tray:0"]
     assert degraded["time_us"] / ok["time_us"] == pytest.approx(18 / 16, rel=0.01)
+    with pytest.raises(racksim.SimulationError, match="UNHEALTHY"):
+        gb200.collective("all_reduce", 72, GiB, algo="nvls", calibration="none", fail="switch-tray:0")
+    with pytest.raises(racksim.InputError, match="partition_mode"):
+        gb200.collective("all_reduce", 72, GiB, fail="switch-tray:0", partition_mode="user-action")
+
+
+def test_partitions_from_load():
+    one = racksim.load("gb200-nvl72", partitions="a=trays:0-2")
+    three = racksim.load("gb200-nvl72", partitions="3x1")
+    assert three.summary()["nvlink_domains"] == 3
+    t1 = one.collective("all_reduce", 12, GiB, calibration="none")["time_us"]
+    r3 = three.collective("all_reduce", 12, GiB, calibration="none")
+    assert r3["algo"] == "hierarchical"
+    assert r3["time_us"] > 5 * t1  # NIC-bound against NVLink-bound (tests/unit/engine/test_partitioned_collectives)
+    with pytest.raises(racksim.InputError, match="partitions"):
+        racksim.load("gb200-nvl72", partitions="19x1")
 
 
 def test_analytic_agrees_with_engine_without_contention(h100):

@@ -1,0 +1,78 @@
+// Collectives follow NVLink partitions (issue 13's done-when): 12 GPUs in three 4-GPU partitions are
+// bound by their NICs, the same 12 GPUs in one partition by NVLink; both against closed forms at vendor
+// peaks (calibration none).
+#include <gtest/gtest.h>
+
+#include "engine_test_support.hpp"
+#include "models/collectives/registry.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/engine/simulation.hpp"
+#include "sim/topo/nvlink_partitions.hpp"
+
+namespace racksim {
+namespace {
+
+using test::gpu_range;
+
+constexpr std::uint64_t kGiB = 1ull << 30;
+
+RunResult run(const TopologyGraph& g, const std::string& algo, const std::vector<int>& gpus, std::uint64_t bytes) {
+  CollectiveRequest r;
+  r.op = CollectiveOp::all_reduce;
+  r.algorithm = algo;
+  r.gpus = gpus;
+  r.bytes = bytes;
+  return simulate_collective(g, r, Calibration::none());
+}
+
+double nic_max_utilization(const RunResult& r) {
+  double u = 0;
+  for (const auto& l : r.links)
+    if (l.kind == "nic") u = std::max(u, l.max_utilization);
+  return u;
+}
+
+TEST(PartitionedCollectives, TwelveGpusInOnePartitionAreNvlinkBound) {
+  auto g = test::load_graph("gb200-nvl72", 1);
+  g.apply_partitions(parse_partitions("a=trays:0-2", g));
+  const auto nv = test::nvlink_numbers(g);
+  const RunResult ring = run(g, "ring", gpu_range(0, 12), kGiB);
+  // Ring over the switch plane: 2(n-1) steps of S/n at the 900 GB/s port (seed section 7).
+  EXPECT_NEAR(ring.time_s, test::ring_all_reduce_time(12, kGiB, nv.alpha, nv.B), 1e-3 * ring.time_s);
+  EXPECT_EQ(nic_max_utilization(ring), 0.0);
+  // NVLS: about S each way through the switch, so at least S / B and within 5 % of it at 1 GiB.
+  const RunResult nvls = run(g, "nvls", gpu_range(0, 12), kGiB);
+  EXPECT_GE(nvls.time_s, kGiB / nv.B);
+  EXPECT_LE(nvls.time_s, 1.05 * kGiB / nv.B);
+}
+
+TEST(PartitionedCollectives, TwelveGpusInThreeFourGpuPartitionsAreNicBound) {
+  auto g = test::load_graph("gb200-nvl72", 1);
+  g.apply_partitions(parse_partitions("3x1", g));
+  EXPECT_THROW(run(g, "nvls", gpu_range(0, 12), kGiB), InputError);  // NVLS cannot span cliques
+  const RunResult r = run(g, "auto", gpu_range(0, 12), kGiB);
+  EXPECT_EQ(r.algorithm, "hierarchical");
+  // Each GPU's S/d slice crosses the D = 3 partitions in a ring over its own 400 Gb/s NIC:
+  // 2 (D - 1) / D x (S / d) / B_nic. The rest (NVLink phases, per-step NIC latency) hides or is small.
+  const int D = 3, d = 4;
+  const double B_nic = test::route_numbers(g, 0, 4).B;
+  EXPECT_NEAR(B_nic, 50e9, 1);
+  const double nic_bound = 2.0 * (D - 1) / D * (static_cast<double>(kGiB) / d) / B_nic;
+  EXPECT_GE(r.time_s, nic_bound);
+  EXPECT_LE(r.time_s, 1.10 * nic_bound);
+  EXPECT_NEAR(nic_max_utilization(r), 1.0, 1e-9);
+  // The partitions cost this all-reduce a factor 6 against one partition of the same 12 GPUs.
+  auto one = test::load_graph("gb200-nvl72", 1);
+  one.apply_partitions(parse_partitions("a=trays:0-2", one));
+  EXPECT_GT(r.time_s, 5.0 * run(one, "auto", gpu_range(0, 12), kGiB).time_s);
+}
+
+TEST(PartitionedCollectives, GpusOutsideEveryPartitionHaveNoNvlink) {
+  auto g = test::load_graph("gb200-nvl72", 1);
+  g.apply_partitions(parse_partitions("a=trays:0-7", g));
+  EXPECT_THROW(run(g, "hierarchical", gpu_range(64, 8), 1 << 20), InputError);  // in no NVLink domain
+  EXPECT_THROW(run(g, "nvls", gpu_range(64, 4), 1 << 20), InputError);
+}
+
+}  // namespace
+}  // namespace racksim
