@@ -1,0 +1,79 @@
+#pragma once
+// A job mix: several jobs side by side on one system (an operator's scenario), each on its own GPUs in
+// its own rank order, running a list of collectives, optionally with failures that happen while they
+// run. Read from a strict JSON file (unknown keys are errors; schema in docs/failures.md):
+//
+//   {"schema_version": 1, "system": "gb200-nvl72", "racks": 2,
+//    "partitions": "a=trays:0-7;b=trays:8-15;big=trays:18-35", "partition_mode": "full-bandwidth",
+//    "calibration": "none", "oversubscription": 2, "failures": ["tray:7"],
+//    "jobs": [{"name": "big", "trays": "18-35", "mesh_shape": [2, 36], "mesh_dim_names": ["dp", "tp"],
+//              "collectives": [{"op": "all_reduce", "bytes": "1G", "dim": "tp"},
+//                              {"op": "all_reduce", "bytes": "256M", "dim": "dp", "repeat": 2}]}, ...]}
+//
+// Placement: exactly one of "trays" (a list such as "0-7", GPUs in tray order), "gpus" (a list string, or
+// an array giving the rank order itself) or "partition" (every GPU of that partition). The mesh follows
+// torch's init_device_mesh: rank r has coordinates r in row-major order of mesh_shape (the last dimension
+// varies fastest), so the innermost dimension holds neighbouring GPUs (seed course section 7: DeviceMesh).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/collectives/collective.hpp"
+#include "sim/engine/failure_scenario.hpp"
+
+namespace racksim {
+
+class TopologyGraph;
+
+struct JobCollective {
+  CollectiveOp op = CollectiveOp::all_reduce;
+  std::string algorithm = "auto";
+  std::uint64_t bytes = 0;          // nccl-tests' size, as in `racksim collective --bytes`
+  std::string dim;                  // "" = every rank of the job; else a mesh dimension: every group along it
+  int repeat = 1;
+};
+
+struct JobSpec {
+  std::string name;
+  std::string placement;            // as given, for the report ("trays 0-7", "partition a", ...)
+  std::vector<int> gpus;            // rank r -> global GPU index (DeviceMesh order)
+  std::vector<int> mesh_shape;      // product = gpus.size(); default {gpus.size()}
+  std::vector<std::string> mesh_dim_names;
+  std::vector<JobCollective> collectives;
+};
+
+struct JobMix {
+  std::string name;
+  std::string system;
+  std::optional<int> racks;
+  std::string partitions;           // "" = the system as shipped
+  PartitionMode mode = PartitionMode::full_bandwidth;
+  std::string calibration = "default";
+  std::optional<double> oversubscription;  // overrides the system's scale_out.oversubscription (>= 1)
+  std::vector<std::string> failures;  // failure items that happen while the jobs run
+  struct RawJob {
+    std::string name, trays, gpus_text, partition;
+    std::vector<int> gpus_order;    // "gpus" given as an array
+    std::vector<int> mesh_shape;
+    std::vector<std::string> mesh_dim_names;
+    std::vector<JobCollective> collectives;
+    std::string where;              // JSON pointer for errors
+  };
+  std::vector<RawJob> jobs;         // as read; resolve_jobs() turns them into JobSpecs on a graph
+};
+
+// Parses a job-mix JSON text (`where` names it in errors) / file. InputError with the JSON pointer of
+// the bad value and what is allowed.
+JobMix job_mix_from_json_text(const std::string& text, const std::string& where);
+JobMix load_job_mix(const std::string& path);
+
+// Resolves placements and meshes on `graph` (partitions applied): GPUs in range, no GPU in two jobs,
+// mesh shape matching the GPU count, collective dims naming mesh dimensions.
+std::vector<JobSpec> resolve_jobs(const JobMix& mix, const TopologyGraph& graph);
+
+// The groups of `job` along mesh dimension `dim` ("" = one group of every rank), each a list of global
+// GPU indices in rank order. InputError naming the job when dim is not one of its mesh dimensions.
+std::vector<std::vector<int>> mesh_groups(const JobSpec& job, const std::string& dim);
+
+}  // namespace racksim

@@ -1,0 +1,297 @@
+#include "models/jobs/job_runner.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "models/collectives/registry.hpp"
+#include "models/failures/failure_effects.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/core/units.hpp"
+#include "sim/engine/simulation.hpp"
+#include "sim/platform/platform_model.hpp"
+#include "sim/topo/system_catalog.hpp"
+#include "sim/topo/topology_graph.hpp"
+
+namespace racksim {
+
+namespace {
+
+struct Stage {
+  std::vector<int> schedules;  // indices into BuiltJob::schedules
+  int collective = 0;          // index into the job's collectives
+};
+
+struct BuiltJob {
+  std::deque<Schedule> schedules;  // deque: pointers stay valid as barriers are added
+  std::vector<Stage> stages;
+  std::vector<int> groups;         // per collective: groups that communicate
+  std::vector<std::string> algorithm;
+};
+
+BuiltJob build_job(const JobSpec& job, const TopologyGraph& g, const Calibration& cal) {
+  BuiltJob b;
+  for (std::size_t c = 0; c < job.collectives.size(); ++c) {
+    const JobCollective& jc = job.collectives[c];
+    std::vector<std::vector<int>> groups;
+    for (auto& group : mesh_groups(job, jc.dim))
+      if (group.size() >= 2) groups.push_back(std::move(group));  // one GPU alone communicates nothing
+    b.groups.push_back(static_cast<int>(groups.size()));
+    b.algorithm.push_back("");
+    for (int rep = 0; rep < jc.repeat; ++rep) {
+      Stage st;
+      st.collective = static_cast<int>(c);
+      for (const auto& group : groups) {
+        CollectiveRequest r;
+        r.op = jc.op;
+        r.algorithm = jc.algorithm;
+        r.gpus = group;
+        r.bytes = jc.bytes;
+        b.schedules.push_back(build_schedule(r, g, cal));  // auto picks with the mix's calibration
+        st.schedules.push_back(static_cast<int>(b.schedules.size()) - 1);
+        if (b.algorithm.back().empty()) {
+          const std::string& a = b.schedules.back().algorithm;
+          b.algorithm.back() = a.substr(a.find('/') + 1);
+        }
+      }
+      b.stages.push_back(std::move(st));
+    }
+  }
+  return b;
+}
+
+// A job's schedules, each stage waiting for the previous one (through a task-less barrier when both have
+// several groups, so that the dependencies stay linear in the number of tasks).
+struct Linked {
+  std::vector<const Schedule*> schedules;
+  std::vector<std::vector<int>> after;
+  std::vector<std::vector<std::vector<int>>> stage_runs;  // [job][stage] -> indices into schedules
+  std::deque<Schedule> barriers;
+};
+
+void link_job(const JobSpec& job, const BuiltJob& b, Linked& l) {
+  l.stage_runs.emplace_back();
+  std::vector<int> prev;
+  for (const Stage& st : b.stages) {
+    std::vector<int> wait = prev;
+    if (prev.size() > 1 && st.schedules.size() > 1) {
+      Schedule barrier;
+      barrier.algorithm = "jobs/barrier";
+      barrier.request.gpus = {job.gpus.front()};
+      barrier.request.bytes = 1;
+      l.barriers.push_back(std::move(barrier));
+      l.schedules.push_back(&l.barriers.back());
+      l.after.push_back(prev);
+      wait = {static_cast<int>(l.schedules.size()) - 1};
+    }
+    std::vector<int> mine;
+    for (int s : st.schedules) {
+      l.schedules.push_back(&b.schedules[s]);
+      l.after.push_back(wait);
+      mine.push_back(static_cast<int>(l.schedules.size()) - 1);
+    }
+    if (!mine.empty()) prev = mine;
+    l.stage_runs.back().push_back(mine);
+  }
+}
+
+struct JobTimes {
+  double total_s = 0;
+  std::vector<double> per_collective_s;  // summed over repeats
+  std::map<std::string, std::pair<std::string, double>> link_bytes;  // name -> (kind, bytes)
+  std::map<std::string, double> link_utilization;
+};
+
+std::vector<JobTimes> run_jobs(const Simulation& sim, const std::vector<const JobSpec*>& jobs,
+                               const std::vector<const BuiltJob*>& built) {
+  Linked l;
+  for (std::size_t j = 0; j < jobs.size(); ++j) link_job(*jobs[j], *built[j], l);
+  const std::vector<RunResult> results = sim.run_after(l.schedules, l.after);
+  std::vector<JobTimes> out(jobs.size());
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    JobTimes& t = out[j];
+    t.per_collective_s.assign(jobs[j]->collectives.size(), 0.0);
+    for (std::size_t s = 0; s < built[j]->stages.size(); ++s) {
+      double stage_s = 0;
+      for (int idx : l.stage_runs[j][s]) {
+        const RunResult& r = results[idx];
+        stage_s = std::max(stage_s, r.time_s);
+        for (const auto& link : r.links) {
+          auto& [kind, bytes] = t.link_bytes[link.name];
+          kind = link.kind;
+          bytes += link.bytes;
+          t.link_utilization[link.name] = std::max(t.link_utilization[link.name], link.max_utilization);
+        }
+      }
+      t.per_collective_s[built[j]->stages[s].collective] += stage_s;
+      t.total_s += stage_s;
+    }
+  }
+  return out;
+}
+
+// after / before - 1, with differences below 1e-9 (the order SimGrid sums in) reported as none.
+double relative_change(double after, double before) {
+  if (!(before > 0)) return 0;
+  const double x = after / before - 1;
+  return std::abs(x) < 1e-9 ? 0.0 : x;
+}
+
+std::string collective_label(const JobCollective& c, int groups, int group_size) {
+  std::string s = std::string(to_string(c.op)) + " " + units::format_bytes(c.bytes);
+  if (!c.dim.empty()) s += " over " + c.dim + " (" + std::to_string(groups) + " groups of " + std::to_string(group_size) + ")";
+  if (c.repeat > 1) s += " x" + std::to_string(c.repeat);
+  return s;
+}
+
+}  // namespace
+
+MixResult run_job_mix(const JobMix& mix, const std::vector<std::string>& extra_failures, const std::string& topology_dir,
+                      const RecoveryTimes& recovery) {
+  const SystemCatalog catalog = topology_dir.empty() ? SystemCatalog::shipped() : SystemCatalog(topology_dir);
+  TopologySpec spec = catalog.load(mix.system);
+  if (mix.oversubscription) {
+    if (!spec.scale_out)
+      throw InputError("oversubscription", "", std::to_string(*mix.oversubscription), "a system with a scale-out fabric");
+    spec.scale_out->oversubscription = *mix.oversubscription;
+  }
+  TopologyGraph graph(spec, mix.racks ? *mix.racks : spec.rack.default_racks);
+  if (!mix.partitions.empty()) graph.apply_partitions(parse_partitions(mix.partitions, graph, "partitions"));
+  const Calibration cal = load_calibration(mix.calibration);
+  const std::vector<JobSpec> jobs = resolve_jobs(mix, graph);
+
+  MixResult out;
+  out.name = mix.name;
+  out.system = spec.id;
+  out.racks = graph.racks();
+  out.calibration = cal.name;
+  out.mode = to_string(mix.mode);
+  out.partitions_spec = mix.partitions;
+  out.recovery = recovery;
+  for (const auto& p : graph.partitioning().partitions) out.partitions.emplace_back(p.name, p.trays);
+
+  std::vector<BuiltJob> built;
+  for (const auto& j : jobs) built.push_back(build_job(j, graph, cal));
+  std::vector<const JobSpec*> all_jobs;
+  std::vector<const BuiltJob*> all_built;
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    all_jobs.push_back(&jobs[j]);
+    all_built.push_back(&built[j]);
+  }
+  const Simulation healthy(graph, cal);
+  const std::vector<JobTimes> together = run_jobs(healthy, all_jobs, all_built);
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    const JobTimes alone = run_jobs(healthy, {&jobs[j]}, {&built[j]}).front();
+    JobResult r;
+    r.name = jobs[j].name;
+    r.placement = jobs[j].placement;
+    r.gpus = static_cast<int>(jobs[j].gpus.size());
+    std::set<int> trays;
+    std::set<std::string> parts;
+    for (int gpu : jobs[j].gpus) {
+      const Vertex& v = graph.vertices()[graph.gpu_vertex(gpu)];
+      trays.insert(v.tray);
+      parts.insert(v.domain < 0 ? "(none)" : graph.partitioned() ? graph.partitioning().partitions[v.domain].name
+                                                                 : "d" + std::to_string(v.domain));
+    }
+    r.trays.assign(trays.begin(), trays.end());
+    r.partitions.assign(parts.begin(), parts.end());
+    r.alone_s = alone.total_s;
+    r.together_s = together[j].total_s;
+    r.slowdown = relative_change(r.together_s, r.alone_s);
+    for (std::size_t c = 0; c < jobs[j].collectives.size(); ++c) {
+      const auto groups = mesh_groups(jobs[j], jobs[j].collectives[c].dim);
+      r.collectives.push_back({collective_label(jobs[j].collectives[c], built[j].groups[c],
+                                                static_cast<int>(groups.front().size())),
+                               built[j].algorithm[c], built[j].groups[c], alone.per_collective_s[c],
+                               together[j].per_collective_s[c]});
+    }
+    out.jobs.push_back(std::move(r));
+  }
+  // Links more than one job used, busiest first.
+  std::map<std::string, SharedLink> shared;
+  for (std::size_t j = 0; j < jobs.size(); ++j)
+    for (const auto& [name, kb] : together[j].link_bytes) {
+      SharedLink& s = shared[name];
+      s.name = name;
+      s.kind = kb.first;
+      s.job_bytes.emplace_back(jobs[j].name, kb.second);
+      s.max_utilization = std::max(s.max_utilization, together[j].link_utilization.at(name));
+    }
+  for (auto& [name, s] : shared)
+    if (s.job_bytes.size() > 1) out.shared_links.push_back(s);
+  auto total = [](const SharedLink& s) {
+    double b = 0;
+    for (const auto& jb : s.job_bytes) b += jb.second;
+    return b;
+  };
+  std::stable_sort(out.shared_links.begin(), out.shared_links.end(),
+                   [&](const SharedLink& a, const SharedLink& b) { return total(a) > total(b); });
+  std::map<int, std::set<std::string>> by_fabric;
+  for (const auto& j : jobs)
+    for (int gpu : j.gpus) {
+      const Vertex& v = graph.vertices()[graph.gpu_vertex(gpu)];
+      if (v.domain >= 0 && together[&j - jobs.data()].link_bytes.count(v.name + ".nvlink-port"))
+        by_fabric[v.fabric].insert(j.name);
+    }
+  for (const auto& [f, names] : by_fabric)
+    if (names.size() > 1) out.shared_fabrics.push_back({f, std::vector<std::string>(names.begin(), names.end())});
+
+  // Failures while they run.
+  std::vector<std::string> items = mix.failures;
+  items.insert(items.end(), extra_failures.begin(), extra_failures.end());
+  if (items.empty()) return out;
+  FailureScenario fs;
+  fs.mode = mix.mode;
+  for (const auto& i : items) fs.items.push_back(parse_failure_item(i));
+  validate_failures(fs, graph);
+  const PlatformModel healthy_model(graph, cal, {});
+  const PlatformModel failed_model(graph, cal, fs);
+  std::vector<JobFootprint> footprints;
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    JobFootprint f{jobs[j].name, jobs[j].gpus, {}};
+    for (const auto& [name, kb] : together[j].link_bytes) f.links.insert(name);
+    footprints.push_back(std::move(f));
+  }
+  FailureOutcome fo;
+  fo.items = items;
+  fo.mode = to_string(fs.mode);
+  fo.partitions = partition_health(graph, failed_model, healthy_model, fs);
+  fo.jobs = job_fates(graph, failed_model, fs, footprints, recovery);
+  // The survivors (and jobs restarted at once) together on the failed platform. A job that cannot run
+  // there (e.g. its only route is down) dies with the engine's reason.
+  const Simulation after(graph, cal, data_path_failures(fs));
+  std::vector<std::size_t> running;
+  for (std::size_t j = 0; j < jobs.size(); ++j)
+    if (fo.jobs[j].fate != "dies") {
+      try {
+        run_jobs(after, {&jobs[j]}, {&built[j]});
+        running.push_back(j);
+      } catch (const SimulationError& e) {
+        fo.jobs[j].fate = "dies";
+        fo.jobs[j].reason += (fo.jobs[j].reason.empty() ? "" : "; ") + std::string(e.what());
+        fo.jobs[j].back_after_s = recovery.hardware_repair.seconds + recovery.restart.seconds;
+        fo.jobs[j].back_after = "repair (" + recovery.hardware_repair.source + "), then restart";
+      }
+    }
+  std::vector<const JobSpec*> rj;
+  std::vector<const BuiltJob*> rb;
+  for (std::size_t j : running) {
+    rj.push_back(&jobs[j]);
+    rb.push_back(&built[j]);
+  }
+  const std::vector<JobTimes> after_times = rj.empty() ? std::vector<JobTimes>{} : run_jobs(after, rj, rb);
+  for (std::size_t k = 0; k < running.size(); ++k) {
+    JobFate& f = fo.jobs[running[k]];
+    f.time_after_s = after_times[k].total_s;
+    const double before = out.jobs[running[k]].together_s;
+    f.slowdown_after = relative_change(f.time_after_s, before);
+  }
+  out.failure = std::move(fo);
+  return out;
+}
+
+}  // namespace racksim
