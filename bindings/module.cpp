@@ -18,4 +18,5 @@ PYBIND11_MODULE(_racksim, m) {
   racksim::bindings::add_collective_bindings(m);
   racksim::bindings::add_analytic_bindings(m);
   racksim::bindings::add_planner_bindings(m);
+  racksim::bindings::add_failure_bindings(m);
 }

@@ -20,11 +20,13 @@ from _racksim import (  # noqa: F401
     analytic,
     fig4,
     fig4_model,
+    goodput,
+    jobs,
     load,
     parse_bytes,
     systems,
 )
 from .planner import plan  # noqa: F401
 
-__all__ = ["InputError", "SimulationError", "System", "analytic", "fig4", "fig4_model", "load", "parse_bytes",
-           "systems", "plan"]
+__all__ = ["InputError", "SimulationError", "System", "analytic", "fig4", "fig4_model", "goodput", "jobs", "load",
+           "parse_bytes", "systems", "plan"]
