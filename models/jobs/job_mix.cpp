@@ -17,9 +17,24 @@ constexpr int kMaxJobs = 1024;          // far more than a rack pod runs side by
 constexpr int kMaxCollectives = 256;    // per job
 constexpr int kMaxRepeat = 1000;
 
+// Unknown keys first, so that a misspelt key is named even when it makes a required one look missing.
+void reject_unknown(const nlohmann::json& object, const std::string& where, const std::string& pointer,
+                    std::initializer_list<const char*> allowed) {
+  for (const auto& [key, value] : object.items()) {
+    bool known = false;
+    std::string list;
+    for (const char* a : allowed) {
+      known = known || key == a;
+      list += (list.empty() ? "" : ", ") + std::string(a);
+    }
+    if (!known) throw InputError(where, pointer + "/" + key, "unknown key '" + key + "'", "the keys " + list);
+  }
+}
+
 std::string name_or(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : json_excerpt(v); }
 
-JobCollective read_collective(JsonObjectReader r) {
+JobCollective read_collective(JsonObjectReader r, const nlohmann::json& object) {
+  reject_unknown(object, r.where(), r.pointer(), {"op", "bytes", "algo", "dim", "repeat"});
   JobCollective c;
   c.op = collective_op_from_string(r.string("op"), r.where() + " " + r.pointer_of("op"));
   c.algorithm = r.string_or("algo", "auto");
@@ -40,7 +55,9 @@ JobCollective read_collective(JsonObjectReader r) {
   return c;
 }
 
-JobMix::RawJob read_job(JsonObjectReader r) {
+JobMix::RawJob read_job(JsonObjectReader r, const nlohmann::json& object) {
+  reject_unknown(object, r.where(), r.pointer(),
+                 {"name", "trays", "gpus", "partition", "mesh_shape", "mesh_dim_names", "collectives"});
   JobMix::RawJob j;
   j.where = r.pointer();
   j.name = r.string("name");
@@ -98,7 +115,7 @@ JobMix::RawJob read_job(JsonObjectReader r) {
   if (list.empty() || list.size() > kMaxCollectives)
     r.fail("collectives", std::to_string(list.size()) + " items", "1 to " + std::to_string(kMaxCollectives) + " collectives");
   for (std::size_t i = 0; i < list.size(); ++i)
-    j.collectives.push_back(read_collective(array_element(list, i, r.where(), r.pointer_of("collectives"))));
+    j.collectives.push_back(read_collective(array_element(list, i, r.where(), r.pointer_of("collectives")), list[i]));
   r.finish();
   return j;
 }
@@ -108,6 +125,8 @@ JobMix::RawJob read_job(JsonObjectReader r) {
 JobMix job_mix_from_json_text(const std::string& text, const std::string& where) {
   const nlohmann::json doc = parse_json_text(text, where);
   if (!doc.is_object()) throw InputError(where, "", json_excerpt(doc), "a JSON object (a job mix)");
+  reject_unknown(doc, where, "", {"schema_version", "name", "system", "racks", "partitions", "partition_mode",
+                                  "calibration", "oversubscription", "failures", "jobs"});
   JsonObjectReader r(doc, where);
   r.integer_in("schema_version", 1, 1);
   JobMix mix;
@@ -129,7 +148,7 @@ JobMix job_mix_from_json_text(const std::string& text, const std::string& where)
     r.fail("jobs", std::to_string(jobs.size()) + " jobs", "1 to " + std::to_string(kMaxJobs) + " jobs");
   std::set<std::string> names;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
-    mix.jobs.push_back(read_job(array_element(jobs, i, where, "/jobs")));
+    mix.jobs.push_back(read_job(array_element(jobs, i, where, "/jobs"), jobs[i]));
     if (!names.insert(mix.jobs.back().name).second)
       throw InputError(where, "/jobs/" + std::to_string(i) + "/name", "'" + mix.jobs.back().name + "'", "distinct job names");
   }
