@@ -126,11 +126,11 @@ void add_analytic_bindings(py::module_& m) {
   auto cls = py::reinterpret_borrow<SystemClass>(m.attr("System"));
   static const char* analytic_doc = R"(Closed-form alpha-beta estimate of a collective on this topology and
 calibration, without contention (microseconds to evaluate). Arguments as System.collective() (bytes
-as int or "1G"; calibration None = shipped default, "none" = vendor peaks). Returns a dict: model
+as int or "1G"; calibration "default" = shipped, "none" = vendor peaks). Returns a dict: model
 'analytic', algo (auto's pick), time_us (microseconds), algbw_GBps and busbw_GBps (1e9 bytes/s,
 nccl-tests' rules), phases [{name, time_us}], calibration.)";
   cls.def("analytic", &analytic, py::arg("op"), py::arg("gpus"), py::arg("bytes"), py::arg("algo") = "auto",
-          py::arg("calibration") = py::none(), py::arg("chunk_bytes") = py::none(), py::arg("inner") = py::none(),
+          py::arg("calibration") = "default", py::arg("chunk_bytes") = py::none(), py::arg("inner") = py::none(),
           py::arg("outer") = py::none(), analytic_doc);
   m.def("analytic",
         [](const py::object& system, const std::string& op, int gpus, const py::object& bytes, const py::object& racks,
@@ -139,7 +139,7 @@ nccl-tests' rules), phases [{name, time_us}], calibration.)";
           return analytic(*as_system(system, racks), op, gpus, bytes, algo, calibration, chunk_bytes, inner, outer);
         },
         py::arg("system"), py::arg("op"), py::arg("gpus"), py::arg("bytes"), py::arg("racks") = py::none(),
-        py::arg("algo") = "auto", py::arg("calibration") = py::none(), py::arg("chunk_bytes") = py::none(),
+        py::arg("algo") = "auto", py::arg("calibration") = "default", py::arg("chunk_bytes") = py::none(),
         py::arg("inner") = py::none(), py::arg("outer") = py::none(),
         (std::string("racksim.analytic(system, ...): system is an id, a topology JSON path or a System;\n"
                      "racks as in racksim.load(). ") + analytic_doc).c_str());

@@ -4,17 +4,16 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <exception>
 #include <memory>
-#include <mutex>
-#include <thread>
+#include <optional>
 #include <vector>
 
 #include "bindings/bindings.hpp"
 #include "bindings/request_args.hpp"
 #include "bindings/system_handle.hpp"
+#include "sim/core/atomic_file.hpp"
 #include "sim/core/errors.hpp"
 #include "models/collectives/registry.hpp"
 #include "models/collectives/sweep_sizes.hpp"
@@ -55,6 +54,9 @@ py::object collective(const SystemHandle& s, const std::string& op, int gpus, co
   const FailureScenario failures = failures_arg(fail, partition_mode);
   RunOptions options;
   options.record_trace = !trace.is_none();
+  // Opened before the run (a bad path fails first), renamed into place only if the run succeeds.
+  std::optional<AtomicFile> trace_file;
+  if (!trace.is_none()) trace_file.emplace(py::module_::import("os").attr("fspath")(trace).cast<std::string>(), "trace");
   RunResult result;
   {
     // As `racksim collective`: the Simulation checks the failure items, then the schedule is built and run.
@@ -64,9 +66,9 @@ py::object collective(const SystemHandle& s, const std::string& op, int gpus, co
     const Schedule schedule = build_schedule(request, *s.graph, cal);  // auto picks with this calibration
     result = simulation.run(schedule, options);
   }
-  if (!trace.is_none()) {
-    const std::string text = run_result_to_trace_json(result);
-    py::module_::import("pathlib").attr("Path")(trace).attr("write_text")(text);
+  if (trace_file) {
+    trace_file->write(run_result_to_trace_json(result));
+    trace_file->commit();
   }
   return result_dict(result);
 }
@@ -94,26 +96,11 @@ py::object sweep(const SystemHandle& s, const std::string& op, int gpus, const p
       r.bytes = size;
       schedules.push_back(build_schedule(r, *s.graph, cal));  // bad input fails before any run
     }
-    // Worker threads, each running forked engine processes (as `racksim sweep --jobs`).
-    std::atomic<std::size_t> next{0};
-    std::exception_ptr error;
-    std::mutex error_mutex;
-    auto worker = [&] {
-      for (std::size_t i; (i = next++) < sizes.size();) {
-        try {
-          results[i] = simulation.run(schedules[i]);
-        } catch (...) {
-          const std::lock_guard<std::mutex> lock(error_mutex);
-          if (!error) error = std::current_exception();
-          next = sizes.size();
-        }
-      }
-    };
-    std::vector<std::thread> threads;
-    for (int j = 1; j < std::min<int>(jobs, static_cast<int>(sizes.size())); ++j) threads.emplace_back(worker);
-    worker();
-    for (auto& t : threads) t.join();
-    if (error) std::rethrow_exception(error);
+    // Up to `jobs` engine processes at once, forked from this thread, never from threads (as `racksim
+    // sweep --jobs`; in a multi-threaded interpreter the engine server forks them: engine_process.hpp).
+    std::vector<const Schedule*> pointers;
+    for (const auto& sc : schedules) pointers.push_back(&sc);
+    results = simulation.run_each(pointers, jobs);
   }
   const py::object records = json_loads(run_results_to_json_text(results));
   return py::module_::import("pandas").attr("DataFrame")(records);
@@ -124,7 +111,7 @@ py::object sweep(const SystemHandle& s, const std::string& op, int gpus, const p
 void add_collective_bindings(py::module_& m) {
   auto cls = py::reinterpret_borrow<SystemClass>(m.attr("System"));
   cls.def("collective", &collective, py::arg("op"), py::arg("gpus"), py::arg("bytes"), py::arg("algo") = "auto",
-          py::arg("fail") = py::none(), py::arg("calibration") = py::none(), py::arg("chunk_bytes") = py::none(),
+          py::arg("fail") = py::none(), py::arg("calibration") = "default", py::arg("chunk_bytes") = py::none(),
           py::arg("inner") = py::none(), py::arg("outer") = py::none(), py::arg("dtype") = "float",
           py::arg("root") = 0, py::arg("trace") = py::none(), py::arg("partition_mode") = "full-bandwidth",
           R"(Simulate one collective in the discrete-event engine (as `racksim collective --format json`).
@@ -138,7 +125,7 @@ fail: a failure item or a list: "tray:T", "gpu:G", "switch-tray:S", "switch-chip
   "trunk:D.K", "nic:N", "ib-link:R.K", "imex:T", "link:NAME[@F]" (docs/failures.md).
 partition_mode: "full-bandwidth" (NVIDIA's default: a GPU that lost NVLinks is parked, a lost switch stops
   the partition) or "adaptive-bandwidth" (every GPU runs on the links left).
-calibration: None (the shipped default), "none" (vendor peaks), a calibration JSON path, or a dict.
+calibration: "default" (the shipped calibration), "none" (vendor peaks), a calibration JSON path, or a dict.
 chunk_bytes: pipelining chunk in bytes (None: the algorithm's default).
 inner, outer: hierarchical's in-domain (auto | ring | nvls) and cross-domain (ring | tree) algorithms.
 dtype: element type (float, half, bfloat16, double, int8, ...: nccl-tests' count column, reduction cost).
@@ -152,7 +139,7 @@ racksim.SimulationError when the run cannot happen (e.g. a rank on a failed tray
 
   cls.def("sweep", &sweep, py::arg("op"), py::arg("gpus"), py::arg("min_bytes") = 8,
           py::arg("max_bytes") = py::str("16G"), py::arg("step_factor") = 2.0, py::arg("algo") = "auto",
-          py::arg("fail") = py::none(), py::arg("calibration") = py::none(), py::arg("chunk_bytes") = py::none(),
+          py::arg("fail") = py::none(), py::arg("calibration") = "default", py::arg("chunk_bytes") = py::none(),
           py::arg("inner") = py::none(), py::arg("outer") = py::none(), py::arg("dtype") = "float",
           py::arg("root") = 0, py::arg("jobs") = 1, py::arg("partition_mode") = "full-bandwidth",
           R"(Simulate a collective at sizes min_bytes, min_bytes * step_factor, ... <= max_bytes (nccl-tests'

@@ -34,8 +34,17 @@ std::uint64_t bytes_arg(const py::handle& value, const std::string& where) {
 }
 
 Calibration calibration_arg(const py::handle& value) {
-  if (value.is_none()) return load_calibration("default");
-  if (py::isinstance<py::str>(value)) return load_calibration(value.cast<std::string>());
+  // None used to mean "the shipped default" while "none" meant vendor peaks: one letter apart, opposite
+  // answers. The default is now spelt "default", and None is refused with both choices named.
+  const std::string choices = "'default' (the shipped calibration, fitted to measurements), 'none' (vendor peaks, "
+                              "no calibration), a calibration JSON path or a dict";
+  if (value.is_none()) throw InputError("calibration", "", "None (ambiguous: the default, or no calibration?)", choices);
+  if (py::isinstance<py::str>(value)) {
+    const std::string text = value.cast<std::string>();
+    if (text != "none" && text != "default" && (text == "None" || text == "NONE" || text == "Default" || text == "DEFAULT"))
+      throw InputError("calibration", "", "'" + text + "' (names are lower case)", choices);
+    return load_calibration(text);
+  }
   if (py::isinstance<py::dict>(value)) {
     const std::string text = py::module_::import("json").attr("dumps")(value).cast<std::string>();
     return calibration_from_json_text(text, "calibration (dict)");

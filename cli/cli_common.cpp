@@ -1,7 +1,10 @@
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 
 #include "cli/commands.hpp"
+#include "sim/core/errors.hpp"
 
 namespace racksim::cli {
 
@@ -28,6 +31,54 @@ void add_format_option(CLI::App& cmd, std::string& format, const std::string& de
   for (const auto& a : allowed) list += (list.empty() ? "" : "|") + a;
   cmd.add_option("--format", format, "output format: " + list)->check(CLI::IsMember(std::vector<std::string>(allowed)));
 }
+
+namespace {
+
+// What CLI11 2.1 would let through: an empty value becomes a default-constructed number ("--racks ''"
+// read as 0 ... or as the option's default), "-1" for an unsigned option wraps to 2^64-1, "010" is read as
+// octal and "0x10" as hex, and an overflowing integer is clamped by strtoll. Every value is checked here
+// first, on its text; the message echoes it escaped to one line.
+std::string check_value(const std::string& text, const std::string& type) {
+  if (text.empty()) return "an empty value; allowed: a non-empty " + (type.empty() ? std::string("value") : type);
+  for (char c : text)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+      return "'" + one_line(text) + "' contains a control character; allowed: printable text";
+  const bool is_int = type == "INT", is_uint = type == "UINT", is_float = type == "FLOAT";
+  if (is_int || is_uint) {
+    const std::size_t first = (is_int && text[0] == '-') ? 1 : 0;
+    const bool digits = first < text.size() && text.find_first_not_of("0123456789", first) == std::string::npos;
+    if (!digits)
+      return "'" + one_line(text) + "'; allowed: a whole number in decimal" + std::string(is_uint ? " (not negative)" : "");
+    errno = 0;
+    if (is_int) (void)std::strtoll(text.c_str(), nullptr, 10);
+    else (void)std::strtoull(text.c_str(), nullptr, 10);
+    if (errno == ERANGE) return "'" + one_line(text) + "' is out of range; allowed: a whole number that fits 64 bits";
+    if (text.size() > first + 1 && text[first] == '0')
+      return "'" + one_line(text) + "'; allowed: a decimal number without leading zeros (not octal)";
+  }
+  if (is_float) {
+    char* end = nullptr;
+    errno = 0;
+    const double v = std::strtod(text.c_str(), &end);
+    if (end != text.c_str() + text.size() || !std::isfinite(v) || errno == ERANGE)
+      return "'" + one_line(text) + "'; allowed: a finite number";
+  }
+  return "";
+}
+
+void harden(CLI::App& app) {
+  for (CLI::Option* opt : app.get_options()) {
+    if (opt->get_expected_min() == 0) continue;  // flags and --help take no value
+    std::string type = opt->get_type_name();
+    type = type.substr(0, type.find(':'));
+    opt->check(CLI::Validator([type](std::string& text) { return check_value(text, type); }, "", "checked value"));
+  }
+  for (CLI::App* sub : app.get_subcommands({})) harden(*sub);
+}
+
+}  // namespace
+
+void check_option_values(CLI::App& app) { harden(app); }
 
 int racks_or_default(const std::optional<int>& racks_option, const TopologySpec& spec) {
   return racks_option ? *racks_option : spec.rack.default_racks;

@@ -3,9 +3,8 @@
 // scripts/make-default-calibration.sh, which calls this command on committed data.
 #include <fmt/format.h>
 
-#include <filesystem>
-#include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "cli/commands.hpp"
 #include "models/calibration/collective_models.hpp"
@@ -13,6 +12,7 @@
 #include "models/calibration/nccl_tests_output.hpp"
 #include "models/calibration/probe_data.hpp"
 #include "models/calibration/published_data.hpp"
+#include "sim/core/atomic_file.hpp"
 #include "sim/core/errors.hpp"
 
 namespace racksim::cli {
@@ -25,13 +25,6 @@ struct FitCliOptions {
   bool no_held_out = false;
 };
 
-void write_file(const std::string& path, const std::string& text, const std::string& option) {
-  const auto parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent);
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw InputError(option, "", "'" + path + "'", "a writable file path");
-  out << text;
-}
 }  // namespace
 
 static void add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
@@ -60,6 +53,16 @@ static void add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
         throw InputError("--report", "", "'" + opts->report + "'",
                          "a report name that is not the --out file, nor its .json twin (e.g. fit-report.md)");
     }
+    if (opts->name.find_first_not_of(" \t") == std::string::npos)
+      throw InputError("--name", "", "'" + opts->name + "'", "a non-empty calibration name (it is echoed into every result)");
+    // Every output is opened before the fit and committed after all are written: a bad --report path
+    // leaves no calibration behind, and a failed fit leaves nothing.
+    std::optional<AtomicFile> out_file, report_md, report_js;
+    if (!opts->out.empty()) out_file.emplace(opts->out, "--out", true);
+    if (!opts->report.empty()) {
+      report_md.emplace(opts->report, "--report", true);
+      report_js.emplace(report_json, "--report", true);
+    }
     MeasurementSet data;
     std::string command = "racksim calibrate fit";
     if (opts->published != "none") {
@@ -84,12 +87,14 @@ static void add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
     fo.held_out = !opts->no_held_out;
     const FitResult result = fit_calibration(data.measurements, predictor, fo);
     const std::string text = calibration_to_json_text(result.calibration);
-    if (opts->out.empty()) std::cout << text;
-    else write_file(opts->out, text, "--out");
-    if (!opts->report.empty()) {
-      write_file(opts->report, fit_report_markdown(result), "--report");
-      write_file(report_json, fit_report_json(result), "--report");
+    if (out_file) out_file->write(text);
+    if (report_md) {
+      report_md->write(fit_report_markdown(result));
+      report_js->write(fit_report_json(result));
     }
+    for (auto* f : {&out_file, &report_md, &report_js})
+      if (*f) (*f)->commit();
+    if (!out_file) std::cout << text;
     std::ostream& log = opts->out.empty() ? std::cerr : std::cout;
     for (const auto& f : result.fits) {
       std::string values;

@@ -1,10 +1,11 @@
 // racksim collective: one collective on the SimGrid engine; JSON (the contract other tools read) or a
 // table, and optionally a Chrome/Perfetto trace.
-#include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "cli/collective_options.hpp"
 #include "models/collectives/registry.hpp"
+#include "sim/core/atomic_file.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/results/results_io.hpp"
@@ -19,17 +20,18 @@ static void add_collective_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--trace", opts->trace, "write a Chrome/Perfetto trace (one track per GPU and per busy link)");
   cmd->callback([&global, opts] {
     const CollectiveSetup setup = setup_collective(*opts, global);
-    std::ofstream trace;
-    if (!opts->trace.empty()) {
-      trace.open(opts->trace, std::ios::binary);
-      if (!trace) throw InputError("--trace", "", "'" + opts->trace + "'", "a writable file path");
-    }
+    // Opened first (a bad path fails before the run), renamed into place only when the run succeeded.
+    std::optional<AtomicFile> trace;
+    if (!opts->trace.empty()) trace.emplace(opts->trace, "--trace");
     const Simulation simulation(*setup.graph, setup.calibration, setup.failures);  // checks --fail items
     const Schedule schedule = build_schedule(setup.request, *setup.graph, setup.calibration);  // auto picks with it
     RunOptions options;
     options.record_trace = !opts->trace.empty();
     const RunResult result = simulation.run(schedule, options);
-    if (trace.is_open()) trace << run_result_to_trace_json(result);
+    if (trace) {
+      trace->write(run_result_to_trace_json(result));
+      trace->commit();
+    }
     std::cout << (opts->format == "json" ? run_result_to_json_text(result) : run_result_to_table(result));
   });
 }

@@ -20,10 +20,15 @@ struct ImexOptions {
   bool p2p_disable = false, all_gpus = false;
 };
 
+// Channels are the minor numbers of /dev/nvidia-caps-imex-channels/channelN: Linux minor numbers have 20
+// bits (MINORBITS in include/linux/kdev_t.h), so 0..1048575 is every channel a host can have.
+constexpr int kImexChannelMinors = 1 << 20;
+
 std::set<int> channel_set(const std::string& text, const std::string& where) {
   std::set<int> out;
   if (text == "none") return out;
-  for (int c : fabric::parse_index_list(text, 1 << 20, where)) out.insert(c);
+  const std::vector<int> list = fabric::parse_index_list(text, kImexChannelMinors, where);
+  out.insert(list.begin(), list.end());
   return out;
 }
 }  // namespace
@@ -114,6 +119,11 @@ static void add_imex_check_command(CLI::App& app, const GlobalOptions& global) {
       r.share_importer = i[0];
     }
     std::cout << (o->format == "json" ? imex_report_to_json_text(r) : imex_report_to_text(r));
+    // Exit 1 when the job does not get past NCCL init (cannot_start, init_error), so that a script can
+    // use imex-check as a pre-flight test; 0 when it runs, MNNVL or IB fallback alike (the report says
+    // which).
+    if (!r.verdict.runs)
+      throw NegativeVerdict("imex-check: the job cannot start (" + r.verdict.outcome + "): " + r.verdict.message);
   });
 }
 

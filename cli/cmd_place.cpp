@@ -65,7 +65,14 @@ static void add_place_command(CLI::App& app, const GlobalOptions& global) {
     t.init_on_alloc = flag01(o->init_on_alloc, t.init_on_alloc);
     t.numa_balancing = flag01(o->numa_balancing, t.numa_balancing);
     if (o->swap) t.swap_bytes = *o->swap == "0" ? 0 : units::parse_bytes(*o->swap, "--swap");
-    if (o->min_free_kbytes) t.min_free_kbytes = *o->min_free_kbytes;
+    if (o->min_free_kbytes) {
+      // The kernel holds it in an int (mm/page_alloc.c: `int min_free_kbytes`, sysctl minimum 0).
+      constexpr std::uint64_t kMaxMinFreeKbytes = 2147483647;
+      if (*o->min_free_kbytes > kMaxMinFreeKbytes)
+        throw InputError("--min-free-kbytes", "", std::to_string(*o->min_free_kbytes),
+                         "0 to 2147483647 (vm.min_free_kbytes is an int)");
+      t.min_free_kbytes = *o->min_free_kbytes;
+    }
     if (o->compaction) t.compaction_proactiveness = *o->compaction;
     TrayAssumptions a;
     if (o->os_reserved) a.os_reserved_GB_per_cpu_node = static_cast<double>(*o->os_reserved == "0" ? 0 : units::parse_bytes(*o->os_reserved, "--os-reserved")) / units::kGB;

@@ -8,6 +8,7 @@
 #include "sim/core/units.hpp"
 #include "sim/topo/routes.hpp"
 #include "sim/topo/system_catalog.hpp"
+#include "sim/core/json_reader.hpp"
 
 namespace racksim::cli {
 
@@ -49,7 +50,7 @@ static void add_route_command(CLI::App& app, const GlobalOptions& global) {
                        {"hops", hops},
                        {"bottleneck_GBps", round_significant(units::Bps_to_GBps(route.bottleneck_Bps))},
                        {"latency_us", round_significant(units::s_to_us(route.latency_s))}};
-      std::cout << j.dump(2) << "\n";
+      std::cout << dump_json(j, 2) << "\n";
       return;
     }
     std::cout << fmt::format("{} -> {} on {} x{}: {} hop(s), bottleneck {:.1f} GB/s per direction, latency {:.2f} us\n",

@@ -4,13 +4,14 @@
 //   racksim schedule run   FILE --system S [--racks R] [--calibration C] [--fail ...] [--partitions P]
 //                          [--partition-mode M] [--format json|table]
 //                                                               replay a (possibly edited) schedule on the engine
-#include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "cli/collective_options.hpp"
 #include "models/collectives/registry.hpp"
 #include "models/collectives/schedule_check.hpp"
 #include "models/collectives/schedule_io.hpp"
+#include "sim/core/atomic_file.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/results/results_io.hpp"
@@ -19,6 +20,8 @@
 namespace racksim::cli {
 
 namespace {
+
+constexpr std::size_t kViolationsNamed = 3;  // in `schedule run`'s one-line refusal
 
 struct ReplayOptions {
   std::string file, system, calibration = "default", format = "json";
@@ -34,15 +37,16 @@ void add_dump(CLI::App& parent, const GlobalOptions& global) {
   add_collective_options(*cmd, *opts, true);
   cmd->add_option("--out", *out, "file to write (default: standard output)");
   cmd->callback([&global, opts, out] {
+    std::optional<AtomicFile> file;  // opened before the work, committed after it
+    if (!out->empty()) file.emplace(*out, "--out");
     const CollectiveSetup setup = setup_collective(*opts, global);
     const std::string text = schedule_to_json_text(build_schedule(setup.request, *setup.graph, setup.calibration));
-    if (out->empty()) {
+    if (!file) {
       std::cout << text;
       return;
     }
-    std::ofstream file(*out, std::ios::binary);
-    if (!file) throw InputError("--out", "", "'" + *out + "'", "a writable file path");
-    file << text;
+    file->write(text);
+    file->commit();
   });
 }
 
@@ -53,14 +57,18 @@ void add_check(CLI::App& parent) {
   cmd->add_option("file", *file, "schedule JSON (racksim schedule dump)")->required();
   cmd->callback([file] {
     const Schedule schedule = load_schedule_file(*file);
-    const auto violations = check_schedule(schedule);
-    if (violations.empty()) {
+    const ScheduleCheck check = check_schedule_counted(schedule);
+    if (check.total == 0) {
       std::cout << *file << ": " << schedule.algorithm << ", " << schedule.request.gpus.size() << " ranks, "
                 << schedule.tasks.size() << " tasks: correct\n";
       return;
     }
-    for (const auto& v : violations) std::cout << *file << ": " << v << "\n";
-    throw SimulationError(*file + ": " + std::to_string(violations.size()) + " violation(s) (listed above)");
+    for (const auto& v : check.listed) std::cout << *file << ": " << v << "\n";
+    const std::size_t more = check.total - check.listed.size();
+    if (more > 0) std::cout << *file << ": ... and " << more << " more violation(s)\n";
+    throw NegativeVerdict(*file + ": " + std::to_string(check.total) + " violation(s) (" +
+                          (more > 0 ? "the first " + std::to_string(check.listed.size()) + " listed above)"
+                                    : "listed above)"));
   });
 }
 
@@ -77,6 +85,15 @@ void add_run(CLI::App& parent, const GlobalOptions& global) {
   add_format_option(*cmd, opts->format, "json", {"json", "table"});
   cmd->callback([&global, opts] {
     const Schedule schedule = load_schedule_file(opts->file);
+    // An edited schedule is proved correct before it is timed: a cut task list would otherwise "run" and
+    // report a bandwidth no hardware has.
+    const ScheduleCheck check = check_schedule_counted(schedule, kViolationsNamed);
+    if (check.total > 0) {
+      std::string first;
+      for (const auto& v : check.listed) first += (first.empty() ? "" : "; ") + v;
+      throw InputError(opts->file + ": not a correct " + schedule.algorithm + " schedule (" +
+                       std::to_string(check.total) + " violation(s); `racksim schedule check` lists them), first: " + first);
+    }
     const TopologySpec spec = SystemCatalog(global.topology_dir).load(opts->system);
     TopologyGraph graph(spec, racks_or_default(opts->racks, spec));
     if (!opts->partitions.empty()) graph.apply_partitions(parse_partitions(opts->partitions, graph, "--partitions"));

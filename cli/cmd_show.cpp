@@ -6,6 +6,7 @@
 #include "cli/commands.hpp"
 #include "sim/topo/system_catalog.hpp"
 #include "sim/topo/topology_graph.hpp"
+#include "sim/core/json_reader.hpp"
 
 namespace racksim::cli {
 
@@ -43,7 +44,7 @@ static void add_show_command(CLI::App& app, const GlobalOptions& global) {
                        {"hbm_total_TB", round_significant(s.hbm_total_TB)},
                        {"lpddr_total_TB", round_significant(s.lpddr_total_TB)},
                        {"host_memory_total_TB", round_significant(s.host_memory_total_TB)}};
-      std::cout << j.dump(2) << "\n";
+      std::cout << dump_json(j, 2) << "\n";
       return;
     }
     std::cout << fmt::format("{} x{} rack(s): {}\n", spec.id, s.racks, spec.description);

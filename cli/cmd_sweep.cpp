@@ -2,13 +2,10 @@
 // all_reduce_perf (so a simulated sweep diffs against a real run), or as JSON / CSV.
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
-#include <mutex>
-#include <thread>
 
 #include "cli/collective_options.hpp"
 #include "models/collectives/registry.hpp"
@@ -76,39 +73,13 @@ static void add_sweep_command(CLI::App& app, const GlobalOptions& global) {
       r.bytes = size;
       schedules.push_back(build_schedule(r, *setup.graph, setup.calibration));  // bad input fails before any run
     }
-    std::vector<RunResult> results(sizes.size());
+    // --jobs engine processes at once, all forked from this (only) thread: forking while other threads
+    // run deadlocked under AddressSanitizer (engine_process.hpp).
     Progress progress(sizes.size());
-    std::atomic<std::size_t> next{0}, done{0};
-    std::exception_ptr error;
-    std::mutex error_mutex;
-    auto worker = [&] {
-      for (std::size_t i; (i = next++) < sizes.size();) {
-        try {
-          results[i] = simulation.run(schedules[i]);
-        } catch (...) {
-          std::lock_guard<std::mutex> lock(error_mutex);
-          if (!error) error = std::current_exception();
-          next = sizes.size();
-        }
-        ++done;
-      }
-    };
-    if (opts->jobs == 1) {
-      for (std::size_t i = 0; i < sizes.size(); ++i) {
-        results[i] = simulation.run(schedules[i]);
-        progress.update(i + 1);
-      }
-    } else {
-      std::vector<std::thread> threads;
-      for (int j = 0; j < opts->jobs; ++j) threads.emplace_back(worker);
-      while (done < sizes.size() && !error) {
-        progress.update(done);
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      }
-      for (auto& t : threads) t.join();
-      if (error) std::rethrow_exception(error);
-      progress.update(done);
-    }
+    std::vector<const Schedule*> pointers;
+    for (const auto& s : schedules) pointers.push_back(&s);
+    const std::vector<RunResult> results =
+        simulation.run_each(pointers, opts->jobs, {}, [&progress](std::size_t done) { progress.update(done); });
     if (opts->format == "json") std::cout << run_results_to_json_text(results);
     else if (opts->format == "csv") std::cout << run_results_to_csv(results, opts->dtype);
     else std::cout << nccl_tests_table(results, opts->dtype);

@@ -3,6 +3,7 @@
 
 #include "cli/commands.hpp"
 #include "sim/topo/system_catalog.hpp"
+#include "sim/core/json_reader.hpp"
 
 namespace racksim::cli {
 
@@ -15,7 +16,7 @@ static void add_systems_command(CLI::App& app, const GlobalOptions& global) {
     if (*format == "json") {
       nlohmann::json out = nlohmann::json::array();
       for (const auto& [id, description] : systems) out.push_back({{"id", id}, {"description", description}});
-      std::cout << out.dump(2) << "\n";
+      std::cout << dump_json(out, 2) << "\n";
       return;
     }
     for (const auto& [id, description] : systems) std::cout << id << std::string(id.size() < 16 ? 16 - id.size() : 1, ' ') << description << "\n";

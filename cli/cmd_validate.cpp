@@ -3,7 +3,6 @@
 // <out-dir>/validation.md and validation.json (scripts/plot_validation.py draws the PNG from the JSON).
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "cli/commands.hpp"
@@ -12,6 +11,7 @@
 #include "models/calibration/probe_data.hpp"
 #include "models/calibration/published_data.hpp"
 #include "models/calibration/validation.hpp"
+#include "sim/core/atomic_file.hpp"
 #include "sim/core/errors.hpp"
 
 namespace racksim::cli {
@@ -22,12 +22,6 @@ struct ValidateOptions {
   std::string calibration = "default", out_dir = "out", model = "analytic", format = "text";
   bool no_probes = false;
 };
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) throw InputError("--out-dir", "", "'" + path + "'", "a writable directory");
-  out << text;
-}
 
 // Every calibrate/data/<machine>-<date>/ directory holding probe JSON lines, sorted.
 std::vector<std::string> shipped_probe_dirs() {
@@ -66,6 +60,10 @@ static void add_validate_command(CLI::App& app, const GlobalOptions& global) {
   add_format_option(*cmd, opts->format, "text", {"text", "json"});
   cmd->callback([&global, opts] {
     using namespace racksim::calibration;
+    if (opts->out_dir.empty()) throw InputError("--out-dir", "", "'' (empty)", "a directory for validation.md and validation.json");
+    // Opened before the work (a bad --out-dir fails at once), committed when both are written.
+    AtomicFile json_file(opts->out_dir + "/validation.json", "--out-dir", true);
+    AtomicFile md_file(opts->out_dir + "/validation.md", "--out-dir", true);
     MeasurementSet data;
     std::vector<std::string> published = opts->data;
     if (published.empty()) published.push_back(default_published_path());
@@ -80,10 +78,11 @@ static void add_validate_command(CLI::App& app, const GlobalOptions& global) {
                               opts->model == "engine" ? engine_collective_model() : analytic_collective_model(),
                               opts->model);
     const ValidationReport report = validate_measurements(data, predictor, cal);
-    std::filesystem::create_directories(opts->out_dir);
     const std::string json = validation_json(report);
-    write_file(opts->out_dir + "/validation.json", json);
-    write_file(opts->out_dir + "/validation.md", validation_markdown(report));
+    json_file.write(json);
+    md_file.write(validation_markdown(report));
+    json_file.commit();
+    md_file.commit();
     if (opts->format == "json") {
       std::cout << json;
     } else {

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "sim/topo/topology_spec.hpp"
@@ -16,6 +17,14 @@ struct GlobalOptions {
   std::string topology_dir;  // --topologies: where shipped system files are read from
 };
 
+// A check command's negative answer (`schedule check` found violations, `imex-check` says the job cannot
+// start): the report is already on stdout; main prints "racksim: <what>" on stderr and exits 1, so that
+// scripts can use the command as a test.
+class NegativeVerdict : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 using CommandAdder = std::function<void(CLI::App& app, const GlobalOptions& global)>;
 // Registers a subcommand; returns true so it can initialise a static.
 bool register_command(const std::string& name, CommandAdder adder);
@@ -23,6 +32,11 @@ void add_registered_commands(CLI::App& app, const GlobalOptions& global);
 
 #define RACKSIM_REGISTER_COMMAND(name, adder) \
   static const bool racksim_command_registered_##adder = ::racksim::cli::register_command(name, adder)
+
+// Adds to every option of `app` and its subcommands a check of the text given: not empty, no control
+// characters, and for numeric options a plain decimal (no sign on unsigned options, no octal or hex, no
+// overflow) or a finite number. Called once by main after every command is registered.
+void check_option_values(CLI::App& app);
 
 // Shared option helpers.
 void add_format_option(CLI::App& cmd, std::string& format, const std::string& default_format,

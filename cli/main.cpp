@@ -1,5 +1,5 @@
 // racksim command-line entry point: parse, dispatch to a subcommand, map errors to exit codes
-// (0 ok, 2 bad input, 1 a simulation that cannot run, 3 an internal error).
+// (0 ok, 2 bad input, 1 a simulation that cannot run or a check whose answer is no, 3 an internal error).
 #include <iostream>
 
 #include "cli/commands.hpp"
@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingDirectory);
 
   racksim::cli::add_registered_commands(app, global);
+  racksim::cli::check_option_values(app);
 
   try {
     app.parse(argc, argv);
@@ -28,16 +29,19 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "racksim: error: " << e.what() << " (see racksim --help)\n";
+    std::cerr << "racksim: error: " << racksim::one_line(e.what(), racksim::kMaxMessageBytes) << " (see racksim --help)\n";
     return 2;
   } catch (const racksim::InputError& e) {
-    std::cerr << "racksim: error: " << e.what() << "\n";
+    std::cerr << "racksim: error: " << racksim::one_line(e.what(), racksim::kMaxMessageBytes) << "\n";
     return 2;
+  } catch (const racksim::cli::NegativeVerdict& e) {
+    std::cerr << "racksim: " << racksim::one_line(e.what(), racksim::kMaxMessageBytes) << "\n";
+    return 1;
   } catch (const racksim::SimulationError& e) {
-    std::cerr << "racksim: cannot simulate: " << e.what() << "\n";
+    std::cerr << "racksim: cannot simulate: " << racksim::one_line(e.what(), racksim::kMaxMessageBytes) << "\n";
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "racksim: internal error: " << e.what() << "\n";
+    std::cerr << "racksim: internal error: " << racksim::one_line(e.what(), racksim::kMaxMessageBytes) << "\n";
     return 3;
   }
   return 0;

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "models/calibration/fitter.hpp"
+#include "sim/core/json_reader.hpp"
 
 namespace racksim::calibration {
 
@@ -115,7 +116,7 @@ std::string fit_report_json(const FitResult& r) {
                     {"note", h.note}});
   doc["held_out"] = held;
   doc["ignored"] = r.ignored;
-  return doc.dump(2) + "\n";
+  return dump_json(doc, 2) + "\n";
 }
 
 }  // namespace racksim::calibration

@@ -10,6 +10,7 @@
 #include "models/calibration/fitter.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/units.hpp"
+#include "sim/core/json_reader.hpp"
 
 namespace racksim::calibration {
 
@@ -222,7 +223,7 @@ std::string validation_json(const ValidationReport& rep) {
   nlohmann::json skipped = nlohmann::json::array();
   for (const auto& s : rep.skipped) skipped.push_back({{"id", s.id}, {"what", s.what}, {"reason", s.reason}});
   doc["skipped"] = skipped;
-  return doc.dump(1) + "\n";
+  return dump_json(doc, 1) + "\n";
 }
 
 std::string validation_text(const ValidationReport& rep) {

@@ -37,6 +37,12 @@ void validate_request(const CollectiveRequest& request, const TopologyGraph& gra
   if (request.chunk_bytes > units::kMaxBytesPerRank)
     throw InputError("--chunk-bytes", "", std::to_string(request.chunk_bytes) + " bytes",
                      "0 (the algorithm's default) or 1 to " + std::to_string(units::kMaxBytesPerRank) + " bytes");
+  // all_to_all needs n(n-1) transfers whatever the algorithm: refuse before anything is sized by it.
+  if (request.op == CollectiveOp::all_to_all && static_cast<double>(n) * (n - 1) > kMaxTransfers)
+    throw InputError("--gpus", "", std::to_string(n) + " GPUs for all_to_all: " + std::to_string(static_cast<long long>(n) * (n - 1)) +
+                                   " transfers (n(n-1)), about " + std::to_string(static_cast<long long>(n) * (n - 1) / 1000000) + " GB to hold",
+                     "at most " + std::to_string(kMaxTransfers) + " transfers in one run (kMaxTransfers): all_to_all on up to " +
+                         std::to_string(static_cast<int>(std::floor(0.5 + std::sqrt(0.25 + kMaxTransfers)))) + " GPUs");
   if (request.root < 0 || request.root >= n)
     throw InputError("--root", "", std::to_string(request.root), "a rank in [0, " + std::to_string(n) + ")");
   dtype_size_bytes(request.dtype, "--dtype");

@@ -69,6 +69,7 @@ class Checker {
  public:
   Checker(const Schedule& s, std::size_t max) : s_(s), n_(static_cast<int>(s.request.gpus.size())), max_(max), pool_(std::max(n_, 1)) {}
 
+  std::size_t count() const { return count_; }
   std::vector<std::string> run() {
     const char* layout = chunk_layout_problem(s_.request.op, n_, s_.chunks);
     if (*layout) {
@@ -303,6 +304,15 @@ class Checker {
 
 std::vector<std::string> check_schedule(const Schedule& schedule, std::size_t max_violations) {
   return Checker(schedule, max_violations).run();
+}
+
+ScheduleCheck check_schedule_counted(const Schedule& schedule, std::size_t max_violations) {
+  Checker checker(schedule, max_violations);
+  ScheduleCheck c;
+  c.listed = checker.run();
+  c.total = checker.count();
+  if (c.listed.size() > max_violations) c.listed.resize(max_violations);  // drop the "... more" line
+  return c;
 }
 
 ScheduleTraffic schedule_traffic(const Schedule& s) {

@@ -27,6 +27,14 @@ namespace racksim {
 // says how many more there were).
 std::vector<std::string> check_schedule(const Schedule& schedule, std::size_t max_violations = 50);
 
+// The same with the count kept apart: `listed` holds at most max_violations violations (no summary
+// line), `total` counts all of them.
+struct ScheduleCheck {
+  std::vector<std::string> listed;
+  std::size_t total = 0;
+};
+ScheduleCheck check_schedule_counted(const Schedule& schedule, std::size_t max_violations = 50);
+
 // Bytes each rank sends and receives (a multicast counts once per receiver at the receivers and on the
 // switch side), and what the switch planes receive and send.
 struct ScheduleTraffic {

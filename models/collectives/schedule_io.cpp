@@ -92,13 +92,13 @@ std::string schedule_to_json_text(const Schedule& s) {
             {"phases", s.phases},
             {"request", request_to_json(s.request)},
             {"tasks", json::array()}};
-  std::string text = head.dump(2);
+  std::string text = dump_json(head, 2);
   // Splice the tasks in, one per line: readable and diffable even with 100 k tasks.
   const std::string empty = "\"tasks\": []";
   const auto at = text.find(empty);
   std::string tasks = "\"tasks\": [";
   for (std::size_t i = 0; i < s.tasks.size(); ++i) {
-    tasks += (i ? ",\n    " : "\n    ") + task_to_json(s.tasks[i]).dump();
+    tasks += (i ? ",\n    " : "\n    ") + dump_json(task_to_json(s.tasks[i]));
   }
   tasks += s.tasks.empty() ? "]" : "\n  ]";
   text.replace(at, empty.size(), tasks);

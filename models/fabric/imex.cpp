@@ -50,6 +50,7 @@ HandleType handle_type_from_string(const std::string& text, const std::string& w
 std::vector<int> parse_index_list(const std::string& text, int count, const std::string& where) {
   const std::string allowed = "indices 0.." + std::to_string(count - 1) + " as a list like 0-3,5";
   std::vector<int> out;
+  std::vector<bool> seen(static_cast<std::size_t>(std::max(count, 0)));
   std::size_t start = 0;
   auto number = [&](const std::string& s) {
     if (s.empty() || s.size() > 7 || s.find_first_not_of("0123456789") != std::string::npos)
@@ -66,8 +67,11 @@ std::vector<int> parse_index_list(const std::string& text, int count, const std:
     const int lo = number(dash == std::string::npos ? item : item.substr(0, dash));
     const int hi = dash == std::string::npos ? lo : number(item.substr(dash + 1));
     if (hi < lo) throw InputError(where, "", "'" + text + "' (" + item + ")", allowed + " with ranges low-high");
-    for (int i = lo; i <= hi; ++i)
-      if (std::find(out.begin(), out.end(), i) == out.end()) out.push_back(i);
+    for (int i = lo; i <= hi; ++i)  // first appearance kept; a bitmap, not a search of `out` (0-1048575 was quadratic)
+      if (!seen[static_cast<std::size_t>(i)]) {
+        seen[static_cast<std::size_t>(i)] = true;
+        out.push_back(i);
+      }
     start = end + 1;
   }
   return out;

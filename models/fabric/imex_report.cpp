@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/core/units.hpp"
+#include "sim/core/json_reader.hpp"
 
 namespace racksim::fabric {
 
@@ -55,7 +56,7 @@ std::string imex_report_to_json_text(const ImexReport& r) {
                         {"handle", r.share->handle}, {"handle_bytes", r.share->handle_bytes}, {"steps", steps},
                         {"reason", r.share->reason}};
   }
-  return out.dump(2) + "\n";
+  return dump_json(out, 2) + "\n";
 }
 
 std::string imex_report_to_text(const ImexReport& r) {

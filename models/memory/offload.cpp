@@ -10,6 +10,7 @@
 #include "models/memory/placement.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/units.hpp"
+#include "sim/core/json_reader.hpp"
 
 namespace racksim::memory {
 
@@ -261,7 +262,7 @@ std::string offload_to_json_text(const OffloadResult& r) {
          {"hidden", r.hidden},
          {"exposed_s", round6(r.exposed_s)},
          {"notes", r.notes}};
-  return j.dump(2) + "\n";
+  return dump_json(j, 2) + "\n";
 }
 
 std::string offload_to_text(const OffloadResult& r) {

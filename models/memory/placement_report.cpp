@@ -7,6 +7,7 @@
 
 #include "models/memory/access_cost.hpp"
 #include "sim/core/units.hpp"
+#include "sim/core/json_reader.hpp"
 
 namespace racksim::memory {
 
@@ -196,7 +197,7 @@ std::string placement_to_json_text(const TrayMemoryModel& tray, const PlacementR
                            {"ok", i.ok}, {"effect", i.effect}, {"number", round6(i.number)}, {"unit", i.unit}});
     out["checklist"] = items;
   }
-  return out.dump(2) + "\n";
+  return dump_json(out, 2) + "\n";
 }
 
 std::string placement_to_text(const TrayMemoryModel& tray, const PlacementResult& result, const ReportOptions& options) {

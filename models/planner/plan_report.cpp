@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/core/units.hpp"
+#include "sim/core/json_reader.hpp"
 
 namespace racksim {
 
@@ -210,7 +211,7 @@ std::string plan_to_json_text(const PlanResult& p) {
     cmp.push_back(x);
   }
   j["comparison"] = cmp;
-  return j.dump(2) + "\n";
+  return dump_json(j, 2) + "\n";
 }
 
 std::string plan_to_table_text(const PlanResult& p) {

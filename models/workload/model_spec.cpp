@@ -88,7 +88,7 @@ ModelSpec model_from_json_text(const std::string& text, const std::string& where
 
 ModelSpec load_model_file(const std::string& path) {
   const nlohmann::json doc = parse_json_file(path);
-  return model_from_json_text(doc.dump(), path);
+  return model_from_json_text(dump_json(doc), path);
 }
 
 std::string model_to_json_text(const ModelSpec& m) {
@@ -133,7 +133,7 @@ std::string model_to_json_text(const ModelSpec& m) {
     p["source"] = m.published_source;
     j["published"] = p;
   }
-  return j.dump(2) + "\n";
+  return dump_json(j, 2) + "\n";
 }
 
 }  // namespace racksim

@@ -1,7 +1,12 @@
 #include "sim/calib/calibration.hpp"
 
+#include <algorithm>
+#include <filesystem>
+
 #include "models/collectives/collective.hpp"
+#include "models/collectives/registry.hpp"
 #include "sim/core/json_reader.hpp"
+#include "sim/core/suggest.hpp"
 
 #ifndef RACKSIM_CALIBRATION_DIR
 #define RACKSIM_CALIBRATION_DIR "calibrate"
@@ -32,6 +37,21 @@ std::string non_empty_source(JsonObjectReader& r) {
   return source;
 }
 
+// Every key a calibration may hold: "op/algo" for each algorithm of the registry, and "*/algo" for each
+// algorithm name.
+const std::vector<std::string>& calibration_algorithm_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> out, star;
+    for (const auto& a : algorithm_table()) {
+      out.push_back(std::string(to_string(a.op)) + "/" + a.name);
+      if (std::find(star.begin(), star.end(), "*/" + a.name) == star.end()) star.push_back("*/" + a.name);
+    }
+    out.insert(out.end(), star.begin(), star.end());
+    return out;
+  }();
+  return keys;
+}
+
 // "op/algo": op one of the collective ops or "*", algo a registry name.
 void check_algorithm_key(const std::string& key, const std::string& where, const std::string& pointer) {
   const auto slash = key.find('/');
@@ -43,8 +63,16 @@ void check_algorithm_key(const std::string& key, const std::string& where, const
   if (!op_ok || !algo_ok) {
     std::string ops;
     for (const auto& name : collective_op_names()) ops += name + ", ";
-    throw InputError(where, pointer, "'" + key + "'",
+    throw InputError(where, pointer, "'" + key + "'" + did_you_mean(key, calibration_algorithm_keys()),
                      "a key \"op/algorithm\" with op one of " + ops + "or * (e.g. \"all_reduce/ring\", \"*/nvls\")");
+  }
+  // The algorithm must be one the registry knows for that op (for "*", for some op): a misspelt key
+  // ("all_reduce/rign") would otherwise load and silently calibrate nothing.
+  const auto& valid = calibration_algorithm_keys();
+  if (std::find(valid.begin(), valid.end(), key) == valid.end()) {
+    std::string list;
+    for (const auto& k : valid) list += (list.empty() ? "" : ", ") + k;
+    throw InputError(where, pointer, "'" + key + "' (no such algorithm)" + did_you_mean(key, valid), "one of " + list);
   }
 }
 
@@ -111,7 +139,12 @@ Calibration calibration_from_json(const nlohmann::json& doc, const std::string& 
     JsonObjectReader links = root.object("links");
     for (const auto& [key, value] : doc.at("links").items()) {
       const auto kind = link_kind_from_string(key);
-      if (!kind) throw InputError(where, links.pointer_of(key), "'" + key + "'", "a link kind: " + link_kind_list());
+      if (!kind) {
+        std::vector<std::string> kinds;
+        for (LinkKind k : all_link_kinds()) kinds.push_back(to_string(k));
+        throw InputError(where, links.pointer_of(key), "'" + key + "'" + did_you_mean(key, kinds),
+                         "a link kind: " + link_kind_list());
+      }
       JsonObjectReader r = links.object(key);
       LinkCalibration l;
       l.bandwidth_efficiency = r.number_in_or("bandwidth_efficiency", 1e-6, 1.0, 1.0);
@@ -154,7 +187,11 @@ Calibration load_calibration(const std::string& path_or_name) {
   if (path_or_name == "none") return Calibration::none();
   const std::string path =
       path_or_name == "default" ? std::string(RACKSIM_CALIBRATION_DIR) + "/default.json" : path_or_name;
-  return calibration_from_json(parse_json_file(path), path);  // InputError naming the file when missing or bad
+  std::error_code ec;
+  if (path_or_name != "default" && !std::filesystem::is_regular_file(path, ec))
+    throw InputError("--calibration", "", "'" + path_or_name + "' (" + (ec ? ec.message() : "no such file") + ")",
+                     "a calibration JSON file, 'default' (the shipped calibration) or 'none' (vendor peaks)");
+  return calibration_from_json(parse_json_file(path), path);  // InputError naming the file when bad
 }
 
 std::string calibration_to_json_text(const Calibration& c) {
@@ -180,7 +217,7 @@ std::string calibration_to_json_text(const Calibration& c) {
     if (a.fit.points > 0) algos[key]["fit"] = fit_json(a.fit);
   doc["links"] = links;
   doc["algorithms"] = algos;
-  return doc.dump(2) + "\n";
+  return dump_json(doc, 2) + "\n";
 }
 
 }  // namespace racksim

@@ -1,8 +1,10 @@
 #pragma once
 // racksim's one error type for bad input. Library code never exits: it throws InputError, the CLI
 // prints what() on one line and exits 2, the Python bindings raise racksim.InputError (a ValueError).
+#include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace racksim {
 
@@ -22,6 +24,15 @@ class InputError : public std::runtime_error {
  private:
   std::string where_, json_path_, value_, allowed_;
 };
+
+// Text from the user made safe to echo on one line: control characters become \n, \t, \r or \xNN,
+// bytes that are not valid UTF-8 become \xNN (so the text can also go into JSON), and text longer than
+// `max_bytes` keeps its head and its last 40 bytes around " ... (N bytes) ... ". Every error message goes
+// through it: a value with a newline must not break the one-line rule, a 50 000-character value must not
+// fill the terminal.
+inline constexpr std::size_t kMaxEchoBytes = 200;       // one echoed value (a path, a name, a JSON excerpt)
+inline constexpr std::size_t kMaxMessageBytes = 4000;   // a whole message (lists of valid names included)
+std::string one_line(std::string_view text, std::size_t max_bytes = kMaxEchoBytes);
 
 // Raised when a run is valid input but cannot happen (e.g. a collective asks for a GPU on a failed tray).
 class SimulationError : public std::runtime_error {

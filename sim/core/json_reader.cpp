@@ -1,18 +1,53 @@
 #include "sim/core/json_reader.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
+#include "sim/core/suggest.hpp"
+
 namespace racksim {
 
+namespace {
+// The deepest nesting of arrays and objects in `text` (strings skipped), stopping once it passes `limit`.
+// A cheap scan before parsing: nlohmann/json parses deep documents fine, but printing or walking one
+// recurses once per level (a 100 000-deep value in an error message overflowed the stack).
+std::size_t nesting_depth(const std::string& text, std::size_t limit) {
+  std::size_t depth = 0, deepest = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > limit) break;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+}  // namespace
+
 nlohmann::json parse_json_text(const std::string& text, const std::string& where) {
+  if (const std::size_t depth = nesting_depth(text, kMaxJsonDepth); depth > kMaxJsonDepth)
+    throw InputError(where, "", "JSON nested more than " + std::to_string(kMaxJsonDepth) + " levels deep",
+                     "at most " + std::to_string(kMaxJsonDepth) + " levels of arrays and objects");
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    throw InputError(where + ": malformed JSON at byte " + std::to_string(e.byte) + ": " + e.what());
+    throw InputError(one_line(where) + ": malformed JSON at byte " + std::to_string(e.byte) + ": " + one_line(e.what()));
   } catch (const nlohmann::json::out_of_range& e) {  // a number beyond double range, e.g. 1e400
-    throw InputError(where + ": number out of range: " + e.what());
+    throw InputError(one_line(where) + ": number out of range: " + one_line(e.what()));
   }
+}
+
+std::string dump_json(const nlohmann::json& value, int indent) {
+  return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 nlohmann::json parse_json_file(const std::string& path) {
@@ -23,10 +58,40 @@ nlohmann::json parse_json_file(const std::string& path) {
   return parse_json_text(buffer.str(), path);
 }
 
+namespace {
+// Appends at most about `budget` characters of `value`, descending at most `levels` levels: never the
+// whole of a huge or deep value.
+void excerpt_into(std::string& out, const nlohmann::json& value, std::size_t budget, int levels) {
+  if (out.size() >= budget) return;
+  if (!value.is_structured()) {
+    out += dump_json(value.is_string() && value.get_ref<const std::string&>().size() > budget
+                         ? nlohmann::json(value.get_ref<const std::string&>().substr(0, budget))
+                         : value);
+    return;
+  }
+  const bool object = value.is_object();
+  out += object ? '{' : '[';
+  if (levels <= 0 && !value.empty()) {
+    out += "...";
+  } else {
+    bool first = true;
+    for (auto it = value.begin(); it != value.end() && out.size() < budget; ++it) {
+      if (!first) out += ',';
+      first = false;
+      if (object) out += dump_json(nlohmann::json(it.key())) + ':';
+      excerpt_into(out, it.value(), budget, levels - 1);
+    }
+  }
+  out += object ? '}' : ']';
+}
+}  // namespace
+
 std::string json_excerpt(const nlohmann::json& value) {
-  std::string text = value.dump();
-  if (text.size() > 60) text = text.substr(0, 57) + "...";
-  return text;
+  constexpr std::size_t kExcerptChars = 60;
+  std::string text;
+  excerpt_into(text, value, kExcerptChars, 4);
+  if (text.size() > kExcerptChars) text = text.substr(0, kExcerptChars - 3) + "...";
+  return one_line(text);
 }
 
 JsonObjectReader::JsonObjectReader(const nlohmann::json& object, std::string where, std::string pointer)
@@ -47,8 +112,19 @@ void JsonObjectReader::fail(const std::string& key, const std::string& value, co
 const nlohmann::json& JsonObjectReader::raw(const std::string& key) {
   known_.insert(key);
   auto it = object_.find(key);
-  if (it == object_.end())
-    throw InputError(where_, pointer_of(key), "(missing)", "required key '" + key + "'");
+  if (it == object_.end()) {
+    // A misspelt key is usually why a required one is missing: name it beside the missing one.
+    std::vector<std::string> unread;
+    for (auto k = object_.begin(); k != object_.end(); ++k)
+      if (!consumed_.count(k.key()) && !known_.count(k.key())) unread.push_back(k.key());
+    std::string beside;
+    for (const auto& u : unread)
+      if (nearest_name(u, {key}) == key) {
+        beside = " (the object has an unknown key '" + u + "': did you mean '" + key + "'?)";
+        break;
+      }
+    throw InputError(where_, pointer_of(key), "(missing)", "required key '" + key + "'" + beside);
+  }
   consumed_.insert(key);
   return *it;
 }
@@ -157,7 +233,7 @@ void JsonObjectReader::finish() const {
   for (auto it = object_.begin(); it != object_.end(); ++it) {
     if (consumed_.count(it.key())) continue;
     std::vector<std::string> known(known_.begin(), known_.end());
-    throw InputError(where_, pointer_of(it.key()), "unknown key '" + it.key() + "'",
+    throw InputError(where_, pointer_of(it.key()), "unknown key '" + it.key() + "'" + did_you_mean(it.key(), known),
                      known.empty() ? "no keys here" : "the keys " + join(known));
   }
 }

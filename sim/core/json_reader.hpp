@@ -12,7 +12,13 @@
 
 namespace racksim {
 
-// Parses text as JSON; a syntax error becomes an InputError naming `where` and the byte offset.
+// Deepest nesting of arrays and objects accepted in any input file. The shipped files nest at most 5
+// levels (calibrate/default.json's fit summaries); 64 leaves room for any hand-written file while
+// keeping every recursive walk of a document shallow.
+inline constexpr std::size_t kMaxJsonDepth = 64;
+
+// Parses text as JSON; a syntax error becomes an InputError naming `where` and the byte offset, and so
+// does a document nested deeper than kMaxJsonDepth.
 nlohmann::json parse_json_text(const std::string& text, const std::string& where);
 // Reads and parses a file; a missing file is an InputError.
 nlohmann::json parse_json_file(const std::string& path);
@@ -62,7 +68,12 @@ class JsonObjectReader {
 JsonObjectReader array_element(const nlohmann::json& array, std::size_t i, const std::string& where,
                                const std::string& array_pointer);
 
-// Shortened text of a JSON value for error messages.
+// Shortened text of a JSON value for error messages (at most ~60 characters, never a walk of the whole
+// value, escaped to one line).
 std::string json_excerpt(const nlohmann::json& value);
+
+// value.dump(indent), but text that is not valid UTF-8 becomes U+FFFD instead of a type_error: every
+// JSON racksim writes goes through here, because names in it can come from the user's files.
+std::string dump_json(const nlohmann::json& value, int indent = -1);
 
 }  // namespace racksim

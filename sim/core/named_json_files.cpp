@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "sim/core/errors.hpp"
+#include "sim/core/suggest.hpp"
 
 namespace racksim {
 
@@ -24,12 +25,26 @@ std::vector<std::string> NamedJsonFiles::ids() const {
 std::string NamedJsonFiles::resolve(const std::string& name_or_path, const std::string& where) const {
   const bool looks_like_path = name_or_path.find('/') != std::string::npos ||
                                (name_or_path.size() > 5 && name_or_path.substr(name_or_path.size() - 5) == ".json");
-  if (looks_like_path) return name_or_path;
-  const fs::path shipped = fs::path(dir_) / (name_or_path + ".json");
-  if (!name_or_path.empty() && fs::exists(shipped)) return shipped.string();
   std::string valid;
   for (const auto& id : ids()) valid += (valid.empty() ? "" : ", ") + id;
-  throw InputError(where, "", "'" + name_or_path + "' (unknown " + kind_ + ")",
+  // error_code overloads throughout: a name too long for the file system, or a path through a regular
+  // file, is bad input, not a filesystem_error.
+  std::error_code ec;
+  if (looks_like_path) {
+    const auto st = fs::status(name_or_path, ec);
+    std::string why;
+    if (ec && ec != std::errc::no_such_file_or_directory) why = ec.message();  // too long, not a directory
+    else if (st.type() == fs::file_type::not_found) why = "no such file";
+    else if (fs::is_directory(st)) why = "a directory";
+    else if (!fs::is_regular_file(st)) why = "not a regular file";
+    if (!why.empty())
+      throw InputError(where, "", "'" + name_or_path + "' (" + why + ")",
+                       "one of " + valid + ", or a path to " + file_kind_);
+    return name_or_path;
+  }
+  const fs::path shipped = fs::path(dir_) / (name_or_path + ".json");
+  if (!name_or_path.empty() && fs::is_regular_file(shipped, ec)) return shipped.string();
+  throw InputError(where, "", "'" + name_or_path + "' (unknown " + kind_ + ")" + did_you_mean(name_or_path, ids()),
                    "one of " + valid + ", or a path to " + file_kind_);
 }
 

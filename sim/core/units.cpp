@@ -34,8 +34,10 @@ std::uint64_t parse_bytes(std::string_view text, const std::string& where) {
   else if (suffix == "TB") scale = 1e12;
   else throw InputError(where, "", shown, allowed);
   const double bytes = number * scale;
-  if (!std::isfinite(bytes) || bytes > static_cast<double>(std::numeric_limits<std::uint64_t>::max()))
-    throw InputError(where, "", shown, allowed);
+  // 2^64 itself is not representable: static_cast<double>(UINT64_MAX) rounds up to 2^64, so the test is >=
+  // (16777216T = 2^64 bytes once wrapped to 0, read as "no swap").
+  if (!std::isfinite(bytes) || bytes >= 18446744073709551616.0)
+    throw InputError(where, "", shown, "a byte count below 2^64 (16 EiB), such as 8, 64K, 512M, 1G, 1GiB or 100GB");
   if (bytes != std::floor(bytes)) throw InputError(where, "", shown, "a whole number of bytes");
   return static_cast<std::uint64_t>(bytes);
 }

@@ -1,13 +1,18 @@
 #include "sim/engine/engine_process.hpp"
 
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
 #include <thread>
 
 #include "sim/core/errors.hpp"
@@ -44,20 +49,10 @@ bool write_all(int fd, const std::string& data) {
   return true;
 }
 
-std::string read_all(int fd) {
-  std::string data;
-  char buffer[65536];
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    data.append(buffer, static_cast<std::size_t>(n));
-  }
-  return data;
-}
+}  // namespace
 
 // Runs `work`, turning an exception into a typed frame for the caller.
-std::string run_work(const std::function<std::string()>& work) {
+std::string framed(const std::function<std::string()>& work) {
   std::string frame;
   try {
     frame = "R" + work();
@@ -81,27 +76,71 @@ std::string run_work(const std::function<std::string()>& work) {
   return frame;
 }
 
+std::string unframe(const std::string& data, const std::string& what_died) {
+  if (data.empty()) throw SimulationError(what_died);
+  std::size_t pos = 1;
+  switch (data[0]) {
+    case 'R': return data.substr(1);
+    case 'I': {
+      const std::string what = get_string(data, pos), where = get_string(data, pos), path = get_string(data, pos),
+                        value = get_string(data, pos), allowed = get_string(data, pos);
+      if (where.empty() && path.empty() && value.empty() && allowed.empty()) throw InputError(what);
+      throw InputError(where, path, value, allowed);
+    }
+    case 'S': throw SimulationError(get_string(data, pos));
+    default: throw SimulationError("internal error in the engine process: " + get_string(data, pos));
+  }
+}
+
+int threads_in_this_process() {
+  // Field 20 of /proc/self/stat; the command name (field 2) is in parentheses and may hold spaces.
+  const int fd = ::open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char buffer[1024];
+  const ssize_t n = ::read(fd, buffer, sizeof buffer - 1);
+  ::close(fd);
+  if (n <= 0) return 0;
+  buffer[n] = '\0';
+  const char* p = std::strrchr(buffer, ')');
+  if (p == nullptr) return 0;
+  for (int field = 2; field < 20 && *p; ++p)
+    if (*p == ' ') ++field;
+  return std::atoi(p);
+}
+
+namespace {
+
 [[noreturn]] void child_main(int fd, const std::function<std::string()>& work) {
   // The work runs on a new thread, whose malloc arena is fresh memory: on the main thread malloc would
   // reuse the free chunks of the heap shared with the caller, and every write there is a copy-on-write
   // fault with a TLB shootdown (the dearest kind of fault on a VM; 2x slower runs measured).
   std::string frame;
   try {
-    std::thread worker([&] { frame = run_work(work); });
+    std::thread worker([&] { frame = framed(work); });
     worker.join();
   } catch (const std::exception&) {
-    frame = run_work(work);  // no thread available: run here
+    frame = framed(work);  // no thread available: run here
   }
   const bool ok = write_all(fd, frame);
   ::close(fd);
   ::_exit(ok ? 0 : 3);  // no SimGrid teardown, no atexit handlers of the parent
 }
 
-}  // namespace
+struct Child {
+  pid_t pid = -1;
+  int fd = -1;
+  std::string data;
+};
 
-std::string run_in_child_process(const std::function<std::string()>& work) {
+// Forks one engine process for `work`; the caller reads `fd` and reaps `pid`.
+Child start_child(const std::function<std::string()>& work) {
+  const int threads = threads_in_this_process();
+  if (threads > 1)
+    throw std::logic_error("internal: refusing to fork an engine process from a process with " + std::to_string(threads) +
+                           " threads (engine_process.hpp: use the engine server)");
   int fds[2];
-  if (::pipe(fds) != 0) throw SimulationError(std::string("cannot create a pipe for the engine process: ") + std::strerror(errno));
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw SimulationError(std::string("cannot create a pipe for the engine process: ") + std::strerror(errno));
   std::fflush(nullptr);  // nothing buffered may be written twice
   const pid_t pid = ::fork();
   if (pid < 0) {
@@ -115,31 +154,81 @@ std::string run_in_child_process(const std::function<std::string()>& work) {
     child_main(fds[1], work);
   }
   ::close(fds[1]);
-  const std::string data = read_all(fds[0]);
-  ::close(fds[0]);
+  return {pid, fds[0], {}};
+}
+
+// Reaps the child and returns what it sent, or a description of how it died.
+std::string finish_child(Child& c, std::string& died) {
+  ::close(c.fd);
+  c.fd = -1;
   int status = 0;
   pid_t waited;
   do {
-    waited = ::waitpid(pid, &status, 0);
+    waited = ::waitpid(c.pid, &status, 0);
   } while (waited < 0 && errno == EINTR);
-  if (data.empty()) {
-    std::string how = "without a result";
-    if (waited == pid && WIFSIGNALED(status)) how = "killed by signal " + std::to_string(WTERMSIG(status));
-    else if (waited == pid && WIFEXITED(status)) how = "with exit status " + std::to_string(WEXITSTATUS(status));
-    throw SimulationError("the SimGrid engine process ended " + how + " (an internal error of the engine)");
+  std::string how = "without a result";
+  if (waited == c.pid && WIFSIGNALED(status)) how = "killed by signal " + std::to_string(WTERMSIG(status));
+  else if (waited == c.pid && WIFEXITED(status)) how = "with exit status " + std::to_string(WEXITSTATUS(status));
+  died = "the SimGrid engine process ended " + how + " (an internal error of the engine)";
+  return std::move(c.data);
+}
+
+}  // namespace
+
+std::string run_in_child_process(const std::function<std::string()>& work) {
+  Child c = start_child(work);
+  char buffer[65536];
+  for (;;) {
+    const ssize_t n = ::read(c.fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    c.data.append(buffer, static_cast<std::size_t>(n));
   }
-  std::size_t pos = 1;
-  switch (data[0]) {
-    case 'R': return data.substr(1);
-    case 'I': {
-      const std::string what = get_string(data, pos), where = get_string(data, pos), path = get_string(data, pos),
-                        value = get_string(data, pos), allowed = get_string(data, pos);
-      if (where.empty() && path.empty() && value.empty() && allowed.empty()) throw InputError(what);
-      throw InputError(where, path, value, allowed);
+  std::string died;
+  const std::string data = finish_child(c, died);
+  return unframe(data, died);
+}
+
+std::vector<std::string> run_in_child_processes(const std::vector<std::function<std::string()>>& works, int jobs,
+                                                const std::function<void(std::size_t)>& progress) {
+  std::vector<std::string> frames(works.size()), died(works.size());
+  std::vector<Child> running;
+  std::vector<std::size_t> index_of;  // parallel to running
+  std::size_t next = 0, done = 0;
+  bool failed = false;
+  const std::size_t limit = static_cast<std::size_t>(std::max(jobs, 1));
+  while (next < works.size() || !running.empty()) {
+    while (!failed && next < works.size() && running.size() < limit) {
+      running.push_back(start_child(works[next]));
+      index_of.push_back(next++);
     }
-    case 'S': throw SimulationError(get_string(data, pos));
-    default: throw SimulationError("internal error in the engine process: " + get_string(data, pos));
+    if (running.empty()) break;
+    std::vector<pollfd> fds;
+    for (const auto& c : running) fds.push_back({c.fd, POLLIN, 0});
+    if (::poll(fds.data(), fds.size(), -1) < 0) {
+      if (errno == EINTR) continue;
+      throw SimulationError(std::string("cannot wait for the engine processes: ") + std::strerror(errno));
+    }
+    for (std::size_t k = running.size(); k-- > 0;) {
+      if (fds[k].revents == 0) continue;
+      char buffer[65536];
+      const ssize_t n = ::read(running[k].fd, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n > 0) {
+        running[k].data.append(buffer, static_cast<std::size_t>(n));
+        continue;
+      }
+      const std::size_t i = index_of[k];
+      frames[i] = finish_child(running[k], died[i]);
+      if (frames[i].empty() || frames[i][0] != 'R') failed = true;
+      running.erase(running.begin() + static_cast<std::ptrdiff_t>(k));
+      index_of.erase(index_of.begin() + static_cast<std::ptrdiff_t>(k));
+      if (progress) progress(++done);
+    }
   }
+  std::vector<std::string> out(works.size());
+  for (std::size_t i = 0; i < next; ++i) out[i] = unframe(frames[i], died[i]);  // throws the first failure
+  return out;
 }
 
 }  // namespace racksim

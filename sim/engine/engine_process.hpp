@@ -5,14 +5,39 @@
 // never holds an engine, so any number of simulations, on any number of platforms, run one after another
 // in one process (a sweep, a Python session, a unit test), each from clock 0 and bit-reproducible.
 // docs/model.md gives the measured cost of this choice and the alternatives weighed.
+//
+// Forking is only safe from a process with ONE thread: a fork copies the locks other threads hold (the
+// allocator's among them: `sweep --jobs 2` deadlocked under AddressSanitizer when threads forked). So a
+// process forks engine processes only while it is single-threaded (the CLI, a plain Python script, a
+// unit test); a multi-threaded caller (a Jupyter kernel, Python threads) hands the run to an engine
+// server instead (engine_server.hpp): a small executable started with posix_spawn, single-threaded
+// itself, which forks the engine processes. Parallel runs (`sweep --jobs`) fork several children from
+// the one calling thread and wait on their pipes, instead of using threads.
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace racksim {
+
+// Threads of this process (/proc/self/stat), or 0 when it cannot be read.
+int threads_in_this_process();
 
 // Runs `work` in a forked child and returns the bytes it returned. An InputError or SimulationError
 // thrown by `work` is re-thrown here with the same message (and InputError fields); any other exception
 // becomes a SimulationError, and so does a child that dies (its signal or exit status in the message).
+// Refuses (std::logic_error, a bug) to fork when this process has more than one thread.
 std::string run_in_child_process(const std::function<std::string()>& work);
+
+// Runs each work in its own forked child, at most `jobs` at once, all forked from the calling thread;
+// returns their bytes in order. `progress(done)` is called as children finish. On failure the children
+// already running are waited for, no new one starts, and the error of the lowest-numbered failed work is
+// re-thrown (the same one whatever `jobs` is).
+std::vector<std::string> run_in_child_processes(const std::vector<std::function<std::string()>>& works, int jobs,
+                                                const std::function<void(std::size_t)>& progress = {});
+
+// The framing used on the pipes (exposed for the engine server): `framed` runs work and encodes its
+// result or its exception; `unframe` returns the result or re-throws the exception.
+std::string framed(const std::function<std::string()>& work);
+std::string unframe(const std::string& frame, const std::string& what_died);
 
 }  // namespace racksim

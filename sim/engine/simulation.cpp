@@ -2,9 +2,11 @@
 
 #include <algorithm>
 
+#include "models/collectives/schedule_io.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/engine/dag_executor.hpp"
 #include "sim/engine/engine_process.hpp"
+#include "sim/engine/engine_server.hpp"
 #include "sim/engine/result_wire.hpp"
 #include "sim/platform/platform_model.hpp"
 #include "sim/topo/topology_graph.hpp"
@@ -18,6 +20,44 @@ struct Simulation::Impl {
   Calibration calibration;
   FailureScenario failures;
   PlatformModel model;  // built here so that bad failure items are reported before any run
+
+  // A request for the engine server carrying this simulation's inputs (engine_server.hpp).
+  EngineRequest server_request(EngineRequest::Kind kind, const std::vector<const Schedule*>& schedules,
+                               const RunOptions& options) const {
+    EngineRequest r;
+    r.kind = kind;
+    r.topology_json = topology_to_json_text(graph.spec());
+    r.racks = graph.racks();
+    if (graph.partitioned()) r.partitions = graph.partitioning().spec;
+    r.calibration_json = calibration_to_json_text(calibration);
+    for (const auto& item : failures.items) r.failures.push_back(item.text);
+    r.partition_mode = to_string(failures.mode);
+    for (const Schedule* s : schedules) r.schedules_json.push_back(schedule_to_json_text(*s));
+    r.options = options;
+    return r;
+  }
+  // The configuration echo every result carries.
+  void echo(std::vector<RunResult>& results) const {
+    for (auto& r : results) {
+      r.system = graph.spec().id;
+      r.racks = graph.racks();
+      r.calibration = calibration.name;
+      r.failures.clear();
+      for (const auto& item : failures.items) r.failures.push_back(item.text);
+    }
+  }
+  void check_gpus(const std::vector<const Schedule*>& pointers) const {
+    // Checked here as well as in the engine process so that the message does not depend on the fork.
+    for (const Schedule* s : pointers)
+      for (int g : s->request.gpus)
+        if (g >= 0 && g < graph.gpu_count() && !model.gpu_failure(g).empty())
+          throw SimulationError(s->algorithm + " on GPU " + std::to_string(g) + " (" +
+                                graph.vertices()[graph.gpu_vertex(g)].name + "): " + model.gpu_failure(g));
+    for (const Schedule* s : pointers) {
+      const std::string imex = model.imex_failure(s->request.gpus);
+      if (!imex.empty()) throw SimulationError(s->algorithm + " on " + std::to_string(s->request.gpus.size()) + " GPUs: " + imex);
+    }
+  }
 };
 
 Simulation::Simulation(const TopologyGraph& graph, Calibration calibration, FailureScenario failures)
@@ -40,27 +80,42 @@ std::vector<RunResult> Simulation::run_linked(const std::vector<const Schedule*>
   if (pointers.empty()) return {};
   const Impl& impl = *impl_;
   const PlatformModel& model = impl.model;
-  // Checked here as well as in the engine process so that the message does not depend on the fork.
-  for (const Schedule* s : pointers)
-    for (int g : s->request.gpus)
-      if (g >= 0 && g < impl.graph.gpu_count() && !model.gpu_failure(g).empty())
-        throw SimulationError(s->algorithm + " on GPU " + std::to_string(g) + " (" +
-                              impl.graph.vertices()[impl.graph.gpu_vertex(g)].name + "): " + model.gpu_failure(g));
-  for (const Schedule* s : pointers) {
-    const std::string imex = model.imex_failure(s->request.gpus);
-    if (!imex.empty()) throw SimulationError(s->algorithm + " on " + std::to_string(s->request.gpus.size()) + " GPUs: " + imex);
+  impl.check_gpus(pointers);
+  if (threads_in_this_process() > 1) {
+    EngineRequest request = impl.server_request(after ? EngineRequest::Kind::after : EngineRequest::Kind::concurrent,
+                                                pointers, options);
+    if (after) request.after = *after;
+    return run_on_engine_server(request);
   }
   // Compiled here, where the schedules are in cache; the engine process reads only the compact result.
   const CompiledRun run = compile_run(model, impl.calibration, pointers, nullptr, after);
   const std::string bytes = run_in_child_process([&] { return encode_run_results(execute_compiled(model, run, options)); });
   std::vector<RunResult> results = decode_run_results(bytes);
-  for (auto& r : results) {
-    r.system = impl.graph.spec().id;
-    r.racks = impl.graph.racks();
-    r.calibration = impl.calibration.name;
-    r.failures.clear();
-    for (const auto& item : impl.failures.items) r.failures.push_back(item.text);
+  impl.echo(results);
+  return results;
+}
+
+std::vector<RunResult> Simulation::run_each(const std::vector<const Schedule*>& pointers, int jobs,
+                                            const RunOptions& options,
+                                            const std::function<void(std::size_t)>& progress) const {
+  if (pointers.empty()) return {};
+  const Impl& impl = *impl_;
+  impl.check_gpus(pointers);
+  if (threads_in_this_process() > 1) {
+    EngineRequest request = impl.server_request(EngineRequest::Kind::each, pointers, options);
+    request.jobs = jobs;
+    return run_on_engine_server(request);
   }
+  std::vector<CompiledRun> runs;
+  runs.reserve(pointers.size());
+  for (const Schedule* s : pointers) runs.push_back(compile_run(impl.model, impl.calibration, {s}));
+  std::vector<std::function<std::string()>> works;
+  for (const CompiledRun& run : runs)
+    works.push_back([&impl, &run, &options] { return encode_run_results(execute_compiled(impl.model, run, options)); });
+  std::vector<RunResult> results;
+  for (const std::string& bytes : run_in_child_processes(works, jobs, progress))
+    results.push_back(decode_run_results(bytes).front());
+  impl.echo(results);
   return results;
 }
 
@@ -92,6 +147,11 @@ RunResult Simulation::run_transfers(const std::vector<DeviceTransfer>& transfers
     task.bytes = t.bytes;
     s.request.bytes = std::max(s.request.bytes, t.bytes);
     s.tasks.push_back(task);
+  }
+  if (threads_in_this_process() > 1) {
+    EngineRequest request = impl.server_request(EngineRequest::Kind::transfers, {}, options);
+    request.transfers = transfers;
+    return run_on_engine_server(request).front();
   }
   const CompiledRun run = compile_run(impl.model, impl.calibration, {&s}, &rank_hosts);
   const std::string bytes =

@@ -2,6 +2,7 @@
 // The discrete-event engine: runs Schedules on a SimGrid platform built from a TopologyGraph, with a
 // calibration and a failure scenario. SimGrid stays inside sim/platform and sim/engine .cpp files.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,6 +47,10 @@ class Simulation {
   // collectives back to back: models/jobs). A result's time_s runs from its own launch.
   std::vector<RunResult> run_after(const std::vector<const Schedule*>& schedules,
                                    const std::vector<std::vector<int>>& after, const RunOptions& options = {}) const;
+  // Each schedule alone on the platform (as run()), up to `jobs` engine processes at once, all started
+  // from the calling thread (no threads); results in order. `progress(done)` as runs finish.
+  std::vector<RunResult> run_each(const std::vector<const Schedule*>& schedules, int jobs, const RunOptions& options = {},
+                                  const std::function<void(std::size_t)>& progress = {}) const;
 
   // Device-level transfers started together at time 0, sharing links (e.g. the two GPUs of a superchip
   // offloading to their Grace over the shared C2C). The result has op "transfers", algo "direct", one
@@ -54,6 +59,8 @@ class Simulation {
 
   // Each call runs in a fresh engine process (sim/engine/engine_process.hpp): results never depend on
   // what ran before, and a Simulation may be used any number of times, alongside other Simulations.
+  // Called from a multi-threaded process, the run goes to an engine server (engine_server.hpp), which
+  // forks instead: the results are the same, bit for bit.
 
  private:
   struct Impl;

@@ -9,6 +9,7 @@
 
 #include "models/collectives/collective.hpp"
 #include "sim/core/units.hpp"
+#include "sim/core/json_reader.hpp"
 
 namespace racksim {
 
@@ -98,12 +99,12 @@ std::vector<LinkKindSummary> summarize_links(const RunResult& result) {
   return out;
 }
 
-std::string run_result_to_json_text(const RunResult& result) { return result_json(result).dump(2) + "\n"; }
+std::string run_result_to_json_text(const RunResult& result) { return dump_json(result_json(result), 2) + "\n"; }
 
 std::string run_results_to_json_text(const std::vector<RunResult>& results) {
   ojson a = ojson::array();
   for (const auto& r : results) a.push_back(result_json(r));
-  return a.dump(2) + "\n";
+  return dump_json(a, 2) + "\n";
 }
 
 std::string run_result_to_table(const RunResult& r) {
@@ -196,7 +197,7 @@ std::string run_result_to_trace_json(const RunResult& r) {
   doc["traceEvents"] = meta;
   doc["displayTimeUnit"] = "ns";
   doc["otherData"] = {{"system", r.system}, {"op", r.op}, {"algo", r.algorithm}, {"gpus", r.gpus}, {"bytes", r.bytes}};
-  return doc.dump() + "\n";
+  return dump_json(doc) + "\n";
 }
 
 }  // namespace racksim

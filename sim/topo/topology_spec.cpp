@@ -304,7 +304,7 @@ TopologySpec topology_from_json_text(const std::string& text, const std::string&
 
 TopologySpec load_topology_file(const std::string& path) {
   const nlohmann::json doc = parse_json_file(path);
-  return topology_from_json_text(doc.dump(), path);
+  return topology_from_json_text(dump_json(doc), path);
 }
 
 std::string topology_to_json_text(const TopologySpec& s) {
@@ -359,7 +359,7 @@ std::string topology_to_json_text(const TopologySpec& s) {
   if (s.scale_out)
     j["scale_out"] = {{"fabric", s.scale_out->fabric}, {"switch_latency_us", s.scale_out->switch_latency_us},
                       {"oversubscription", s.scale_out->oversubscription}, {"source", s.scale_out->source}};
-  return j.dump(2) + "\n";
+  return dump_json(j, 2) + "\n";
 }
 
 }  // namespace racksim

@@ -34,7 +34,7 @@ def cases(tmp):
         (["show", unknown_key], [unknown_key, "/tray/gpus/0/colour", "unknown key 'colour'"]),
         (["show", malformed], [malformed, "malformed JSON at byte"]),
         (["show", huge], [huge, "number out of range", "1e400"]),
-        (["show", os.path.join(tmp, "missing.json")], ["missing.json", "an existing, readable JSON file"]),
+        (["show", os.path.join(tmp, "missing.json")], ["missing.json", "no such file"]),
         (["route", "gb200-nvl72", "gpu0", "gpu9999"], ["dst", "'gpu9999'", "gpuN (0..71)"]),
         (["route", "gb200-nvl36x2", "gpu0", "gpu1", "--racks", "1"], ["--racks", "invalid value 1", "a multiple of 2"]),
     ]

@@ -80,6 +80,33 @@ TEST(Calibration, StrictErrorsNameTheFileAndPointer) {
   EXPECT_THROW(load_calibration("/nonexistent/cal.json"), InputError);
 }
 
+// Issue 16: "all_reduce/rign" loaded with exit 0 and silently calibrated nothing.
+TEST(Calibration, UnknownAlgorithmOrLinkKindIsAnErrorWithASuggestion) {
+  const std::string base = R"({"schema_version": 1, "name": "x", "source": "s")";
+  const std::string rign = error_of(base + R"(, "algorithms": {"all_reduce/rign": {"source": "s"}}})");
+  EXPECT_NE(rign.find("/algorithms/all_reduce/rign"), std::string::npos) << rign;
+  EXPECT_NE(rign.find("did you mean 'all_reduce/ring'"), std::string::npos) << rign;
+  EXPECT_NE(rign.find("*/nvls"), std::string::npos) << rign;  // the valid keys are listed
+  EXPECT_NE(error_of(base + R"(, "algorithms": {"*/rnig": {"source": "s"}}})").find("did you mean '*/ring'"), std::string::npos);
+  // An algorithm that exists, but not for that op.
+  EXPECT_NE(error_of(base + R"(, "algorithms": {"all_gather/tree": {"source": "s"}}})").find("no such algorithm"),
+            std::string::npos);
+  const std::string kind = error_of(base + R"(, "links": {"nvlnk": {"source": "s"}}})");
+  EXPECT_NE(kind.find("did you mean 'nvlink'"), std::string::npos) << kind;
+  // Every key of the shipped calibration is a registry algorithm.
+  EXPECT_NO_THROW(load_calibration("default"));
+}
+
+TEST(Calibration, AMissingFileNamesTheOption) {
+  try {
+    load_calibration("/nonexistent/cal.json");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where(), "--calibration");
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/cal.json"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Calibration, TheEngineAppliesEveryParameter) {
   const auto g = test::load_graph("gb200-nvl72", 1);
   const auto nv = test::nvlink_numbers(g);

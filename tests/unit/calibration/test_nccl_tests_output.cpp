@@ -1,6 +1,7 @@
 // The nccl-tests parser on real pasted output (calibrate/nccl-tests-samples/, sources in its README).
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 
 #include "models/calibration/nccl_tests_output.hpp"
@@ -173,4 +174,101 @@ TEST(NcclTestsOutput, MeasurementsFromALogGuessTheSystemAndRacks) {
   const MeasurementSet f = nccl_tests_measurements(sample("h800-16gpu-alltoall_perf-failure.txt"));
   ASSERT_EQ(f.skipped.size(), 1u);
   EXPECT_NE(f.skipped[0].reason.find("failed"), std::string::npos);
+}
+
+// Issue 16: logs that crashed the parser (a 50 000-character line overflowed std::regex's stack; stoi on
+// out-of-range numbers escaped as std::out_of_range, "internal error" exit 3) or asked for absurd sizes.
+namespace {
+const char* kHeader =
+    "# nThread 1 nGpus 2 minBytes 8 maxBytes 64 step: 2(factor) warmup iters: 5 iters: 20\n"
+    "#  Rank  0 Group  0 Pid 1 on host device  0 [0000:01:00] NVIDIA H100 80GB HBM3\n"
+    "#  Rank  1 Group  0 Pid 1 on host device  1 [0000:02:00] NVIDIA H100 80GB HBM3\n";
+const char* kRow = "           8             2     float     sum      -1    10.00    0.00    0.00      0    10.00    0.00    0.00      0\n";
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_nccl_tests_output(text, "x_perf.log");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST(NcclTestsOutput, FiftyThousandCharacterLinesParse) {
+  const std::string long_line(50000, 'x');
+  const auto runs = parse_nccl_tests_output(std::string(kHeader) + long_line + "\n" + "# " + long_line + "\n" +
+                                                "[1,0]<stdout>:" + long_line + "\n" + kRow,
+                                            "all_reduce_perf.log");
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].rows.size(), 1u);
+  EXPECT_EQ(runs[0].ranks(), 2);
+  EXPECT_EQ(runs[0].test, "all_reduce_perf");  // from the file name
+  // A 50 000-character value in a row is an InputError, echoed short.
+  const std::string e = error_of(std::string(kHeader) + "8 2 float sum -1 " + std::string(50000, '1') + "x 0 0 0 1 0 0 0\n");
+  EXPECT_NE(e.find("line 4"), std::string::npos) << e.substr(0, 300);
+  EXPECT_LT(e.size(), 1000u);
+}
+
+TEST(NcclTestsOutput, OutOfRangeNumbersAreInputErrors) {
+  EXPECT_NE(error_of("# nThread 1 nGpus 99999999999999999999 minBytes 8 maxBytes 64\n" + std::string(kRow)).find("nGpus"),
+            std::string::npos);
+  EXPECT_NE(error_of("# nThread 1 nGpus 100000 minBytes 8 maxBytes 64\n" + std::string(kRow)).find("[0, 4096]"),
+            std::string::npos);
+  EXPECT_NE(error_of("# nThread 1 nGpus 2 minBytes 8 maxBytes 99999999999999999999999\n" + std::string(kRow)).find("maxBytes"),
+            std::string::npos);
+  EXPECT_NE(error_of(std::string(kHeader) + "#  Rank 99999999999 Group 0 Pid 1 on h device 0 [x] GPU\n" + kRow).find("Rank"),
+            std::string::npos);
+  EXPECT_NE(error_of(std::string(kHeader) + "99999999999999999999999 2 float sum -1 1 1 1 0 1 1 1 0\n").find("size (bytes)"),
+            std::string::npos);
+  EXPECT_NE(error_of(std::string(kHeader) + "8 99999999999999999999999 float sum -1 1 1 1 0 1 1 1 0\n").find("count"),
+            std::string::npos);
+  EXPECT_NE(error_of(std::string(kHeader) + "8 2 float sum 1e300 1 1 1 0 1 1 1 0\n").find("root"), std::string::npos);
+  EXPECT_NE(error_of(std::string(kHeader) + "# Out of bounds values : 99999999999999999999999 OK\n" + kRow).find("out of bounds"),
+            std::string::npos);
+}
+
+TEST(NcclTestsOutput, LineShapesTheRegexesAccepted) {
+  const std::string text = std::string("# nccl-tests version 2.17.1 nccl-headers=22602 nccl-library=22907\n") +
+                           "=== begin all_gather_perf test ===\n" + kHeader +
+                           "#  Rank  2 Pid 7 on other device  0 [0x45] GeForce GTX 1080\n"  // old form, no Group
+                           "NCCL version 2.28.7+cuda13.0\n" + kRow + "# Out of bounds values : 3 OK\n" +
+                           "# Avg bus bandwidth    : 70.742 \n";
+  const auto runs = parse_nccl_tests_output(text, "log");
+  ASSERT_EQ(runs.size(), 1u);
+  const auto& r = runs[0];
+  EXPECT_EQ(r.test, "all_gather_perf");
+  EXPECT_EQ(r.tests_version, "2.17.1");
+  EXPECT_EQ(r.nccl_version, "2.28.7+cuda13.0");  // the NCCL line overrides nccl-library=
+  EXPECT_EQ(r.threads, 1);
+  EXPECT_EQ(r.gpus_per_thread, 2);
+  EXPECT_EQ(r.max_bytes, 64u);
+  EXPECT_EQ(r.warmup_iters, 5);
+  EXPECT_EQ(r.iters, 20);
+  ASSERT_EQ(r.devices.size(), 3u);
+  EXPECT_EQ(r.devices[2].host, "other");
+  EXPECT_EQ(r.devices[2].bus_id, "0x45");
+  EXPECT_EQ(r.devices[2].name, "GeForce GTX 1080");
+  EXPECT_EQ(*r.out_of_bounds, 3);
+  EXPECT_DOUBLE_EQ(*r.avg_busbw_GBps, 70.742);
+  // Echoed launcher commands name the test; a word merely ending in _perf does not.
+  EXPECT_EQ(parse_nccl_tests_output("$ mpirun -np 8 ./build/alltoall_perf_mpi -b 8 -e 1G\n" + std::string(kRow), "log")[0].test,
+            "alltoall_perf");
+  EXPECT_EQ(parse_nccl_tests_output("see sendrecv_perf.c\n" + std::string(kRow), "log")[0].test, "");
+}
+
+TEST(NcclTestsOutput, AHeaderAskingForMoreRanksThanTheSystemHasIsRefused) {
+  const std::string path = ::testing::TempDir() + "/huge_all_reduce_perf.txt";
+  {
+    std::ofstream out(path);
+    out << "# Collective test starting: all_reduce_perf\n# nThread 25 nGpus 4000 minBytes 8 maxBytes 64\n" << kRow;
+  }
+  try {
+    nccl_tests_measurements(path + "=hgx-h100");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("100000 ranks = 12500 racks of hgx-h100"), std::string::npos) << m;
+    EXPECT_NE(m.find("at most"), std::string::npos) << m;
+  }
 }

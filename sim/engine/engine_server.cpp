@@ -1,0 +1,309 @@
+#include "sim/engine/engine_server.hpp"
+
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <type_traits>
+
+#include "models/collectives/schedule_io.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/engine/engine_process.hpp"
+#include "sim/engine/result_wire.hpp"
+#include "sim/topo/topology_graph.hpp"
+
+#ifndef RACKSIM_ENGINE_PATH
+#error "RACKSIM_ENGINE_PATH (the racksim-engine executable) must be defined by the build"
+#endif
+
+extern char** environ;
+
+namespace racksim {
+
+namespace {
+
+class Writer {
+ public:
+  template <typename T>
+  void pod(T v) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    out_.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  void str(const std::string& s) {
+    pod<std::uint64_t>(s.size());
+    out_.append(s);
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(const std::string& in) : in_(in) {}
+  template <typename T>
+  T pod() {
+    T v{};
+    need(sizeof v);
+    std::memcpy(&v, in_.data() + pos_, sizeof v);
+    pos_ += sizeof v;
+    return v;
+  }
+  std::string str() {
+    const auto n = pod<std::uint64_t>();
+    need(n);
+    std::string s = in_.substr(pos_, n);
+    pos_ += n;
+    return s;
+  }
+  std::uint64_t count() {
+    const auto n = pod<std::uint64_t>();
+    if (n > in_.size()) fail();
+    return n;
+  }
+
+ private:
+  void need(std::uint64_t n) const {
+    if (n > in_.size() - pos_) fail();
+  }
+  [[noreturn]] static void fail() { throw SimulationError("internal: truncated request to the engine server"); }
+  const std::string& in_;
+  std::size_t pos_ = 0;
+};
+
+bool send_all(int fd, const char* data, std::size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::send(fd, data, size, MSG_NOSIGNAL);  // a dead peer is an error, not a SIGPIPE
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+bool recv_all(int fd, char* data, std::size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::recv(fd, data, size, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+bool send_message(int fd, const std::string& message) {
+  const std::uint64_t n = message.size();
+  return send_all(fd, reinterpret_cast<const char*>(&n), sizeof n) && send_all(fd, message.data(), message.size());
+}
+
+// false at end of input (or a broken peer).
+bool recv_message(int fd, std::string& message) {
+  std::uint64_t n = 0;
+  if (!recv_all(fd, reinterpret_cast<char*>(&n), sizeof n)) return false;
+  message.resize(n);
+  return recv_all(fd, message.data(), n);
+}
+
+// One running server: its process and our end of its socket.
+struct Server {
+  pid_t pid = -1;
+  int fd = -1;
+};
+
+void stop(Server& s) {
+  if (s.fd >= 0) ::close(s.fd);  // the server sees end of input and exits
+  if (s.pid > 0) {
+    int status = 0;
+    while (::waitpid(s.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  s = Server{};
+}
+
+Server spawn_server() {
+  int fds[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0)
+    throw SimulationError(std::string("cannot create a socket for the engine server: ") + std::strerror(errno));
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 3);  // dup2 clears close-on-exec on fd 3
+  std::string path = RACKSIM_ENGINE_PATH, serve = "--serve";
+  char* argv[] = {path.data(), serve.data(), nullptr};
+  pid_t pid = -1;
+  const int err = ::posix_spawn(&pid, path.c_str(), &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(fds[1]);
+  if (err != 0) {
+    ::close(fds[0]);
+    throw SimulationError("cannot start the engine server " + path + ": " + std::strerror(err));
+  }
+  return {pid, fds[0]};
+}
+
+// Idle servers, shared by the threads of this process; each call takes one (or starts one) for itself.
+class ServerPool {
+ public:
+  static ServerPool& instance() {
+    static ServerPool* pool = new ServerPool;  // never destroyed: servers end with this process's sockets
+    return *pool;
+  }
+  std::string call(const std::string& request) {
+    Server s = take();
+    std::string reply;
+    if (!send_message(s.fd, request) || !recv_message(s.fd, reply)) {
+      stop(s);
+      throw SimulationError("the engine server (" + std::string(RACKSIM_ENGINE_PATH) + ") ended without a result");
+    }
+    give_back(s);
+    return reply;
+  }
+
+ private:
+  Server take() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!idle_.empty()) {
+        Server s = idle_.back();
+        idle_.pop_back();
+        return s;
+      }
+    }
+    return spawn_server();
+  }
+  void give_back(const Server& s) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    idle_.push_back(s);
+  }
+  std::mutex mutex_;
+  std::vector<Server> idle_;
+};
+
+// The server's state: the Simulation of the last request, reused while the next names the same inputs.
+class ServerState {
+ public:
+  std::string handle(const EngineRequest& r) {
+    std::string key = r.topology_json;
+    key += '\0' + std::to_string(r.racks) + '\0' + r.partitions + '\0' + r.calibration_json + '\0' + r.partition_mode;
+    for (const auto& f : r.failures) key += '\0' + f;
+    if (key != key_ || !simulation_) {
+      simulation_.reset();
+      graph_.reset();
+      key_.clear();
+      const TopologySpec spec = topology_from_json_text(r.topology_json, "engine request (topology)");
+      graph_ = std::make_unique<TopologyGraph>(spec, r.racks);
+      if (!r.partitions.empty()) graph_->apply_partitions(parse_partitions(r.partitions, *graph_));
+      FailureScenario failures;
+      for (const auto& f : r.failures) failures.items.push_back(parse_failure_item(f));
+      failures.mode = partition_mode_from_string(r.partition_mode, "engine request (partition mode)");
+      simulation_ = std::make_unique<Simulation>(
+          *graph_, calibration_from_json_text(r.calibration_json, "engine request (calibration)"), failures);
+      key_ = std::move(key);
+    }
+    std::vector<Schedule> schedules;
+    for (const auto& text : r.schedules_json) schedules.push_back(schedule_from_json_text(text, "engine request (schedule)"));
+    std::vector<const Schedule*> pointers;
+    for (const auto& s : schedules) pointers.push_back(&s);
+    switch (r.kind) {
+      case EngineRequest::Kind::concurrent: return encode_run_results(simulation_->run_concurrent(pointers, r.options));
+      case EngineRequest::Kind::after: return encode_run_results(simulation_->run_after(pointers, r.after, r.options));
+      case EngineRequest::Kind::each: return encode_run_results(simulation_->run_each(pointers, r.jobs, r.options));
+      case EngineRequest::Kind::transfers:
+        return encode_run_results({simulation_->run_transfers(r.transfers, r.options)});
+    }
+    throw SimulationError("internal: unknown engine request kind");
+  }
+
+ private:
+  std::string key_;
+  std::unique_ptr<TopologyGraph> graph_;
+  std::unique_ptr<Simulation> simulation_;
+};
+
+}  // namespace
+
+std::string encode_engine_request(const EngineRequest& r) {
+  Writer w;
+  w.pod(static_cast<std::uint8_t>(r.kind));
+  w.str(r.topology_json);
+  w.pod(r.racks);
+  w.str(r.partitions);
+  w.str(r.calibration_json);
+  w.pod<std::uint64_t>(r.failures.size());
+  for (const auto& f : r.failures) w.str(f);
+  w.str(r.partition_mode);
+  w.pod<std::uint64_t>(r.after.size());
+  for (const auto& a : r.after) {
+    w.pod<std::uint64_t>(a.size());
+    for (int i : a) w.pod(i);
+  }
+  w.pod<std::uint64_t>(r.schedules_json.size());
+  for (const auto& s : r.schedules_json) w.str(s);
+  w.pod<std::uint64_t>(r.transfers.size());
+  for (const auto& t : r.transfers) {
+    w.str(t.src);
+    w.str(t.dst);
+    w.pod(t.bytes);
+  }
+  w.pod<std::uint8_t>(r.options.record_trace);
+  w.pod<std::uint8_t>(r.options.gpu_reduce_kernel);
+  w.pod(r.jobs);
+  return w.take();
+}
+
+EngineRequest decode_engine_request(const std::string& bytes) {
+  Reader rd(bytes);
+  EngineRequest r;
+  r.kind = static_cast<EngineRequest::Kind>(rd.pod<std::uint8_t>());
+  r.topology_json = rd.str();
+  r.racks = rd.pod<int>();
+  r.partitions = rd.str();
+  r.calibration_json = rd.str();
+  r.failures.resize(rd.count());
+  for (auto& f : r.failures) f = rd.str();
+  r.partition_mode = rd.str();
+  r.after.resize(rd.count());
+  for (auto& a : r.after) {
+    a.resize(rd.count());
+    for (int& i : a) i = rd.pod<int>();
+  }
+  r.schedules_json.resize(rd.count());
+  for (auto& s : r.schedules_json) s = rd.str();
+  r.transfers.resize(rd.count());
+  for (auto& t : r.transfers) {
+    t.src = rd.str();
+    t.dst = rd.str();
+    t.bytes = rd.pod<std::uint64_t>();
+  }
+  r.options.record_trace = rd.pod<std::uint8_t>() != 0;
+  r.options.gpu_reduce_kernel = rd.pod<std::uint8_t>() != 0;
+  r.jobs = rd.pod<int>();
+  return r;
+}
+
+std::vector<RunResult> run_on_engine_server(const EngineRequest& request) {
+  const std::string reply = ServerPool::instance().call(encode_engine_request(request));
+  return decode_run_results(unframe(reply, "the engine server sent an empty reply"));
+}
+
+int serve_engine_requests(int in_fd, int out_fd) {
+  ::signal(SIGPIPE, SIG_IGN);  // a caller that went away is an error on send, not a signal
+  ServerState state;
+  std::string request;
+  while (recv_message(in_fd, request)) {
+    const std::string reply = framed([&] { return state.handle(decode_engine_request(request)); });
+    if (!send_message(out_fd, reply)) return 1;
+  }
+  return 0;
+}
+
+}  // namespace racksim

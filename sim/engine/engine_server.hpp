@@ -1,0 +1,49 @@
+#pragma once
+// The engine server: how a multi-threaded process (a Jupyter kernel, Python threads, a threaded host
+// program) runs simulations without ever forking itself (engine_process.hpp says why it must not).
+//
+// The caller serialises what a Simulation needs through public, tested round trips (the topology spec,
+// the calibration and the schedules as their JSON, the failure items as their text) and sends it over a
+// pipe to `racksim-engine`, an executable started with posix_spawn (safe with threads: no atfork, no
+// copied locks). The server is single-threaded; it rebuilds the Simulation (kept while the next request
+// names the same system, racks, calibration and failures) and runs it the usual way: a forked engine
+// process per run. Results come back in the exact binary encoding of result_wire.hpp, so they are
+// bit-identical to a direct run. One server serves one request at a time; concurrent callers get servers
+// of their own (started on demand, kept idle for the next call, ended with the process).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/engine/simulation.hpp"
+
+namespace racksim {
+
+class TopologyGraph;
+
+struct EngineRequest {
+  enum class Kind : std::uint8_t { concurrent = 'C', after = 'A', each = 'E', transfers = 'T' };
+  Kind kind = Kind::concurrent;
+  std::string topology_json, calibration_json;
+  int racks = 1;
+  std::string partitions;                   // the graph's NVLink partitioning as given ("" when none)
+  std::vector<std::string> failures;        // item texts
+  std::string partition_mode = "full-bandwidth";
+  std::vector<std::vector<int>> after;      // after: start dependencies (Simulation::run_after)
+  std::vector<std::string> schedules_json;  // concurrent, each
+  std::vector<DeviceTransfer> transfers;    // transfers
+  RunOptions options;
+  int jobs = 1;                             // each: engine processes at once
+};
+
+std::string encode_engine_request(const EngineRequest& request);
+EngineRequest decode_engine_request(const std::string& bytes);
+
+// Sends the request to an engine server and returns the results (or re-throws its InputError /
+// SimulationError). SimulationError when no server can be started.
+std::vector<RunResult> run_on_engine_server(const EngineRequest& request);
+
+// The server's loop: reads length-prefixed requests from `in_fd`, answers each on `out_fd`, returns at
+// end of input. Used by the racksim-engine executable.
+int serve_engine_requests(int in_fd, int out_fd);
+
+}  // namespace racksim

@@ -1,0 +1,49 @@
+"""Issue 16 from Python: the calibration=None trap is an error naming both choices, a trace file is
+written whole or not at all, and bad input is racksim.InputError (a ValueError) on one line."""
+import os
+
+import pytest
+
+import racksim
+
+
+@pytest.fixture(scope="module")
+def h100():
+    return racksim.load("hgx-h100")
+
+
+@pytest.mark.parametrize("value", [None, "None", "DEFAULT"])
+def test_ambiguous_calibration_is_refused_with_both_choices(h100, value):
+    with pytest.raises(racksim.InputError) as e:
+        h100.collective("all_reduce", 8, "1M", calibration=value)
+    assert "'default'" in str(e.value) and "'none'" in str(e.value), str(e.value)
+    with pytest.raises(ValueError):
+        h100.analytic("all_reduce", 8, "1M", calibration=value)
+
+
+def test_default_is_spelt_default(h100):
+    assert h100.collective("all_reduce", 8, "1M")["calibration"] == h100.collective(
+        "all_reduce", 8, "1M", calibration="default")["calibration"]
+    assert h100.collective("all_reduce", 8, "1M", calibration="none")["calibration"] == "none"
+
+
+def test_trace_of_a_failed_run_leaves_nothing(h100, tmp_path):
+    trace = tmp_path / "trace.json"
+    with pytest.raises(racksim.InputError):
+        h100.collective("all_reduce", 8, "1M", algo="rign", trace=trace)
+    assert os.listdir(tmp_path) == []
+    h100.collective("all_reduce", 8, "1M", algo="ring", trace=trace)
+    assert trace.read_text().startswith("{") and os.listdir(tmp_path) == ["trace.json"]
+
+
+def test_trace_to_a_bad_path_is_an_input_error(h100, tmp_path):
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(racksim.InputError) as e:
+        h100.collective("all_reduce", 8, "1M", trace=tmp_path / "file" / "trace.json")
+    assert "Not a directory" in str(e.value)
+
+
+def test_messages_are_one_line(h100):
+    with pytest.raises(racksim.InputError) as e:
+        h100.collective("all\nreduce", 8, "1M")
+    assert "\n" not in str(e.value) and "all\\nreduce" in str(e.value)

@@ -1,0 +1,194 @@
+// Issue 16: no engine process is ever forked from a multi-threaded process (a fork copies the locks other
+// threads hold; `sweep --jobs 2` deadlocked under AddressSanitizer). A threaded caller's runs go to the
+// engine server, with bit-identical results; parallel runs fork from one thread.
+#include <gtest/gtest.h>
+#include <pthread.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "engine_test_support.hpp"
+#include "hand_schedules.hpp"
+#include "models/collectives/registry.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/engine/engine_process.hpp"
+#include "sim/engine/engine_server.hpp"
+#include "sim/engine/simulation.hpp"
+#include "sim/results/results_io.hpp"
+
+namespace racksim {
+namespace {
+
+// Largest thread count seen at any fork() of this process (pthread_atfork's prepare handler runs in the
+// forking process, before the fork).
+std::atomic<int> max_threads_at_fork{0};
+std::atomic<int> forks{0};
+void record_fork() {
+  const int n = threads_in_this_process();
+  ++forks;
+  for (int seen = max_threads_at_fork.load(); n > seen && !max_threads_at_fork.compare_exchange_weak(seen, n);) {
+  }
+}
+const bool registered = [] { return pthread_atfork(&record_fork, nullptr, nullptr) == 0; }();
+
+CollectiveRequest ring_request(int gpus, std::uint64_t bytes) {
+  CollectiveRequest r;
+  r.op = CollectiveOp::all_reduce;
+  r.algorithm = "ring";
+  r.gpus = test::gpu_range(0, gpus);
+  r.bytes = bytes;
+  return r;
+}
+
+TEST(ForkSafety, ThreadCountIsRead) {
+  EXPECT_EQ(threads_in_this_process(), 1);
+  std::atomic<bool> stop{false};
+  std::thread t([&] {
+    while (!stop) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  EXPECT_EQ(threads_in_this_process(), 2);
+  stop = true;
+  t.join();
+}
+
+TEST(ForkSafety, AThreadedCallerGetsTheSameBytesWithoutForkingItself) {
+  ASSERT_TRUE(registered);
+  const auto graph = test::load_graph("hgx-h100", 1);
+  const Calibration cal = load_calibration("default");
+  const FailureScenario failures{{parse_failure_item("switch-chip:0.1")}};  // the echo and the model both travel
+  const Simulation sim(graph, cal, failures);
+  const Schedule schedule = build_schedule(ring_request(8, 64 << 20), graph, cal);
+  RunOptions traced;
+  traced.record_trace = true;
+  const std::string direct = run_result_to_json_text(sim.run(schedule, traced));
+  const std::string direct_trace = run_result_to_trace_json(sim.run(schedule, traced));
+  const int forks_before = forks;
+  EXPECT_GE(forks_before, 2);  // the direct runs forked (single-threaded: allowed)
+  max_threads_at_fork = 0;
+
+  std::string threaded, threaded_trace, error;
+  std::atomic<bool> stop{false};
+  std::thread background([&] {  // a second thread alive throughout, as in a Jupyter kernel
+    while (!stop) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  std::thread caller([&] {
+    try {
+      const RunResult r = sim.run(schedule, traced);
+      threaded = run_result_to_json_text(r);
+      threaded_trace = run_result_to_trace_json(r);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  });
+  caller.join();
+  stop = true;
+  background.join();
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(threaded, direct);
+  EXPECT_EQ(threaded_trace, direct_trace);
+  EXPECT_EQ(forks.load(), forks_before) << "this process forked while threads ran";
+  EXPECT_EQ(max_threads_at_fork.load(), 0);
+}
+
+TEST(ForkSafety, ServerRunsEachConcurrentAndTransfersAndPassesErrorsBack) {
+  const auto graph = test::load_graph("gb200-nvl72", 1);
+  const Simulation sim(graph, Calibration::none());
+  const Simulation failed(graph, Calibration::none(), FailureScenario{{parse_failure_item("tray:1")}});
+  std::vector<Schedule> schedules;
+  for (std::uint64_t mib : {1, 4, 16}) schedules.push_back(build_schedule(ring_request(8, mib << 20), graph));
+  std::vector<const Schedule*> pointers;
+  for (const auto& s : schedules) pointers.push_back(&s);
+  const std::vector<DeviceTransfer> transfers = {{"gpu0", "cpu0", 1 << 30}, {"gpu1", "cpu0", 1 << 30}};
+  const auto direct_each = run_results_to_json_text(sim.run_each(pointers, 2));
+  const auto direct_concurrent = run_results_to_json_text(sim.run_concurrent(pointers));
+  const auto direct_transfers = run_result_to_json_text(sim.run_transfers(transfers));
+  std::string each, concurrent, moved, input_error, sim_error, server_error;
+  std::thread caller([&] {
+    each = run_results_to_json_text(sim.run_each(pointers, 2));
+    concurrent = run_results_to_json_text(sim.run_concurrent(pointers));
+    moved = run_result_to_json_text(sim.run_transfers(transfers));
+    try {
+      sim.run_transfers({{"gpu0", "gpu999", 1}});
+    } catch (const InputError& e) {
+      input_error = e.what();
+    }
+    try {
+      failed.run(*pointers[0]);  // GPUs 0-7 are on trays 0 and 1
+    } catch (const SimulationError& e) {
+      sim_error = e.what();
+    }
+    try {  // rejected inside the server: the error comes back typed
+      Schedule bad = schedules[0];
+      bad.tasks[0].dsts[0] = Endpoint::rank(99);
+      sim.run(bad);
+    } catch (const InputError& e) {
+      server_error = e.what();
+    }
+  });
+  caller.join();
+  EXPECT_EQ(each, direct_each);
+  EXPECT_EQ(concurrent, direct_concurrent);
+  EXPECT_EQ(moved, direct_transfers);
+  EXPECT_NE(input_error.find("gpu999"), std::string::npos) << input_error;
+  EXPECT_NE(sim_error.find("tray"), std::string::npos) << sim_error;
+  EXPECT_NE(server_error.find("99"), std::string::npos) << server_error;
+}
+
+TEST(ForkSafety, ForkingWithThreadsIsRefusedNotAttempted) {
+  std::atomic<bool> stop{false};
+  std::thread t([&] {
+    while (!stop) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  EXPECT_THROW(run_in_child_process([] { return std::string("x"); }), std::logic_error);
+  stop = true;
+  t.join();
+  EXPECT_EQ(run_in_child_process([] { return std::string("x"); }), "x");
+}
+
+TEST(ForkSafety, ParallelChildrenKeepOrderAndReportTheFirstFailure) {
+  std::vector<std::function<std::string()>> works;
+  for (int i = 0; i < 7; ++i)
+    works.push_back([i] {
+      if (i == 3 || i == 5) throw InputError("work " + std::to_string(i));
+      return std::to_string(i * i);
+    });
+  std::size_t last_progress = 0;
+  try {
+    run_in_child_processes(works, 3, [&](std::size_t done) { last_progress = done; });
+    FAIL() << "expected the failure of work 3";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "work 3");
+  }
+  EXPECT_GE(last_progress, 4u);
+  works.erase(works.begin() + 3);
+  works.erase(works.begin() + 4);  // was work 5
+  const auto out = run_in_child_processes(works, 2);
+  EXPECT_EQ(out, (std::vector<std::string>{"0", "1", "4", "16", "36"}));
+}
+
+TEST(ForkSafety, EngineRequestsRoundTrip) {
+  EngineRequest r;
+  r.kind = EngineRequest::Kind::transfers;
+  r.topology_json = "{}";
+  r.racks = 3;
+  r.calibration_json = "cal";
+  r.failures = {"tray:1", "nic:2"};
+  r.schedules_json = {"a", "b"};
+  r.transfers = {{"gpu0", "cpu1", 42}};
+  r.options.record_trace = true;
+  r.jobs = 5;
+  const EngineRequest back = decode_engine_request(encode_engine_request(r));
+  EXPECT_EQ(back.kind, r.kind);
+  EXPECT_EQ(back.racks, 3);
+  EXPECT_EQ(back.failures, r.failures);
+  EXPECT_EQ(back.schedules_json, r.schedules_json);
+  EXPECT_EQ(back.transfers[0].dst, "cpu1");
+  EXPECT_EQ(back.transfers[0].bytes, 42u);
+  EXPECT_TRUE(back.options.record_trace);
+  EXPECT_EQ(back.jobs, 5);
+  EXPECT_THROW(decode_engine_request(encode_engine_request(r).substr(0, 20)), SimulationError);
+}
+
+}  // namespace
+}  // namespace racksim
