@@ -89,7 +89,11 @@ class Server {
     switch (r.exit_status) {
       case 0: return {200, r.out, display};
       case 2: return {400, error_body(err, display, "input"), display};
-      case 1: return {422, error_body(err, display, "cannot-run"), display};
+      // Exit 1 with a report on stdout is a check whose answer is no (imex-check: the job cannot start;
+      // issue 16): the report is the answer. Exit 1 with nothing on stdout is a run that cannot happen.
+      case 1:
+        if (!r.out.empty()) return {200, r.out, display};
+        return {422, error_body(err, display, "cannot-run"), display};
       default: return {500, error_body(err.empty() ? "racksim serve: exit status " + std::to_string(r.exit_status) : err,
                                        display, "internal"), display};
     }

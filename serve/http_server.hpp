@@ -2,7 +2,8 @@
 // `racksim serve`: one page and a JSON API over loopback HTTP (cpp-httplib). Every API request becomes
 // the CLI's argument list (api_command.hpp), is checked against the interactive limits
 // (interactive_policy.hpp) and runs as a child process of the racksim binary (child_process.hpp), at most
-// `workers` at once. Status codes: 200 the CLI's JSON; 400 bad input (the CLI's one line, or the server's
+// `workers` at once. Status codes: 200 the CLI's JSON (also when a check answers no: imex-check exits 1
+// with its report on stdout); 400 bad input (the CLI's one line, or the server's
 // own for a parameter it does not pass on); 404 no such command; 422 valid input that cannot run (exit 1)
 // or a request over the interactive limits; 500 an internal error or a crash of the child; 503 too busy;
 // 504 over the wall-clock limit. docs/serve.md has the API.

@@ -105,12 +105,16 @@ def test_offload():
 
 def test_imex_check():
     r = run("imex-check", "--system", "gb200-nvl72", "--trays", "0-3", "--container-channels", "none", "--format", "json")
-    check(r.returncode == 0, f"imex-check: {r.stderr}")
+    # exit 1: the job cannot get past NCCL init (issue 16: a script can use imex-check as a check), the
+    # report still on stdout and one line on stderr saying why
+    check(r.returncode == 1 and len(r.stderr.splitlines()) == 1 and "cannot start (init_error)" in r.stderr,
+          f"imex-check: {r.returncode} {r.stderr}")
     j = json.loads(r.stdout)
     check(j["outcome"] == "init_error" and j["failed_checks"] == ["IMEX channel"], f"self-check 5: {j['outcome']}")
     check(len(j["gpus"]) == 16 and j["gpus"][0]["state"] == "Completed" and j["gpus"][0]["clique_id"] == 1, "fabric info")
     r = run("imex-check", "--system", "gb200-nvl72", "--trays", "0-3", "--container-channels", "none", "--nccl-mnnvl-enable", "0",
             "--calibration", "none", "--format", "json")
+    check(r.returncode == 0, f"ib_forced runs: exit {r.returncode}")
     j = json.loads(r.stdout)
     s = 2**30
     check(j["outcome"] == "ib_forced" and j["runs"], "MNNVL disabled runs over IB")

@@ -56,7 +56,8 @@ TEST(ForkSafety, AThreadedCallerGetsTheSameBytesWithoutForkingItself) {
   ASSERT_TRUE(registered);
   const auto graph = test::load_graph("hgx-h100", 1);
   const Calibration cal = load_calibration("default");
-  const FailureScenario failures{{parse_failure_item("switch-chip:0.1")}};  // the echo and the model both travel
+  // A failure and the partition mode travel to the server too (adaptive: the GPUs run on the links left).
+  const FailureScenario failures{{parse_failure_item("switch-chip:0.1")}, PartitionMode::adaptive_bandwidth};
   const Simulation sim(graph, cal, failures);
   const Schedule schedule = build_schedule(ring_request(8, 64 << 20), graph, cal);
   RunOptions traced;
