@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -45,35 +44,38 @@ ChildResult run_child(const std::string& program, const std::vector<std::string>
   make_pipe(out_r, out_w);
   make_pipe(err_r, err_w);
 
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out_w.fd, 1);  // dup2 clears close-on-exec on 1 and 2 only
-  posix_spawn_file_actions_adddup2(&actions, err_w.fd, 2);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGHUP}) sigaddset(&defaults, s);
-  posix_spawnattr_setsigmask(&attr, &none);         // the server blocks SIGINT/SIGTERM in its threads
-  posix_spawnattr_setsigdefault(&attr, &defaults);  // and ignores SIGPIPE
-  posix_spawnattr_setpgroup(&attr, 0);              // own group: a timeout kills the engine's forks too
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
-
   std::vector<char*> argv;
   argv.push_back(const_cast<char*>(program.c_str()));
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  pid_t pid = -1;
-  const int rc = ::posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) throw std::runtime_error("cannot start " + program + ": " + std::strerror(rc));
-  if (limits.address_space_bytes > 0) {
-    // Set right after the spawn: the child has only begun its startup, which needs a few MB.
-    const rlimit lim{limits.address_space_bytes, limits.address_space_bytes};
-    ::prlimit(pid, RLIMIT_AS, &lim, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  const rlimit address_space{limits.address_space_bytes, limits.address_space_bytes};
+  // fork + exec rather than posix_spawn so that the limits hold from the child's first instruction (a
+  // limit set on a spawned pid races with what it starts). Between fork and exec the child calls only
+  // async-signal-safe functions: the server has other threads.
+  Fd exec_r, exec_w;  // close-on-exec: EOF tells the parent that exec succeeded, an errno that it failed
+  make_pipe(exec_r, exec_w);
+  const pid_t pid = ::fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::setpgid(0, 0);  // own group: a timeout kills the engine's forks too
+    for (int s : {SIGPIPE, SIGINT, SIGTERM, SIGHUP}) ::signal(s, SIG_DFL);  // the server ignores SIGPIPE
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);  // the server blocks SIGINT/SIGTERM in its threads
+    if (limits.address_space_bytes > 0) ::setrlimit(RLIMIT_AS, &address_space);
+    const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null_fd < 0 || ::dup2(null_fd, 0) < 0 || ::dup2(out_w.fd, 1) < 0 || ::dup2(err_w.fd, 2) < 0) ::_exit(127);
+    ::execve(program.c_str(), argv.data(), environ);  // every other descriptor is close-on-exec
+    const int error = errno;
+    (void)!::write(exec_w.fd, &error, sizeof error);
+    ::_exit(127);
+  }
+  exec_w.reset();
+  int exec_error = 0;
+  if (::read(exec_r.fd, &exec_error, sizeof exec_error) == static_cast<ssize_t>(sizeof exec_error)) {
+    while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    throw std::runtime_error("cannot start " + program + ": " + std::strerror(exec_error));
   }
   out_w.reset();
   err_w.reset();

@@ -2,7 +2,7 @@
 // Runs one CLI request as a child process (the racksim binary itself): its own process group, stdin from
 // /dev/null, stdout and stderr captured, a wall-clock limit and an address-space limit. A crash, a hang or
 // a runaway allocation ends the child, never the server. Safe to call from many threads at once
-// (posix_spawn; every pipe is close-on-exec so one child never holds another's pipe open).
+// (fork + exec; every pipe is close-on-exec so one child never holds another's pipe open).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,7 +25,7 @@ struct ChildResult {
 };
 
 // Runs `program` with `args` (args[0] is argv[1]). Throws std::runtime_error only when the child cannot be
-// started (pipes, spawn).
+// started (pipes, fork, exec).
 ChildResult run_child(const std::string& program, const std::vector<std::string>& args, const ChildLimits& limits);
 
 }  // namespace racksim::serve

@@ -114,7 +114,10 @@ def main():
         port = int(server.url.rsplit(":", 1)[1].strip("/"))
         with socket.create_connection(("127.0.0.1", port), timeout=20) as sock:
             sock.sendall(b"\x00\xffGARBAGE\r\n\r\n")
-            reply = sock.recv(200)
+            try:
+                reply = sock.recv(200)
+            except ConnectionResetError:  # closed with our bytes unread: the kernel resets the connection
+                reply = b""
         check(reply == b"" or reply.startswith(b"HTTP/1.1 400"), f"garbage request: {reply[:60]!r}")
         status, _, _ = server.get("/api/show", [("system", "x" * 10000)])
         check(status == 414, f"a 10 kB request line: status {status}, expected 414")
