@@ -57,7 +57,7 @@ JobCollective read_collective(JsonObjectReader r, const nlohmann::json& object) 
 
 JobMix::RawJob read_job(JsonObjectReader r, const nlohmann::json& object) {
   reject_unknown(object, r.where(), r.pointer(),
-                 {"name", "trays", "gpus", "partition", "mesh_shape", "mesh_dim_names", "collectives"});
+                 {"name", "trays", "gpus", "partition", "mesh_shape", "mesh_dim_names", "collectives", "step"});
   JobMix::RawJob j;
   j.where = r.pointer();
   j.name = r.string("name");
@@ -111,11 +111,28 @@ JobMix::RawJob read_job(JsonObjectReader r, const nlohmann::json& object) {
   } else if (!j.mesh_shape.empty()) {
     r.fail("mesh_dim_names", "(missing)", "one name per mesh_shape dimension");
   }
-  const nlohmann::json& list = r.array("collectives");
-  if (list.empty() || list.size() > kMaxCollectives)
-    r.fail("collectives", std::to_string(list.size()) + " items", "1 to " + std::to_string(kMaxCollectives) + " collectives");
-  for (std::size_t i = 0; i < list.size(); ++i)
-    j.collectives.push_back(read_collective(array_element(list, i, r.where(), r.pointer_of("collectives")), list[i]));
+  if (r.has("step") == r.has("collectives"))
+    throw InputError(r.where(), r.pointer(), r.has("step") ? "both collectives and step" : "neither collectives nor step",
+                     "exactly one of collectives (a list) and step (a planner training step)");
+  if (r.has("step")) {
+    const nlohmann::json& st = r.raw("step");
+    if (!st.is_object()) r.fail("step", json_excerpt(st), "an object {model, global_batch, seq_len}");
+    reject_unknown(st, r.where(), r.pointer_of("step"), {"model", "global_batch", "seq_len"});
+    JsonObjectReader sr(st, r.where(), r.pointer_of("step"));
+    JobStepSpec step;
+    step.model = sr.string("model");
+    step.global_batch = static_cast<int>(sr.integer_in("global_batch", 1, 100'000'000));
+    step.seq_len = static_cast<int>(sr.integer_in("seq_len", 1, 10'000'000));
+    sr.finish();
+    if (!j.mesh_shape.empty()) r.fail("mesh_shape", "given with step", "no mesh: a step job takes the planner's layout");
+    j.step = step;
+  } else {
+    const nlohmann::json& list = r.array("collectives");
+    if (list.empty() || list.size() > kMaxCollectives)
+      r.fail("collectives", std::to_string(list.size()) + " items", "1 to " + std::to_string(kMaxCollectives) + " collectives");
+    for (std::size_t i = 0; i < list.size(); ++i)
+      j.collectives.push_back(read_collective(array_element(list, i, r.where(), r.pointer_of("collectives")), list[i]));
+  }
   r.finish();
   return j;
 }
@@ -208,6 +225,7 @@ std::vector<JobSpec> resolve_jobs(const JobMix& mix, const TopologyGraph& g) {
       throw InputError(where, raw.where + "/mesh_shape", "product " + std::to_string(product),
                        "the job's GPU count (" + std::to_string(j.gpus.size()) + ")");
     j.collectives = raw.collectives;
+    j.step = raw.step;
     for (std::size_t k = 0; k < j.collectives.size(); ++k) {
       const std::string& dim = j.collectives[k].dim;
       if (!dim.empty() && std::find(j.mesh_dim_names.begin(), j.mesh_dim_names.end(), dim) == j.mesh_dim_names.end()) {

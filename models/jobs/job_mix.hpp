@@ -14,6 +14,8 @@
 // an array giving the rank order itself) or "partition" (every GPU of that partition). The mesh follows
 // torch's init_device_mesh: rank r has coordinates r in row-major order of mesh_shape (the last dimension
 // varies fastest), so the innermost dimension holds neighbouring GPUs (seed course section 7: DeviceMesh).
+// Instead of "collectives", a job may give "step": {"model": "llama-3.1-8b", "global_batch": 256,
+// "seq_len": 4096}: a training step from the planner (JobStepSpec; its mesh then comes from the layout).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -34,6 +36,23 @@ struct JobCollective {
   int repeat = 1;
 };
 
+// A training step from the layout planner instead of a list of collectives: the planner's best layout for
+// the model on the job's GPU count gives the step time and the data-parallel gradient traffic; the engine
+// runs the step as (planner step - DP traffic) of compute, then the DP collectives over the job's "dp"
+// groups, sharing links with the other jobs. Conservative: the planner overlaps DP traffic with the last
+// backward, the engine does not, so contention shows in full.
+struct JobStepSpec {
+  std::string model;
+  int global_batch = 0, seq_len = 0;
+};
+
+struct PlannedStep {
+  std::string layout;                 // "tp=4 ep=1 cp=1 pp=1 dp=8, ZeRO-1"
+  double planner_step_s = 0;          // the planner's step, DP traffic overlapped as it models it
+  double dp_total_s = 0, dp_exposed_s = 0;
+  double compute_s = 0;               // what the engine runs as a pure delay
+};
+
 struct JobSpec {
   std::string name;
   std::string placement;            // as given, for the report ("trays 0-7", "partition a", ...)
@@ -41,6 +60,8 @@ struct JobSpec {
   std::vector<int> mesh_shape;      // product = gpus.size(); default {gpus.size()}
   std::vector<std::string> mesh_dim_names;
   std::vector<JobCollective> collectives;
+  std::optional<JobStepSpec> step;  // instead of collectives (they are then filled from the planner)
+  std::optional<PlannedStep> planned;
 };
 
 struct JobMix {
@@ -58,6 +79,7 @@ struct JobMix {
     std::vector<int> mesh_shape;
     std::vector<std::string> mesh_dim_names;
     std::vector<JobCollective> collectives;
+    std::optional<JobStepSpec> step;
     std::string where;              // JSON pointer for errors
   };
   std::vector<RawJob> jobs;         // as read; resolve_jobs() turns them into JobSpecs on a graph

@@ -34,6 +34,10 @@ std::string mix_result_to_json_text(const MixResult& m) {
     json jr{{"name", r.name},           {"placement", r.placement}, {"gpus", r.gpus},
             {"trays", r.trays},         {"partitions", r.partitions}, {"alone_us", us(r.alone_s)},
             {"together_us", us(r.together_s)}, {"slowdown", r6(r.slowdown)}};
+    if (r.step)
+      jr["step"] = {{"layout", r.step->layout}, {"planner_step_us", us(r.step->planner_step_s)},
+                    {"dp_total_us", us(r.step->dp_total_s)}, {"dp_exposed_us", us(r.step->dp_exposed_s)},
+                    {"compute_us", us(r.step->compute_s)}};
     jr["collectives"] = json::array();
     for (const auto& c : r.collectives)
       jr["collectives"].push_back({{"what", c.what}, {"algo", c.algorithm}, {"groups", c.groups},

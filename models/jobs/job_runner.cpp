@@ -9,6 +9,7 @@
 
 #include "models/collectives/registry.hpp"
 #include "models/failures/failure_effects.hpp"
+#include "models/planner/plan.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/units.hpp"
 #include "sim/engine/simulation.hpp"
@@ -22,8 +23,81 @@ namespace {
 
 struct Stage {
   std::vector<int> schedules;  // indices into BuiltJob::schedules
-  int collective = 0;          // index into the job's collectives
+  int collective = 0;          // index into the job's collectives; collectives.size() for a planner step's compute
 };
+
+std::string compute_algorithm(const JobSpec& job) { return "jobs/compute-" + job.name; }
+
+// A training step from the planner (JobStepSpec): its best layout for the model on the job's GPU count,
+// the mesh from the layout's order, and the data-parallel gradient collectives over the "dp" groups.
+void plan_step(JobSpec& j, const JobMix& mix, int racks, const std::string& topology_dir) {
+  PlanRequest p;
+  p.system = mix.system;
+  p.racks = racks;
+  p.model = j.step->model;
+  p.job.global_batch = j.step->global_batch;
+  p.job.seq_len = j.step->seq_len;
+  p.gpus = static_cast<int>(j.gpus.size());
+  p.top = 1;
+  p.engine_top = 0;
+  p.failures = false;
+  p.compare.clear();
+  p.calibration = mix.calibration;
+  p.topology_dir = topology_dir;
+  const PlanResult plan = run_plan(p);
+  if (plan.search.ranked.empty())
+    throw SimulationError("job " + j.name + ": the planner found no layout of " + j.step->model + " on " +
+                          std::to_string(j.gpus.size()) + " GPUs");
+  const Candidate& c = plan.search.ranked.front();
+  j.mesh_shape.clear();
+  j.mesh_dim_names.clear();
+  for (MeshDim d : c.layout.order)
+    if (c.layout.size(d) > 1) {
+      j.mesh_shape.push_back(c.layout.size(d));
+      j.mesh_dim_names.push_back(to_string(d));
+    }
+  if (j.mesh_shape.empty()) {
+    j.mesh_shape = {static_cast<int>(j.gpus.size())};
+    j.mesh_dim_names = {"world"};
+  }
+  PlannedStep ps;
+  ps.layout = c.layout.degrees() + ", ZeRO-" + std::to_string(c.layout.zero_stage);
+  ps.planner_step_s = c.estimate.step_s;
+  double grad_bytes = 0;
+  for (const auto& ct : c.estimate.comm)
+    if (ct.kind == "dp") {
+      ps.dp_total_s = ct.total_s;
+      ps.dp_exposed_s = ct.exposed_s;
+      grad_bytes = ct.bytes;
+    }
+  ps.compute_s = std::max(0.0, ps.planner_step_s - ps.dp_total_s);
+  // The DP collectives the planner priced (step_model.cpp): ZeRO-0 an all-reduce of the gradients; ZeRO-1 a
+  // reduce-scatter of them and an all-gather of the bf16 parameters; ZeRO-2 the reduce-scatter every
+  // micro-batch; ZeRO-3 (FSDP) two all-gathers and a reduce-scatter every micro-batch.
+  j.collectives.clear();
+  if (c.layout.dp > 1 && grad_bytes >= 1) {
+    const TrainingJob defaults;
+    const auto gd = static_cast<std::uint64_t>(std::llround(grad_bytes));
+    const auto pd = static_cast<std::uint64_t>(std::llround(grad_bytes / defaults.grad_bytes * 2));
+    const int m = std::max(1, c.layout.micro_batches);
+    switch (c.layout.zero_stage) {
+      case 0: j.collectives.push_back({CollectiveOp::all_reduce, "auto", gd, "dp", 1}); break;
+      case 1:
+        j.collectives.push_back({CollectiveOp::reduce_scatter, "auto", gd, "dp", 1});
+        j.collectives.push_back({CollectiveOp::all_gather, "auto", pd, "dp", 1});
+        break;
+      case 2:
+        j.collectives.push_back({CollectiveOp::reduce_scatter, "auto", gd, "dp", m});
+        j.collectives.push_back({CollectiveOp::all_gather, "auto", pd, "dp", 1});
+        break;
+      default:
+        j.collectives.push_back({CollectiveOp::all_gather, "auto", pd, "dp", 2 * m});
+        j.collectives.push_back({CollectiveOp::reduce_scatter, "auto", gd, "dp", m});
+        break;
+    }
+  }
+  j.planned = ps;
+}
 
 struct BuiltJob {
   std::deque<Schedule> schedules;  // deque: pointers stay valid as barriers are added
@@ -34,6 +108,14 @@ struct BuiltJob {
 
 BuiltJob build_job(const JobSpec& job, const TopologyGraph& g, const Calibration& cal) {
   BuiltJob b;
+  if (job.planned) {  // the step's compute: a pure delay (the launch overhead of a task-less schedule)
+    Schedule compute;
+    compute.algorithm = compute_algorithm(job);
+    compute.request.gpus = {job.gpus.front()};
+    compute.request.bytes = 1;
+    b.schedules.push_back(std::move(compute));
+    b.stages.push_back({{0}, static_cast<int>(job.collectives.size())});
+  }
   for (std::size_t c = 0; c < job.collectives.size(); ++c) {
     const JobCollective& jc = job.collectives[c];
     std::vector<std::vector<int>> groups;
@@ -113,7 +195,7 @@ std::vector<JobTimes> run_jobs(const Simulation& sim, const std::vector<const Jo
   std::vector<JobTimes> out(jobs.size());
   for (std::size_t j = 0; j < jobs.size(); ++j) {
     JobTimes& t = out[j];
-    t.per_collective_s.assign(jobs[j]->collectives.size(), 0.0);
+    t.per_collective_s.assign(jobs[j]->collectives.size() + 1, 0.0);  // the last: a planner step's compute
     for (std::size_t s = 0; s < built[j]->stages.size(); ++s) {
       double stage_s = 0;
       for (int idx : l.stage_runs[j][s]) {
@@ -160,8 +242,16 @@ MixResult run_job_mix(const JobMix& mix, const std::vector<std::string>& extra_f
   }
   TopologyGraph graph(spec, mix.racks ? *mix.racks : spec.rack.default_racks);
   if (!mix.partitions.empty()) graph.apply_partitions(parse_partitions(mix.partitions, graph, "partitions"));
-  const Calibration cal = load_calibration(mix.calibration);
-  const std::vector<JobSpec> jobs = resolve_jobs(mix, graph);
+  Calibration cal = load_calibration(mix.calibration);
+  std::vector<JobSpec> jobs = resolve_jobs(mix, graph);
+  for (auto& j : jobs)
+    if (j.step) {
+      plan_step(j, mix, graph.racks(), topology_dir);
+      AlgorithmCalibration delay;
+      delay.launch_overhead_us = j.planned->compute_s * 1e6;
+      delay.source = "the planner's step time less its data-parallel traffic (" + j.planned->layout + ")";
+      cal.algorithms[compute_algorithm(j)] = delay;
+    }
 
   MixResult out;
   out.name = mix.name;
@@ -202,6 +292,11 @@ MixResult run_job_mix(const JobMix& mix, const std::vector<std::string>& extra_f
     r.alone_s = alone.total_s;
     r.together_s = together[j].total_s;
     r.slowdown = relative_change(r.together_s, r.alone_s);
+    if (jobs[j].planned) {
+      r.step = jobs[j].planned;
+      r.collectives.push_back({"compute of a " + jobs[j].step->model + " step (planner: " + jobs[j].planned->layout + ")",
+                               "delay", 1, alone.per_collective_s.back(), together[j].per_collective_s.back()});
+    }
     for (std::size_t c = 0; c < jobs[j].collectives.size(); ++c) {
       const auto groups = mesh_groups(jobs[j], jobs[j].collectives[c].dim);
       r.collectives.push_back({collective_label(jobs[j].collectives[c], built[j].groups[c],

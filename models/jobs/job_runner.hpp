@@ -27,6 +27,7 @@ struct JobResult {
   double alone_s = 0, together_s = 0;      // one pass over its collectives
   double slowdown = 0;                     // together / alone - 1
   std::vector<CollectiveTiming> collectives;
+  std::optional<PlannedStep> step;         // a planner training step: its layout and the planner's times
 };
 
 // A link more than one job put bytes on while running together.

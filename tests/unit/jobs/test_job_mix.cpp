@@ -190,3 +190,30 @@ TEST(JobMix, SameInputsGiveByteIdenticalJson) {
 
 }  // namespace
 }  // namespace racksim
+
+namespace racksim {
+namespace {
+
+// A job given as a planner training step: the planner's layout gives the mesh, the compute runs as a pure
+// delay of (planner step - its DP traffic), then the DP collectives run on the engine over the "dp" groups.
+TEST(JobMix, PlannerStepJobsRunComputeThenTheirDataParallelTraffic) {
+  const char* text = R"({"schema_version": 1, "system": "gb200-nvl72", "calibration": "none",
+    "jobs": [{"name": "s", "trays": "0-3", "step": {"model": "llama-3.1-8b", "global_batch": 64, "seq_len": 4096}}]})";
+  const MixResult r = run_job_mix(job_mix_from_json_text(text, "mix"));
+  const JobResult& j = r.jobs.front();
+  ASSERT_TRUE(j.step);
+  EXPECT_GT(j.step->planner_step_s, 0);
+  EXPECT_NEAR(j.step->compute_s, std::max(0.0, j.step->planner_step_s - j.step->dp_total_s), 1e-12);
+  ASSERT_FALSE(j.collectives.empty());
+  EXPECT_EQ(j.collectives.front().algorithm, "delay");
+  EXPECT_NEAR(j.collectives.front().alone_s, j.step->compute_s, 1e-9 * j.step->compute_s);
+  double sum = 0;
+  for (const auto& c : j.collectives) sum += c.alone_s;
+  EXPECT_NEAR(j.alone_s, sum, 1e-9 * sum);
+  EXPECT_THROW(job_mix_from_json_text(R"({"schema_version": 1, "system": "gb200-nvl72", "jobs": [{"name": "s",
+    "trays": "0", "step": {"model": "m", "global_batch": 1, "seq_len": 1},
+    "collectives": [{"op": "all_reduce", "bytes": "1M"}]}]})", "mix"), InputError);  // not both
+}
+
+}  // namespace
+}  // namespace racksim
