@@ -26,6 +26,7 @@ struct ApiAnswer {
   int status = 200;
   std::string body;         // the CLI's JSON, or {"error": ...}
   std::string command;      // the racksim command line it ran (or would have run)
+  int exit_status = -1;     // the command's exit status, when it ran to an exit
 };
 
 std::string error_body(const std::string& message, const std::string& command, const std::string& kind) {
@@ -76,6 +77,12 @@ class Server {
   }
 
   ApiAnswer answer(const ChildResult& r, const std::string& display) const {
+    ApiAnswer a = status_and_body(r, display);
+    a.exit_status = r.timed_out || r.signal ? -1 : r.exit_status;
+    return a;
+  }
+
+  ApiAnswer status_and_body(const ChildResult& r, const std::string& display) const {
     const std::string err = first_line(r.err);
     if (r.timed_out)
       return {504, error_body("racksim serve: stopped after the server's " + std::to_string(static_cast<int>(o_.request_timeout_s)) +
@@ -239,6 +246,8 @@ int run_server(const ServeOptions& o, const std::function<void(const std::string
     }
     res.status = a.status;
     if (!a.command.empty()) res.set_header("X-Racksim-Command", a.command);
+    // 200 also carries imex-check's exit 1 (a report that the job cannot start): the status tells them apart.
+    if (a.exit_status >= 0) res.set_header("X-Racksim-Exit-Status", std::to_string(a.exit_status));
     res.set_header("Cache-Control", "no-store");
     res.set_content(a.body, "application/json");
   });

@@ -87,6 +87,7 @@ def main():
                 code, out, _ = expected[command_line]
                 # exit 1 with a report: a check answering no (imex-check: the job cannot start), served as 200
                 check(code in (0, 1) and out and body == out, f"{label}: body differs from `{command_line}`")
+                check(headers.get("X-Racksim-Exit-Status") == str(code), f"{label}: exit status header vs CLI {code}")
                 continue
             want_status, from_cli = request[2], request[3]
             check(status == want_status, f"{label}: status {status}, expected {want_status}: {body[:200]}")
