@@ -4,7 +4,7 @@
 In a console block, a line starting with `$ racksim ` is a command; the lines under it, up to the next
 `$` line or the end of the block, are what it prints (stdout, then stderr). The commands of one block
 run in order in one scratch directory (so `schedule dump --out ring.json` feeds `schedule check
-ring.json`). Comparison, line by line:
+ring.json`) that links to the repository's top-level entries (so `scenarios/x.json` resolves). Comparison, line by line:
   * a shown line `...` stands for any number of printed lines (an elision);
   * a shown line ending in ` ...` must match the start of a printed line;
   * tokens (split on whitespace) must be equal, except numbers, which may differ by NUMERIC_TOLERANCE
@@ -111,6 +111,11 @@ def main():
     for doc in docs:
         for start, lines in blocks(doc):
             with tempfile.TemporaryDirectory() as tmp:
+                # The docs name repository files by relative paths (scenarios/..., topologies/...): the
+                # scratch directory links to every top-level entry, and files a command writes stay in it.
+                for entry in os.listdir(SOURCE):
+                    if not entry.startswith("."):
+                        os.symlink(os.path.join(SOURCE, entry), os.path.join(tmp, entry))
                 for text, status, shown in commands(lines):
                     if not text.startswith("racksim "):
                         continue
