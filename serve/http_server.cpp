@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "serve/child_process.hpp"
+#include "sim/core/errors.hpp"
 
 namespace racksim::serve {
 
@@ -180,6 +181,13 @@ int run_server(const ServeOptions& o, const std::function<void(const std::string
   httplib::Server http;
   const int pool = std::max(8, o.workers * 8);  // connections waiting for a worker hold a pool thread
   http.new_task_queue = [pool] { return new httplib::ThreadPool(pool); };
+  // cpp-httplib's default sets SO_REUSEPORT on Linux, which lets a second server bind the same port and
+  // silently take half its connections. SO_REUSEADDR only: a restart can reuse the port, a second
+  // server fails with a clear error.
+  http.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
   http.set_payload_max_length(64 * 1024);       // GET only: a body has no use
   http.set_read_timeout(10, 0);
   http.set_write_timeout(10, 0);
@@ -253,7 +261,9 @@ int run_server(const ServeOptions& o, const std::function<void(const std::string
   });
 
   const int port = o.port == 0 ? http.bind_to_any_port(o.host) : (http.bind_to_port(o.host, o.port) ? o.port : -1);
-  if (port < 0) throw std::runtime_error("cannot listen on " + o.host + ":" + std::to_string(o.port) + " (in use?)");
+  if (port < 0)
+    throw InputError("--port", "", std::to_string(o.port) + " (cannot listen on " + o.host + ": in use?)",
+                     "a free TCP port on " + o.host + ", or 0 for any free port");
   std::thread waiter([&http, stop_signals] {
     int sig = 0;
     sigwait(&stop_signals, &sig);

@@ -34,7 +34,7 @@ struct ServeOptions {
 };
 
 // Binds, calls on_listening with the address ("http://127.0.0.1:8080/"), serves until SIGINT or SIGTERM.
-// Returns 0 after a signal; throws std::runtime_error when it cannot bind.
+// Returns 0 after a signal; throws InputError (naming --port) when it cannot bind.
 int run_server(const ServeOptions& options, const std::function<void(const std::string& url)>& on_listening);
 
 }  // namespace racksim::serve

@@ -8,7 +8,7 @@
     "rtx4090-pcie": {label: "RTX 4090 PCIe box", color: "#8c564b"},
     "hgx-h100": {label: "HGX H100", color: "#2ca02c"},
     "gb200-nvl72": {label: "GB200 NVL72", color: "#1f77b4"},
-    "gb300-nvl72": {label: "GB300 NVL72", color: "#d62728"},
+    "gb300-nvl72": {label: "GB300 NVL72", color: "#d62728", hollow: true},  // drawn over GB200: GB200 shows through
   };
   const ALGOS = {
     ring: {label: "ring", dash: null, symbol: "circle"},
@@ -92,7 +92,8 @@
       if (where && !this.byReason.get(reason).includes(where)) this.byReason.get(reason).push(where);
     }
     html() {
-      return [...this.byReason].map(([reason, where]) =>
+      return [...this.byReason].sort((a, b) => a[0].localeCompare(b[0])).map(  // same order whatever answers first
+        ([reason, where]) =>
         `<li>${where.length ? "<b>" + racksim.escape(where.join("; ")) + "</b>: " : ""}${racksim.escape(reason)}</li>`).join("");
     }
   }
@@ -199,7 +200,8 @@
         g.append("path").datum(pts).attr("class", "curve").attr("d", line).attr("stroke", color)
           .attr("stroke-dasharray", ALGOS[c.algo].dash);
       g.selectAll(null).data(pts).enter().append("path")
-        .attr("class", "point").attr("fill", color)
+        .attr("class", "point").attr("fill", MACHINES[c.machine].hollow ? "none" : color)
+        .style("stroke", MACHINES[c.machine].hollow ? color : null).style("stroke-width", MACHINES[c.machine].hollow ? "2px" : null)
         .attr("d", d3.svg.symbol().type(ALGOS[c.algo].symbol).size(64))
         .attr("transform", (p) => `translate(${x(p.x)},${y(p.row.time_us)})`)
         .attr("data-machine", c.machine).attr("data-algo", c.algo).attr("data-layer", s.layer)
@@ -210,7 +212,8 @@
   }
 
   function legend(s) {
-    const items = s.machines.map((mc) => `<span><span class="swatch" style="border-color:${MACHINES[mc].color}"></span>${MACHINES[mc].label}</span>`);
+    const items = s.machines.map((mc) => `<span><span class="swatch" style="border-color:${MACHINES[mc].color}"></span>` +
+      `${MACHINES[mc].label}${MACHINES[mc].hollow ? " (hollow markers)" : ""}</span>`);
     const algoItems = s.algos.map((a) =>
       `<span><svg width="34" height="12"><line x1="0" y1="6" x2="34" y2="6" stroke="#444" stroke-width="2.2" ${ALGOS[a].dash ? `stroke-dasharray="${ALGOS[a].dash}"` : ""}/></svg> ${ALGOS[a].label}</span>`);
     el("fig4-legend").innerHTML = items.join("") + "<span>&nbsp;|&nbsp;</span>" + algoItems.join("") +
@@ -245,7 +248,7 @@
       xDomain: [0.8, s.racks * 1.25], xTicks: racksTicks.includes(s.racks) ? racksTicks : racksTicks.concat([s.racks]),
       xFormat: String, xTitle: "racks joined by InfiniBand (log scale)"});
     if (s.machines.includes("gb200-nvl72") && s.machines.includes("gb300-nvl72"))
-      notes.add("GB300 NVL72 has GB200's NVLink 5: inside one rack its curves are GB200's; GB300 is drawn last, so where the two are equal (panel a; panel b when the NIC is hidden) only GB300's shows");
+      notes.add("GB300 NVL72 has GB200's NVLink 5: inside one rack its curves are GB200's; GB300 is drawn last with hollow markers, so where the two are equal (panel a; panel b when the NIC is hidden) GB200's filled markers show inside GB300's");
     el("fig4-notes").innerHTML = notes.html();
     racksim.setStatus("fig4-status", `${LAYERS[s.layer]}: drawn in ${((performance.now() - started) / 1000).toFixed(1)} s. Hover a point for its numbers and command.`);
     el("fig4").dataset.ready = "1";

@@ -44,11 +44,16 @@ def wait_ready(driver, *figures, timeout=240):
     raise TimeoutError(f"{figures} not drawn within {timeout} s")
 
 
-def screenshot(driver, figure, name):
-    """The figure's section, scrolled to the top of the window first (Chromium crops to the viewport)."""
+def scroll_to(driver, figure):
+    """Puts the figure's section at the top of the window (Chromium's screenshots crop to the viewport)."""
     element = driver.find_element(By.ID, figure)
     driver.execute_script("arguments[0].scrollIntoView(true)", element)
     time.sleep(0.2)
+    return element
+
+
+def screenshot(driver, figure, name, scroll=True):
+    element = scroll_to(driver, figure) if scroll else driver.find_element(By.ID, figure)
     element.screenshot(os.path.join(OUT, name))
 
 
@@ -70,13 +75,14 @@ def fig4(driver):
     pts = points(driver, "fig4-racks", "gb200-nvl72", "hierarchical")
     check(len(pts) == 4, f"course model, GB200 hierarchical at 1, 2, 4, 8 racks: {len(pts)} points")
     before, command = same_as_cli(pts[-1], "course model, GB200, 8 racks, 1 GiB")
+    scroll_to(driver, "fig4")  # first: scrolling later would move the point away from the pointer
     ActionChains(driver).move_to_element(pts[-1]).perform()
     tip = driver.find_element(By.ID, "tooltip")
     check(tip.is_displayed() and command in tip.text, "hovering a point shows its command")
     check("576 GPUs" in tip.text and "busbw" in tip.text, f"the tooltip has the numbers: {tip.text[:80]!r}")
     n_size = len(driver.find_elements(By.CSS_SELECTOR, "#fig4-size .point"))
     check(n_size >= 3 * 23, f"panel (a): {n_size} points (3 machines x 3 algorithms x 23 sizes, 1 KiB-4 GiB)")
-    screenshot(driver, "fig4", "serve_fig4.png")
+    screenshot(driver, "fig4", "serve_fig4.png", scroll=False)  # with the tooltip
     ActionChains(driver).move_to_element(driver.find_element(By.CSS_SELECTOR, "#fig4 h2")).perform()  # tooltip off
 
     # The NIC slider: 0 (each system's own) -> 100 GB/s in ten key presses; the cross-rack term halves.

@@ -126,6 +126,8 @@ def main():
             sock.sendall(b"GET /api/show?system=gb200-nvl72 HTTP/1.1\r\nHost: evil.example:80\r\nConnection: close\r\n\r\n")
             reply = sock.recv(4096)
         check(reply.startswith(b"HTTP/1.1 403") and b"Host 'evil.example:80' refused" in reply, f"foreign Host: {reply[:80]!r}")
+        code, out, err = cli(["serve", "--port", str(port)])  # the port is taken: exit 2, one line
+        check(code == 2 and err.count("\n") == 1 and "--port" in err and "in use" in err, f"second server on {port}: {code} {err!r}")
         idle = socket.create_connection(("127.0.0.1", port), timeout=20)
         check(server.alive(), "server answers while a client holds a silent connection")
         idle.close()
