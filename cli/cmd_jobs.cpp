@@ -27,7 +27,8 @@ void add_jobs_command(CLI::App& app, const GlobalOptions& global) {
   auto opts = std::make_shared<JobsOptions>();
   auto* cmd = app.add_subcommand("jobs", "run several jobs side by side (a JSON job mix): slowdowns, shared links, "
                                          "and what failures do to each job");
-  cmd->add_option("file", opts->file, "job mix JSON (schema in docs/failures.md)")->required();
+  cmd->add_option("mix", opts->file, "a shipped scenario (operator-tray7, shared-fabric, planner-steps) or a job-mix "
+                                     "JSON file (schema in docs/failures.md)")->required();
   cmd->add_option("--fail", opts->fail, "a failure during the run (repeatable; added to the file's \"failures\")");
   cmd->add_option("--partition-mode", opts->partition_mode, "override the file's partition_mode: full-bandwidth or adaptive-bandwidth");
   cmd->add_option("--restart-s", opts->restart_s, "seconds to relaunch a job from its checkpoint (default: 600, assumption)");

@@ -1,13 +1,19 @@
 #include "models/jobs/job_mix.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <set>
 
 #include "models/fabric/imex.hpp"
 #include "sim/core/json_reader.hpp"
+#include "sim/core/named_json_files.hpp"
 #include "sim/core/units.hpp"
 #include "sim/topo/topology_graph.hpp"
+
+#ifndef RACKSIM_TOPOLOGY_DIR
+#error "RACKSIM_TOPOLOGY_DIR must be defined by the build"
+#endif
 
 namespace racksim {
 
@@ -137,6 +143,12 @@ JobMix::RawJob read_job(JsonObjectReader r, const nlohmann::json& object) {
   return j;
 }
 
+// The shipped job mixes, scenarios/<id>.json, next to topologies/ in the source tree.
+NamedJsonFiles scenario_files() {
+  return NamedJsonFiles((std::filesystem::path(RACKSIM_TOPOLOGY_DIR).parent_path() / "scenarios").string(), "scenario",
+                        "a job-mix JSON file");
+}
+
 }  // namespace
 
 JobMix job_mix_from_json_text(const std::string& text, const std::string& where) {
@@ -173,7 +185,10 @@ JobMix job_mix_from_json_text(const std::string& text, const std::string& where)
   return mix;
 }
 
-JobMix load_job_mix(const std::string& path) {
+std::vector<std::string> shipped_job_mixes() { return scenario_files().ids(); }
+
+JobMix load_job_mix(const std::string& name_or_path) {
+  const std::string path = scenario_files().resolve(name_or_path, "jobs");
   const nlohmann::json doc = parse_json_file(path);
   return job_mix_from_json_text(doc.dump(), path);
 }

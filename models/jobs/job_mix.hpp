@@ -88,7 +88,9 @@ struct JobMix {
 // Parses a job-mix JSON text (`where` names it in errors) / file. InputError with the JSON pointer of
 // the bad value and what is allowed.
 JobMix job_mix_from_json_text(const std::string& text, const std::string& where);
-JobMix load_job_mix(const std::string& path);
+// A shipped scenario by id (scenarios/<id>.json: "operator-tray7") or a path to a job-mix file.
+JobMix load_job_mix(const std::string& name_or_path);
+std::vector<std::string> shipped_job_mixes();
 
 // Resolves placements and meshes on `graph` (partitions applied): GPUs in range, no GPU in two jobs,
 // mesh shape matching the GPU count, collective dims naming mesh dimensions.

@@ -35,7 +35,7 @@ for mode in ("full-bandwidth", "adaptive-bandwidth"):
           f"{mode}: survivors do not slow each other (only the NVLink crossbar is shared)")
     check(r["failure"]["partition_mode"] == mode, f"{mode}: mode echoed")
 
-table = racksim("jobs", scenario).stdout
+table = racksim("jobs", "operator-tray7").stdout  # a shipped scenario by id
 check("a32" in table and "dies" in table and "continues" in table, "jobs table names the fates")
 again = racksim("jobs", scenario, "--format", "json").stdout
 check(again == racksim("jobs", scenario, "--format", "json").stdout, "jobs JSON byte-identical on rerun")
@@ -67,6 +67,7 @@ with tempfile.TemporaryDirectory() as tmp:
         json.dump({"schema_version": 1, "system": "gb200-nvl72", "jobz": []}, f)
     cases = [
         (["jobs", os.path.join(tmp, "missing.json")], ["missing.json"]),
+        (["jobs", "operator-tray8"], ["operator-tray8", "operator-tray7"]),
         (["jobs", bad_key], ["jobz"]),
         (["jobs", scenario, "--fail", "tray:99"], ["tray:99", "[0, 35]"]),
         (["jobs", scenario, "--partition-mode", "user"], ["--partition-mode"]),
