@@ -13,6 +13,7 @@
 #include "bindings/request_args.hpp"
 #include "models/planner/plan.hpp"
 #include "models/planner/plan_report.hpp"
+#include "models/planner/training_fit.hpp"
 #include "sim/core/errors.hpp"
 
 namespace py = pybind11;
@@ -70,13 +71,14 @@ std::optional<int> zero_arg(const py::object& value) {
 }
 
 py::object plan(const py::object& system, std::optional<int> racks, const py::object& model, int global_batch,
-                int seq_len, int top, int engine_top, std::optional<int> gpus, std::optional<int> tp,
-                std::optional<int> ep, std::optional<int> cp, std::optional<int> pp, std::optional<int> dp,
-                std::optional<int> tp_x_ep, std::optional<int> micro_batch, const std::string& schedule,
-                const py::object& zero, const std::string& recompute, const std::string& offload,
-                const std::string& dtype, double moe_imbalance, double tp_overlap, double ep_overlap,
-                const std::string& grad_dtype, double memory_reserve, const py::object& compare, bool failures,
-                const std::string& calibration) {
+                int seq_len, int top, int engine_top, std::optional<int> gpus, std::optional<int> tp, std::optional<int> cp,
+                std::optional<int> pp, std::optional<int> dp, std::optional<int> ep, std::optional<int> etp,
+                std::optional<int> edp, std::optional<int> vp, std::optional<int> tp_x_ep, std::optional<int> micro_batch,
+                const std::string& mesh_order, const std::string& schedule, const py::object& zero, std::optional<int> fsdp,
+                const std::string& recompute, const std::string& offload, const std::string& precision, double moe_imbalance,
+                bool force_balanced, const std::string& moe_dispatcher, bool ep_overlap, bool mtp, const std::string& grad_dtype,
+                double memory_reserve, const py::object& compare, bool failures, const std::string& calibration,
+                const std::string& compute_fit) {
   // As cli/cmd_plan.cpp's callback, option for option.
   PlanRequest req;
   req.system = name_or_path(system, "system");
@@ -84,35 +86,42 @@ py::object plan(const py::object& system, std::optional<int> racks, const py::ob
   req.model = name_or_path(model, "model");
   req.job.global_batch = global_batch;
   req.job.seq_len = seq_len;
-  req.job.dtype = dtype;
-  req.job.moe_imbalance = moe_imbalance;
-  req.job.tp_overlap = tp_overlap;
+  req.precision = precision;
+  req.job.moe_imbalance = force_balanced ? 1.0 : moe_imbalance;
+  one_of("moe_dispatcher", moe_dispatcher, {"alltoall", "deepep", "hybridep"});
+  req.job.dispatcher = moe_dispatcher == "deepep" ? MoeDispatcher::deepep
+                       : moe_dispatcher == "hybridep" ? MoeDispatcher::hybridep
+                                                      : MoeDispatcher::alltoall;
   req.job.ep_overlap = ep_overlap;
+  req.job.mtp = mtp;
   req.job.memory_reserve = memory_reserve;
   req.job.grad_bytes = one_of("grad_dtype", grad_dtype, {"fp32", "bf16"}) == "bf16" ? 2 : 4;
   req.gpus = gpus;
   req.top = top;
   req.engine_top = engine_top;
   req.calibration = calibration;
+  req.compute_fit = compute_fit;
   req.compare = compare_arg(compare);
   req.failures = failures;
   SearchConstraints& c = req.constraints;
-  c.tp = tp, c.ep = ep, c.cp = cp, c.pp = pp, c.dp = dp, c.tp_times_ep = tp_x_ep;
-  // run_plan divides by TP x EP without checking it (`racksim plan --tp-x-ep 0` dies of SIGFPE): check here.
-  if (tp_x_ep && *tp_x_ep < 1) throw InputError("tp_x_ep", "", std::to_string(*tp_x_ep), "an integer >= 1");
+  c.tp = tp, c.cp = cp, c.pp = pp, c.dp = dp, c.ep = ep, c.etp = etp, c.edp = edp, c.vp = vp, c.tp_times_ep = tp_x_ep;
   if (micro_batch) {
     if (*micro_batch < 1) throw InputError("micro_batch", "", std::to_string(*micro_batch), "an integer >= 1");
     c.micro_batch = micro_batch;
     c.micro_batch_options = {*micro_batch};
   }
+  one_of("mesh_order", mesh_order, {"auto", "pp-outer", "dp-outer"});
+  if (mesh_order != "auto") c.pp_outermost = mesh_order == "pp-outer";
   one_of("schedule", schedule, {"auto", "1f1b", "interleaved"});
+  if (vp && *vp > 1) c.schedule = PipelineSchedule::interleaved;
   if (schedule == "1f1b") c.schedule = PipelineSchedule::one_f_one_b;
   if (schedule == "interleaved") c.schedule = PipelineSchedule::interleaved;
   c.zero_stage = zero_arg(zero);
-  one_of("recompute", recompute, {"auto", "none", "selective", "full"});
-  if (recompute == "none") c.recompute = Recompute::none;
-  if (recompute == "selective") c.recompute = Recompute::selective;
-  if (recompute == "full") c.recompute = Recompute::full;
+  if (fsdp) {
+    c.zero_stage = 3;
+    c.shard_group = *fsdp;
+  }
+  if (recompute != "auto") c.recompute = parse_recompute(recompute, "recompute");
   c.offload = one_of("offload", offload, {"none", "optimizer", "activations", "both", "auto"});
   std::string text;
   try {
@@ -129,27 +138,50 @@ py::object plan(const py::object& system, std::optional<int> racks, const py::ob
   return json_loads(text);
 }
 
+// racksim plan --validate FILE --format json, as a dict.
+py::object validate_training_runs(const py::object& rows, bool leave_one_model_out, bool layouts, const std::string& calibration) {
+  TrainingFitOptions o;
+  o.calibration = calibration;
+  o.layouts = layouts;
+  const std::string path = name_or_path(rows, "rows");
+  std::string text;
+  {
+    py::gil_scoped_release release;
+    text = validation_to_json_text(validate_training(path, o, leave_one_model_out));
+  }
+  return json_loads(text);
+}
+
 }  // namespace
 
 void add_planner_bindings(py::module_& m) {
   m.def("plan", &plan, py::kw_only(), py::arg("system") = "gb200-nvl72", py::arg("racks") = py::none(),
         py::arg("model"), py::arg("global_batch"), py::arg("seq_len"), py::arg("top") = 10, py::arg("engine_top") = 3,
-        py::arg("gpus") = py::none(), py::arg("tp") = py::none(), py::arg("ep") = py::none(),
-        py::arg("cp") = py::none(), py::arg("pp") = py::none(), py::arg("dp") = py::none(),
-        py::arg("tp_x_ep") = py::none(), py::arg("micro_batch") = py::none(), py::arg("schedule") = "auto",
-        py::arg("zero") = "auto", py::arg("recompute") = "auto", py::arg("offload") = "auto",
-        py::arg("dtype") = "bf16", py::arg("moe_imbalance") = 1.2, py::arg("tp_overlap") = 0.0,
-        py::arg("ep_overlap") = 0.0, py::arg("grad_dtype") = "fp32", py::arg("memory_reserve") = 0.10,
-        py::arg("compare") = "gb200-nvl72,gb300-nvl72,hgx-b200", py::arg("failures") = true,
-        py::arg("calibration") = "default",
-        "The layout planner, as `racksim plan --format json`: ranks TP x EP x CP x PP x DP layouts of a model's "
-        "training step on `racks` racks of `system`. Returns the CLI's JSON as a dict (units in the keys: "
-        "step_time_s, tokens_per_s, memory_GB, breakdown_s). Keyword arguments mirror the CLI's options: "
-        "global_batch (sequences per step), seq_len (tokens per sequence), tp/ep/cp/pp/dp/tp_x_ep/micro_batch "
-        "fix a degree, schedule auto|1f1b|interleaved, zero auto|0-3, recompute auto|none|selective|full, "
-        "offload auto|none|optimizer|activations|both, dtype bf16|fp8, grad_dtype fp32|bf16, compare "
-        "'a,b' or a list or None, failures=False as --no-failures, calibration default|none|path. "
-        "Bad input raises racksim.InputError.");
+        py::arg("gpus") = py::none(), py::arg("tp") = py::none(), py::arg("cp") = py::none(), py::arg("pp") = py::none(),
+        py::arg("dp") = py::none(), py::arg("ep") = py::none(), py::arg("etp") = py::none(), py::arg("edp") = py::none(),
+        py::arg("vp") = py::none(), py::arg("tp_x_ep") = py::none(), py::arg("micro_batch") = py::none(),
+        py::arg("mesh_order") = "auto", py::arg("schedule") = "auto", py::arg("zero") = "auto", py::arg("fsdp") = py::none(),
+        py::arg("recompute") = "auto", py::arg("offload") = "auto", py::arg("precision") = "bf16",
+        py::arg("moe_imbalance") = 1.2, py::arg("force_balanced") = false, py::arg("moe_dispatcher") = "alltoall",
+        py::arg("ep_overlap") = false, py::arg("mtp") = true, py::arg("grad_dtype") = "fp32", py::arg("memory_reserve") = 0.10,
+        py::arg("compare") = "gb200-nvl72,gb300-nvl72,hgx-b200", py::arg("failures") = true, py::arg("calibration") = "default",
+        py::arg("compute_fit") = "",
+        "The layout planner, as `racksim plan --format json`: ranks Megatron layouts (TP x CP x PP x DP with the MoE "
+        "layers' EP x ETP folded in, VP) of a model's training step on `racks` racks of `system`. Returns the CLI's JSON as "
+        "a dict (units in the keys: step_time_s, tokens_per_s, memory_GB, breakdown_s). Keyword arguments mirror the CLI's "
+        "options: global_batch (sequences per step), seq_len (tokens per sequence), tp/cp/pp/dp/ep/etp/edp/vp/tp_x_ep/"
+        "micro_batch fix a degree, mesh_order auto|pp-outer|dp-outer, schedule auto|1f1b|interleaved, zero auto|0-3, fsdp "
+        "(HSDP shard group, 0 = full FSDP), recompute auto|none|selective|full|selective:<modules>|full:block:<n>, offload "
+        "auto|none|optimizer|activations|both, precision bf16|fp8-ds|fp8-cs|fp8-block|mxfp8|nvfp4, moe_dispatcher "
+        "alltoall|deepep|hybridep, force_balanced, ep_overlap, mtp, grad_dtype fp32|bf16, compare 'a,b' or a list or None, "
+        "failures=False as --no-failures, calibration default|none|path, compute_fit (a fit file). Bad input raises "
+        "racksim.InputError.");
+  m.def("validate_training", &validate_training_runs, py::arg("rows"), py::kw_only(), py::arg("leave_one_model_out") = true,
+        py::arg("layouts") = false, py::arg("calibration") = "default",
+        "`racksim plan --validate ROWS --format json` as a dict: every published training run of ROWS (a file like "
+        "calibrate/training/published_training_throughput.json) priced with its layout pinned, predicted vs published "
+        "tokens/s/GPU, leave-one-model-out unless leave_one_model_out=False; layouts=True adds the planner's own best "
+        "layout per job. Bad input raises racksim.InputError.");
 }
 
 }  // namespace racksim::bindings

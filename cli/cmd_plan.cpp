@@ -1,11 +1,16 @@
-// racksim plan: which TP x EP x CP x PP x DP layout trains a model fastest on N racks, whether it fits,
-// why it wins, what a tray failure costs, and how other systems compare (models/planner).
+// racksim plan: which TP x CP x PP x DP layout (with MoE layers' EP x ETP folded in) trains a model
+// fastest on N racks, whether it fits, why it wins, what a tray failure costs, and how other systems
+// compare (models/planner). --validate FILE prices every published run of a file like
+// calibrate/training/published_training_throughput.json and reports predicted vs published;
+// --fit FILE refits the compute parameters on it (calibrate/training/README.md).
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
 #include "cli/commands.hpp"
 #include "models/planner/plan.hpp"
 #include "models/planner/plan_report.hpp"
+#include "models/planner/training_fit.hpp"
 #include "sim/core/errors.hpp"
 
 namespace racksim::cli {
@@ -15,9 +20,12 @@ namespace {
 struct PlanOptions {
   PlanRequest request;
   std::string format = "table";
-  std::optional<int> tp, ep, cp, pp, dp, tp_x_ep, micro_batch;
-  std::string schedule = "auto", zero = "auto", recompute = "auto", grad_dtype = "fp32", compare = "gb200-nvl72,gb300-nvl72,hgx-b200";
-  bool no_failures = false;
+  std::optional<int> tp, cp, pp, dp, ep, etp, vp, edp, tp_x_ep, micro_batch, fsdp;
+  std::string schedule = "auto", zero = "auto", recompute = "auto", grad_dtype = "fp32", dispatcher = "alltoall",
+              mesh_order = "auto", compare = "gb200-nvl72,gb300-nvl72,hgx-b200";
+  bool no_failures = false, force_balanced = false, ep_overlap = false, no_mtp = false;
+  std::string validate, fit, fit_out, fit_report;
+  bool in_sample = false, layouts = false, every_layout = false;
 };
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -30,42 +38,59 @@ std::vector<std::string> split_list(const std::string& text) {
   return out;
 }
 
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path);
+  if (!f) throw InputError("--fit-out", "", "'" + path + "' (cannot be written)", "a writable file path");
+  f << text;
+}
+
 }  // namespace
 
 static void add_plan_command(CLI::App& app, const GlobalOptions& global) {
   auto o = std::make_shared<PlanOptions>();
-  auto* cmd = app.add_subcommand("plan", "rank TP x EP x CP x PP x DP layouts of a model's training step on a system");
+  auto* cmd = app.add_subcommand("plan", "rank Megatron layouts (TP x CP x PP x DP, EP x ETP folded in, VP) of a model's training step on a system");
   PlanRequest& r = o->request;
   cmd->add_option("--system", r.system, "system id (racksim systems) or topology JSON file")->capture_default_str();
   cmd->add_option("--racks", r.racks, "racks (default: the system's)");
-  cmd->add_option("--model", r.model, "model preset (models/workload/presets) or model JSON file")->required();
-  cmd->add_option("--global-batch", r.job.global_batch, "sequences per training step")->required();
-  cmd->add_option("--seq-len", r.job.seq_len, "tokens per sequence")->required();
+  cmd->add_option("--model", r.model, "model preset (models/workload/presets) or model JSON file");
+  cmd->add_option("--global-batch", r.job.global_batch, "sequences per training step");
+  cmd->add_option("--seq-len", r.job.seq_len, "tokens per sequence");
   cmd->add_option("--gpus", r.gpus, "GPUs to use (default: whole trays, from every GPU of each NVLink domain down to half)");
   add_format_option(*cmd, o->format, "table", {"table", "json"});
   cmd->add_option("--top", r.top, "layouts to report")->capture_default_str();
   cmd->add_option("--engine-top", r.engine_top, "of those, how many the discrete-event engine re-prices (0: none)")
       ->capture_default_str();
   cmd->add_option("--tp", o->tp, "fix tensor parallelism");
-  cmd->add_option("--ep", o->ep, "fix expert parallelism");
   cmd->add_option("--cp", o->cp, "fix context parallelism");
   cmd->add_option("--pp", o->pp, "fix pipeline stages");
-  cmd->add_option("--dp", o->dp, "fix data parallelism");
+  cmd->add_option("--dp", o->dp, "fix data parallelism (attention layers; GPUs = TP x CP x PP x DP)");
+  cmd->add_option("--ep", o->ep, "fix expert parallelism (folded into TP x CP x DP)");
+  cmd->add_option("--etp", o->etp, "fix expert tensor parallelism");
+  cmd->add_option("--edp", o->edp, "fix expert data parallelism (TP x CP x DP / (EP x ETP))");
+  cmd->add_option("--vp", o->vp, "fix the virtual-pipeline degree (1: 1F1B; > 1: interleaved)");
   cmd->add_option("--tp-x-ep", o->tp_x_ep, "fix the product TP x EP (e.g. 64: one rack's model-parallel group)");
   cmd->add_option("--micro-batch", o->micro_batch, "fix sequences per micro-batch");
+  cmd->add_option("--mesh-order", o->mesh_order, "Megatron rank order: auto|pp-outer (tp-cp-dp-pp)|dp-outer (tp-cp-pp-dp)")
+      ->check(CLI::IsMember({"auto", "pp-outer", "dp-outer"}));
   cmd->add_option("--schedule", o->schedule, "pipeline schedule: auto|1f1b|interleaved")
       ->check(CLI::IsMember({"auto", "1f1b", "interleaved"}));
-  cmd->add_option("--zero", o->zero, "ZeRO stage: auto (1-3)|0|1|2|3")->check(CLI::IsMember({"auto", "0", "1", "2", "3"}));
-  cmd->add_option("--recompute", o->recompute, "activation recompute: auto (the least that fits)|none|selective|full")
-      ->check(CLI::IsMember({"auto", "none", "selective", "full"}));
+  cmd->add_option("--zero", o->zero, "ZeRO stage: auto (1-3)|0|1 (distributed optimizer)|2|3 (FSDP)")
+      ->check(CLI::IsMember({"auto", "0", "1", "2", "3"}));
+  cmd->add_option("--fsdp", o->fsdp, "FSDP (ZeRO-3) shard group: 0 = all DP x CP ranks, N = HSDP with N-rank shard groups");
+  cmd->add_option("--recompute", o->recompute,
+                  "activation recompute: auto (the least that fits)|none|selective|full|selective:<modules>|full:block:<n>|full:uniform:<n>");
   cmd->add_option("--offload", r.constraints.offload, "offload to host memory: none|optimizer|activations|both|auto")
       ->check(CLI::IsMember({"none", "optimizer", "activations", "both", "auto"}))
       ->capture_default_str();
-  cmd->add_option("--dtype", r.job.dtype, "GEMM precision: bf16|fp8")->check(CLI::IsMember({"bf16", "fp8"}))->capture_default_str();
+  cmd->add_option("--precision", r.precision, "precision recipe: bf16|fp8-ds|fp8-cs|fp8-block|mxfp8|nvfp4")->capture_default_str();
   cmd->add_option("--moe-imbalance", r.job.moe_imbalance, "tokens on the busiest expert-parallel rank / mean (assumption)")
       ->capture_default_str();
-  cmd->add_option("--tp-overlap", r.job.tp_overlap, "fraction of TP communication hidden behind compute")->capture_default_str();
-  cmd->add_option("--ep-overlap", r.job.ep_overlap, "fraction of EP all-to-all hidden behind compute")->capture_default_str();
+  cmd->add_flag("--force-balanced", o->force_balanced, "force-balanced MoE routing (imbalance 1)");
+  cmd->add_option("--moe-dispatcher", o->dispatcher, "MoE token dispatcher: alltoall|deepep|hybridep")
+      ->check(CLI::IsMember({"alltoall", "deepep", "hybridep"}))
+      ->capture_default_str();
+  cmd->add_flag("--ep-overlap", o->ep_overlap, "the recipe overlaps the EP all-to-all with computation");
+  cmd->add_flag("--no-mtp", o->no_mtp, "do not train the model's multi-token-prediction modules");
   cmd->add_option("--grad-dtype", o->grad_dtype, "gradient accumulation and reduction: fp32|bf16")
       ->check(CLI::IsMember({"fp32", "bf16"}))
       ->capture_default_str();
@@ -75,23 +100,69 @@ static void add_plan_command(CLI::App& app, const GlobalOptions& global) {
       ->capture_default_str();
   cmd->add_flag("--no-failures", o->no_failures, "skip the tray-failure analysis");
   cmd->add_option("--calibration", r.calibration, "collective calibration: none, default, or a file")->capture_default_str();
+  cmd->add_option("--compute-fit", r.compute_fit, "fitted compute parameters (default calibrate/training/compute-fit.json)");
+  cmd->add_option("--validate", o->validate,
+                  "price every published run of this file (as calibrate/training/published_training_throughput.json) and "
+                  "report predicted vs published, leave-one-model-out");
+  cmd->add_flag("--in-sample", o->in_sample, "with --validate: use the shipped fit for every row instead of leaving its model out");
+  cmd->add_flag("--every-layout", o->every_layout,
+                "with --validate: pin and price every record's layout (recipes without a measurement too) with the shipped fit");
+  cmd->add_flag("--layouts", o->layouts, "with --validate: also search each job's best layout and compare the published one with it");
+  cmd->add_option("--fit", o->fit, "fit the compute parameters on this file's published runs (and the H200 GEMM probe)");
+  cmd->add_option("--fit-out", o->fit_out, "with --fit: write the parameters here (default: print them)");
+  cmd->add_option("--fit-report", o->fit_report, "with --fit: write the Markdown report (rows used and left out, errors) here");
   cmd->callback([&global, o] {
     PlanRequest req = o->request;
     req.topology_dir = global.topology_dir;
+    if (!o->validate.empty() || !o->fit.empty()) {
+      TrainingFitOptions f;
+      f.topology_dir = global.topology_dir;
+      f.calibration = req.calibration;
+      f.compute_fit = req.compute_fit;
+      f.layouts = o->layouts;
+      if (!o->fit.empty()) {
+        const TrainingFitResult fit = fit_training(o->fit, f);
+        if (o->fit_out.empty()) std::cout << fit_to_json_text(fit);
+        else write_file(o->fit_out, fit_to_json_text(fit));
+        if (!o->fit_report.empty()) write_file(o->fit_report, fit_report_markdown(fit));
+        if (!o->fit_out.empty()) std::cout << fit_summary_text(fit);
+        return;
+      }
+      if (o->every_layout) {
+        std::cout << layout_pricing_text(price_every_layout(o->validate, f));
+        return;
+      }
+      const TrainingValidation v = validate_training(o->validate, f, !o->in_sample);
+      std::cout << (o->format == "json" ? validation_to_json_text(v) : validation_to_text(v));
+      return;
+    }
+    if (req.model.empty()) throw InputError("--model", "", "(missing)", "a model preset or file (or --validate / --fit FILE)");
+    if (req.job.global_batch == 0 && req.job.seq_len == 0)
+      throw InputError("--global-batch", "", "(missing)", "sequences per step (and --seq-len, tokens per sequence)");
     SearchConstraints& c = req.constraints;
-    c.tp = o->tp, c.ep = o->ep, c.cp = o->cp, c.pp = o->pp, c.dp = o->dp, c.tp_times_ep = o->tp_x_ep;
+    c.tp = o->tp, c.cp = o->cp, c.pp = o->pp, c.dp = o->dp, c.ep = o->ep, c.etp = o->etp, c.vp = o->vp, c.edp = o->edp;
+    c.tp_times_ep = o->tp_x_ep;
     if (o->micro_batch) {
       if (*o->micro_batch < 1) throw InputError("--micro-batch", "", std::to_string(*o->micro_batch), "an integer >= 1");
       c.micro_batch = o->micro_batch;
       c.micro_batch_options = {*o->micro_batch};
     }
+    if (o->vp && *o->vp > 1) c.schedule = PipelineSchedule::interleaved;
     if (o->schedule == "1f1b") c.schedule = PipelineSchedule::one_f_one_b;
     if (o->schedule == "interleaved") c.schedule = PipelineSchedule::interleaved;
+    if (o->mesh_order != "auto") c.pp_outermost = o->mesh_order == "pp-outer";
     if (o->zero != "auto") c.zero_stage = std::stoi(o->zero);
-    if (o->recompute == "none") c.recompute = Recompute::none;
-    if (o->recompute == "selective") c.recompute = Recompute::selective;
-    if (o->recompute == "full") c.recompute = Recompute::full;
+    if (o->fsdp) {
+      c.zero_stage = 3;
+      c.shard_group = *o->fsdp;
+    }
+    if (o->recompute != "auto") c.recompute = parse_recompute(o->recompute, "--recompute");
     req.job.grad_bytes = o->grad_dtype == "bf16" ? 2 : 4;
+    if (o->force_balanced) req.job.moe_imbalance = 1;
+    req.job.dispatcher = o->dispatcher == "deepep" ? MoeDispatcher::deepep : o->dispatcher == "hybridep" ? MoeDispatcher::hybridep
+                                                                                                          : MoeDispatcher::alltoall;
+    req.job.ep_overlap = o->ep_overlap;
+    req.job.mtp = !o->no_mtp;
     req.compare = split_list(o->compare);
     req.failures = !o->no_failures;
     const PlanResult plan = run_plan(req);

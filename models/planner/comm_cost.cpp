@@ -4,9 +4,21 @@
 #include <cmath>
 
 #include "models/analytic/analytic_model.hpp"
+#include "models/collectives/registry.hpp"
 #include "sim/core/units.hpp"
+#include "sim/engine/simulation.hpp"
+#include "sim/topo/topology_graph.hpp"
 
 namespace racksim {
+
+const char* to_string(MoeDispatcher d) {
+  switch (d) {
+    case MoeDispatcher::alltoall: return "alltoall";
+    case MoeDispatcher::deepep: return "deepep";
+    case MoeDispatcher::hybridep: return "hybridep";
+  }
+  return "?";
+}
 
 std::size_t CommCost::VectorHash::operator()(const std::vector<int>& v) const {
   std::size_t h = v.size();
@@ -14,12 +26,20 @@ std::size_t CommCost::VectorHash::operator()(const std::vector<int>& v) const {
   return h;
 }
 
-int CommCost::group(const std::vector<int>& gpus) {
-  auto it = group_ids_.find(gpus);
+int CommCost::group(const std::vector<int>& given) {
+  auto it = group_ids_.find(given);
   if (it != group_ids_.end()) return it->second;
-  const int id = static_cast<int>(groups_.size());
-  groups_.push_back(gpus);
-  group_ids_.emplace(gpus, id);
+  const std::vector<int> gpus = canonical(given);
+  auto cit = group_ids_.find(gpus);
+  int id;
+  if (cit != group_ids_.end()) {
+    id = cit->second;
+  } else {
+    id = static_cast<int>(groups_.size());
+    groups_.push_back(gpus);
+    group_ids_.emplace(gpus, id);
+  }
+  group_ids_.emplace(given, id);
   return id;
 }
 
@@ -52,12 +72,89 @@ std::string CommCost::algorithm(CollectiveOp op, int g, double bytes, const std:
   return answer(op, g, bytes, dtype).algorithm;
 }
 
+double CommCost::moe_dispatch_s(MoeDispatcher d, int g, int inner, int outer, double bytes, double tokens_bytes, int top_k) {
+  if (inner < 0 || outer < 0) return time_s(CollectiveOp::all_to_all, g, bytes);
+  // A group spanning D domains with the same members in each: the part of every GPU's buffer bound for
+  // other domains, (D - 1) / D of it, leaves over the GPU's own NIC, while the rest (and, for DeepEP,
+  // the forwarding of what arrives) rides NVLink; the two proceed at once. Priced as the slower of an
+  // all-to-all among one GPU per domain (each GPU's NIC share) and one inside the first domain, which
+  // keeps the collective model's cost independent of the group size (a flat all-to-all over hundreds
+  // of GPUs is hundreds of thousands of flows).
+  const double domains = static_cast<double>(gpus(outer).size());
+  double across_bytes = bytes;
+  if (d != MoeDispatcher::alltoall) {
+    // DeepEP/HybridEP send a token once to each domain holding one of its experts: with top_k experts
+    // spread evenly (force-balanced routing) over D domains it reaches D (1 - (1 - 1/D)^k) of them.
+    const double reached = domains * (1 - std::pow(1 - 1 / domains, top_k));
+    across_bytes = std::min(bytes, tokens_bytes * reached);
+  }
+  const double across = time_s(CollectiveOp::all_to_all, outer, across_bytes);
+  const double within = time_s(CollectiveOp::all_to_all, inner, d == MoeDispatcher::alltoall ? bytes / domains : bytes);
+  return std::max(across, within);
+}
+
 AnalyticCommCost::AnalyticCommCost(const TopologyGraph& graph, Calibration calibration)
-    : graph_(graph), calibration_(std::move(calibration)) {}
+    : graph_(graph), calibration_(std::move(calibration)) {
+  // Each GPU's domain (NVLink domain, else rack) and its position there in (tray, slot) order.
+  const int n = graph.gpu_count();
+  domain_of_.assign(static_cast<std::size_t>(n), 0);
+  local_of_.assign(static_cast<std::size_t>(n), 0);
+  std::map<int, std::vector<std::pair<std::pair<int, int>, int>>> by_domain;
+  for (int i = 0; i < n; ++i) {
+    const Vertex& v = graph.vertices()[graph.gpu_vertex(i)];
+    by_domain[v.domain >= 0 ? v.domain : v.rack].push_back({{v.tray, v.local}, i});
+  }
+  for (auto& [dom, members] : by_domain) {
+    std::sort(members.begin(), members.end());
+    std::vector<int> at;
+    for (std::size_t k = 0; k < members.size(); ++k) {
+      domain_of_[static_cast<std::size_t>(members[k].second)] = static_cast<int>(gpu_at_.size());
+      local_of_[static_cast<std::size_t>(members[k].second)] = static_cast<int>(k);
+      at.push_back(members[k].second);
+    }
+    gpu_at_.push_back(std::move(at));
+  }
+}
+
+std::vector<int> AnalyticCommCost::canonical(const std::vector<int>& gpus) const {
+  if (exact_) return gpus;
+  // Only when every domain has the same GPUs (a symmetric system); otherwise the group as given.
+  for (const auto& at : gpu_at_)
+    if (at.size() != gpu_at_.front().size()) return gpus;
+  std::vector<int> order;  // domains in order of first appearance
+  std::vector<int> out;
+  out.reserve(gpus.size());
+  for (int g : gpus) {
+    const int d = domain_of_.at(static_cast<std::size_t>(g));
+    auto it = std::find(order.begin(), order.end(), d);
+    const int slot = static_cast<int>(it - order.begin());
+    if (it == order.end()) order.push_back(d);
+    out.push_back(gpu_at_.at(static_cast<std::size_t>(slot)).at(static_cast<std::size_t>(local_of_.at(static_cast<std::size_t>(g)))));
+  }
+  return out;
+}
 
 CommCost::Answer AnalyticCommCost::evaluate(const CollectiveRequest& request) {
   const AnalyticEstimate e = analytic_collective(graph_, request, calibration_);
-  return Answer{e.time_s, e.algorithm};
+  Answer a{e.time_s, e.algorithm};
+  auto it = overrides_.find({static_cast<int>(request.op), request.gpus, request.bytes, request.dtype});
+  if (it != overrides_.end()) a.time_s = it->second;
+  records_.push_back({request, a.time_s, a.algorithm});
+  return a;
+}
+
+double engine_concurrent_s(const TopologyGraph& graph, const Calibration& calibration, const CollectiveRequest& request,
+                           const std::vector<std::vector<int>>& groups) {
+  std::vector<Schedule> schedules;
+  for (const auto& gpus : groups) {
+    CollectiveRequest r = request;
+    r.gpus = gpus;
+    schedules.push_back(find_algorithm(r.op, r.algorithm).build(r, graph));
+  }
+  const Simulation simulation(graph, calibration);
+  double slowest = 0;
+  for (const RunResult& run : simulation.run_concurrent(schedules)) slowest = std::max(slowest, run.time_s);
+  return slowest;
 }
 
 }  // namespace racksim

@@ -6,11 +6,8 @@
 #include <set>
 #include <tuple>
 
-#include "models/analytic/analytic_model.hpp"
-#include "models/collectives/registry.hpp"
 #include "models/planner/comm_cost.hpp"
 #include "models/planner/placement.hpp"
-#include "sim/engine/simulation.hpp"
 #include "sim/topo/topology_graph.hpp"
 
 namespace racksim {
@@ -20,45 +17,6 @@ namespace {
 using RequestKey = std::tuple<int, std::vector<int>, std::uint64_t, std::string>;
 
 RequestKey key_of(const CollectiveRequest& r) { return {static_cast<int>(r.op), r.gpus, r.bytes, r.dtype}; }
-
-// Analytic answers, remembering every distinct request made (what the step model asked).
-class RecordingCost : public CommCost {
- public:
-  RecordingCost(const TopologyGraph& g, const Calibration& c) : graph_(g), calibration_(c) {}
-  std::string name() const override { return "analytic (recorded)"; }
-  std::vector<std::pair<CollectiveRequest, Answer>> requests;
-
- protected:
-  Answer evaluate(const CollectiveRequest& r) override {
-    const AnalyticEstimate e = analytic_collective(graph_, r, calibration_);
-    requests.push_back({r, Answer{e.time_s, e.algorithm}});
-    return requests.back().second;
-  }
-
- private:
-  const TopologyGraph& graph_;
-  const Calibration& calibration_;
-};
-
-// Engine answers where given, analytic otherwise.
-class OverrideCost : public CommCost {
- public:
-  OverrideCost(const TopologyGraph& g, const Calibration& c, std::map<RequestKey, double> o)
-      : graph_(g), calibration_(c), overrides_(std::move(o)) {}
-  std::string name() const override { return "engine"; }
-
- protected:
-  Answer evaluate(const CollectiveRequest& r) override {
-    const AnalyticEstimate e = analytic_collective(graph_, r, calibration_);
-    auto it = overrides_.find(key_of(r));
-    return Answer{it != overrides_.end() ? it->second : e.time_s, e.algorithm};
-  }
-
- private:
-  const TopologyGraph& graph_;
-  const Calibration& calibration_;
-  std::map<RequestKey, double> overrides_;
-};
 
 // The first neighbouring pair of a group that crosses a domain boundary (else its first two members).
 std::vector<int> crossing_pair(const RankPlacement& p, const std::vector<int>& ranks) {
@@ -85,15 +43,16 @@ StepEstimate engine_check(const ModelSpec& model, const TrainingJob& job, const 
                           EngineCheck* check) {
   const TopologyGraph& graph = *sys.graph;
   const ParallelLayout& l = cand.layout;
-  RecordingCost rec(graph, calibration);
+  AnalyticCommCost rec(graph, calibration);
+  rec.set_exact_groups();
   const MeshGroups g = mesh_groups(placement, l, rec);
   const StepEstimate analytic = estimate_step(model, job, sys, placement, l, rec, &g);
 
   // Every group that runs at the same time as a recorded group, keyed by the recorded group's GPUs.
   std::map<std::vector<int>, std::vector<std::vector<int>>> concurrent;
-  auto add_kind = [&](const GroupSpan& span, const std::vector<MeshDim>& dims, bool pair) {
+  auto add_kind = [&](const GroupSpan& span, GroupKind kind, bool pair) {
     if (span.id < 0 || span.size < 2) return;
-    const std::vector<std::vector<int>> groups = placement.all_groups(l, dims);
+    const std::vector<std::vector<int>> groups = placement.all_groups(l, kind);
     std::vector<std::vector<int>> whole, pairs, outers;
     for (const auto& grp : groups) {
       whole.push_back(placement.gpus_of(grp));
@@ -104,17 +63,18 @@ StepEstimate engine_check(const ModelSpec& model, const TrainingJob& job, const 
     concurrent[rec.gpus(span.id)] = pair ? pairs : whole;
     if (span.outer >= 0) concurrent[rec.gpus(span.outer)] = outers;
   };
-  add_kind(g.tp, {MeshDim::tp}, false);
-  add_kind(g.ep, {MeshDim::ep}, false);
-  add_kind(g.cp_pair, {MeshDim::cp}, true);
-  add_kind(g.pp_pair, {MeshDim::pp}, true);
-  add_kind(g.dense_dp, {MeshDim::dp, MeshDim::ep, MeshDim::cp}, false);
-  add_kind(g.expert_dp, {MeshDim::dp, MeshDim::cp}, false);
+  add_kind(g.tp, GroupKind::tp, false);
+  add_kind(g.etp, GroupKind::etp, false);
+  add_kind(g.ep, GroupKind::ep, false);
+  add_kind(g.cp_pair, GroupKind::cp, true);
+  add_kind(g.pp_pair, GroupKind::pp, true);
+  add_kind(g.dense_dp, GroupKind::dp_cp, false);
+  add_kind(g.expert_dp, GroupKind::edp, false);
 
   // Groups priced both flat and two-level (inside domains, then across): the step uses the cheaper, so
   // only that one needs the engine.
   std::map<RequestKey, double> recorded;
-  for (const auto& [request, answer] : rec.requests) recorded[key_of(request)] = answer.time_s;
+  for (const auto& r : rec.records()) recorded[key_of(r.request)] = r.time_s;
   std::map<std::vector<int>, std::pair<std::vector<int>, std::vector<int>>> two_level;  // whole -> (inner, outer)
   for (const GroupSpan* span : {&g.dense_dp, &g.expert_dp})
     if (span->outer >= 0) two_level[rec.gpus(span->id)] = {rec.gpus(span->inner), rec.gpus(span->outer)};
@@ -137,31 +97,27 @@ StepEstimate engine_check(const ModelSpec& model, const TrainingJob& job, const 
 
   std::map<RequestKey, double> overrides;
   EngineCheck result;
-  const Simulation simulation(graph, calibration);
-  for (const auto& [request, answer] : rec.requests) {
+  const std::vector<AnalyticCommCost::Record> records = rec.records();
+  for (const auto& r : records) {
     std::set<int> domains;
-    for (int gpu : request.gpus) {
+    for (int gpu : r.request.gpus) {
       const Vertex& v = graph.vertices()[graph.gpu_vertex(gpu)];
       domains.insert(v.domain >= 0 ? v.domain : v.rack);
     }
     if (domains.size() < 2) continue;  // inside one NVLink domain: the engine agrees with the analytic model
-    if (unused_flat(request, answer.time_s)) continue;
-    auto it = concurrent.find(request.gpus);
-    std::vector<std::vector<int>> groups = it != concurrent.end() ? it->second : std::vector<std::vector<int>>{request.gpus};
-    std::vector<Schedule> schedules;
-    for (const auto& gpus : groups) {
-      CollectiveRequest r = request;
-      r.gpus = gpus;
-      r.algorithm = answer.algorithm;
-      schedules.push_back(find_algorithm(r.op, r.algorithm).build(r, graph));
-    }
-    double slowest = 0;
-    for (const RunResult& run : simulation.run_concurrent(schedules)) slowest = std::max(slowest, run.time_s);
-    overrides[key_of(request)] = slowest;
-    result.items.push_back({to_string(request.op), answer.algorithm, static_cast<int>(request.gpus.size()),
-                            static_cast<int>(groups.size()), static_cast<double>(request.bytes), answer.time_s, slowest});
+    if (unused_flat(r.request, r.time_s)) continue;
+    auto it = concurrent.find(r.request.gpus);
+    const std::vector<std::vector<int>> groups = it != concurrent.end() ? it->second : std::vector<std::vector<int>>{r.request.gpus};
+    CollectiveRequest q = r.request;
+    q.algorithm = r.algorithm;
+    const double slowest = engine_concurrent_s(graph, calibration, q, groups);
+    overrides[key_of(r.request)] = slowest;
+    result.items.push_back({to_string(r.request.op), r.algorithm, static_cast<int>(r.request.gpus.size()),
+                            static_cast<int>(groups.size()), static_cast<double>(r.request.bytes), r.time_s, slowest});
   }
-  OverrideCost engine(graph, calibration, std::move(overrides));
+  AnalyticCommCost engine(graph, calibration);
+  engine.set_exact_groups();
+  engine.set_overrides(std::move(overrides));
   const MeshGroups ge = mesh_groups(placement, l, engine);
   StepEstimate refined = estimate_step(model, job, sys, placement, l, engine, &ge);
   result.analytic_step_s = analytic.step_s;

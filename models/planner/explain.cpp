@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <map>
 #include <vector>
 
+#include "models/planner/comm_cost.hpp"
 #include "models/planner/placement.hpp"
 
 namespace racksim {
@@ -23,7 +25,7 @@ std::string layout_words(const ParallelLayout& l) {
     s += std::string(", ") + to_string(l.schedule);
     if (l.schedule == PipelineSchedule::interleaved) s += " x" + std::to_string(l.virtual_stages);
   }
-  s += ", ZeRO-" + std::to_string(l.zero_stage) + ", recompute " + to_string(l.recompute);
+  s += ", " + l.fsdp_text() + ", recompute " + l.recompute.text();
   return s;
 }
 
@@ -53,10 +55,12 @@ std::string comm_words(const StepEstimate& e, const ParallelLayout& l, const std
 std::string describe_placement(const Candidate& best, const RankPlacement& p, int domain_size) {
   const ParallelLayout& l = best.layout;
   std::vector<std::string> inside, across;
-  for (MeshDim d : {MeshDim::tp, MeshDim::ep, MeshDim::cp, MeshDim::pp, MeshDim::dp}) {
-    if (l.size(d) == 1) continue;
-    const std::string item = fmt::format("{}={}", to_string(d), l.size(d));
-    (p.crosses_domain(l, d) ? across : inside).push_back(item);
+  const std::pair<GroupKind, int> dims[] = {{GroupKind::tp, l.tp}, {GroupKind::ep, l.ep}, {GroupKind::etp, l.etp},
+                                            {GroupKind::cp, l.cp},  {GroupKind::pp, l.pp}, {GroupKind::dp, l.dp}};
+  for (const auto& [kind, size] : dims) {
+    if (size == 1) continue;
+    const std::string item = fmt::format("{}={}", to_string(kind), size);
+    (p.crosses_domain(l, kind) ? across : inside).push_back(item);
   }
   auto join = [](const std::vector<std::string>& v) {
     std::string s;
@@ -82,16 +86,17 @@ std::string explain_difference(const Candidate& best, const Candidate& other) {
   const StepEstimate &a = best.estimate, &b = other.estimate;
   const ParallelLayout &la = best.layout, &lb = other.layout;
   std::vector<Component> comps{
-      {"compute", a.compute_s - a.recompute_s, b.compute_s - b.recompute_s, ""},
+      {"compute", a.compute_s - a.recompute_s - a.overhead_s, b.compute_s - b.recompute_s - b.overhead_s, ""},
+      {"launch and per-layer overhead", a.overhead_s, b.overhead_s, ""},
       {"recomputation", a.recompute_s, b.recompute_s,
-       la.recompute == lb.recompute ? "" : fmt::format("recompute {} vs {}", to_string(lb.recompute), to_string(la.recompute))},
+       la.recompute == lb.recompute ? "" : fmt::format("recompute {} vs {}", lb.recompute.text(), la.recompute.text())},
       {"pipeline bubble", a.bubble_s, b.bubble_s, pipeline_words(lb) + " vs " + pipeline_words(la)},
       {"TP collectives", a.comm_exposed("tp"), b.comm_exposed("tp"), comm_words(b, lb, "tp") + " vs " + comm_words(a, la, "tp")},
       {"EP all-to-all", a.comm_exposed("ep"), b.comm_exposed("ep"), comm_words(b, lb, "ep") + " vs " + comm_words(a, la, "ep")},
       {"CP K/V exchange", a.comm_exposed("cp"), b.comm_exposed("cp"), comm_words(b, lb, "cp") + " vs " + comm_words(a, la, "cp")},
       {"pipeline send/recv", a.comm_exposed("pp"), b.comm_exposed("pp"), comm_words(b, lb, "pp") + " vs " + comm_words(a, la, "pp")},
       {"DP/ZeRO traffic", a.comm_exposed("dp"), b.comm_exposed("dp"),
-       fmt::format("ZeRO-{}, {} vs ZeRO-{}, {}", lb.zero_stage, comm_words(b, lb, "dp"), la.zero_stage, comm_words(a, la, "dp"))},
+       fmt::format("{}, {} vs {}, {}", lb.fsdp_text(), comm_words(b, lb, "dp"), la.fsdp_text(), comm_words(a, la, "dp"))},
       {"optimizer step", a.optimizer_s, b.optimizer_s, ""},
       {"offload traffic", a.offload_s, b.offload_s, ""},
   };
@@ -119,6 +124,66 @@ std::string explain_difference(const Candidate& best, const Candidate& other) {
   if (!less.empty()) out += " It gains some back on: " + less + ".";
   if (shown == 0) out += " Their step-time components are equal; the tie goes to the simpler layout.";
   return out;
+}
+
+}  // namespace racksim
+
+namespace racksim {
+
+std::string explain_expert_placement(const Candidate& best, const RankPlacement& p, CommCost& comm, const ModelSpec& model,
+                                     const TrainingJob& job) {
+  const ParallelLayout& l = best.layout;
+  if (!model.is_moe() || l.ep < 2) return "";
+  const CommTime* ep = nullptr;
+  for (const auto& c : best.estimate.comm)
+    if (c.kind == "ep") ep = &c;
+  if (!ep || ep->total_s <= 0) return "";
+  const std::vector<int> actual = p.worst_group_ranks(l, GroupKind::ep);
+  const int spanned = p.domains_spanned(actual);
+  // The other placement: spread over every domain the job uses (strided ranks), or packed into one.
+  std::vector<int> other;
+  const int n = p.gpus();
+  if (spanned == 1 && p.domains_used() > 1) {
+    const int stride = n / l.ep;
+    for (int k = 0; k < l.ep; ++k) other.push_back(k * stride);
+  } else if (spanned > 1 && l.ep <= p.gpus_per_domain_used()) {
+    for (int k = 0; k < l.ep; ++k) other.push_back(k);
+  } else {
+    return fmt::format(" EP={} spans {} NVLink domains: its all-to-alls cost {:.3f} s per step, {:.3f} s exposed.", l.ep, spanned,
+                       ep->total_s, ep->exposed_s);
+  }
+  auto price = [&](const std::vector<int>& ranks) {
+    std::map<int, std::vector<int>> by_domain;
+    for (int r : ranks) by_domain[p.locate(r).domain].push_back(r);
+    const int g = comm.group(p.gpus_of(ranks));
+    int inner = -1, outer = -1;
+    if (by_domain.size() > 1) {
+      const std::size_t d = by_domain.begin()->second.size();
+      bool equal = true;
+      std::vector<int> outer_ranks;
+      for (const auto& [dom, members] : by_domain) equal = equal && members.size() == d, outer_ranks.push_back(members.front());
+      if (equal && d >= 1) {
+        inner = comm.group(p.gpus_of(by_domain.begin()->second));
+        outer = comm.group(p.gpus_of(outer_ranks));
+      }
+    }
+    const double bytes = ep->bytes * job.moe_imbalance;
+    return comm.moe_dispatch_s(job.dispatcher, g, inner, outer, bytes, bytes / model.moe.top_k, model.moe.top_k);
+  };
+  const double here = price(actual), there = price(other);
+  if (here <= 0) return "";
+  const double per_step = ep->total_s / here;  // all-to-alls per step on the bottleneck GPU
+  const int other_domains = p.domains_spanned(other);
+  if (spanned == 1)
+    return fmt::format(
+        " EP={} stays inside one NVLink domain: its {:.0f} dispatch/combine all-to-alls per step ({:.1f} MB per GPU each, {}) "
+        "take {:.3f} s there; spread over {} domains the same all-to-alls would take {:.3f} s ({:.1f}x), because the share "
+        "leaving the domain rides the scale-out NICs instead of NVLink.",
+        l.ep, per_step, ep->bytes / 1e6, to_string(job.dispatcher), ep->total_s, other_domains, per_step * there, there / here);
+  return fmt::format(
+      " EP={} spans {} NVLink domains: its {:.0f} all-to-alls per step take {:.3f} s ({:.3f} s exposed); packed into one domain "
+      "they would take {:.3f} s, but this layout's other degrees need the spread.",
+      l.ep, spanned, per_step, ep->total_s, ep->exposed_s, per_step * there);
 }
 
 }  // namespace racksim

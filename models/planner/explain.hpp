@@ -14,3 +14,18 @@ std::string describe_placement(const Candidate& best, const RankPlacement& place
 std::string explain_difference(const Candidate& best, const Candidate& runner_up);
 
 }  // namespace racksim
+
+namespace racksim {
+
+class CommCost;
+struct TrainingJob;
+struct ModelSpec;
+
+// For a MoE layout: where the EP groups run and what that saves. Prices the layout's dispatch and
+// combine on its real EP group and on a group of the same size spread over as many fast domains as the
+// job has (or, when EP already crosses domains and fits in one, packed into one domain), so the answer
+// says by how much keeping EP inside the NVLink domain matters. "" for dense models or EP = 1.
+std::string explain_expert_placement(const Candidate& best, const RankPlacement& placement, CommCost& comm,
+                                     const ModelSpec& model, const TrainingJob& job);
+
+}  // namespace racksim

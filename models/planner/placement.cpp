@@ -8,6 +8,20 @@
 
 namespace racksim {
 
+const char* to_string(GroupKind k) {
+  switch (k) {
+    case GroupKind::tp: return "tp";
+    case GroupKind::cp: return "cp";
+    case GroupKind::dp: return "dp";
+    case GroupKind::pp: return "pp";
+    case GroupKind::dp_cp: return "dp x cp";
+    case GroupKind::ep: return "ep";
+    case GroupKind::etp: return "etp";
+    case GroupKind::edp: return "edp";
+  }
+  return "?";
+}
+
 RankPlacement::RankPlacement(const TopologyGraph& graph, int domains_used, int gpus_per_domain)
     : domains_used_(domains_used), per_domain_(gpus_per_domain), gpus_per_tray_(graph.gpus_per_tray()) {
   // Fast domains in order, each with its GPUs in (tray, slot) order.
@@ -39,42 +53,77 @@ RankPlacement::RankPlacement(const TopologyGraph& graph, int domains_used, int g
   }
 }
 
-int RankPlacement::stride(const ParallelLayout& layout, MeshDim dim) {
-  int s = 1;
-  for (auto it = layout.order.rbegin(); it != layout.order.rend(); ++it) {
-    if (*it == dim) return s;
-    s *= layout.size(*it);
+RankCoords RankPlacement::coordinates(const ParallelLayout& l, int rank) {
+  RankCoords c;
+  int r = rank;
+  for (auto it = l.order.rbegin(); it != l.order.rend(); ++it) {
+    const int n = l.size(*it);
+    const int v = r % n;
+    r /= n;
+    switch (*it) {
+      case MeshDim::pp: c.pp = v; break;
+      case MeshDim::dp: c.dp = v; break;
+      case MeshDim::cp: c.cp = v; break;
+      case MeshDim::tp: c.tp = v; break;
+      case MeshDim::ep: break;
+    }
   }
-  return s;
+  const int i = (c.dp * l.cp + c.cp) * l.tp + c.tp;
+  c.etp = i % l.etp;
+  c.ep = (i / l.etp) % l.ep;
+  c.edp = i / (l.etp * l.ep);
+  return c;
 }
 
-int RankPlacement::coordinate(const ParallelLayout& layout, int rank, MeshDim dim) {
-  return (rank / stride(layout, dim)) % layout.size(dim);
-}
-
-std::vector<int> RankPlacement::group_ranks(const ParallelLayout& layout, int rank, const std::vector<MeshDim>& dims) {
-  // Dimensions of the group, outermost first, so the result comes out in rank order.
-  std::vector<MeshDim> ordered;
-  for (MeshDim d : layout.order)
-    if (std::find(dims.begin(), dims.end(), d) != dims.end()) ordered.push_back(d);
-  int base = rank;
-  for (MeshDim d : ordered) base -= coordinate(layout, rank, d) * stride(layout, d);
-  std::vector<int> out{base};
-  for (MeshDim d : ordered) {
-    std::vector<int> next;
-    next.reserve(out.size() * layout.size(d));
-    for (int r : out)
-      for (int c = 0; c < layout.size(d); ++c) next.push_back(r + c * stride(layout, d));
-    out.swap(next);
+int RankPlacement::rank_of(const ParallelLayout& l, int pp, int dp, int cp, int tp) {
+  int r = 0;
+  for (MeshDim d : l.order) {
+    const int v = d == MeshDim::pp ? pp : d == MeshDim::dp ? dp : d == MeshDim::cp ? cp : d == MeshDim::tp ? tp : 0;
+    r = r * l.size(d) + v;
   }
-  std::sort(out.begin(), out.end());
-  return out;
+  return r;
 }
 
-std::vector<int> RankPlacement::group_gpus(const ParallelLayout& layout, int rank, const std::vector<MeshDim>& dims) const {
-  std::vector<int> out;
-  for (int r : group_ranks(layout, rank, dims)) out.push_back(ranks_.at(r).gpu);
-  return out;
+namespace {
+
+// The index of a rank's group among the groups of `kind`: the coordinates that stay fixed, mixed-radix.
+long group_index(const ParallelLayout& l, const RankCoords& c, GroupKind kind) {
+  switch (kind) {
+    case GroupKind::tp: return (static_cast<long>(c.pp) * l.dp + c.dp) * l.cp + c.cp;
+    case GroupKind::cp: return (static_cast<long>(c.pp) * l.dp + c.dp) * l.tp + c.tp;
+    case GroupKind::dp: return (static_cast<long>(c.pp) * l.cp + c.cp) * l.tp + c.tp;
+    case GroupKind::pp: return (static_cast<long>(c.dp) * l.cp + c.cp) * l.tp + c.tp;
+    case GroupKind::dp_cp: return static_cast<long>(c.pp) * l.tp + c.tp;
+    case GroupKind::ep: return (static_cast<long>(c.pp) * l.edp() + c.edp) * l.etp + c.etp;
+    case GroupKind::etp: return (static_cast<long>(c.pp) * l.edp() + c.edp) * l.ep + c.ep;
+    case GroupKind::edp: return (static_cast<long>(c.pp) * l.ep + c.ep) * l.etp + c.etp;
+  }
+  return 0;
+}
+
+int group_size(const ParallelLayout& l, GroupKind kind) {
+  switch (kind) {
+    case GroupKind::tp: return l.tp;
+    case GroupKind::cp: return l.cp;
+    case GroupKind::dp: return l.dp;
+    case GroupKind::pp: return l.pp;
+    case GroupKind::dp_cp: return l.dp * l.cp;
+    case GroupKind::ep: return l.ep;
+    case GroupKind::etp: return l.etp;
+    case GroupKind::edp: return l.edp();
+  }
+  return 1;
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> RankPlacement::all_groups(const ParallelLayout& l, GroupKind kind) const {
+  const int n = l.gpus();
+  const int size = group_size(l, kind);
+  std::vector<std::vector<int>> groups(static_cast<std::size_t>(n / std::max(1, size)));
+  for (int r = 0; r < n; ++r) groups.at(static_cast<std::size_t>(group_index(l, coordinates(l, r), kind))).push_back(r);
+  std::sort(groups.begin(), groups.end());
+  return groups;
 }
 
 std::vector<int> RankPlacement::gpus_of(const std::vector<int>& ranks) const {
@@ -91,92 +140,33 @@ int RankPlacement::domains_spanned(const std::vector<int>& ranks) const {
   return static_cast<int>(std::unique(doms.begin(), doms.end()) - doms.begin());
 }
 
-namespace {
-
-// Offsets of a group's members from its base rank (ascending) and whether a rank is a base (all its
-// coordinates along the group's dims are 0), from precomputed strides.
-struct GroupShape {
-  std::vector<int> offsets;
-  std::vector<std::pair<int, int>> dims;  // (stride, size) of the group's dims
-  bool is_base(int rank) const {
-    for (const auto& [st, n] : dims)
-      if ((rank / st) % n != 0) return false;
-    return true;
-  }
-};
-
-GroupShape group_shape(const ParallelLayout& layout, const std::vector<MeshDim>& dims) {
-  GroupShape g;
-  g.offsets = {0};
-  for (MeshDim d : layout.order) {  // outermost first
-    if (std::find(dims.begin(), dims.end(), d) == dims.end() || layout.size(d) == 1) continue;
-    const int st = RankPlacement::stride(layout, d), n = layout.size(d);
-    g.dims.emplace_back(st, n);
-    std::vector<int> next;
-    next.reserve(g.offsets.size() * n);
-    for (int o : g.offsets)
-      for (int c = 0; c < n; ++c) next.push_back(o + c * st);
-    g.offsets.swap(next);
-  }
-  std::sort(g.offsets.begin(), g.offsets.end());
-  return g;
-}
-
-}  // namespace
-
-std::vector<std::vector<int>> RankPlacement::all_groups(const ParallelLayout& layout, const std::vector<MeshDim>& dims) const {
-  const GroupShape g = group_shape(layout, dims);
-  std::vector<std::vector<int>> out;
-  for (int r = 0; r < gpus(); ++r) {
-    if (!g.is_base(r)) continue;
-    std::vector<int> members;
-    members.reserve(g.offsets.size());
-    for (int o : g.offsets) members.push_back(r + o);
-    out.push_back(std::move(members));
-  }
-  return out;
-}
-
-std::vector<int> RankPlacement::worst_group_ranks(const ParallelLayout& layout, const std::vector<MeshDim>& dims) const {
+std::vector<int> RankPlacement::worst_group_ranks(const ParallelLayout& l, GroupKind kind) const {
   std::vector<int> key;
-  for (MeshDim d : layout.order) key.insert(key.end(), {static_cast<int>(d), layout.size(d)});
-  key.push_back(-1);
-  for (MeshDim d : dims) key.push_back(static_cast<int>(d));
+  for (MeshDim d : l.order) key.insert(key.end(), {static_cast<int>(d), l.size(d)});
+  key.insert(key.end(), {-1, l.ep, l.etp, static_cast<int>(kind)});
   auto hit = worst_cache_.find(key);
   if (hit != worst_cache_.end()) return hit->second;
-  const GroupShape g = group_shape(layout, dims);
-  int worst_base = 0, worst_span = 0;
-  if (g.offsets.size() > 1) {
-    for (int r = 0; r < gpus(); ++r) {
-      if (!g.is_base(r)) continue;
-      int span = 1, last = ranks_[r].domain;
-      for (int o : g.offsets) {
-        const int dom = ranks_[r + o].domain;  // ranks fill domains in order: non-decreasing along the group
-        if (dom != last) ++span, last = dom;
-      }
-      if (span > worst_span) worst_base = r, worst_span = span;
-      if (worst_span == domains_used_) break;
-    }
-  }
   std::vector<int> worst;
-  worst.reserve(g.offsets.size());
-  for (int o : g.offsets) worst.push_back(worst_base + o);
+  int worst_span = 0;
+  for (const auto& g : all_groups(l, kind)) {
+    const int span = domains_spanned(g);
+    if (span > worst_span) worst = g, worst_span = span;
+    if (worst_span == domains_used_) break;
+  }
   worst_cache_.emplace(std::move(key), worst);
   return worst;
 }
 
-bool RankPlacement::crosses_domain(const ParallelLayout& layout, MeshDim dim, std::string* example) const {
-  if (layout.size(dim) == 1) return false;
-  const GroupShape g = group_shape(layout, {dim});
-  for (int r = 0; r < gpus(); ++r) {
-    if (!g.is_base(r)) continue;
-    const int dom = ranks_[r].domain;
-    for (int o : g.offsets) {
-      const RankLocation& other = ranks_[r + o];
+bool RankPlacement::crosses_domain(const ParallelLayout& l, GroupKind kind, std::string* example) const {
+  if (group_size(l, kind) == 1) return false;
+  for (const auto& g : all_groups(l, kind)) {
+    const int dom = ranks_.at(g.front()).domain;
+    for (int r : g) {
+      const RankLocation& other = ranks_.at(r);
       if (other.domain == dom) continue;
       if (example)
-        *example = std::string(to_string(dim)) + " group of rank " + std::to_string(r) + " spans domain " +
-                   std::to_string(dom) + " (rack " + std::to_string(ranks_[r].rack) + ") and domain " +
+        *example = std::string(to_string(kind)) + " group of rank " + std::to_string(g.front()) + " spans domain " +
+                   std::to_string(dom) + " (rack " + std::to_string(ranks_.at(g.front()).rack) + ") and domain " +
                    std::to_string(other.domain) + " (rack " + std::to_string(other.rack) + ")";
       return true;
     }

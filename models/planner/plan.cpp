@@ -22,11 +22,8 @@ namespace {
 void check_job(const TrainingJob& j) {
   if (j.global_batch < 1) throw InputError("--global-batch", "", std::to_string(j.global_batch), "an integer >= 1 (sequences per step)");
   if (j.seq_len < 1) throw InputError("--seq-len", "", std::to_string(j.seq_len), "an integer >= 1 (tokens per sequence)");
-  if (j.dtype != "bf16" && j.dtype != "fp8") throw InputError("--dtype", "", "'" + j.dtype + "'", "bf16 or fp8");
   if (!(j.moe_imbalance >= 1 && j.moe_imbalance <= 16))
     throw InputError("--moe-imbalance", "", fmt::format("{}", j.moe_imbalance), "a number in [1, 16] (busiest EP rank / mean)");
-  if (!(j.tp_overlap >= 0 && j.tp_overlap <= 1)) throw InputError("--tp-overlap", "", fmt::format("{}", j.tp_overlap), "a fraction in [0, 1]");
-  if (!(j.ep_overlap >= 0 && j.ep_overlap <= 1)) throw InputError("--ep-overlap", "", fmt::format("{}", j.ep_overlap), "a fraction in [0, 1]");
   if (j.grad_bytes != 2 && j.grad_bytes != 4) throw InputError("--grad-dtype", "", fmt::format("{} bytes", j.grad_bytes), "bf16 (2) or fp32 (4)");
   if (!(j.memory_reserve >= 0 && j.memory_reserve < 0.9))
     throw InputError("--memory-reserve", "", fmt::format("{}", j.memory_reserve), "a fraction in [0, 0.9)");
@@ -58,38 +55,32 @@ std::vector<MeshShape> shapes_for(const TopologyGraph& graph, const std::optiona
   return out;
 }
 
-// Fixed degrees must divide some GPU count searched (all five given: equal it).
+// Fixed degrees must divide some GPU count searched (TP, CP, PP and DP all given: equal it). EP and ETP
+// fold into TP x CP x DP and do not multiply the GPU count.
 void check_constraints(const SearchConstraints& c, const std::vector<MeshShape>& shapes) {
   int product = 1, given = 0;
   std::string flags;
-  for (const auto& [name, v] : {std::pair{"--tp", c.tp}, {"--ep", c.ep}, {"--cp", c.cp}, {"--pp", c.pp}, {"--dp", c.dp}}) {
+  for (const auto& [name, v] : {std::pair{"--tp", c.tp}, {"--cp", c.cp}, {"--pp", c.pp}, {"--dp", c.dp}}) {
     if (!v) continue;
     if (*v < 1) throw InputError(name, "", std::to_string(*v), "an integer >= 1");
     product *= *v;
     ++given;
     flags += (flags.empty() ? "" : " ") + std::string(name) + " " + std::to_string(*v);
   }
-  if (c.tp_times_ep && *c.tp_times_ep < 1)
-    throw InputError("--tp-x-ep", "", std::to_string(*c.tp_times_ep), "an integer >= 1");
-  if (c.tp_times_ep && (c.tp || c.ep)) {
-    const int t = c.tp.value_or(1) * c.ep.value_or(1);
-    if ((c.tp && c.ep && t != *c.tp_times_ep) || *c.tp_times_ep % t != 0)
-      throw InputError("--tp-x-ep", "", std::to_string(*c.tp_times_ep), fmt::format("a multiple of {} (the {} given)", t, flags));
-  }
-  if (c.tp_times_ep) {
-    if (!c.tp && !c.ep) product *= *c.tp_times_ep;
-    else if (!(c.tp && c.ep)) product = product / (c.tp ? *c.tp : *c.ep) * *c.tp_times_ep;
-    flags += (flags.empty() ? "" : " ") + std::string("--tp-x-ep ") + std::to_string(*c.tp_times_ep);
-  }
+  for (const auto& [name, v] : {std::pair{"--ep", c.ep}, {"--etp", c.etp}, {"--vp", c.vp}, {"--edp", c.edp}, {"--tp-x-ep", c.tp_times_ep}})
+    if (v && *v < 1) throw InputError(name, "", std::to_string(*v), "an integer >= 1");
+  if (c.shard_group && *c.shard_group < 0) throw InputError("--fsdp", "", std::to_string(*c.shard_group), "an integer >= 0");
+  if (c.tp_times_ep && c.tp && c.ep && *c.tp * *c.ep != *c.tp_times_ep)
+    throw InputError("--tp-x-ep", "", std::to_string(*c.tp_times_ep), fmt::format("{} (the --tp {} --ep {} given)", *c.tp * *c.ep, *c.tp, *c.ep));
   if (flags.empty()) return;
   std::string counts;
   for (const auto& s : shapes) {
     const int n = s.gpus();
-    if (given == 5 ? n == product : n % product == 0) return;
+    if (given == 4 ? n == product : n % product == 0) return;
     counts += (counts.empty() ? "" : ", ") + std::to_string(n);
   }
   throw InputError(flags.substr(0, flags.find(' ')), "", flags + fmt::format(" (product {})", product),
-                   fmt::format("degrees whose product {} the GPU count ({})", given == 5 ? "equals" : "divides", counts));
+                   fmt::format("degrees whose product {} the GPU count ({})", given == 4 ? "equals" : "divides", counts));
 }
 
 std::string reasons_text(const SearchResult& r) {
@@ -132,7 +123,7 @@ FailureImpact failure_impact(const Candidate& c, const RankPlacement& p) {
   f.job_gpus = l.gpus();
   f.replica_gpus = l.gpus() / l.dp;
   std::map<int, std::vector<int>> dp_on_tray;
-  for (int r = 0; r < p.gpus(); ++r) dp_on_tray[p.locate(r).tray].push_back(RankPlacement::coordinate(l, r, MeshDim::dp));
+  for (int r = 0; r < p.gpus(); ++r) dp_on_tray[p.locate(r).tray].push_back(RankPlacement::coordinates(l, r).dp);
   for (auto& [tray, dps] : dp_on_tray) {
     std::sort(dps.begin(), dps.end());
     const int hit = static_cast<int>(std::unique(dps.begin(), dps.end()) - dps.begin());
@@ -146,19 +137,39 @@ FailureImpact failure_impact(const Candidate& c, const RankPlacement& p) {
 
 }  // namespace
 
+ComputeTable compute_table_for(const PlanRequest& req) {
+  return ComputeTable::load(req.compute_table.empty() ? ComputeTable::shipped_gpu_path() : req.compute_table,
+                            req.compute_fit.empty() ? ComputeTable::shipped_fit_path() : req.compute_fit);
+}
+
+PrecisionRecipe precision_for(const ComputeTable& table, const std::string& id, const GpuCompute& gpu) {
+  const PrecisionRecipe& p = table.precision(id);
+  if (std::find(p.generations.begin(), p.generations.end(), gpu.generation) == p.generations.end()) {
+    std::string ok;
+    for (const auto& other : table.precision_ids()) {
+      const auto& g = table.precision(other).generations;
+      if (std::find(g.begin(), g.end(), gpu.generation) != g.end()) ok += (ok.empty() ? "" : ", ") + other;
+    }
+    throw InputError("--precision", "", "'" + id + "' on " + gpu.name + " (" + gpu.generation + ")", "a recipe it runs: " + ok);
+  }
+  gpu.peak_Fps(p.gemm_dtype);
+  return p;
+}
+
 PlanResult run_plan(const PlanRequest& req) {
   check_job(req.job);
   if (req.top < 1) throw InputError("--top", "", std::to_string(req.top), "an integer >= 1");
   const SystemCatalog systems = req.topology_dir.empty() ? SystemCatalog::shipped() : SystemCatalog(req.topology_dir);
   const ModelCatalog models = req.model_dir.empty() ? ModelCatalog::shipped() : ModelCatalog(req.model_dir);
-  const ComputeTable table = req.compute_table.empty() ? ComputeTable::shipped() : ComputeTable::load(req.compute_table);
+  const ComputeTable table = compute_table_for(req);
   const TopologySpec spec = systems.load(req.system);
   const int racks = req.racks.value_or(spec.rack.default_racks);
   const TopologyGraph graph(spec, racks);
   const ModelSpec model = models.load(req.model);
   const GpuCompute& compute = table.lookup(spec.id, spec.tray.gpus.at(0).type);
-  compute.dtype(req.job.dtype);
-  const SystemContext sys = make_system_context(graph, compute);
+  TrainingJob job = req.job;
+  job.precision = precision_for(table, req.precision, compute);
+  const SystemContext sys = make_system_context(graph, compute, table.params(compute.generation));
   const Calibration calibration = load_calibration(req.calibration);
 
   PlanResult out;
@@ -174,10 +185,15 @@ PlanResult run_plan(const PlanRequest& req) {
   const ParamCounts pc = count_params(model);
   out.model_params = pc.total;
   out.model_active_params = pc.active;
-  out.job = req.job;
-  out.compute_source = compute.name + ": " + compute.dtype(req.job.dtype).source + "; " + compute.source;
-  out.peak_TFLOPs = compute.dtype(req.job.dtype).peak_dense_TFLOPs;
-  out.gemm_efficiency = compute.dtype(req.job.dtype).gemm_efficiency;
+  out.job = job;
+  out.compute_source = compute.name + ": peaks " + compute.source + "; " + job.precision.name + ": " + job.precision.source +
+                       "; fitted efficiencies " + table.fit_where() + " (" + compute.generation + ": " + table.params_origin(compute.generation) + ")";
+  out.generation = compute.generation;
+  out.params_origin = table.params_origin(compute.generation);
+  out.peak_TFLOPs = compute.peak_dense_TFLOPs.at(job.precision.gemm_dtype);
+  out.gemm_efficiency = table.params(compute.generation).gemm_efficiency.count(job.precision.gemm_dtype)
+                            ? table.params(compute.generation).gemm_efficiency.at(job.precision.gemm_dtype)
+                            : table.params(compute.generation).gemm_efficiency.at("bf16");
   out.calibration = calibration.name;
   out.shapes = shapes_for(graph, req.gpus, graph.gpus_per_domain());
   check_constraints(req.constraints, out.shapes);
@@ -185,7 +201,7 @@ PlanResult run_plan(const PlanRequest& req) {
   AnalyticCommCost comm(graph, calibration);
   // Equal-time variants are folded after the search, so ask for more exact layouts than are shown.
   const int keep = 3 * std::max(req.top, 2);
-  out.search = search_layouts(model, req.job, sys, out.shapes, req.constraints, comm, keep);
+  out.search = search_layouts(model, job, sys, out.shapes, req.constraints, comm, keep, req.constraints.pinned());
   if (out.search.ranked.empty()) {
     const int n = out.shapes.empty() ? 0 : out.shapes.front().gpus();
     throw InputError(req.gpus ? "--gpus" : "--racks", "",
@@ -203,7 +219,7 @@ PlanResult run_plan(const PlanRequest& req) {
     Candidate c = out.search.ranked[i];
     const RankPlacement p(graph, c.shape.domains, c.shape.gpus_per_domain);
     EngineCheck check;
-    c.estimate = engine_check(model, req.job, sys, p, c, calibration, &check);
+    c.estimate = engine_check(model, job, sys, p, c, calibration, &check);
     refined.push_back({std::move(c), std::move(check)});
   }
   std::stable_sort(refined.begin(), refined.end(), [](const auto& a, const auto& b) {
@@ -218,6 +234,10 @@ PlanResult run_plan(const PlanRequest& req) {
   const int racks_shown = std::min(racks, std::max(1, ceil_div(best.layout.gpus(), graph.gpu_count() / racks)));
   out.best_map = tray_map(graph, best_placement, racks_shown);
   out.explanation = describe_placement(best, best_placement, graph.gpus_per_domain());
+  {
+    AnalyticCommCost ecomm(graph, calibration);
+    out.explanation += explain_expert_placement(best, best_placement, ecomm, model, job);
+  }
   // The runner-up: the next layout that is measurably slower (equal-time variants, such as CP=2 with
   // half the DP and twice the micro-batch, do the same work and are named as ties).
   std::size_t runner = 1, ties = 0;
@@ -265,7 +285,7 @@ PlanResult run_plan(const PlanRequest& req) {
       } else {
         try {
           check_constraints(req.constraints, shapes);
-          SearchResult r = search_layouts(model, req.job, sys, shapes, req.constraints, comm, 1);
+          SearchResult r = search_layouts(model, job, sys, shapes, req.constraints, comm, 1, req.constraints.pinned());
           if (!r.ranked.empty()) {
             dp.best = r.ranked.front();
             dp.slowdown = dp.best->estimate.step_s / best.estimate.step_s - 1;
@@ -305,11 +325,12 @@ PlanResult run_plan(const PlanRequest& req) {
       }
       const TopologyGraph ograph(ospec, cmp.racks);
       const GpuCompute& ocompute = table.lookup(ospec.id, ospec.tray.gpus.at(0).type);
-      ocompute.dtype(req.job.dtype);
-      const SystemContext osys = make_system_context(ograph, ocompute);
+      TrainingJob ojob = job;
+      ojob.precision = precision_for(table, req.precision, ocompute);
+      const SystemContext osys = make_system_context(ograph, ocompute, table.params(ocompute.generation));
       const std::vector<MeshShape> oshapes = shapes_for(ograph, n, ograph.gpus_per_domain());
       AnalyticCommCost ocomm(ograph, calibration);
-      SearchResult r = search_layouts(model, req.job, osys, oshapes, req.constraints, ocomm, 1);
+      SearchResult r = search_layouts(model, ojob, osys, oshapes, req.constraints, ocomm, 1, req.constraints.pinned());
       if (!r.ranked.empty()) cmp.best = r.ranked.front();
       else cmp.note = "no layout fits: " + reasons_text(r);
     } catch (const InputError& e) {

@@ -17,7 +17,8 @@ struct PlanRequest {
   std::string system = "gb200-nvl72";     // id or topology file
   std::optional<int> racks;               // default: the system's
   std::string model;                      // preset id or model file
-  TrainingJob job;
+  TrainingJob job;                        // job.precision is filled from `precision`
+  std::string precision = "bf16";         // recipe id (gpu_compute.json): bf16, fp8-ds, fp8-cs, fp8-block, mxfp8, nvfp4
   SearchConstraints constraints;
   std::optional<int> gpus;                // GPUs to use; default: every per-domain count from the full
                                           // domain down to half of it, in whole trays
@@ -29,6 +30,7 @@ struct PlanRequest {
   std::string topology_dir;               // "" = the shipped topologies/
   std::string model_dir;                  // "" = the shipped presets
   std::string compute_table;              // "" = models/workload/gpu_compute.json
+  std::string compute_fit;                // "" = calibrate/training/compute-fit.json
 };
 
 // Where one rank group of the best layout runs: a tray and the ranks on it.
@@ -72,6 +74,7 @@ struct PlanResult {
   TrainingJob job;
   std::vector<MeshShape> shapes;          // GPU counts searched
   std::string compute_source;             // the GPU's compute figures and their sources
+  std::string generation, params_origin;  // whose fitted parameters apply ("fit", "blackwell (no rows of its own)")
   double peak_TFLOPs = 0, gemm_efficiency = 0;
   std::string calibration;
   SearchResult search;                    // ranked trimmed to `top`; the first engine_checks.size() re-ranked by the engine
@@ -80,10 +83,15 @@ struct PlanResult {
   std::vector<DegradedPlan> degraded;
   std::vector<SystemComparison> comparison;
   std::vector<TrayRanks> best_map;        // rank -> tray -> rack of the best layout
-  std::string explanation;                // plain words: why the best wins over the runner-up
+  std::string explanation;                // plain words: why the best wins over the runner-up (and, MoE, where EP runs)
   int runner_up = -1;                     // index in search.ranked of the layout the explanation compares with
 };
 
 PlanResult run_plan(const PlanRequest& request);
+
+// The compute table a request names (shipped files unless overridden), and the recipe it asks for,
+// checked against the GPU generation (InputError naming --precision and the recipes that run there).
+ComputeTable compute_table_for(const PlanRequest& request);
+PrecisionRecipe precision_for(const ComputeTable& table, const std::string& id, const GpuCompute& gpu);
 
 }  // namespace racksim

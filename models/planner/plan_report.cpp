@@ -24,16 +24,21 @@ nlohmann::ordered_json layout_json(const ParallelLayout& l) {
   nlohmann::ordered_json j;
   j["gpus"] = l.gpus();
   j["tp"] = l.tp;
-  j["ep"] = l.ep;
   j["cp"] = l.cp;
   j["pp"] = l.pp;
   j["dp"] = l.dp;
+  j["ep"] = l.ep;
+  j["etp"] = l.etp;
+  j["edp"] = l.edp();
+  j["vp"] = l.virtual_stages;
   j["micro_batch"] = l.micro_batch;
   j["micro_batches"] = l.micro_batches;
   j["schedule"] = to_string(l.schedule);
   j["virtual_stages"] = l.virtual_stages;
   j["zero_stage"] = l.zero_stage;
-  j["recompute"] = to_string(l.recompute);
+  j["fsdp"] = l.fsdp_text();
+  j["shard_group"] = l.shard_group;
+  j["recompute"] = l.recompute.text();
   j["offload_optimizer"] = l.offload_optimizer;
   j["offload_activations"] = l.offload_activations;
   nlohmann::ordered_json dims = nlohmann::ordered_json::array(), shape = nlohmann::ordered_json::array();
@@ -48,8 +53,11 @@ nlohmann::ordered_json estimate_json(const StepEstimate& e) {
   j["step_time_s"] = r6(e.step_s);
   j["tokens_per_s"] = r6(e.tokens_per_s);
   j["tokens_per_s_per_gpu"] = r6(e.tokens_per_s_per_gpu);
+  j["model_tflops_per_gpu"] = r6(e.model_tflops_per_gpu);
   j["mfu"] = r6(e.mfu);
-  j["breakdown_s"] = {{"compute", r6(e.compute_s - e.recompute_s)}, {"recompute", r6(e.recompute_s)},
+  j["fits_in_memory"] = e.fits;
+  j["breakdown_s"] = {{"compute", r6(e.compute_s - e.recompute_s - e.overhead_s)}, {"launch_overhead", r6(e.overhead_s)},
+                      {"recompute", r6(e.recompute_s)},
                       {"pipeline_bubble", r6(e.bubble_s)},        {"communication_exposed", r6(e.comm_exposed_s)},
                       {"optimizer", r6(e.optimizer_s)},          {"offload", r6(e.offload_s)}};
   nlohmann::ordered_json comm = nlohmann::ordered_json::array();
@@ -136,13 +144,18 @@ std::string plan_to_json_text(const PlanResult& p) {
   j["job"] = {{"global_batch", p.job.global_batch},
               {"seq_len", p.job.seq_len},
               {"tokens_per_step", static_cast<double>(p.job.global_batch) * p.job.seq_len},
-              {"dtype", p.job.dtype},
+              {"precision", p.job.precision.id},
               {"moe_imbalance", r6(p.job.moe_imbalance)},
-              {"tp_overlap", r6(p.job.tp_overlap)},
-              {"ep_overlap", r6(p.job.ep_overlap)},
+              {"moe_dispatcher", to_string(p.job.dispatcher)},
+              {"ep_overlap", p.job.ep_overlap},
+              {"mtp", p.job.mtp},
               {"grad_bytes", r6(p.job.grad_bytes)},
               {"memory_reserve", r6(p.job.memory_reserve)}};
-  j["compute"] = {{"peak_dense_TFLOPs", r6(p.peak_TFLOPs)}, {"gemm_efficiency", r6(p.gemm_efficiency)}, {"source", p.compute_source}};
+  j["compute"] = {{"generation", p.generation},
+                  {"peak_dense_TFLOPs", r6(p.peak_TFLOPs)},
+                  {"gemm_efficiency", r6(p.gemm_efficiency)},
+                  {"fitted_parameters", p.params_origin},
+                  {"source", p.compute_source}};
   j["collectives"] = {{"model", "analytic"},
                       {"engine_checked_layouts", p.engine_checks.size()},
                       {"calibration", p.calibration}};
@@ -218,9 +231,9 @@ std::string plan_to_table_text(const PlanResult& p) {
   std::string o;
   o += fmt::format("racksim plan: {} ({:.1f} B parameters, {:.1f} B active) on {} x{} rack(s), {} GPUs\n", p.model_id,
                    p.model_params / 1e9, p.model_active_params / 1e9, p.system, p.racks, p.system_gpus);
-  o += fmt::format("job: global batch {} x {} tokens = {:.2f} M tokens per step, {}; GPU: {:.0f} TFLOP/s dense x {:.3f} GEMM efficiency\n",
-                   p.job.global_batch, p.job.seq_len, p.job.global_batch * static_cast<double>(p.job.seq_len) / 1e6, p.job.dtype,
-                   p.peak_TFLOPs, p.gemm_efficiency);
+  o += fmt::format("job: global batch {} x {} tokens = {:.2f} M tokens per step, {}; GPU: {:.0f} TFLOP/s dense x {:.3f} GEMM efficiency ({} fit)\n",
+                   p.job.global_batch, p.job.seq_len, p.job.global_batch * static_cast<double>(p.job.seq_len) / 1e6, p.job.precision.id,
+                   p.peak_TFLOPs, p.gemm_efficiency, p.generation);
   std::string counts;
   for (const auto& s : p.shapes) counts += (counts.empty() ? "" : ",") + std::to_string(s.gpus());
   o += fmt::format("searched GPU counts {}: {} layouts fit, {} priced in full ({} mesh orders)\n", counts, p.search.screened,
@@ -230,22 +243,23 @@ std::string plan_to_table_text(const PlanResult& p) {
   if (!p.engine_checks.empty())
     o += fmt::format("the first {} re-priced by the discrete-event engine (cross-domain collectives, all groups at once) and re-ranked (*)\n",
                      p.engine_checks.size());
-  o += fmt::format("{:>3} {:>5} {:>3} {:>3} {:>3} {:>3} {:>4} {:>7} {:>13} {:>4} {:>9} {:>7} {:>22} {:>9} {:>10} {:>6} {:>8} {:>8} {:>7} {:>4}\n", "#",
-                   "GPUs", "TP", "EP", "CP", "PP", "DP", "mb x m", "schedule", "ZeRO", "recompute", "offload", "DeviceMesh", "step s",
-                   "tok/s/GPU", "MFU", "comm s", "bubble s", "mem GB", "alt");
+  o += fmt::format("{:>3} {:>5} {:>3} {:>3} {:>3} {:>4} {:>3} {:>3} {:>3} {:>7} {:>8} {:>6} {:>9} {:>7} {:>9} {:>10} {:>6} {:>8} {:>8} {:>7} {:>4}\n",
+                   "#", "GPUs", "TP", "CP", "PP", "DP", "EP", "ETP", "VP", "mb x m", "schedule", "ZeRO", "recompute", "offload",
+                   "step s", "tok/s/GPU", "MFU", "comm s", "bubble s", "mem GB", "alt");
   for (std::size_t i = 0; i < p.search.ranked.size(); ++i) {
     const ParallelLayout& l = p.search.ranked[i].layout;
     const StepEstimate& e = p.search.ranked[i].estimate;
-    std::string sched = l.pp == 1 ? "-" : to_string(l.schedule);
-    if (l.schedule == PipelineSchedule::interleaved) sched += "x" + std::to_string(l.virtual_stages);
+    const std::string sched = l.pp == 1 ? "-" : to_string(l.schedule);
     const std::size_t alt = p.search.ranked[i].equivalents.size();
-    o += fmt::format("{:>3} {:>5} {:>3} {:>3} {:>3} {:>3} {:>4} {:>7} {:>13} {:>4} {:>9} {:>7} {:>22} {:>9.3f} {:>10.0f} {:>6} {:>8.3f} {:>8.3f} {:>7.1f} {:>4}\n",
-                     fmt::format("{}{}", i + 1, i < p.engine_checks.size() ? "*" : ""), l.gpus(), l.tp, l.ep, l.cp, l.pp, l.dp,
-                     fmt::format("{}x{}", l.micro_batch, l.micro_batches), sched, l.zero_stage, to_string(l.recompute),
-                     l.offload_optimizer ? (l.offload_activations ? "opt+act" : "opt") : (l.offload_activations ? "act" : "-"), l.mesh(),
+    const std::string rc = l.recompute.granularity == Recompute::selective ? "selective" : l.recompute.text();
+    o += fmt::format("{:>3} {:>5} {:>3} {:>3} {:>3} {:>4} {:>3} {:>3} {:>3} {:>7} {:>8} {:>6} {:>9} {:>7} {:>9.3f} {:>10.0f} {:>6} {:>8.3f} {:>8.3f} {:>7.1f} {:>4}\n",
+                     fmt::format("{}{}", i + 1, i < p.engine_checks.size() ? "*" : ""), l.gpus(), l.tp, l.cp, l.pp, l.dp, l.ep, l.etp,
+                     l.virtual_stages, fmt::format("{}x{}", l.micro_batch, l.micro_batches), sched, l.fsdp_text().substr(0, 6), rc,
+                     l.offload_optimizer ? (l.offload_activations ? "opt+act" : "opt") : (l.offload_activations ? "act" : "-"),
                      e.step_s, e.tokens_per_s_per_gpu, pct(e.mfu), e.comm_exposed_s, e.bubble_s, e.memory.total() / units::kGB,
                      alt > 0 ? fmt::format("+{}", alt) : "");
   }
+  o += "DeviceMesh of #1: " + p.search.ranked.front().layout.mesh() + "; recompute " + p.search.ranked.front().layout.recompute.text() + "\n";
   if (!p.search.ranked.front().equivalents.empty()) {
     o += "alt: equal-time variants doing the same work per GPU, e.g. for #1: " + p.search.ranked.front().equivalents.front() + "\n";
   }

@@ -14,17 +14,36 @@ namespace racksim {
 std::string rejection_text(const std::string& reason) {
   static const std::map<std::string, std::string> text{
       {"memory", "does not fit in HBM (even with ZeRO-3 and full recompute)"},
-      {"tp-slow-link", "TP group across a slow link (spans two NVLink domains)"},
-      {"ep-slow-link", "EP group across a slow link (spans two NVLink domains)"},
-      {"batch", "global batch not divisible by DP x EP x micro-batch"},
-      {"tp-heads", "TP does not divide the attention heads"},
+      {"tp-slow-link", "TP or ETP group across a slow link (spans two NVLink domains)"},
+      {"batch", "global batch not divisible by DP x micro-batch"},
+      {"tp-heads", "TP does not divide the attention (or Mamba) heads"},
       {"tp-kv-heads", "TP neither divides nor is a multiple of the KV heads"},
       {"ep-experts", "EP does not divide the routed experts"},
+      {"ep-fold", "EP x ETP does not divide TP x CP x DP"},
+      {"etp-width", "ETP does not divide the expert width"},
       {"cp-seq", "CP does not divide the sequence into 2 x CP equal chunks"},
-      {"pp-layers", "more pipeline stages than layers"},
+      {"pp-layers", "more pipeline chunks (PP x VP) than layers"},
+      {"vp-microbatches", "interleaved schedule needs the micro-batches to be a multiple of PP"},
   };
   auto it = text.find(reason);
   return it == text.end() ? reason : it->second;
+}
+
+std::vector<RecomputePlan> recompute_ladder(const ModelSpec& model) {
+  std::vector<RecomputePlan> out;
+  out.push_back(RecomputePlan{});
+  RecomputePlan light;
+  light.granularity = Recompute::selective;
+  light.modules = kRecLayernorm | kRecMoeAct;
+  if (model.attention.kind == AttentionKind::mla) light.modules |= kRecMlaUpProj;
+  out.push_back(light);
+  RecomputePlan heavy = light;
+  heavy.modules |= kRecMlp | kRecSharedExperts | kRecCoreAttn;
+  out.push_back(heavy);
+  RecomputePlan full;
+  full.granularity = Recompute::full;
+  out.push_back(full);
+  return out;
 }
 
 namespace {
@@ -36,40 +55,41 @@ std::vector<int> divisors(int n) {
   return out;
 }
 
-// DeviceMesh orders to try: every permutation of the non-trivial dimensions among pp, dp, ep, cp
-// (canonical first: pp, dp, ep, cp from outside in), TP always innermost.
-std::vector<std::vector<MeshDim>> mesh_orders(const ParallelLayout& l) {
-  std::vector<MeshDim> trivial, live;
-  for (MeshDim d : {MeshDim::pp, MeshDim::dp, MeshDim::ep, MeshDim::cp}) (l.size(d) > 1 ? live : trivial).push_back(d);
+// Megatron's two rank orders: PP outermost (tp-cp-dp-pp, the default) and DP outermost
+// (--use-tp-pp-dp-mapping); the second only when both are > 1.
+std::vector<std::vector<MeshDim>> mesh_orders(const ParallelLayout& l, const std::optional<bool>& pp_outer) {
   std::vector<std::vector<MeshDim>> out;
-  std::vector<int> idx(live.size());
-  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<int>(i);
-  do {
-    std::vector<MeshDim> order = trivial;
-    for (int i : idx) order.push_back(live[i]);
-    order.push_back(MeshDim::tp);
-    out.push_back(order);
-  } while (std::next_permutation(idx.begin(), idx.end()));
+  const std::vector<MeshDim> pp_first{MeshDim::pp, MeshDim::dp, MeshDim::cp, MeshDim::tp};
+  const std::vector<MeshDim> dp_first{MeshDim::dp, MeshDim::pp, MeshDim::cp, MeshDim::tp};
+  if (!pp_outer || *pp_outer || l.pp == 1 || l.dp == 1) out.push_back(pp_first);
+  if ((!pp_outer || !*pp_outer) && l.pp > 1 && l.dp > 1) out.push_back(dp_first);
   return out;
 }
 
 struct MemoryChoice {
   int zero = 1;
-  Recompute recompute = Recompute::none;
+  int shard = 0;
+  RecomputePlan recompute;
   bool offload_optimizer = false, offload_activations = false;
 };
 
 void apply(ParallelLayout& l, const MemoryChoice& mc) {
-  l.zero_stage = mc.zero, l.recompute = mc.recompute;
+  l.zero_stage = mc.zero, l.shard_group = mc.shard, l.recompute = mc.recompute;
   l.offload_optimizer = mc.offload_optimizer, l.offload_activations = mc.offload_activations;
 }
 
+int recompute_rank(const RecomputePlan& r) {
+  if (r.granularity == Recompute::none) return 0;
+  if (r.granularity == Recompute::selective) return 1 + __builtin_popcount(r.modules);
+  return 100 - r.full_layers;
+}
+
 // Ties in step time go to the simpler layout: fewer GPUs, then less CP, PP, interleaving, ZeRO,
-// recompute, offload and TP; the key string last, for a total order.
+// recompute, offload, EP and TP; the key string last, for a total order.
 bool simpler(const ParallelLayout& a, const ParallelLayout& b) {
   auto rank = [](const ParallelLayout& l) {
-    return std::make_tuple(l.gpus(), l.cp, l.pp, l.virtual_stages, l.zero_stage, static_cast<int>(l.recompute),
-                           l.offload_optimizer, l.offload_activations, l.tp);
+    return std::make_tuple(l.gpus(), l.cp, l.pp, l.virtual_stages, l.zero_stage, recompute_rank(l.recompute),
+                           l.offload_optimizer, l.offload_activations, l.ep, l.etp, l.tp);
   };
   if (rank(a) != rank(b)) return rank(a) < rank(b);
   return a.key() < b.key();
@@ -83,10 +103,22 @@ std::string memory_detail(const MemoryBreakdown& b, double capacity) {
                      gb(capacity));
 }
 
+bool kv_ok(const ModelSpec& m, int tp) {
+  const auto& a = m.attention;
+  return a.kind != AttentionKind::gqa || a.kv_heads % tp == 0 || tp % a.kv_heads == 0;
+}
+
+bool has_attention(const ModelSpec& m) {
+  for (int l = 0; l < m.layers; ++l)
+    if (m.layer_type(l).attention != LayerType::no_attention) return true;
+  return false;
+}
+
 }  // namespace
 
 SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, const SystemContext& sys,
-                            const std::vector<MeshShape>& shapes, const SearchConstraints& c, CommCost& comm, int keep) {
+                            const std::vector<MeshShape>& shapes, const SearchConstraints& c, CommCost& comm, int keep,
+                            bool price_unfit) {
   SearchResult res;
   std::map<std::string, int> shown;
   auto reject = [&](const std::string& reason, const std::string& layout, const std::string& detail) {
@@ -95,9 +127,8 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
   };
   const auto& att = model.attention;
   const double capacity = sys.hbm_bytes * (1 - job.memory_reserve);
-  std::vector<int> zeros = c.zero_stage ? std::vector<int>{*c.zero_stage} : std::vector<int>{1, 2, 3};
-  std::vector<Recompute> recomputes = c.recompute ? std::vector<Recompute>{*c.recompute}
-                                                  : std::vector<Recompute>{Recompute::none, Recompute::selective, Recompute::full};
+  const std::vector<int> zeros = c.zero_stage ? std::vector<int>{*c.zero_stage} : std::vector<int>{1, 2, 3};
+  const std::vector<RecomputePlan> recomputes = c.recompute ? std::vector<RecomputePlan>{*c.recompute} : recompute_ladder(model);
   std::vector<std::pair<bool, bool>> offloads;  // (optimizer, activations), tried in order
   const bool can_offload = sys.c2c_Bps_per_gpu > 0;
   if (c.offload == "none" || !can_offload) offloads = {{false, false}};
@@ -105,15 +136,17 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
   else if (c.offload == "activations") offloads = {{false, true}};
   else if (c.offload == "both") offloads = {{true, true}};
   else offloads = {{false, false}, {true, false}, {false, true}, {true, true}};  // auto: all, the fastest wins
+  const bool attention = has_attention(model);
 
   // Phase 1: enumerate, reject, and bound.
   struct Degrees {
     int shape = 0;
-    std::vector<std::vector<MeshDim>> orders;  // those keeping TP and EP inside fast domains
+    std::vector<std::vector<MeshDim>> orders;  // those keeping TP and ETP inside fast domains
     std::vector<MeshGroups> groups;            // filled when first needed
   };
   struct Entry {
     ParallelLayout layout;
+    std::vector<StageSlice> chunks;
     std::vector<MemoryChoice> choices;
     double bound = 0;
     std::size_t degrees = 0;
@@ -129,56 +162,71 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
     for (int tp : divisors(n)) {
       if (c.tp && *c.tp != tp) continue;
       const std::string tp_s = "tp=" + std::to_string(tp);
-      if (att.heads % tp != 0) {
-        reject("tp-heads", tp_s, fmt::format("{} heads", att.heads));
+      if (att.heads % tp != 0 || (model.mamba.heads > 0 && (model.mamba.heads % tp != 0 || model.mamba.groups % tp != 0))) {
+        reject("tp-heads", tp_s, fmt::format("{} attention heads{}", att.heads,
+                                             model.mamba.heads > 0 ? fmt::format(", {} Mamba heads in {} groups", model.mamba.heads, model.mamba.groups) : ""));
         continue;
       }
-      if (att.kind == AttentionKind::gqa && att.kv_heads % tp != 0 && tp % att.kv_heads != 0) {
+      if (!kv_ok(model, tp)) {
         reject("tp-kv-heads", tp_s, fmt::format("{} KV heads", att.kv_heads));
         continue;
       }
-      for (int ep : divisors(n / tp)) {
-        if (c.ep && *c.ep != ep) continue;
-        if (!model.is_moe() && ep > 1) continue;  // a dense model has nothing to split by experts
-        if (c.tp_times_ep && tp * ep != *c.tp_times_ep) continue;
-        if (model.is_moe() && model.moe.experts % ep != 0) {
-          reject("ep-experts", tp_s + " ep=" + std::to_string(ep), fmt::format("{} experts", model.moe.experts));
+      for (int cp : divisors(n / tp)) {
+        if (cp > c.max_cp || (c.cp && *c.cp != cp)) continue;
+        if (cp > 1 && (job.seq_len % (2 * cp) != 0 || !attention)) {
+          reject("cp-seq", fmt::format("cp={}", cp), fmt::format("sequence of {} tokens", job.seq_len));
           continue;
         }
-        for (int cp : divisors(n / (tp * ep))) {
-          if (cp > c.max_cp || (c.cp && *c.cp != cp)) continue;
-          if (cp > 1 && job.seq_len % (2 * cp) != 0) {
-            reject("cp-seq", fmt::format("cp={}", cp), fmt::format("sequence of {} tokens", job.seq_len));
+        for (int pp : divisors(n / (tp * cp))) {
+          if (c.pp && *c.pp != pp) continue;
+          const int dp = n / (tp * cp * pp);
+          if (c.dp && *c.dp != dp) continue;
+          if (pp > model.layers) {
+            reject("pp-layers", fmt::format("pp={}", pp), fmt::format("{} layers", model.layers));
             continue;
           }
-          for (int pp : divisors(n / (tp * ep * cp))) {
-            if (c.pp && *c.pp != pp) continue;
-            const int dp = n / (tp * ep * cp * pp);
-            if (c.dp && *c.dp != dp) continue;
+          if (job.global_batch % dp != 0) {
+            reject("batch", fmt::format("tp={} cp={} pp={} dp={}", tp, cp, pp, dp), fmt::format("{} sequences over DP = {}", job.global_batch, dp));
+            continue;
+          }
+          const int fold = tp * cp * dp;
+          std::vector<std::pair<int, int>> moe_options;  // (ep, etp)
+          if (!model.is_moe()) {
+            moe_options.push_back({1, 1});
+          } else {
+            for (int ep : divisors(fold)) {
+              if (c.ep && *c.ep != ep) continue;
+              if (c.tp_times_ep && tp * ep != *c.tp_times_ep) continue;
+              if (model.moe.experts % ep != 0) {
+                reject("ep-experts", fmt::format("ep={}", ep), fmt::format("{} experts", model.moe.experts));
+                continue;
+              }
+              for (int etp : divisors(fold / ep)) {
+                if (c.etp ? *c.etp != etp : (etp > c.max_etp || (etp != 1 && etp != tp))) continue;
+                if (model.moe.expert_intermediate_size % etp != 0) {
+                  reject("etp-width", fmt::format("etp={}", etp), fmt::format("expert width {}", model.moe.expert_intermediate_size));
+                  continue;
+                }
+                if (c.edp && fold / (ep * etp) != *c.edp) continue;
+                moe_options.push_back({ep, etp});
+              }
+            }
+            if (c.ep && fold % *c.ep != 0) reject("ep-fold", fmt::format("ep={}", *c.ep), fmt::format("TP x CP x DP = {}", fold));
+          }
+          const int per_rank = job.global_batch / dp;
+          for (const auto& [ep, etp] : moe_options) {
             ParallelLayout base;
-            base.tp = tp, base.ep = ep, base.cp = cp, base.pp = pp, base.dp = dp;
-            if (pp > model.layers) {
-              reject("pp-layers", base.degrees(), fmt::format("{} layers", model.layers));
-              continue;
-            }
-            if (job.global_batch % (dp * ep) != 0) {
-              reject("batch", base.degrees(), fmt::format("{} sequences over DP x EP = {}", job.global_batch, dp * ep));
-              continue;
-            }
-            const int per_rank = job.global_batch / (dp * ep);
+            base.tp = tp, base.cp = cp, base.pp = pp, base.dp = dp, base.ep = ep, base.etp = etp;
             Degrees deg;
             deg.shape = static_cast<int>(si);
-            for (const auto& order : mesh_orders(base)) {
+            for (const auto& order : mesh_orders(base, c.pp_outermost)) {
               ++res.considered;
               ParallelLayout l = base;
               l.order = order;
               std::string why;
-              if (!c.allow_slow_tp_ep && placement.crosses_domain(l, MeshDim::tp, &why)) {
+              if (!c.allow_slow_tp &&
+                  (placement.crosses_domain(l, GroupKind::tp, &why) || placement.crosses_domain(l, GroupKind::etp, &why))) {
                 reject("tp-slow-link", l.degrees() + " mesh " + l.mesh(), why);
-                continue;
-              }
-              if (!c.allow_slow_tp_ep && placement.crosses_domain(l, MeshDim::ep, &why)) {
-                reject("ep-slow-link", l.degrees() + " mesh " + l.mesh(), why);
                 continue;
               }
               deg.orders.push_back(order);
@@ -192,11 +240,31 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
               any_mb = true;
               const int m = per_rank / mb;
               std::vector<std::pair<PipelineSchedule, int>> schedules;
-              if (pp == 1) schedules.push_back({PipelineSchedule::none, 1});
-              else {
-                schedules.push_back({PipelineSchedule::one_f_one_b, 1});
-                for (int v : c.virtual_stage_options)
-                  if (m % pp == 0 && model.layers >= pp * v) schedules.push_back({PipelineSchedule::interleaved, v});
+              if (pp == 1) {
+                schedules.push_back({PipelineSchedule::none, 1});
+              } else {
+                if (!c.vp || *c.vp == 1) schedules.push_back({PipelineSchedule::one_f_one_b, 1});
+                std::vector<int> vps = c.vp ? std::vector<int>{*c.vp} : c.virtual_stage_options;
+                for (int v : vps) {
+                  if (v <= 1) continue;
+                  // Unpinned, only chunk counts that split the layers evenly, counting the embedding, the
+                  // loss and the MTP modules as layers the way Megatron's pipeline layouts do (DeepSeek-V3's
+                  // 61 layers + embedding + MTP + loss = 64 slots for PP 8 x VP 2): what recipes use.
+                  if (!c.vp) {
+                    bool even = false;
+                    for (int extra = 0; extra <= 3; ++extra) even = even || (model.layers + extra) % (pp * v) == 0;
+                    if (!even) continue;
+                  }
+                  if (pp * v > model.layers) {
+                    reject("pp-layers", fmt::format("pp={} vp={}", pp, v), fmt::format("{} layers", model.layers));
+                    continue;
+                  }
+                  if (m % pp != 0) {
+                    reject("vp-microbatches", fmt::format("pp={} vp={} m={}", pp, v, m), fmt::format("{} micro-batches", m));
+                    continue;
+                  }
+                  schedules.push_back({PipelineSchedule::interleaved, v});
+                }
               }
               for (const auto& [sched, v] : schedules) {
                 if (c.schedule && *c.schedule != sched && pp > 1) continue;
@@ -208,39 +276,44 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
                 l.micro_batches = m;
                 l.schedule = sched;
                 l.virtual_stages = v;
+                e.chunks = pipeline_chunks(model, job, sys, l);
                 // Memory savers: per offload mode and ZeRO stage, the least recompute that fits (streaming
                 // states over C2C can beat recomputing or sharding them, so auto keeps every mode).
                 MemoryBreakdown smallest;
                 bool have_smallest = false;
+                MemoryFitter fitter(model, job, l, e.chunks);
                 for (const auto& [oo, oa] : offloads) {
                   for (int z : zeros) {
-                    for (Recompute r : recomputes) {
-                      l.zero_stage = z, l.recompute = r, l.offload_optimizer = oo, l.offload_activations = oa;
-                      const MemoryBreakdown mem = layout_memory(model, job, l);
+                    const int shard = z >= 3 ? c.shard_group.value_or(0) : 0;
+                    for (const RecomputePlan& r : recomputes) {
+                      const MemoryBreakdown mem = fitter.worst(z, shard, r, oo, oa);
                       if (!have_smallest || mem.total() < smallest.total()) smallest = mem, have_smallest = true;
                       if (fits(mem, job, sys)) {
-                        e.choices.push_back({z, r, oo, oa});
+                        e.choices.push_back({z, shard, r, oo, oa});
                         break;
                       }
                     }
                   }
                 }
+                if (e.choices.empty() && price_unfit && zeros.size() == 1 && recomputes.size() == 1 && offloads.size() == 1)
+                  e.choices.push_back({zeros.front(), zeros.front() >= 3 ? c.shard_group.value_or(0) : 0, recomputes.front(),
+                                       offloads.front().first, offloads.front().second});
                 if (e.choices.empty()) {
                   reject("memory", l.degrees() + " mb=" + std::to_string(mb), memory_detail(smallest, capacity));
                   continue;
                 }
-                e.bound = -1;
-                for (const MemoryChoice& mc : e.choices) {
-                  apply(l, mc);
-                  const double b = step_lower_bound(model, job, sys, l);
-                  if (e.bound < 0 || b < e.bound) e.bound = b;
-                }
+                // The bound: compute alone, which only the recompute plan changes: the least of the choices.
+                const MemoryChoice* least = &e.choices.front();
+                for (const MemoryChoice& mc : e.choices)
+                  if (recompute_rank(mc.recompute) < recompute_rank(least->recompute)) least = &mc;
+                apply(l, *least);
+                e.bound = step_lower_bound(model, job, sys, l, &e.chunks);
                 apply(l, e.choices.front());
                 e.degrees = deg_index;
                 entries.push_back(std::move(e));
               }
             }
-            if (!any_mb) reject("batch", base.degrees(), fmt::format("{} sequences per DP x EP rank, micro-batch options", per_rank));
+            if (!any_mb) reject("batch", base.degrees(), fmt::format("{} sequences per DP rank, micro-batch options", per_rank));
             degrees_list.push_back(std::move(deg));
           }
         }
@@ -260,31 +333,38 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
     if (keep > 0 && static_cast<int>(best_steps.size()) >= keep && e.bound > best_steps.back()) break;
     ++res.evaluated;
     Degrees& deg = degrees_list[e.degrees];
-    const RankPlacement& placement = *placements[deg.shape];
-    if (deg.groups.empty()) {
-      for (const auto& order : deg.orders) {
-        ParallelLayout l = e.layout;
-        l.order = order;
-        deg.groups.push_back(mesh_groups(placement, l, comm));
-      }
-    }
+    const RankPlacement& placement = *placements[static_cast<std::size_t>(deg.shape)];
+    // Groups depend on the HSDP shard group too: recompute them when a choice sets one.
+    auto groups_for = [&](const ParallelLayout& l, std::size_t o) {
+      if (l.shard_group > 0) return mesh_groups(placement, l, comm);
+      if (deg.groups.empty())
+        for (const auto& order : deg.orders) {
+          ParallelLayout x = e.layout;
+          x.order = order;
+          x.shard_group = 0;
+          deg.groups.push_back(mesh_groups(placement, x, comm));
+        }
+      return deg.groups[o];
+    };
     // The best order with the first memory choice, then the other memory choices on that order.
     ParallelLayout l = e.layout;
     std::optional<Candidate> best;
     std::size_t best_order = 0;
     for (std::size_t o = 0; o < deg.orders.size(); ++o) {
       l.order = deg.orders[o];
-      StepEstimate est = estimate_step(model, job, sys, placement, l, comm, &deg.groups[o]);
+      const MeshGroups g = groups_for(l, o);
+      StepEstimate est = estimate_step(model, job, sys, placement, l, comm, &g, &e.chunks);
       if (!best || est.step_s < best->estimate.step_s) {
-        best = Candidate{l, shapes[deg.shape], std::move(est), {}};
+        best = Candidate{l, shapes[static_cast<std::size_t>(deg.shape)], std::move(est), {}};
         best_order = o;
       }
     }
     l.order = deg.orders[best_order];
     for (std::size_t k = 1; k < e.choices.size(); ++k) {
       apply(l, e.choices[k]);
-      StepEstimate est = estimate_step(model, job, sys, placement, l, comm, &deg.groups[best_order]);
-      if (est.step_s < best->estimate.step_s) best = Candidate{l, shapes[deg.shape], std::move(est), {}};
+      const MeshGroups g = groups_for(l, best_order);
+      StepEstimate est = estimate_step(model, job, sys, placement, l, comm, &g, &e.chunks);
+      if (est.step_s < best->estimate.step_s) best = Candidate{l, shapes[static_cast<std::size_t>(deg.shape)], std::move(est), {}};
     }
     const double step = best->estimate.step_s;
     res.ranked.push_back(std::move(*best));
@@ -304,10 +384,11 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
     for (auto it = folded.rbegin(); it != folded.rend(); ++it) {
       if (cand.estimate.step_s - it->estimate.step_s > 1e-9 * it->estimate.step_s) break;
       const ParallelLayout &a = it->layout, &b = cand.layout;
-      const bool same_work = a.gpus() == b.gpus() && a.tp == b.tp && a.ep == b.ep && a.pp == b.pp && a.schedule == b.schedule &&
-                             a.virtual_stages == b.virtual_stages && a.zero_stage == b.zero_stage && a.recompute == b.recompute &&
-                             a.offload_optimizer == b.offload_optimizer && a.offload_activations == b.offload_activations &&
-                             a.micro_batch * b.cp == b.micro_batch * a.cp && a.micro_batches == b.micro_batches;
+      const bool same_work = a.gpus() == b.gpus() && a.tp == b.tp && a.ep == b.ep && a.etp == b.etp && a.pp == b.pp &&
+                             a.schedule == b.schedule && a.virtual_stages == b.virtual_stages && a.zero_stage == b.zero_stage &&
+                             a.recompute == b.recompute && a.offload_optimizer == b.offload_optimizer &&
+                             a.offload_activations == b.offload_activations && a.micro_batch * b.cp == b.micro_batch * a.cp &&
+                             a.micro_batches == b.micro_batches;
       if (same_work) {
         it->equivalents.push_back(b.key());
         merged = true;

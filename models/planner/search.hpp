@@ -1,9 +1,10 @@
 #pragma once
-// The layout search: every factorisation of the GPUs into TP x EP x CP x PP x DP, every micro-batch
-// size and pipeline schedule, every DeviceMesh order of the non-trivial dimensions (TP innermost);
-// for each, the cheapest memory savers that fit (ZeRO stage, recompute, offload). Layouts that cannot
-// run are rejected with a reason: a divisibility that fails, TP or EP across a slow link (a group
-// spanning two fast domains), or memory. The rest are ranked by step time.
+// The layout search: every factorisation of the GPUs into TP x CP x PP x DP, the MoE layers' EP x ETP
+// folded into TP x CP x DP, every micro-batch size and pipeline schedule (1F1B, interleaved with VP
+// chunks), both of Megatron's rank orders (PP or DP outermost); for each, the cheapest memory savers that
+// fit (ZeRO stage / FSDP, recompute, offload). Layouts that cannot run are rejected with a reason: a
+// divisibility that fails, TP or ETP across a slow link (a group spanning two fast domains), or memory.
+// The rest are ranked by step time.
 // Two phases: a pre-screen prices every layout's compute alone (a lower bound of its step time, no
 // collective model); then layouts are fully evaluated in order of that bound until the bound passes
 // the `keep`-th best step time found, so the top `keep` are exact and the rest need not be priced.
@@ -21,16 +22,21 @@ class CommCost;
 
 // What the user pins down; unset = searched.
 struct SearchConstraints {
-  std::optional<int> tp, ep, cp, pp, dp, micro_batch;
+  std::optional<int> tp, cp, pp, dp, ep, etp, vp, micro_batch;
+  std::optional<int> edp;                      // expert data parallelism (TP x CP x DP / (EP x ETP))
   std::optional<int> tp_times_ep;              // self-check 6: TP x EP = 64
   std::optional<PipelineSchedule> schedule;
   std::optional<int> zero_stage;               // auto: 1, 2, 3
-  std::optional<Recompute> recompute;          // auto: the least that fits
+  std::optional<int> shard_group;              // ZeRO-3 HSDP shard group (0: plain FSDP)
+  std::optional<RecomputePlan> recompute;      // auto: the least that fits
+  std::optional<bool> pp_outermost;            // Megatron's rank order: tp-cp-dp-pp (true) or tp-cp-pp-dp
   std::string offload = "auto";                // none, optimizer, activations, both, auto (every mode, the fastest wins)
   std::vector<int> micro_batch_options{1, 2, 4, 8};
-  std::vector<int> virtual_stage_options{2, 4};
+  std::vector<int> virtual_stage_options{2, 3, 4, 5, 6, 7, 8, 12, 16, 24};  // what published recipes use
   int max_cp = 8;
-  bool allow_slow_tp_ep = false;               // keep TP/EP groups that cross fast domains (for comparisons)
+  int max_etp = 8;
+  bool allow_slow_tp = false;                  // keep TP/ETP groups that cross fast domains (for comparisons)
+  bool pinned() const { return tp && cp && pp && dp; }
 };
 
 // A GPU count as `domains` fast domains of `gpus_per_domain` GPUs each.
@@ -50,7 +56,7 @@ struct Candidate {
 };
 
 struct Rejection {
-  std::string reason;   // category: "memory", "tp-slow-link", "ep-slow-link", "batch", ...
+  std::string reason;   // category: "memory", "tp-slow-link", "batch", ...
   std::string layout;   // ParallelLayout::key() or the degrees
   std::string detail;
 };
@@ -68,9 +74,14 @@ struct SearchResult {
 // Plain-words text for a rejection category.
 std::string rejection_text(const std::string& reason);
 
-// keep: how many of the best layouts must be exact (0 = price every layout).
+// The memory savers tried, cheapest first, when the recompute plan is not pinned.
+std::vector<RecomputePlan> recompute_ladder(const ModelSpec& model);
+
+// keep: how many of the best layouts must be exact (0 = price every layout). With every degree, the
+// micro-batch, the schedule and the memory savers pinned, `price_unfit` prices the layout even when the
+// memory model says it does not fit (its estimate says so: fits = false).
 SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, const SystemContext& system,
                             const std::vector<MeshShape>& shapes, const SearchConstraints& constraints, CommCost& comm,
-                            int keep = 0);
+                            int keep = 0, bool price_unfit = false);
 
 }  // namespace racksim

@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
+#include <optional>
 #include <tuple>
 
-#include "models/planner/comm_cost.hpp"
 #include "models/memory/offload.hpp"
 #include "models/planner/placement.hpp"
-#include "models/workload/gpu_compute.hpp"
 #include "models/workload/model_costs.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/units.hpp"
@@ -16,15 +16,15 @@
 
 namespace racksim {
 
-SystemContext make_system_context(const TopologyGraph& graph, const GpuCompute& compute) {
+SystemContext make_system_context(const TopologyGraph& graph, const GpuCompute& gpu, const ComputeParams& params) {
   const TopologySpec& spec = graph.spec();
   SystemContext s;
   s.system_id = spec.id;
   s.graph = &graph;
-  s.compute = &compute;
-  const GpuType& gpu = spec.gpu_type(spec.tray.gpus.at(0).type);
-  s.hbm_bytes = gpu.hbm_capacity_GB * units::kGB;
-  s.hbm_Bps = units::GBps_to_Bps(gpu.hbm_bandwidth_GBps);
+  const GpuType& type = spec.gpu_type(spec.tray.gpus.at(0).type);
+  s.hbm_bytes = type.hbm_capacity_GB * units::kGB;
+  s.hbm_Bps = units::GBps_to_Bps(type.hbm_bandwidth_GBps);
+  s.compute = std::make_shared<ComputeModel>(gpu, params, s.hbm_Bps, type.sm_count);
   // Host memory free for pinned offload buffers, as the memory model counts it (the tray's CPU memory
   // less what the OS and the kernel's watermarks hold), shared by the tray's GPUs.
   double host = 0;
@@ -56,45 +56,260 @@ SystemContext make_system_context(const TopologyGraph& graph, const GpuCompute& 
   return s;
 }
 
+SystemContext make_system_context(const TopologyGraph& graph, const ComputeTable& table) {
+  const TopologySpec& spec = graph.spec();
+  const GpuCompute& gpu = table.lookup(spec.id, spec.tray.gpus.at(0).type);
+  return make_system_context(graph, gpu, table.params(gpu.generation));
+}
+
 double StepEstimate::comm_exposed(const std::string& kind) const {
   double t = 0;
   for (const auto& c : comm) t += c.kind == kind ? c.exposed_s : 0;
   return t;
 }
 
-std::vector<StageSlice> stage_slices(const ModelSpec& model, int pp) {
-  std::vector<StageSlice> out;
-  int first = 0;
-  for (int s = 0; s < pp; ++s) {
-    const int n = model.layers / pp + (s < model.layers % pp ? 1 : 0);
-    out.push_back(StageSlice{first, n, s == 0, s == pp - 1});
-    first += n;
+namespace {
+
+constexpr double kAttentionBackward = 2.5;  // flash-attention's backward / forward (FlashAttention-2 paper, section 3.1)
+constexpr double kOtherBackward = 2;        // GEMMs: dgrad + wgrad; elementwise, scan: assumption
+
+LayerShape layer_shape(const TrainingJob& job, const ParallelLayout& l) {
+  LayerShape s;
+  s.par = ParallelShape{l.tp, l.cp, l.ep, l.etp};
+  s.micro_batch = l.micro_batch;
+  s.seq_len = job.seq_len;
+  s.imbalance = job.moe_imbalance;
+  s.saved_input_bytes = job.precision.saved_input_bytes;
+  return s;
+}
+
+// Forward compute of the items of a layer's work that `keep` accepts (by recompute module), `passes`
+// times (GEMMs), with the backward factors when `backward`.
+Work compute_work(const LayerWork& w, const TrainingJob& job, const ComputeModel& cm, const std::function<bool(unsigned)>& keep,
+                  bool backward) {
+  Work out;
+  const double gemm_passes = backward ? 2 : 1;
+  const double other = backward ? kOtherBackward : 1;
+  const bool quantised = job.precision.quantize_bytes > 0;
+  for (const auto& g : w.gemms) {
+    if (!keep(g.module)) continue;
+    cm.add_gemm(out, g.shape, g.low_precision ? job.precision.gemm_dtype : "bf16", gemm_passes);
+    if (g.low_precision && quantised) {
+      const double elements = backward ? g.shape.m * g.shape.n * g.shape.count : g.shape.m * g.shape.k * g.shape.count;
+      cm.add_hbm(out, elements * job.precision.quantize_bytes);
+    }
   }
+  if (keep(kRecCoreAttn)) cm.add_attention(out, w.attention_flops * (backward ? kAttentionBackward : 1));
+  if (keep(0)) cm.add_ssm(out, w.ssm_flops * other);
+  w.elementwise.each([&](unsigned module, double bytes) {
+    if (keep(module)) cm.add_hbm(out, bytes * other);
+  });
   return out;
 }
 
-namespace {
+void add_blocks(Work& w, const LayerWork& lw, double passes) {
+  w.x[kBlockPasses] += passes * lw.blocks;
+  w.x[kMoePasses] += passes * lw.moe_blocks;
+}
 
-// For each stage: is it the first with its make-up (dense layers, MoE layers, embedding, head)?
-std::vector<bool> first_stage_of_each_kind(const ModelSpec& model, const std::vector<StageSlice>& slices) {
-  std::vector<std::tuple<int, int, bool, bool>> seen;
-  std::vector<bool> out;
-  for (const StageSlice& sl : slices) {
-    int moe = 0;
-    for (int x = sl.first_layer; x < sl.first_layer + sl.layers; ++x) moe += model.is_moe_layer(x) ? 1 : 0;
-    const auto kind = std::make_tuple(sl.layers - moe, moe, sl.has_embedding, sl.has_head);
-    const bool first = std::find(seen.begin(), seen.end(), kind) == seen.end();
-    if (first) seen.push_back(kind);
-    out.push_back(first);
+// The communication groups' times for one layer type.
+struct LayerComm {
+  double tp_fwd = 0, tp_bwd = 0;   // TP + ETP collectives
+  double ep_fwd = 0;               // dispatch + combine of one pass (backward the same)
+  double ep_one = 0;               // one all-to-all
+  double cp_fwd = 0, cp_bwd = 0;
+};
+
+LayerComm layer_comm(const LayerWork& w, const TrainingJob& job, const MeshGroups& g, CommCost& comm, int top_k) {
+  LayerComm c;
+  if (w.tp_pairs > 0) {
+    const double ag = comm.time_s(CollectiveOp::all_gather, g.tp.id, w.tp_bytes);
+    const double rs = comm.time_s(CollectiveOp::reduce_scatter, g.tp.id, w.tp_bytes);
+    // Megatron's sequence parallelism: forward all-gather + reduce-scatter; backward all-gathers the
+    // output gradient and (for wgrad) the input again, and reduce-scatters the input gradient.
+    c.tp_fwd += w.tp_pairs * (ag + rs);
+    c.tp_bwd += w.tp_pairs * (2 * ag + rs);
   }
-  return out;
+  if (w.etp_pairs > 0) {
+    const double ag = comm.time_s(CollectiveOp::all_gather, g.etp.id, w.etp_bytes);
+    const double rs = comm.time_s(CollectiveOp::reduce_scatter, g.etp.id, w.etp_bytes);
+    c.tp_fwd += w.etp_pairs * (ag + rs);
+    c.tp_bwd += w.etp_pairs * (ag + rs);
+  }
+  if (w.ep_all_to_alls > 0) {
+    // the busiest EP rank bounds the exchange: imbalance x the mean bytes
+    const double bytes = w.ep_bytes * job.moe_imbalance;
+    c.ep_one = comm.moe_dispatch_s(job.dispatcher, g.ep.id, g.ep.inner, g.ep.outer, bytes, bytes / top_k, top_k);
+    c.ep_fwd = w.ep_all_to_alls * c.ep_one;
+  }
+  if (w.cp_steps > 0) {
+    c.cp_fwd = w.cp_steps * comm.time_s(CollectiveOp::send_recv, g.cp_pair.id, w.cp_bytes);
+    c.cp_bwd = w.cp_steps * comm.time_s(CollectiveOp::send_recv, g.cp_pair.id, 2 * w.cp_bytes);
+  }
+  return c;
+}
+
+// Everything one layer type costs per micro-batch on one GPU, as Work.
+struct LayerCost {
+  Work compute;         // forward + backward
+  Work recompute;       // recomputed forward work
+  Work comm;            // exposed TP/EP/CP (features kTpComm, kEpOverlapComm, kFixed)
+  Work fwd_window;      // forward compute + exposed comm (DP overlap windows)
+  double tp_total = 0, ep_total = 0, cp_total = 0, cp_exposed = 0;
+};
+
+struct CostContext {
+  const ModelSpec& model;
+  const TrainingJob& job;
+  const SystemContext& sys;
+  const ParallelLayout& layout;
+  const MeshGroups* groups;  // nullptr: no communication (the lower bound)
+  CommCost* comm;
+  LayerShape shape;
+};
+
+LayerCost cost_of(const LayerWork& w, const CostContext& cx, bool full_recompute, int moe_top_k) {
+  const ComputeModel& cm = *cx.sys.compute;
+  const RecomputePlan& rc = cx.layout.recompute;
+  LayerCost c;
+  const auto all = [](unsigned) { return true; };
+  Work fwd = compute_work(w, cx.job, cm, all, false);
+  add_blocks(fwd, w, 1);
+  Work bwd = compute_work(w, cx.job, cm, all, true);
+  add_blocks(bwd, w, 2);
+  c.compute = fwd + bwd;
+  c.fwd_window = fwd;
+  bool rec_moe = false;
+  if (full_recompute) {
+    c.recompute = fwd;
+  } else if (rc.granularity == Recompute::selective) {
+    const unsigned mods = rc.modules;
+    c.recompute = compute_work(w, cx.job, cm, [mods](unsigned m) { return m != 0 && (m & mods); }, false);
+    rec_moe = (mods & kRecMoe) && w.moe_blocks > 0;
+    if (rec_moe) c.recompute.x[kMoePasses] += w.moe_blocks;
+  }
+  if (!cx.groups) return c;
+  const LayerComm lc = layer_comm(w, cx.job, *cx.groups, *cx.comm, std::max(1, moe_top_k));
+  const double tp = lc.tp_fwd + lc.tp_bwd + (full_recompute ? lc.tp_fwd : 0);
+  c.comm.x[kTpComm] += tp;
+  c.fwd_window.x[kTpComm] += lc.tp_fwd;
+  c.tp_total = tp;
+  const double ep = 2 * lc.ep_fwd + (full_recompute ? lc.ep_fwd : 0) + (rec_moe ? lc.ep_one * w.moe_recompute_all_to_alls : 0);
+  c.comm.x[cx.job.ep_overlap ? kEpOverlapComm : kFixed] += ep;
+  c.fwd_window.x[cx.job.ep_overlap ? kEpOverlapComm : kFixed] += lc.ep_fwd;
+  c.ep_total = ep;
+  if (lc.cp_fwd > 0) {
+    // Ring attention overlaps each K/V step with the attention core on the chunk in hand.
+    Work att_f, att_b;
+    cm.add_attention(att_f, w.attention_flops);
+    cm.add_attention(att_b, w.attention_flops * kAttentionBackward);
+    const double ef = std::max(0.0, lc.cp_fwd - cm.time_s(att_f)), eb = std::max(0.0, lc.cp_bwd - cm.time_s(att_b));
+    c.cp_total = lc.cp_fwd + lc.cp_bwd + (full_recompute ? lc.cp_fwd : 0);
+    c.cp_exposed = ef + eb + (full_recompute ? ef : 0);
+    c.comm.add_fixed(c.cp_exposed);
+    c.fwd_window.add_fixed(ef);
+  }
+  return c;
+}
+
+// Per-layer-type costs of a layout, cached for the duration of one estimate.
+class Costs {
+ public:
+  explicit Costs(CostContext cx) : cx_(std::move(cx)) {}
+  const LayerCost& layer(const LayerType& t, bool full) {
+    const auto key = std::make_pair(t, full);
+    auto it = cache_.find(key);
+    if (it == cache_.end()) {
+      const LayerWork w = layer_work(cx_.model, t, cx_.shape);
+      it = cache_.emplace(key, cost_of(w, cx_, full, cx_.model.moe.top_k)).first;
+    }
+    return it->second;
+  }
+  const LayerCost& head() {
+    if (!head_) head_ = cost_of(head_work(cx_.model, cx_.shape), cx_, false, 0);
+    return *head_;
+  }
+  const LayerCost& mtp() {
+    if (!mtp_) mtp_ = cost_of(mtp_work(cx_.model, cx_.shape), cx_, cx_.layout.recompute.granularity == Recompute::full, 0);
+    return *mtp_;
+  }
+  const CostContext& context() const { return cx_; }
+
+ private:
+  CostContext cx_;
+  std::map<std::pair<LayerType, bool>, LayerCost> cache_;
+  std::optional<LayerCost> head_, mtp_;
+};
+
+bool full_recompute_at(const RecomputePlan& rc, int index_in_chunk) {
+  if (rc.granularity != Recompute::full) return false;
+  if (rc.full_layers == 0 || !rc.block_method) return true;
+  return index_in_chunk < rc.full_layers;
+}
+
+// The cost of one chunk for one micro-batch.
+struct ChunkCost {
+  Work compute, recompute, comm, fwd_window;
+  double tp = 0, ep = 0, cp = 0, cp_exposed = 0;
+  void add(const LayerCost& c) {
+    compute += c.compute;
+    recompute += c.recompute;
+    comm += c.comm;
+    fwd_window += c.fwd_window;
+    tp += c.tp_total, ep += c.ep_total, cp += c.cp_total, cp_exposed += c.cp_exposed;
+  }
+  Work total() const { return compute + recompute + comm; }
+};
+
+ChunkCost chunk_cost(const StageSlice& st, Costs& costs) {
+  const CostContext& cx = costs.context();
+  ChunkCost c;
+  for (int i = 0; i < st.layers; ++i)
+    c.add(costs.layer(cx.model.layer_type(st.first_layer + i), full_recompute_at(cx.layout.recompute, i)));
+  if (st.has_head) c.add(costs.head());
+  if (st.has_mtp && cx.job.mtp && cx.model.mtp_layers > 0)
+    for (int k = 0; k < cx.model.mtp_layers; ++k) {
+      c.add(costs.mtp());
+      c.add(costs.head());
+    }
+  return c;
+}
+
+double in_flight(const ParallelLayout& l, int stage) {
+  if (l.pp == 1) return 1;
+  return std::min<double>(l.micro_batches, l.pp - stage);
+}
+
+double interleave_factor(const ParallelLayout& l) {
+  if (l.schedule != PipelineSchedule::interleaved) return 1;
+  return 1 + static_cast<double>(l.pp - 1) / (static_cast<double>(l.pp) * l.virtual_stages);
+}
+
+TrainingMemoryConfig memory_config(const TrainingJob& job, const ParallelLayout& l, int stage) {
+  TrainingMemoryConfig c;
+  c.shape = ParallelShape{l.tp, l.cp, l.ep, l.etp};
+  c.dp = l.dp;
+  c.micro_batch = l.micro_batch;
+  c.seq_len = job.seq_len;
+  c.zero_stage = l.zero_stage;
+  c.shard_group = l.shard_group;
+  c.recompute = l.recompute;
+  c.grad_bytes = job.grad_bytes;
+  c.weight_copy_bytes = job.precision.weight_copy_bytes;
+  c.saved_input_bytes = job.precision.saved_input_bytes;
+  c.imbalance = job.moe_imbalance;
+  c.mtp = job.mtp;
+  c.micro_batches_in_flight = in_flight(l, stage);
+  c.interleave_factor = interleave_factor(l);
+  c.offload_optimizer = l.offload_optimizer;
+  c.offload_activations = l.offload_activations;
+  return c;
 }
 
 // Exposed seconds per step of streaming this GPU's optimizer shard (params) and/or activation bytes
 // to and from host memory, by the memory model (models/memory/offload.hpp) for a whole tray doing the
 // same, with `compute_s` of compute to hide behind.
 double offload_time(const SystemContext& sys, double optimizer_params, double activation_bytes, double compute_s) {
-  // The streaming time depends only on the bytes: remember it per system (searches ask often).
   auto& streaming = *sys.offload_streaming;
   const auto key = std::make_pair(optimizer_params, activation_bytes);
   auto it = streaming.find(key);
@@ -112,33 +327,6 @@ double offload_time(const SystemContext& sys, double optimizer_params, double ac
   return std::max(0.0, it->second - compute_s);
 }
 
-double in_flight(const ParallelLayout& l, int stage) {
-  if (l.pp == 1) return 1;
-  return std::min<double>(l.micro_batches, l.pp - stage);
-}
-
-double interleave_factor(const ParallelLayout& l) {
-  if (l.schedule != PipelineSchedule::interleaved) return 1;
-  return 1 + static_cast<double>(l.pp - 1) / (static_cast<double>(l.pp) * l.virtual_stages);
-}
-
-TrainingMemoryConfig memory_config(const TrainingJob& job, const ParallelLayout& l, int stage) {
-  TrainingMemoryConfig c;
-  c.shape = ParallelShape{l.tp, l.ep, l.cp};
-  c.dp = l.dp;
-  c.micro_batch = l.micro_batch;
-  c.seq_len = job.seq_len;
-  c.zero_stage = l.zero_stage;
-  c.recompute = l.recompute;
-  c.grad_bytes = job.grad_bytes;
-  c.imbalance = job.moe_imbalance;
-  c.micro_batches_in_flight = in_flight(l, stage);
-  c.interleave_factor = interleave_factor(l);
-  c.offload_optimizer = l.offload_optimizer;
-  c.offload_activations = l.offload_activations;
-  return c;
-}
-
 // A reduce-scatter or all-gather over a group that spans several fast domains with the same number of
 // members in each: the better of the flat collective and the two-level one (inside each domain over
 // NVLink, then across domains among the members at the same position, on 1/d of the data), which is
@@ -148,21 +336,23 @@ struct GroupTime {
   std::string algorithm;
 };
 GroupTime group_collective(CollectiveOp op, const GroupSpan& g, double bytes, const std::string& dtype, CommCost& comm) {
-  GroupTime flat{comm.time_s(op, g.id, bytes, dtype), ""};
+  if (g.id < 0 || g.size < 2 || bytes <= 0) return {};
   const bool two_level_ok = (op == CollectiveOp::reduce_scatter || op == CollectiveOp::all_gather) && g.inner >= 0;
   if (two_level_ok) {
+    // Across domains with equal members in each: the two-level form (what NCCL reaches with a ring per
+    // NIC rail). The flat ring over every GPU moves the same bytes per NIC with more latency steps, and
+    // pricing it costs the collective model a route per member, so it is not asked.
     const double d = static_cast<double>(comm.gpus(g.inner).size());
     const double t = comm.time_s(op, g.inner, bytes, dtype) + comm.time_s(op, g.outer, bytes / d, dtype);
-    if (t < flat.time_s)
-      return GroupTime{t, "two-level (" + comm.algorithm(op, g.inner, bytes, dtype) + " in domain, " +
-                              comm.algorithm(op, g.outer, bytes / d, dtype) + " across)"};
+    return GroupTime{t, "two-level (" + comm.algorithm(op, g.inner, bytes, dtype) + " in domain, " +
+                            comm.algorithm(op, g.outer, bytes / d, dtype) + " across)"};
   }
-  flat.algorithm = comm.algorithm(op, g.id, bytes, dtype);
-  return flat;
+  return GroupTime{comm.time_s(op, g.id, bytes, dtype), comm.algorithm(op, g.id, bytes, dtype)};
 }
 
 GroupSpan span_of(const RankPlacement& p, const std::vector<int>& ranks, CommCost& comm) {
   GroupSpan g;
+  if (ranks.empty()) return g;
   g.id = comm.group(p.gpus_of(ranks));
   g.size = static_cast<int>(ranks.size());
   std::map<int, std::vector<int>> by_domain;
@@ -194,63 +384,181 @@ GroupSpan pair_of(const RankPlacement& p, const std::vector<int>& ranks, CommCos
   return span_of(p, pair, comm);
 }
 
-// Times of one layer for one micro-batch on one GPU.
-struct LayerTimes {
-  double fwd = 0, bwd = 0, recompute = 0;      // compute
-  double tp_fwd = 0, ep_fwd = 0;               // one forward's collectives (backward: the same again)
-  double cp_fwd_exposed = 0, cp_bwd_exposed = 0, cp_total = 0;
-};
-
-void layer_compute(const LayerWork& w, const TrainingJob& job, const SystemContext& sys, Recompute recompute, LayerTimes& t,
-                   double* attention_s = nullptr) {
-  const GpuCompute& gc = *sys.compute;
-  double gemm = 0;
-  for (const auto& x : w.gemms) gemm += gc.gemm_time_s(x, job.dtype, sys.hbm_Bps);
-  const double attention = gc.attention_time_s(w.attention_flops);
-  // Elementwise work: every kept activation written once and read once (assumption).
-  const double elementwise = gc.memory_time_s(2 * w.activation_bytes_none, sys.hbm_Bps);
-  t.fwd = gemm + attention + elementwise;
-  t.bwd = 2 * gemm + 2.5 * attention + 2 * elementwise;
-  t.recompute = 0;
-  if (recompute == Recompute::full) t.recompute = t.fwd;
-  if (recompute == Recompute::selective)
-    t.recompute = gc.memory_time_s(2 * (w.activation_bytes_none - w.activation_bytes_selective), sys.hbm_Bps);
-  if (attention_s) *attention_s = attention;
-}
-
-LayerTimes layer_times(const LayerWork& w, const TrainingJob& job, const SystemContext& sys, const MeshGroups& g,
-                       CommCost& comm, Recompute recompute) {
-  LayerTimes t;
-  double attention = 0;
-  layer_compute(w, job, sys, recompute, t, &attention);
-  if (w.tp_pairs_forward > 0)
-    t.tp_fwd = w.tp_pairs_forward * (comm.time_s(CollectiveOp::all_gather, g.tp.id, w.tp_bytes) +
-                                     comm.time_s(CollectiveOp::reduce_scatter, g.tp.id, w.tp_bytes));
-  if (w.ep_all_to_alls_forward > 0)
-    t.ep_fwd = w.ep_all_to_alls_forward * job.moe_imbalance * comm.time_s(CollectiveOp::all_to_all, g.ep.id, w.ep_bytes);
-  if (w.cp_steps_forward > 0) {
-    const double f = w.cp_steps_forward * comm.time_s(CollectiveOp::send_recv, g.cp_pair.id, w.cp_bytes);
-    const double b = w.cp_steps_forward * comm.time_s(CollectiveOp::send_recv, g.cp_pair.id, 2 * w.cp_bytes);
-    t.cp_total = f + b;
-    t.cp_fwd_exposed = std::max(0.0, f - attention);
-    t.cp_bwd_exposed = std::max(0.0, b - 2.5 * attention);
-  }
-  return t;
+// Weight of each layer (and of the head/MTP/embedding) for balancing the pipeline: its compute time
+// for one micro-batch at the current parameters.
+double layer_weight(Costs& costs, const LayerType& t) {
+  const CostContext& cx = costs.context();
+  return cx.sys.compute->time_s(costs.layer(t, false).compute);
 }
 
 }  // namespace
 
-MemoryBreakdown layout_memory(const ModelSpec& model, const TrainingJob& job, const ParallelLayout& l, int* stage_out) {
+std::vector<StageSlice> chunks_of_stage(const std::vector<StageSlice>& chunks, int pp, int stage) {
+  std::vector<StageSlice> out;
+  for (std::size_t c = static_cast<std::size_t>(stage); c < chunks.size(); c += static_cast<std::size_t>(pp)) out.push_back(chunks[c]);
+  return out;
+}
+
+namespace {
+
+std::vector<StageSlice> partition(const ModelSpec& model, const ParallelLayout& l, Costs& costs) {
+  const int k = l.pp * l.virtual_stages;
+  const int n = model.layers;
+  std::vector<StageSlice> out;
+  if (k <= 1) {
+    out.push_back(StageSlice{0, n, true, true, true});
+    return out;
+  }
+  std::vector<double> w(static_cast<std::size_t>(n));
+  std::map<LayerType, double> by_type;
+  for (int i = 0; i < n; ++i) {
+    const LayerType t = model.layer_type(i);
+    auto it = by_type.find(t);
+    if (it == by_type.end()) it = by_type.emplace(t, layer_weight(costs, t)).first;
+    w[static_cast<std::size_t>(i)] = it->second;
+  }
+  const CostContext& cx = costs.context();
+  double tail = cx.sys.compute->time_s(costs.head().compute);
+  if (cx.job.mtp && model.mtp_layers > 0)
+    tail += model.mtp_layers * cx.sys.compute->time_s(costs.mtp().compute + costs.head().compute);
+  // Smallest bottleneck T such that the layers fit in k contiguous chunks of at most T (the last one also
+  // carrying the head and MTP), each with at least one layer: bisection with a greedy fill from the end.
+  auto chunks_needed = [&](double cap) {
+    int chunks = 1, in_chunk = 0;
+    double load = tail;
+    for (int i = n - 1; i >= 0; --i) {
+      const double x = w[static_cast<std::size_t>(i)];
+      if (load + x > cap && in_chunk > 0) {
+        ++chunks;
+        load = 0;
+        in_chunk = 0;
+      }
+      load += x;
+      ++in_chunk;
+    }
+    return chunks;
+  };
+  double lo = 0, hi = tail;
+  for (double x : w) hi += x, lo = std::max(lo, x);
+  lo = std::max(lo, tail + w.back());
+  for (int it = 0; it < 50 && hi - lo > 1e-9 * hi; ++it) {
+    const double mid = (lo + hi) / 2;
+    (chunks_needed(mid) <= k ? hi : lo) = mid;
+  }
+  // Greedy from the end at capacity hi, then split the fullest chunks until there are k.
+  std::vector<std::pair<int, int>> ranges;  // [first, last] layer indices, built from the end
+  {
+    int last = n - 1, in_chunk = 0;
+    double load = tail;
+    for (int i = n - 1; i >= 0; --i) {
+      const double x = w[static_cast<std::size_t>(i)];
+      if (load + x > hi * (1 + 1e-12) && in_chunk > 0) {
+        ranges.push_back({i + 1, last});
+        last = i;
+        load = 0;
+        in_chunk = 0;
+      }
+      load += x;
+      ++in_chunk;
+    }
+    ranges.push_back({0, last});
+    std::reverse(ranges.begin(), ranges.end());
+  }
+  while (static_cast<int>(ranges.size()) < k) {
+    std::size_t widest = 0;
+    for (std::size_t i = 1; i < ranges.size(); ++i)
+      if (ranges[i].second - ranges[i].first > ranges[widest].second - ranges[widest].first) widest = i;
+    const auto [a, b] = ranges[widest];
+    if (b == a) break;  // cannot happen: n >= k is checked by the callers
+    const int mid = a + (b - a + 1) / 2;
+    ranges[widest] = {a, mid - 1};
+    ranges.insert(ranges.begin() + static_cast<long>(widest) + 1, {mid, b});
+  }
+  for (std::size_t i = 0; i < ranges.size(); ++i)
+    out.push_back(StageSlice{ranges[i].first, ranges[i].second - ranges[i].first + 1, i == 0, i + 1 == ranges.size(),
+                             i + 1 == ranges.size()});
+  return out;
+}
+
+CostContext context_for(const ModelSpec& model, const TrainingJob& job, const SystemContext& sys, const ParallelLayout& l,
+                        const MeshGroups* groups, CommCost* comm) {
+  return CostContext{model, job, sys, l, groups, comm, layer_shape(job, l)};
+}
+
+}  // namespace
+
+std::vector<StageSlice> pipeline_chunks(const ModelSpec& model, const TrainingJob& job, const SystemContext& sys,
+                                        const ParallelLayout& l) {
+  Costs costs(context_for(model, job, sys, l, nullptr, nullptr));
+  return partition(model, l, costs);
+}
+
+namespace {
+
+// Stages holding the same layers (types and counts) and the same embedding/head differ only in
+// micro-batches in flight, which fall with the stage index: the first of each make-up is the fullest.
+std::vector<int> distinct_stages(const ModelSpec& model, const std::vector<StageSlice>& chunks, int pp) {
+  std::vector<int> out;
+  std::vector<std::vector<int>> seen;
+  for (int s = 0; s < pp; ++s) {
+    std::vector<int> makeup;
+    for (const auto& c : chunks_of_stage(chunks, pp, s)) {
+      makeup.insert(makeup.end(), {c.layers, c.has_embedding, c.has_head, c.has_mtp});
+      for (int i = 0; i < c.layers; ++i) {
+        const LayerType t = model.layer_type(c.first_layer + i);
+        makeup.push_back(t.attention * 100 + t.ffn * 10 + (t.mamba ? 1 : 0));
+      }
+    }
+    if (std::find(seen.begin(), seen.end(), makeup) != seen.end()) continue;
+    seen.push_back(makeup);
+    out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace
+
+MemoryBreakdown layout_memory(const ModelSpec& model, const TrainingJob& job, const SystemContext& sys, const ParallelLayout& l,
+                              int* stage_out, const std::vector<StageSlice>* given) {
+  const std::vector<StageSlice> chunks = given ? *given : pipeline_chunks(model, job, sys, l);
+  MemoryFitter fitter(model, job, l, chunks);
+  return fitter.worst(l.zero_stage, l.shard_group, l.recompute, l.offload_optimizer, l.offload_activations, stage_out);
+}
+
+MemoryFitter::MemoryFitter(const ModelSpec& model, const TrainingJob& job, const ParallelLayout& layout, const std::vector<StageSlice>& chunks)
+    : model_(model), job_(job), layout_(layout), stages_(distinct_stages(model, chunks, layout.pp)) {
+  for (int s : stages_) chunks_.push_back(chunks_of_stage(chunks, layout.pp, s));
+}
+
+MemoryBreakdown MemoryFitter::worst(int zero, int shard, const RecomputePlan& rc, bool oo, bool oa, int* stage_out) {
   MemoryBreakdown worst;
   int worst_stage = 0;
-  const auto slices = stage_slices(model, l.pp);
-  const std::vector<bool> first_of_kind = first_stage_of_each_kind(model, slices);
-  for (int s = 0; s < l.pp; ++s) {
-    // Stages with the same make-up (dense and MoE layers, embedding, head) differ only in micro-batches
-    // in flight, which fall with the stage index: the first of each make-up is the fullest.
-    if (!first_of_kind[s]) continue;
-    const MemoryBreakdown b = training_memory_per_gpu(model, slices[s], memory_config(job, l, s));
-    if (s == 0 || b.total() > worst.total()) {
+  const std::string rkey = rc.text();
+  for (std::size_t i = 0; i < stages_.size(); ++i) {
+    const int s = stages_[i];
+    // the parameter part (weights, gradients, optimizer) with no activations, and the activation part
+    auto pk = std::make_tuple(i, zero, shard, oo);
+    auto pit = params_.find(pk);
+    if (pit == params_.end()) {
+      ParallelLayout l = layout_;
+      l.zero_stage = zero, l.shard_group = shard, l.offload_optimizer = oo, l.offload_activations = false;
+      l.recompute = RecomputePlan{};
+      TrainingMemoryConfig c = memory_config(job_, l, s);
+      pit = params_.emplace(pk, training_memory_per_gpu(model_, chunks_[i], c)).first;
+    }
+    auto ak = std::make_tuple(i, rkey, oa);
+    auto ait = activations_.find(ak);
+    if (ait == activations_.end()) {
+      ParallelLayout l = layout_;
+      l.recompute = rc, l.offload_activations = oa, l.offload_optimizer = false;
+      ait = activations_.emplace(ak, training_memory_per_gpu(model_, chunks_[i], memory_config(job_, l, s))).first;
+    }
+    MemoryBreakdown b = pit->second;
+    const MemoryBreakdown& a = ait->second;
+    b.activations = a.activations;
+    b.logits = a.logits;
+    b.host_offloaded = pit->second.host_offloaded + (a.host_offloaded - 0);  // activation offload (optimizer off there)
+    if (i == 0 || b.total() > worst.total()) {
       worst = b;
       worst_stage = s;
     }
@@ -265,19 +573,16 @@ bool fits(const MemoryBreakdown& m, const TrainingJob& job, const SystemContext&
          m.host_offloaded <= sys.host_bytes_per_gpu * (1 - job.memory_reserve);
 }
 
-double step_lower_bound(const ModelSpec& model, const TrainingJob& job, const SystemContext& sys, const ParallelLayout& l) {
-  const ParallelShape shape{l.tp, l.ep, l.cp};
-  LayerTimes dense_t, moe_t;
-  layer_compute(layer_work(model, false, l.micro_batch, job.seq_len, shape, job.moe_imbalance), job, sys, l.recompute, dense_t);
-  if (model.is_moe())
-    layer_compute(layer_work(model, true, l.micro_batch, job.seq_len, shape, job.moe_imbalance), job, sys, l.recompute, moe_t);
-  const double head = sys.compute->gemm_time_s(head_work(model, l.micro_batch, job.seq_len, shape).gemm, job.dtype, sys.hbm_Bps);
+double step_lower_bound(const ModelSpec& model, const TrainingJob& job, const SystemContext& sys, const ParallelLayout& l,
+                        const std::vector<StageSlice>* given) {
+  Costs costs(context_for(model, job, sys, l, nullptr, nullptr));
+  const std::vector<StageSlice> chunks = given ? *given : partition(model, l, costs);
+  const ComputeModel& cm = *sys.compute;
   double t_max = 0, t_sum = 0;
-  for (const StageSlice& sl : stage_slices(model, l.pp)) {
-    int moe_layers = 0;
-    for (int x = sl.first_layer; x < sl.first_layer + sl.layers; ++x) moe_layers += model.is_moe_layer(x) ? 1 : 0;
-    const double t = (sl.layers - moe_layers) * (dense_t.fwd + dense_t.bwd + dense_t.recompute) +
-                     moe_layers * (moe_t.fwd + moe_t.bwd + moe_t.recompute) + (sl.has_head ? 3 * head : 0);
+  for (int s = 0; s < l.pp; ++s) {
+    Work w;
+    for (const auto& c : chunks_of_stage(chunks, l.pp, s)) w += chunk_cost(c, costs).total();
+    const double t = cm.time_s(w);
     t_max = std::max(t_max, t);
     t_sum += t;
   }
@@ -286,218 +591,221 @@ double step_lower_bound(const ModelSpec& model, const TrainingJob& job, const Sy
 
 MeshGroups mesh_groups(const RankPlacement& p, const ParallelLayout& l, CommCost& comm) {
   MeshGroups g;
-  g.tp = span_of(p, p.worst_group_ranks(l, {MeshDim::tp}), comm);
-  g.ep = span_of(p, p.worst_group_ranks(l, {MeshDim::ep}), comm);
-  const std::vector<int> cp = p.worst_group_ranks(l, {MeshDim::cp});
+  g.tp = span_of(p, p.worst_group_ranks(l, GroupKind::tp), comm);
+  const std::vector<int> cp = p.worst_group_ranks(l, GroupKind::cp);
   g.cp = span_of(p, cp, comm);
   g.cp_pair = pair_of(p, cp, comm);
-  const std::vector<int> pp = p.worst_group_ranks(l, {MeshDim::pp});
+  const std::vector<int> pp = p.worst_group_ranks(l, GroupKind::pp);
   g.pp = span_of(p, pp, comm);
   g.pp_pair = pair_of(p, pp, comm);
-  g.dense_dp = span_of(p, p.worst_group_ranks(l, {MeshDim::dp, MeshDim::ep, MeshDim::cp}), comm);
-  g.expert_dp = span_of(p, p.worst_group_ranks(l, {MeshDim::dp, MeshDim::cp}), comm);
+  const std::vector<int> dense = p.worst_group_ranks(l, GroupKind::dp_cp);
+  g.dense_dp = span_of(p, dense, comm);
+  const std::vector<int> expert = p.worst_group_ranks(l, GroupKind::edp);
+  g.expert_dp = span_of(p, expert, comm);
+  g.ep = span_of(p, p.worst_group_ranks(l, GroupKind::ep), comm);
+  g.etp = span_of(p, p.worst_group_ranks(l, GroupKind::etp), comm);
+  if (l.zero_stage >= 3 && l.shard_group > 0) {
+    // HSDP: shard inside consecutive groups of the DP x CP group, replicate across them
+    const std::size_t n = std::min<std::size_t>(static_cast<std::size_t>(l.shard_group), dense.size());
+    g.shard = span_of(p, std::vector<int>(dense.begin(), dense.begin() + static_cast<long>(n)), comm);
+    const std::size_t ne = std::min<std::size_t>(static_cast<std::size_t>(l.shard_group), expert.size());
+    g.expert_shard = span_of(p, std::vector<int>(expert.begin(), expert.begin() + static_cast<long>(ne)), comm);
+  }
   return g;
 }
 
-StepEstimate estimate_step(const ModelSpec& model, const TrainingJob& job, const SystemContext& sys,
-                           const RankPlacement& placement, const ParallelLayout& l, CommCost& comm, const MeshGroups* groups) {
+StepEstimate estimate_step(const ModelSpec& model, const TrainingJob& job, const SystemContext& sys, const RankPlacement& placement,
+                           const ParallelLayout& l, CommCost& comm, const MeshGroups* groups_in, const std::vector<StageSlice>* given) {
   StepEstimate est;
-  const GpuCompute& gc = *sys.compute;
-  const ParallelShape shape{l.tp, l.ep, l.cp};
-  const MeshGroups g = groups ? *groups : mesh_groups(placement, l, comm);
+  const ComputeModel& cm = *sys.compute;
+  const MeshGroups g = groups_in ? *groups_in : mesh_groups(placement, l, comm);
+  Costs costs(context_for(model, job, sys, l, &g, &comm));
+  const std::vector<StageSlice> chunks = given ? *given : partition(model, l, costs);
 
-  const LayerWork dense_w = layer_work(model, false, l.micro_batch, job.seq_len, shape, job.moe_imbalance);
-  const LayerTimes dense_t = layer_times(dense_w, job, sys, g, comm, l.recompute);
-  LayerWork moe_w;
-  LayerTimes moe_t;
-  if (model.is_moe()) {
-    moe_w = layer_work(model, true, l.micro_batch, job.seq_len, shape, job.moe_imbalance);
-    moe_t = layer_times(moe_w, job, sys, g, comm, l.recompute);
-  }
-  const HeadWork head = head_work(model, l.micro_batch, job.seq_len, shape);
-  const double head_fwd = gc.gemm_time_s(head.gemm, job.dtype, sys.hbm_Bps);
-
-  const double tp_keep = 1 - job.tp_overlap, ep_keep = 1 - job.ep_overlap;
-  const double full = l.recompute == Recompute::full ? 1 : 0;
-  const auto slices = stage_slices(model, l.pp);
-  struct StageTimes {
-    double fwd = 0, bwd = 0, compute = 0, recompute = 0, total = 0;  // fwd/bwd: windows incl. exposed comm
-    double tp = 0, ep = 0, cp = 0, cp_exposed = 0;                   // per micro-batch, all passes
-  };
-  std::vector<StageTimes> st(l.pp);
+  // Per pipeline stage: its chunks' costs for one micro-batch.
+  std::vector<ChunkCost> st(static_cast<std::size_t>(l.pp));
   for (int s = 0; s < l.pp; ++s) {
-    int moe_layers = 0;
-    for (int x = slices[s].first_layer; x < slices[s].first_layer + slices[s].layers; ++x) moe_layers += model.is_moe_layer(x) ? 1 : 0;
-    const int dense_layers = slices[s].layers - moe_layers;
-    double fwd = 0, bwd = 0, rec = 0, tp_f = 0, ep_f = 0, cp = 0, cp_exp_f = 0, cp_exp_b = 0;
-    for (const auto& [n, t] : {std::pair<int, const LayerTimes*>{dense_layers, &dense_t}, {moe_layers, &moe_t}}) {
-      fwd += n * t->fwd;
-      bwd += n * t->bwd;
-      rec += n * t->recompute;
-      tp_f += n * t->tp_fwd;
-      ep_f += n * t->ep_fwd;
-      cp += n * (t->cp_total + full * t->cp_total / 3);  // recompute repeats the forward third
-      cp_exp_f += n * t->cp_fwd_exposed;
-      cp_exp_b += n * (t->cp_bwd_exposed + full * t->cp_fwd_exposed);
+    int layers = 0;
+    for (const auto& c : chunks_of_stage(chunks, l.pp, s)) {
+      const ChunkCost cc = chunk_cost(c, costs);
+      ChunkCost& x = st[static_cast<std::size_t>(s)];
+      x.compute += cc.compute, x.recompute += cc.recompute, x.comm += cc.comm, x.fwd_window += cc.fwd_window;
+      x.tp += cc.tp, x.ep += cc.ep, x.cp += cc.cp, x.cp_exposed += cc.cp_exposed;
+      layers += c.layers;
     }
-    if (slices[s].has_head) {
-      fwd += head_fwd;
-      bwd += 2 * head_fwd;
-    }
-    StageTimes& x = st[s];
-    // Forward: one pass of TP/EP collectives; backward: one more, plus the recomputed forward's.
-    x.fwd = fwd + tp_keep * tp_f + ep_keep * ep_f + cp_exp_f;
-    x.bwd = bwd + rec + (1 + full) * (tp_keep * tp_f + ep_keep * ep_f) + cp_exp_b;
-    x.compute = fwd + bwd + rec;
-    x.recompute = rec;
-    x.total = x.fwd + x.bwd;
-    x.tp = (2 + full) * tp_f;
-    x.ep = (2 + full) * ep_f;
-    x.cp = cp;
-    x.cp_exposed = cp_exp_f + cp_exp_b;
+    est.stage_layers.push_back(layers);
   }
   int bottleneck = 0;
-  for (int s = 1; s < l.pp; ++s)
-    if (st[s].total > st[bottleneck].total) bottleneck = s;
-  std::vector<double> stage_fwd(l.pp), stage_bwd(l.pp);
   for (int s = 0; s < l.pp; ++s) {
-    stage_fwd[s] = st[s].fwd;
-    stage_bwd[s] = st[s].bwd;
+    const double t = cm.time_s(st[static_cast<std::size_t>(s)].total());
+    est.stage_times.push_back(t);
+    if (t > est.stage_times[static_cast<std::size_t>(bottleneck)]) bottleneck = s;
   }
-  const double tp_per_mb = st[bottleneck].tp, ep_per_mb = st[bottleneck].ep;
-  const double cp_per_mb = st[bottleneck].cp, cp_exposed_per_mb = st[bottleneck].cp_exposed;
   est.bottleneck_stage = bottleneck;
-  for (const auto& x : st) est.stage_times.push_back(x.total);
+  const ChunkCost& b = st[static_cast<std::size_t>(bottleneck)];
   const double m = l.micro_batches, v = l.virtual_stages;
-  const double t_max = st[bottleneck].total;
-  double t_mean = 0;
-  for (const auto& x : st) t_mean += x.total / l.pp;
-  est.bubble_s = (l.pp - 1) * t_mean / v;
-  est.compute_s = m * st[bottleneck].compute;
-  est.recompute_s = m * st[bottleneck].recompute;
-  double step = m * t_max + est.bubble_s;
+  Work mean;
+  for (const auto& x : st) mean += x.total() * (1.0 / l.pp);
+  const Work bubble = mean * ((l.pp - 1) / v);
+  Work step = b.total() * m + bubble;
+  est.bubble_s = cm.time_s(bubble);
+  est.compute_s = m * cm.time_s(b.compute + b.recompute);
+  est.recompute_s = m * cm.time_s(b.recompute);
+  {
+    Work over;
+    for (int f : {kGemmLaunches, kBlockPasses, kMoePasses}) over.x[f] = (b.compute + b.recompute).x[f];
+    est.overhead_s = m * cm.time_s(over);
+  }
 
   auto add = [&](CommTime c) {
     est.comm_total_s += c.total_s;
     est.comm_exposed_s += c.exposed_s;
     est.comm.push_back(std::move(c));
   };
+  const LayerShape shape = layer_shape(job, l);
   const double tokens_mb = static_cast<double>(l.micro_batch) * job.seq_len / l.cp;
-  if (l.tp > 1)
-    add({"tp", "all-gather + reduce-scatter, 2 per layer forward and backward", m * tp_per_mb, m * tp_per_mb * tp_keep,
-         dense_w.tp_bytes, l.tp, g.tp.domains, comm.algorithm(CollectiveOp::all_gather, g.tp.id, dense_w.tp_bytes)});
-  if (l.ep > 1)
-    add({"ep", "all-to-all dispatch + combine per MoE layer forward and backward", m * ep_per_mb, m * ep_per_mb * ep_keep,
-         moe_w.ep_bytes, l.ep, g.ep.domains, comm.algorithm(CollectiveOp::all_to_all, g.ep.id, moe_w.ep_bytes)});
-  if (l.cp > 1)
-    add({"cp", "ring attention K/V exchange per layer, overlapped with attention", m * cp_per_mb, m * cp_exposed_per_mb,
-         dense_w.cp_bytes, l.cp, g.cp.domains, comm.algorithm(CollectiveOp::send_recv, g.cp_pair.id, dense_w.cp_bytes)});
+  const double h = model.hidden_size;
+  if (b.tp > 0)
+    add({"tp", "sequence-parallel all-gather + reduce-scatter around every TP-split block (and ETP around the experts)",
+         m * b.tp, m * b.tp * cm.coefficients()[kTpComm], tokens_mb * h * 2, l.tp, g.tp.domains,
+         comm.algorithm(CollectiveOp::all_gather, g.tp.id, tokens_mb * h * 2)});
+  if (b.ep > 0) {
+    const double exposed = job.ep_overlap ? cm.coefficients()[kEpOverlapComm] : 1;
+    const double bytes = tokens_mb / l.tp * model.moe.top_k * (model.moe.latent_size > 0 ? model.moe.latent_size : h) * 2;
+    add({"ep", std::string("MoE dispatch + combine (") + to_string(job.dispatcher) + ") per MoE block, forward and backward" +
+                   (job.ep_overlap ? ", overlapped with computation" : ""),
+         m * b.ep, m * b.ep * exposed, bytes, l.ep, g.ep.domains, comm.algorithm(CollectiveOp::all_to_all, g.ep.id, bytes)});
+  }
+  if (b.cp > 0)
+    add({"cp", "ring attention K/V exchange per layer, overlapped with attention", m * b.cp, m * b.cp_exposed,
+         layer_work(model, LayerType{LayerType::full, LayerType::no_ffn, false}, shape).cp_bytes, l.cp, g.cp.domains,
+         comm.algorithm(CollectiveOp::send_recv, g.cp_pair.id, tokens_mb * h)});
   if (l.pp > 1) {
-    const double bytes = tokens_mb * model.hidden_size * 2 / l.tp;
+    // Activations (forward) and their gradients (backward) cross each chunk boundary: every micro-batch
+    // leaves each of a GPU's VP chunks once forward and once backward, plus the fill and drain.
+    const double bytes = tokens_mb * h * 2 / l.tp;
     const double t = comm.time_s(CollectiveOp::send_recv, g.pp_pair.id, bytes);
-    const double exposed = 2 * (l.pp - 1) * t;
-    add({"pp", "send/recv of activations and their gradients between stages", 2 * m * v * t, exposed, bytes, 2,
-         g.pp.domains, comm.algorithm(CollectiveOp::send_recv, g.pp_pair.id, bytes)});
-    step += exposed;
+    const double transfers = 2 * m * v + 2 * (l.pp - 1);
+    Work pp;
+    pp.x[kPpTransfers] = transfers;
+    pp.add_fixed(transfers * t);
+    step += pp;
+    const double each = t + cm.coefficients()[kPpTransfers];
+    add({"pp", "send/recv of activations and their gradients between stages, every one on the critical path", transfers * each,
+         transfers * each, bytes, 2, g.pp.domains,
+         comm.algorithm(CollectiveOp::send_recv, g.pp_pair.id, bytes)});
   }
 
-  // Data parallelism on the stage with the most parameters.
+  // Memory of the fullest stage, and data parallelism on the stage with the most parameters.
   int mem_stage = 0;
-  est.memory = layout_memory(model, job, l, &mem_stage);
+  est.memory = layout_memory(model, job, sys, l, &mem_stage, &chunks);
   est.memory_stage = mem_stage;
   est.memory_capacity = sys.hbm_bytes * (1 - job.memory_reserve);
+  est.fits = fits(est.memory, job, sys);
   {
-    const auto& slices_all = slices;
-    const std::vector<bool> first_of_kind = first_stage_of_each_kind(model, slices);
     int ps = 0;
-    double most = -1;
-    MemoryBreakdown params_of;
+    double most = -1, dense = 0, expert = 0;
     for (int s = 0; s < l.pp; ++s) {
-      if (!first_of_kind[s]) continue;
-      const MemoryBreakdown b = training_memory_per_gpu(model, slices_all[s], memory_config(job, l, s));
-      if (b.dense_params + b.expert_params > most) {
-        most = b.dense_params + b.expert_params;
-        ps = s;
-        params_of = b;
-      }
+      const auto [d, e] = chunk_params(model, chunks_of_stage(chunks, l.pp, s), shape.par, job.mtp);
+      if (d + e > most) most = d + e, ps = s, dense = d, expert = e;
     }
     const std::string gdt = job.grad_bytes >= 4 ? "float" : "bfloat16";
-    const double gd = params_of.dense_params * job.grad_bytes, ge = params_of.expert_params * job.grad_bytes;
-    const double pd = params_of.dense_params * 2, pe = params_of.expert_params * 2;
-    const double F = stage_fwd[ps], B = stage_bwd[ps];
+    const double gd = dense * job.grad_bytes, ge = expert * job.grad_bytes;
+    const double pd = dense * 2, pe = expert * 2;
+    // Overlap windows: the last micro-batch's backward and the first one's forward on that stage. With
+    // VP chunks, Megatron reduces each chunk's gradients when its last backward ends, during the
+    // pipeline's drain, so only the last chunk's share (1/VP of the bytes and of the window) can stay
+    // exposed; the parameter all-gather likewise waits only for the first chunk's. The windows are the
+    // stage's computation less the time its TP and EP collectives hold the same GPU's links (the DP
+    // traffic of a group inside the domain competes with them for the NVLink ports; across domains the
+    // NIC is shared with EP's cross-domain share): forward one third, backward two thirds.
+    const ChunkCost& pst = st[static_cast<std::size_t>(ps)];
+    const double window = std::max(0.0, cm.time_s(pst.compute + pst.recompute) - pst.tp - pst.ep);
+    const double F = window / 3, B = window - F;
     double total = 0, exposed = 0;
     std::string what, algo;
     auto coll = [&](CollectiveOp op, const GroupSpan& grp, double bytes, const std::string& dt) {
       return group_collective(op, grp, bytes, dt, comm);
     };
-    const GroupSpan& dense_group = g.dense_dp;
-    const GroupSpan& expert_group = g.expert_dp;
-    if (dense_group.size > 1 || expert_group.size > 1) {
+    const GroupSpan& dg = g.dense_dp;
+    const GroupSpan& eg = g.expert_dp;
+    if (dg.size > 1 || eg.size > 1) {
       if (l.zero_stage == 0) {
-        const GroupTime a = coll(CollectiveOp::all_reduce, dense_group, gd, gdt);
-        const double t = a.time_s + coll(CollectiveOp::all_reduce, expert_group, ge, gdt).time_s;
+        const GroupTime a = coll(CollectiveOp::all_reduce, dg, gd, gdt);
+        const double t = a.time_s + coll(CollectiveOp::all_reduce, eg, ge, gdt).time_s;
         total = t;
-        exposed = std::max(0.0, t - B);
+        exposed = std::max(0.0, t - B) / v;
         what = "gradient all-reduce, overlapped with the last backward";
         algo = a.algorithm;
-      } else {
-        const GroupTime rsd = coll(CollectiveOp::reduce_scatter, dense_group, gd, gdt);
-        const double rs = rsd.time_s + coll(CollectiveOp::reduce_scatter, expert_group, ge, gdt).time_s;
-        const double ag = coll(CollectiveOp::all_gather, dense_group, pd, "bfloat16").time_s +
-                          coll(CollectiveOp::all_gather, expert_group, pe, "bfloat16").time_s;
+      } else if (l.zero_stage <= 2) {
+        const GroupTime rsd = coll(CollectiveOp::reduce_scatter, dg, gd, gdt);
+        const double rs = rsd.time_s + coll(CollectiveOp::reduce_scatter, eg, ge, gdt).time_s;
+        const double ag = coll(CollectiveOp::all_gather, dg, pd, "bfloat16").time_s + coll(CollectiveOp::all_gather, eg, pe, "bfloat16").time_s;
         algo = rsd.algorithm;
         if (l.zero_stage == 1) {
           total = rs + ag;
-          exposed = std::max(0.0, rs - B) + std::max(0.0, ag - F);
+          exposed = (std::max(0.0, rs - B) + std::max(0.0, ag - F)) / v;
           what = "gradient reduce-scatter (overlapped with the last backward) + parameter all-gather (with the next forward)";
-        } else if (l.zero_stage == 2) {
-          total = m * rs + ag;
-          exposed = m * std::max(0.0, rs - B) + std::max(0.0, ag - F);
-          what = "gradient reduce-scatter every micro-batch (with its backward) + parameter all-gather (with the next forward)";
         } else {
-          total = m * (2 * ag + rs);
-          exposed = m * (std::max(0.0, ag - F) + std::max(0.0, ag + rs - B));
-          what = "FSDP: parameter all-gather before forward and backward, gradient reduce-scatter, every micro-batch";
+          total = m * rs + ag;
+          exposed = m * std::max(0.0, rs - B) + std::max(0.0, ag - F) / v;
+          what = "gradient reduce-scatter every micro-batch (with its backward) + parameter all-gather (with the next forward)";
+        }
+      } else {
+        // FSDP over the whole DP x CP (EDP) group, or HSDP: inside the shard group per micro-batch and
+        // a gradient all-reduce across the replicas once per step.
+        const bool hsdp = l.shard_group > 0 && g.shard.id >= 0;
+        const GroupSpan& sd = hsdp ? g.shard : dg;
+        const GroupSpan& se = hsdp ? g.expert_shard : eg;
+        const GroupTime agd = coll(CollectiveOp::all_gather, sd, pd, "bfloat16");
+        const double ag = agd.time_s + coll(CollectiveOp::all_gather, se, pe, "bfloat16").time_s;
+        const double rs = coll(CollectiveOp::reduce_scatter, sd, gd, gdt).time_s + coll(CollectiveOp::reduce_scatter, se, ge, gdt).time_s;
+        total = m * (2 * ag + rs);
+        exposed = m * (std::max(0.0, ag - F) + std::max(0.0, ag + rs - B));
+        algo = agd.algorithm;
+        what = hsdp ? "HSDP: parameter all-gather before forward and backward, gradient reduce-scatter, every micro-batch, inside shard groups of " +
+                          std::to_string(l.shard_group) + "; gradient all-reduce across them once per step"
+                    : "FSDP: parameter all-gather before forward and backward, gradient reduce-scatter, every micro-batch";
+        if (hsdp && dg.size > sd.size) {
+          // replicas: one all-reduce of this GPU's shard over the groups' counterparts (priced on the
+          // whole group with the shard's bytes: an upper bound of the cross-replica ring)
+          const double ar = coll(CollectiveOp::all_reduce, dg, gd / sd.size, gdt).time_s;
+          total += ar;
+          exposed += std::max(0.0, ar - B);
         }
       }
-      add({"dp", what, total, exposed, gd, dense_group.size, dense_group.domains, algo});
-      step += exposed;
+      add({"dp", what, total, exposed, gd, dg.size, dg.domains, algo});
+      step.add_fixed(exposed);
     }
     // Optimizer: Adam over this GPU's shard, HBM-bound: read grad + fp32 master + m + v, write master,
     // m, v and the bf16 weight.
-    const double dp_dense = static_cast<double>(l.dp) * l.ep * l.cp, dp_expert = static_cast<double>(l.dp) * l.cp;
-    const double shard = l.zero_stage >= 1 ? params_of.dense_params / dp_dense + params_of.expert_params / dp_expert
-                                           : params_of.dense_params + params_of.expert_params;
+    const double dp_dense = static_cast<double>(l.dp) * l.cp, dp_expert = std::max(1, l.edp());
+    const double shard = l.zero_stage >= 1 ? dense / dp_dense + expert / dp_expert : dense + expert;
     if (l.offload_optimizer) {
-      // GPU-side Adam with its states streamed in and out over the host link each step (the memory
-      // model's offload_step: C2C or PCIe shared as the tray shares it, CPU memory bandwidth), after
-      // the backward pass: not overlapped.
-      est.optimizer_s = gc.memory_time_s(shard * (job.grad_bytes + 2), sys.hbm_Bps);
+      est.optimizer_s = cm.streaming_s(shard * (job.grad_bytes + 2));
       est.offload_s += offload_time(sys, shard, 0, 0);
     } else {
-      est.optimizer_s = gc.memory_time_s(shard * (job.grad_bytes + 12 + 12 + 2), sys.hbm_Bps);
+      est.optimizer_s = cm.streaming_s(shard * (job.grad_bytes + 12 + 12 + 2));
     }
   }
   if (l.offload_activations && in_flight(l, 0) > 1) {
-    // Every micro-batch's activations out during its forward and back for its backward, overlapped with
-    // the step's compute.
-    const MemoryBreakdown one = training_memory_per_gpu(model, slices[0], [&] {
-      TrainingMemoryConfig c = memory_config(job, l, 0);
-      c.micro_batches_in_flight = 1;
-      c.interleave_factor = 1;
-      c.offload_activations = false;
-      return c;
-    }());
+    TrainingMemoryConfig c = memory_config(job, l, 0);
+    c.micro_batches_in_flight = 1;
+    c.interleave_factor = 1;
+    c.offload_activations = false;
+    const MemoryBreakdown one = training_memory_per_gpu(model, chunks_of_stage(chunks, l.pp, 0), c);
     est.offload_s += offload_time(sys, 0, m * one.activations, est.compute_s);
   }
-  step += est.optimizer_s + est.offload_s;
+  step.add_fixed(est.optimizer_s + est.offload_s);
 
-  est.step_s = step;
+  est.work = step;
+  est.step_s = cm.time_s(step);
   const double tokens = static_cast<double>(job.global_batch) * job.seq_len;
-  est.tokens_per_s = tokens / step;
+  est.tokens_per_s = tokens / est.step_s;
   est.tokens_per_s_per_gpu = est.tokens_per_s / l.gpus();
-  const double peak = gc.dtype(job.dtype).peak_dense_TFLOPs * 1e12;
-  est.mfu = tokens * forward_flops_per_token(model, job.seq_len).training() / (step * l.gpus() * peak);
+  const double flops = tokens * forward_flops_per_token(model, job.seq_len).training();
+  est.model_tflops_per_gpu = flops / (est.step_s * l.gpus()) / 1e12;
+  est.mfu = flops / (est.step_s * l.gpus() * cm.gpu().peak_Fps(job.precision.gemm_dtype));
   return est;
 }
 

@@ -1,50 +1,58 @@
 #pragma once
-// The time of one training step for one layout, and the memory each GPU needs. What it counts:
-//  * compute per micro-batch and pipeline stage: every GEMM of every layer (gpu_compute.hpp), the
-//    attention core, memory-bound elementwise work; backward = 2x GEMMs, 2.5x attention; recompute;
-//  * TP all-gather/reduce-scatter pairs per layer (sequence parallel), EP all-to-all dispatch + combine
-//    per MoE layer scaled by the routing imbalance, CP ring K/V exchange overlapped with attention;
-//    TP and EP exposed except for the overlap fractions given;
-//  * the pipeline: m x T_max + (p - 1) x T_mean / v (1F1B v = 1; interleaved v chunks), and the
-//    send/recv of activations on the fill and drain;
-//  * DP / ZeRO gradient reduce-scatter (all-reduce for ZeRO-0) overlapped with the last micro-batch's
-//    backward, the parameter all-gather overlapped with the next step's first forward (ZeRO-3: per
-//    micro-batch); the optimizer step (HBM-bound); offload traffic over C2C.
-// Every collective is priced by CommCost on the real GPUs of the group (rank 0's group).
+// The time of one training step for one layout, and the memory each GPU needs. What it counts, per
+// micro-batch and pipeline chunk, on one GPU (models/workload/layer_work.hpp for the work of a layer):
+//  * compute: every GEMM at the precision recipe's tensor-core rate (the LM head and router in bf16),
+//    grouped expert GEMMs, the attention core, the Mamba-2 scan, elementwise and quantisation traffic,
+//    a fixed cost per GEMM launch, per layer block and per MoE block; backward = 2x GEMMs, 2.5x
+//    attention, 2x the rest; selective or full recompute adds the recomputed forward work;
+//  * TP/ETP sequence-parallel all-gathers and reduce-scatters (the exposed fraction fitted), the MoE
+//    dispatch and combine over the folded EP group (alltoall or DeepEP/HybridEP, exposed unless the
+//    recipe overlaps it), CP ring K/V exchange overlapped with attention;
+//  * the pipeline: layers split into PP x VP contiguous chunks balanced by their time (embedding on the
+//    first, LM head and MTP on the last), GPU s holding chunks s, s + PP, ...; step = m x T_max +
+//    (PP - 1) x T_mean / VP, plus the send/recv of activations on the critical path;
+//  * data parallelism (dense parameters over DP x CP, routed experts over EDP): ZeRO-1/2 reduce-scatter
+//    and all-gather overlapped with the last backward and the next forward, ZeRO-3 / FSDP / HSDP per
+//    micro-batch; the optimizer step (HBM-bound); offload traffic over C2C or PCIe.
+// The whole step is a Work (compute_model.hpp): linear in the fitted compute parameters.
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "models/planner/comm_cost.hpp"
 #include "models/planner/layout.hpp"
+#include "models/workload/compute_model.hpp"
+#include "models/workload/gpu_compute.hpp"
 #include "models/workload/memory_fit.hpp"
 #include "models/workload/model_spec.hpp"
 
 namespace racksim {
 
-class CommCost;
 class RankPlacement;
 class TopologyGraph;
-struct GpuCompute;
 
 // What the user fixes about the job, besides the layout.
 struct TrainingJob {
   int global_batch = 0;          // sequences per step
   int seq_len = 0;               // tokens per sequence
-  std::string dtype = "bf16";    // GEMM precision (gpu_compute.json): bf16 or fp8
-  double moe_imbalance = 1.2;    // tokens on the busiest EP rank / mean (assumption; see docs/planner.md)
-  double tp_overlap = 0;         // fraction of TP communication hidden behind compute
-  double ep_overlap = 0;         // fraction of EP all-to-all hidden behind compute (DualPipe-style)
+  PrecisionRecipe precision;     // gpu_compute.json's recipe (bf16 when unset)
+  double moe_imbalance = 1.2;    // tokens on the busiest EP rank / mean (1 = force-balanced routing)
+  MoeDispatcher dispatcher = MoeDispatcher::alltoall;
+  bool ep_overlap = false;       // the recipe overlaps the EP all-to-all with computation (Megatron's a2a overlap)
+  bool mtp = true;               // train the model's multi-token-prediction modules, if it has any
   double grad_bytes = 4;         // gradient element: fp32 accumulation and reduction
   double memory_reserve = 0.10;  // HBM fraction kept for CUDA context, NCCL buffers, fragmentation
+  TrainingJob() { precision.id = "bf16", precision.gemm_dtype = "bf16", precision.name = "BF16"; }
 };
 
 // The hardware side, read once per system.
 struct SystemContext {
   std::string system_id;
   const TopologyGraph* graph = nullptr;
-  const GpuCompute* compute = nullptr;
+  std::shared_ptr<const ComputeModel> compute;
   double hbm_bytes = 0;           // per GPU, from the topology file
   double hbm_Bps = 0;
   double host_bytes_per_gpu = 0;  // CPU memory per GPU (offload capacity)
@@ -54,7 +62,9 @@ struct SystemContext {
   std::shared_ptr<std::map<std::pair<double, double>, double>> offload_streaming =
       std::make_shared<std::map<std::pair<double, double>, double>>();
 };
-SystemContext make_system_context(const TopologyGraph& graph, const GpuCompute& compute);
+SystemContext make_system_context(const TopologyGraph& graph, const GpuCompute& gpu, const ComputeParams& params);
+// The system's GPU from `table` with its generation's fitted parameters.
+SystemContext make_system_context(const TopologyGraph& graph, const ComputeTable& table);
 
 struct CommTime {
   std::string kind;        // "tp", "ep", "cp", "pp", "dp"
@@ -69,33 +79,64 @@ struct CommTime {
 
 struct StepEstimate {
   double step_s = 0;
-  double compute_s = 0;          // m x bottleneck stage compute (forward + backward)
+  Work work;                     // step_s = compute.time_s(work)
+  double compute_s = 0;          // m x bottleneck stage compute (forward + backward, recompute included)
   double recompute_s = 0;        // part of compute_s spent recomputing
+  double overhead_s = 0;         // part of compute_s that is launch / per-block overhead
   double bubble_s = 0;
   double optimizer_s = 0;
   double offload_s = 0;          // exposed C2C/PCIe offload traffic
   std::vector<CommTime> comm;
   double comm_total_s = 0, comm_exposed_s = 0;
   double tokens_per_s = 0, tokens_per_s_per_gpu = 0;
-  double mfu = 0;                // model FLOPs / (step x GPUs x dense peak of the dtype)
+  double model_tflops_per_gpu = 0;  // model FLOPs (no recompute, no MTP) / step / GPUs
+  double mfu = 0;                // of the dense peak of the recipe's GEMM type
   MemoryBreakdown memory;        // the fullest stage
   int memory_stage = 0;
   double memory_capacity = 0;    // usable HBM per GPU
+  bool fits = true;
   int bottleneck_stage = 0;
-  std::vector<double> stage_times;  // per micro-batch: forward + backward + exposed TP/EP/CP, per stage
+  std::vector<double> stage_times;      // per micro-batch: forward + backward + exposed TP/EP/CP, per stage
+  std::vector<int> stage_layers;        // layers per pipeline GPU (all its chunks)
   double comm_exposed(const std::string& kind) const;
 };
 
-// Layers of each pipeline stage: contiguous, the first L mod p stages one layer more.
-std::vector<StageSlice> stage_slices(const ModelSpec& model, int pp);
+// Layers of each pipeline chunk (PP x VP of them, in model order): contiguous, balanced by each layer
+// type's compute time on `system` without recompute (the embedding on the first, the LM head and MTP on
+// the last chunk), every chunk at least one layer. GPU s holds chunks s, s + PP, s + 2 PP, ...
+std::vector<StageSlice> pipeline_chunks(const ModelSpec& model, const TrainingJob& job, const SystemContext& system,
+                                        const ParallelLayout& layout);
+std::vector<StageSlice> chunks_of_stage(const std::vector<StageSlice>& chunks, int pp, int stage);
 
-// Memory of the fullest stage; `stage` receives its index.
-MemoryBreakdown layout_memory(const ModelSpec& model, const TrainingJob& job, const ParallelLayout& layout, int* stage = nullptr);
+// Memory of the fullest stage; `stage` receives its index. `chunks`: pipeline_chunks of the layout
+// (computed when null; they do not depend on the memory savers, so a search passes them once).
+MemoryBreakdown layout_memory(const ModelSpec& model, const TrainingJob& job, const SystemContext& system,
+                              const ParallelLayout& layout, int* stage = nullptr, const std::vector<StageSlice>* chunks = nullptr);
 bool fits(const MemoryBreakdown& memory, const TrainingJob& job, const SystemContext& system);
+
+// The memory of one layout's fullest stage under many memory-saver choices (ZeRO stage and HSDP group,
+// recompute plan, offload modes): the parameter part and the activation part of each distinct stage
+// are each computed once, so a search can try every combination cheaply.
+class MemoryFitter {
+ public:
+  MemoryFitter(const ModelSpec& model, const TrainingJob& job, const ParallelLayout& layout, const std::vector<StageSlice>& chunks);
+  MemoryBreakdown worst(int zero_stage, int shard_group, const RecomputePlan& recompute, bool offload_optimizer,
+                        bool offload_activations, int* stage = nullptr);
+
+ private:
+  const ModelSpec& model_;
+  const TrainingJob& job_;
+  ParallelLayout layout_;
+  std::vector<int> stages_;                      // the first stage of each make-up
+  std::vector<std::vector<StageSlice>> chunks_;  // per stage in stages_
+  std::map<std::tuple<std::size_t, int, int, bool>, MemoryBreakdown> params_;
+  std::map<std::tuple<std::size_t, std::string, bool>, MemoryBreakdown> activations_;
+};
 
 // A lower bound of estimate_step's step time from compute alone (no communication, no optimizer):
 // the search's pre-screen, evaluated without touching the collective model.
-double step_lower_bound(const ModelSpec& model, const TrainingJob& job, const SystemContext& system, const ParallelLayout& layout);
+double step_lower_bound(const ModelSpec& model, const TrainingJob& job, const SystemContext& system, const ParallelLayout& layout,
+                        const std::vector<StageSlice>* chunks = nullptr);
 
 // The communication groups of a layout (the slowest group of each kind), as CommCost group ids. They
 // depend only on the degrees and the mesh order: a search computes them once for all micro-batchings.
@@ -107,12 +148,12 @@ struct GroupSpan {
   int outer = -1;       // and one member per domain
 };
 struct MeshGroups {
-  GroupSpan tp, ep, cp_pair, pp_pair, pp, cp, dense_dp, expert_dp;
+  GroupSpan tp, cp, cp_pair, pp, pp_pair, dense_dp, expert_dp, ep, etp, shard, expert_shard;
 };
 MeshGroups mesh_groups(const RankPlacement& placement, const ParallelLayout& layout, CommCost& comm);
 
 StepEstimate estimate_step(const ModelSpec& model, const TrainingJob& job, const SystemContext& system,
                            const RankPlacement& placement, const ParallelLayout& layout, CommCost& comm,
-                           const MeshGroups* groups = nullptr);
+                           const MeshGroups* groups = nullptr, const std::vector<StageSlice>* chunks = nullptr);
 
 }  // namespace racksim

@@ -1,8 +1,22 @@
 #include "models/workload/layer_work.hpp"
 
 #include <algorithm>
+#include <sstream>
+
+#include "models/workload/model_costs.hpp"
+#include "sim/core/errors.hpp"
 
 namespace racksim {
+
+namespace {
+
+const std::vector<std::pair<const char*, unsigned>> kModules{
+    {"layernorm", kRecLayernorm}, {"core_attn", kRecCoreAttn}, {"mla_up_proj", kRecMlaUpProj}, {"mlp", kRecMlp},
+    {"moe_act", kRecMoeAct},      {"moe", kRecMoe},            {"shared_experts", kRecSharedExperts}};
+
+constexpr double kAct = 2;  // bf16 activations
+
+}  // namespace
 
 const char* to_string(Recompute r) {
   switch (r) {
@@ -13,116 +27,306 @@ const char* to_string(Recompute r) {
   return "none";
 }
 
+std::string recompute_module_names(unsigned modules) {
+  std::string out;
+  for (const auto& [name, bit] : kModules)
+    if (modules & bit) out += (out.empty() ? "" : ",") + std::string(name);
+  return out;
+}
+
+std::string RecomputePlan::text() const {
+  switch (granularity) {
+    case Recompute::none: return "none";
+    case Recompute::selective: return "selective(" + recompute_module_names(modules) + ")";
+    case Recompute::full:
+      if (full_layers == 0) return "full";
+      return std::string("full(") + (block_method ? "block " : "uniform ") + std::to_string(full_layers) + ")";
+  }
+  return "none";
+}
+
+RecomputePlan parse_recompute(const std::string& text, const std::string& where) {
+  RecomputePlan p;
+  const std::string allowed =
+      "none, selective, full, selective:<modules> (comma-separated: layernorm, core_attn, mla_up_proj, mlp, moe_act, moe, "
+      "shared_experts), full:block:<layers> or full:uniform:<layers>";
+  if (text == "none") return p;
+  if (text == "selective") {
+    p.granularity = Recompute::selective;
+    p.modules = kRecLayernorm | kRecMoeAct | kRecMlp;
+    return p;
+  }
+  if (text == "full") {
+    p.granularity = Recompute::full;
+    return p;
+  }
+  if (text.rfind("selective:", 0) == 0) {
+    p.granularity = Recompute::selective;
+    std::stringstream ss(text.substr(10));
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      bool found = false;
+      for (const auto& [name, bit] : kModules)
+        if (item == name) p.modules |= bit, found = true;
+      if (!found) throw InputError(where, "", "'" + text + "' (unknown module '" + item + "')", allowed);
+    }
+    if (p.modules == 0) throw InputError(where, "", "'" + text + "'", allowed);
+    return p;
+  }
+  if (text.rfind("full:", 0) == 0) {
+    const std::string rest = text.substr(5);
+    const auto colon = rest.find(':');
+    const std::string method = rest.substr(0, colon);
+    if ((method == "block" || method == "uniform") && colon != std::string::npos) {
+      try {
+        std::size_t used = 0;
+        const int n = std::stoi(rest.substr(colon + 1), &used);
+        if (used == rest.size() - colon - 1 && n >= 1 && n <= 10000) {
+          p.granularity = Recompute::full;
+          p.block_method = method == "block";
+          p.full_layers = n;
+          return p;
+        }
+      } catch (const std::exception&) {
+      }
+    }
+  }
+  throw InputError(where, "", "'" + text + "'", allowed);
+}
+
 double LayerWork::matmul_flops() const {
   double f = 0;
-  for (const auto& g : gemms) f += g.flops();
+  for (const auto& g : gemms) f += g.shape.flops();
   return f;
 }
 
-double LayerWork::activation_bytes(Recompute r) const {
-  switch (r) {
-    case Recompute::none: return activation_bytes_none;
-    case Recompute::selective: return activation_bytes_selective;
-    case Recompute::full: return activation_bytes_full;
-  }
-  return activation_bytes_none;
+double LayerWork::saved_bytes(unsigned recomputed) const {
+  double b = 0;
+  saved.each([&](unsigned module, double bytes) {
+    if (module == 0 || !(module & recomputed)) b += bytes;
+  });
+  return b;
 }
 
-LayerWork layer_work(const ModelSpec& m, bool moe_layer, int micro_batch, int seq_len, const ParallelShape& s,
-                     double imbalance, double act_bytes) {
-  LayerWork w;
-  const double tp = s.tp, h = m.hidden_size;
-  const double t = static_cast<double>(micro_batch) * seq_len / s.cp;
-  w.tokens = t;
-  const auto& a = m.attention;
-  const double heads_local = static_cast<double>(a.heads) / tp;
+namespace {
 
-  // Per-token activation elements kept for backward: `split` ones are sharded over TP (sequence
-  // parallel or head split), `whole` ones sit complete on every TP rank; `sel` marks the ones that
-  // selective recompute drops.
-  double split = 0, whole = 0, sel_split = 0, sel_whole = 0;
-  split += 2 * h;       // attention block input x and its norm (SP shards)
-  sel_split += h;       // the normed x
+struct Builder {
+  const ModelSpec& m;
+  const LayerShape& s;
+  LayerWork& w;
+  double tp, t, tsp, h, in_b;
 
-  if (a.kind == AttentionKind::gqa) {
-    const double q = heads_local * a.head_dim;
-    // K/V heads are split over TP while there are enough of them, else replicated.
-    const double kv = std::max(1.0, a.kv_heads / tp) * a.head_dim;
-    w.gemms.push_back({"qkv", t, q + 2 * kv, h, 1});
-    w.gemms.push_back({"attn_out", t, h, q, 1});
-    whole += (q + 2 * kv + q);  // q, k, v, attention output (already per-GPU widths)
-    w.cp_bytes = t * 2 * kv * act_bytes;
-  } else {
-    const double qk = a.qk_head_dim(), v = a.v_head_dim;
-    if (a.q_lora_rank > 0) {
-      w.gemms.push_back({"q_down", t, static_cast<double>(a.q_lora_rank), h, 1});   // duplicated on TP ranks
-      w.gemms.push_back({"q_up", t, heads_local * qk, static_cast<double>(a.q_lora_rank), 1});
-      whole += a.q_lora_rank;
+  void gemm(const char* name, double rows, double n, double k, unsigned module, bool low = true, double count = 1,
+            bool grouped = false) {
+    if (rows <= 0 || n <= 0 || k <= 0 || count <= 0) return;
+    w.gemms.push_back({name, GemmShape{rows, n, k, count, grouped}, low, module});
+    if (low) {
+      w.quantize_fwd += rows * k * count;
+      w.quantize_bwd += rows * n * count;
+    }
+  }
+  void elementwise(unsigned module, double bytes) { w.elementwise.add(module, bytes); }
+  void save(unsigned module, double bytes) { w.saved.add(module, bytes); }
+
+  // A norm over this GPU's sequence-parallel tokens: read and write h each; its output is the next
+  // GEMM's input (saved at the recipe's input width), recomputed by module layernorm.
+  void norm() {
+    elementwise(kRecLayernorm, 2 * kAct * tsp * h);
+    save(kRecLayernorm, tsp * h * in_b);
+  }
+  void residual() { elementwise(0, 3 * kAct * tsp * h); }
+  void sp_pair() {
+    if (s.par.tp > 1) {
+      w.tp_bytes = t * h * kAct;
+      ++w.tp_pairs;
+    }
+  }
+
+  void attention(int kind) {
+    const auto& a = m.attention;
+    const double heads = a.heads / tp;
+    norm();
+    sp_pair();
+    save(0, tsp * h * kAct);  // block input for the norm's backward
+    if (a.kind == AttentionKind::gqa) {
+      const double q = heads * a.head_dim;
+      const double kv = std::max(1.0, a.kv_heads / tp) * a.head_dim;  // replicated when TP > KV heads
+      gemm("qkv", t, q + 2 * kv, h, 0);
+      elementwise(0, 2 * kAct * t * (q + kv));  // rotary (and q/k norms)
+      save(0, t * (q + 2 * kv) * kAct);         // q, k, v for the attention backward
+      save(0, t * q * in_b);                    // attention output, the output projection's input
+      gemm("attn_out", t, h, q, 0);
+      w.cp_bytes = t * 2 * kv * kAct;
     } else {
-      w.gemms.push_back({"q_proj", t, heads_local * qk, h, 1});
+      const double qk = a.qk_head_dim(), v = a.v_head_dim;
+      if (a.q_lora_rank > 0) {
+        gemm("q_down", t, a.q_lora_rank, h, 0);  // replicated over TP
+        elementwise(kRecLayernorm, 2 * kAct * t * a.q_lora_rank);
+        save(kRecLayernorm, t * a.q_lora_rank * in_b);
+        gemm("q_up", t, heads * qk, a.q_lora_rank, kRecMlaUpProj);
+      } else {
+        gemm("q_proj", t, heads * qk, h, 0);
+      }
+      gemm("kv_down", t, a.kv_lora_rank + a.qk_rope_head_dim, h, 0);
+      elementwise(kRecLayernorm, 2 * kAct * t * a.kv_lora_rank);
+      save(kRecLayernorm, t * a.kv_lora_rank * in_b);
+      save(0, t * (a.kv_lora_rank + a.qk_rope_head_dim) * kAct);
+      gemm("kv_up", t, heads * (a.qk_nope_head_dim + v), a.kv_lora_rank, kRecMlaUpProj);
+      elementwise(0, 2 * kAct * t * heads * qk);            // rotary on q and k
+      save(kRecMlaUpProj, t * heads * (2 * qk + v) * kAct);  // q, k, v of the attention core
+      save(0, t * heads * v * in_b);                         // attention output
+      gemm("attn_out", t, h, heads * v, 0);
+      w.cp_bytes = t * heads * (qk + v) * kAct;
     }
-    w.gemms.push_back({"kv_down", t, static_cast<double>(a.kv_lora_rank + a.qk_rope_head_dim), h, 1});
-    w.gemms.push_back({"kv_up", t, heads_local * (a.qk_nope_head_dim + v), static_cast<double>(a.kv_lora_rank), 1});
-    w.gemms.push_back({"attn_out", t, h, heads_local * v, 1});
-    whole += a.kv_lora_rank + a.qk_rope_head_dim + heads_local * (2 * qk + 2 * v);
-    w.cp_bytes = t * heads_local * (qk + v) * act_bytes;
+    w.attention_flops += t * attention_flops_per_token(m, LayerType{kind, LayerType::no_ffn, false}, s.seq_len) / tp;
+    save(kRecCoreAttn, t * heads * 4);  // softmax statistics (fp32)
+    residual();
+    ++w.blocks;
   }
-  w.attention_flops = t * heads_local * seq_len * (a.qk_head_dim() + a.v_dim_per_head());
 
-  split += 2 * h;       // FFN block input and its norm
-  sel_split += h;
-  if (!moe_layer) {
+  void mamba() {
+    const auto& mb = m.mamba;
+    const double di = mb.d_inner() / tp, gn = static_cast<double>(mb.groups) * mb.state_size / tp, nh = mb.heads / tp;
+    norm();
+    sp_pair();
+    save(0, tsp * h * kAct);
+    gemm("mamba_in", t, 2 * di + 2 * gn + nh, h, 0);
+    elementwise(0, kAct * t * (di + 2 * gn) * (mb.conv_kernel + 2));  // causal conv1d + SiLU
+    w.ssm_flops += t * ssm_flops_per_token(m) / tp;
+    elementwise(0, 3 * kAct * t * di);  // gated RMSNorm
+    save(0, t * (2 * di + 2 * gn + nh) * kAct + t * (di + 2 * gn) * kAct + 2 * t * di * kAct);
+    save(0, t * di * in_b);  // the output projection's input
+    gemm("mamba_out", t, h, di, 0);
+    residual();
+    ++w.blocks;
+  }
+
+  double ffn_mats() const { return gated(m.ffn_activation) ? 2 : 1; }  // fc1 width multiple
+
+  void dense_mlp() {
     const double f = m.intermediate_size / tp;
-    w.gemms.push_back({"ffn_gate_up", t, 2 * f, h, 1});
-    w.gemms.push_back({"ffn_down", t, h, f, 1});
-    whole += 3 * f;     // gate, up, product
-    sel_whole += f;     // the SwiGLU product
-  } else {
-    const auto& e = m.moe;
-    const double fe = e.expert_intermediate_size / tp;
-    const double local_experts = static_cast<double>(e.experts) / s.ep;
-    const double assignments = t * e.top_k * imbalance;  // token-expert pairs this GPU computes
-    const double per_expert = assignments / local_experts;
-    w.gemms.push_back({"router", t, static_cast<double>(e.experts), h, 1});
-    w.gemms.push_back({"expert_gate_up", per_expert, 2 * fe, h, local_experts});
-    w.gemms.push_back({"expert_down", per_expert, h, fe, local_experts});
-    // dispatched inputs and expert outputs (full width), gate/up/product (TP width), router probs (fp32)
-    whole += (assignments / t) * (2 * h + 3 * fe) + 2.0 * e.experts;
-    sel_whole += (assignments / t) * fe;
-    if (e.shared_experts > 0) {
-      const double fs = fe * e.shared_experts;
-      w.gemms.push_back({"shared_gate_up", t, 2 * fs, h, 1});
-      w.gemms.push_back({"shared_down", t, h, fs, 1});
-      whole += 3 * fs;
-      sel_whole += fs;
-    }
-    if (s.ep > 1) {
-      w.ep_bytes = t * e.top_k * h * act_bytes / tp;
-      w.ep_all_to_alls_forward = 2;
-    }
+    norm();
+    sp_pair();
+    save(0, tsp * h * kAct);
+    gemm("fc1", t, ffn_mats() * f, h, kRecMlp);
+    elementwise(kRecMlp, kAct * t * (ffn_mats() + 1) * f);
+    save(kRecMlp, t * ffn_mats() * f * kAct + t * f * in_b);
+    gemm("fc2", t, h, f, kRecMlp);
+    residual();
+    ++w.blocks;
   }
-  if (s.tp > 1) {
-    w.tp_bytes = t * h * act_bytes;
-    w.tp_pairs_forward = 2;
-  }
-  if (s.cp > 1) w.cp_steps_forward = s.cp - 1;
-  else w.cp_bytes = 0;
 
-  const double per_token_none = split / tp + whole;
-  const double per_token_sel = (split - sel_split) / tp + (whole - sel_whole);
-  w.activation_bytes_none = t * per_token_none * act_bytes;
-  w.activation_bytes_selective = t * per_token_sel * act_bytes;
-  w.activation_bytes_full = t * (h / tp) * act_bytes;
+  void moe() {
+    const auto& e = m.moe;
+    const double d = e.latent_size > 0 ? e.latent_size : h;
+    const double ep = s.par.ep, etp = s.par.etp;
+    const double local = e.experts / ep;
+    // Each rank routes its sequence-parallel tokens; the ETP group computes on its members' tokens
+    // together, each a 1/ETP slice of every expert's width.
+    const double rows = tsp * e.top_k * s.imbalance * etp;
+    const double fe = e.expert_intermediate_size / etp;
+    norm();
+    save(0, tsp * h * kAct);
+    gemm("router", tsp, e.experts, h, kRecMoe, false);
+    elementwise(kRecMoe, 4.0 * tsp * e.experts * 3);  // fp32 scores, top-k, probabilities
+    save(kRecMoe, tsp * e.experts * 4);
+    if (e.latent_size > 0) gemm("latent_down", tsp, d, h, kRecMoe);
+    elementwise(kRecMoe, 2 * kAct * tsp * e.top_k * d);  // permute
+    if (s.par.ep > 1) {
+      w.ep_bytes = tsp * e.top_k * d * kAct;
+      w.ep_all_to_alls += 2;
+      w.moe_recompute_all_to_alls = 1;  // recomputing module moe repeats the dispatch
+    }
+    if (s.par.etp > 1) {
+      w.etp_bytes = rows * d * kAct;
+      ++w.etp_pairs;
+    }
+    save(kRecMoe, rows * d * in_b);  // dispatched tokens, fc1's input
+    gemm("expert_fc1", rows / local, ffn_mats() * fe, d, kRecMoe, true, local, true);
+    elementwise(kRecMoeAct, kAct * rows * (ffn_mats() + 1) * fe);
+    save(kRecMoe, rows * ffn_mats() * fe * kAct);
+    save(kRecMoeAct | kRecMoe, rows * fe * in_b);
+    gemm("expert_fc2", rows / local, d, fe, kRecMoe, true, local, true);
+    elementwise(kRecMoe, 2 * kAct * tsp * e.top_k * d);  // unpermute and weighted sum
+    if (e.latent_size > 0) gemm("latent_up", tsp, h, d, kRecMoe);
+    if (e.shared_experts > 0) {
+      // Shared experts are TP-split like a dense MLP and need the gathered tokens.
+      const double fs = e.shared_intermediate_size / tp;
+      sp_pair();
+      gemm("shared_fc1", t, ffn_mats() * fs, h, kRecSharedExperts);
+      elementwise(kRecSharedExperts, kAct * t * (ffn_mats() + 1) * fs);
+      save(kRecSharedExperts, t * ffn_mats() * fs * kAct + t * fs * in_b);
+      gemm("shared_fc2", t, h, fs, kRecSharedExperts);
+    }
+    residual();
+    ++w.blocks;
+    ++w.moe_blocks;
+  }
+};
+
+}  // namespace
+
+LayerWork layer_work(const ModelSpec& m, const LayerType& type, const LayerShape& s) {
+  LayerWork w;
+  w.type = type;
+  Builder b{m, s, w, static_cast<double>(s.par.tp), static_cast<double>(s.micro_batch) * s.seq_len / s.par.cp, 0,
+            static_cast<double>(m.hidden_size), s.saved_input_bytes};
+  b.tsp = b.t / b.tp;
+  w.tokens = b.t;
+  if (type.mamba) b.mamba();
+  if (type.attention != LayerType::no_attention) b.attention(type.attention);
+  if (type.ffn == LayerType::dense) b.dense_mlp();
+  if (type.ffn == LayerType::moe) b.moe();
+  if (s.par.cp > 1 && type.attention != LayerType::no_attention) w.cp_steps = s.par.cp - 1;
+  else w.cp_bytes = 0;
+  w.input_bytes = b.tsp * b.h * kAct;
   return w;
 }
 
-HeadWork head_work(const ModelSpec& m, int micro_batch, int seq_len, const ParallelShape& s) {
-  HeadWork hw;
-  const double t = static_cast<double>(micro_batch) * seq_len / s.cp;
-  const double v = static_cast<double>(m.vocab_size) / s.tp;
-  hw.gemm = {"lm_head", t, v, static_cast<double>(m.hidden_size), 1};
-  hw.logits_bytes = t * v * 4;
-  return hw;
+LayerWork head_work(const ModelSpec& m, const LayerShape& s) {
+  LayerWork w;
+  Builder b{m, s, w, static_cast<double>(s.par.tp), static_cast<double>(s.micro_batch) * s.seq_len / s.par.cp, 0,
+            static_cast<double>(m.hidden_size), s.saved_input_bytes};
+  b.tsp = b.t / b.tp;
+  w.tokens = b.t;
+  const double v = static_cast<double>(m.vocab_size) / b.tp;
+  b.norm();
+  b.sp_pair();
+  b.gemm("lm_head", b.t, v, b.h, 0, false);
+  b.elementwise(0, 4.0 * b.t * v * 3);  // fp32 logits: softmax statistics, loss, gradient
+  b.save(0, b.t * v * 4);               // the fp32 logits
+  ++w.blocks;
+  w.input_bytes = b.tsp * b.h * kAct;
+  return w;
+}
+
+LayerWork mtp_work(const ModelSpec& m, const LayerShape& s) {
+  LayerWork w;
+  Builder b{m, s, w, static_cast<double>(s.par.tp), static_cast<double>(s.micro_batch) * s.seq_len / s.par.cp, 0,
+            static_cast<double>(m.hidden_size), s.saved_input_bytes};
+  b.tsp = b.t / b.tp;
+  w.tokens = b.t;
+  b.norm();
+  b.norm();
+  b.sp_pair();
+  b.gemm("mtp_proj", b.t, b.h / b.tp, 2 * b.h, 0);
+  const LayerWork layer = layer_work(m, m.mtp_layer_type(), s);
+  for (const auto& g : layer.gemms) w.gemms.push_back(g);
+  w.attention_flops += layer.attention_flops;
+  w.ssm_flops += layer.ssm_flops;
+  layer.elementwise.each([&](unsigned m, double b) { w.elementwise.add(m, b); });
+  layer.saved.each([&](unsigned m, double b) { w.saved.add(m, b); });
+  w.quantize_fwd += layer.quantize_fwd;
+  w.quantize_bwd += layer.quantize_bwd;
+  w.blocks += layer.blocks;
+  w.moe_blocks += layer.moe_blocks;
+  w.tp_pairs += layer.tp_pairs;
+  w.etp_pairs = layer.etp_pairs, w.etp_bytes = layer.etp_bytes;
+  w.ep_all_to_alls = layer.ep_all_to_alls, w.ep_bytes = layer.ep_bytes;
+  w.moe_recompute_all_to_alls = layer.moe_recompute_all_to_alls;
+  w.cp_steps = layer.cp_steps, w.cp_bytes = layer.cp_bytes;
+  w.input_bytes = b.tsp * b.h * kAct;
+  return w;
 }
 
 }  // namespace racksim

@@ -1,6 +1,7 @@
 #include "models/workload/memory_fit.hpp"
 
 #include <algorithm>
+#include <map>
 #include <utility>
 
 #include "models/workload/model_costs.hpp"
@@ -9,67 +10,90 @@ namespace racksim {
 
 namespace {
 
-// Attention parameters that every TP rank holds whole: the norms, and MLA's down-projections.
-double replicated_attention_params(const ModelSpec& m) {
-  const double h = m.hidden_size;
-  const auto& a = m.attention;
-  if (a.kind == AttentionKind::gqa) return h + (a.qk_norm ? 2.0 * a.head_dim : 0);
-  double p = h + h * (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank;
-  if (a.q_lora_rank > 0) p += h * a.q_lora_rank + a.q_lora_rank;
-  return p;
-}
-
-struct StageParams {
-  double dense = 0, expert = 0;
-};
-
-StageParams stage_params(const ModelSpec& m, const StageSlice& st, const ParallelShape& s) {
-  const ParamCounts c = count_params(m);
-  const double tp = s.tp, h = m.hidden_size;
-  const double attn_rep = replicated_attention_params(m);
-  StageParams p;
-  for (int l = st.first_layer; l < st.first_layer + st.layers; ++l) {
-    p.dense += attn_rep + (c.attention_per_layer - attn_rep) / tp;
-    if (m.is_moe_layer(l)) {
-      p.dense += c.router_per_layer + c.moe_norm_per_layer + c.shared_per_layer / tp;
-      p.expert += c.expert * m.moe.experts / (static_cast<double>(s.ep) * tp);
-    } else {
-      p.dense += h + (c.dense_ffn_per_layer - h) / tp;
-    }
-  }
-  if (st.has_embedding) p.dense += c.embedding / tp;
-  if (st.has_head) p.dense += c.final_norm + (m.tie_embeddings ? c.embedding : c.lm_head) / tp;
-  return p;
+void add_layer(const ModelSpec& m, const LayerType& t, const ParallelShape& s, double& dense, double& expert) {
+  const LayerParams p = layer_params(m, t);
+  dense += p.replicated + p.tp_split / s.tp;
+  expert += p.routed_experts / (static_cast<double>(s.ep) * s.etp);
 }
 
 }  // namespace
 
-MemoryBreakdown training_memory_per_gpu(const ModelSpec& m, const StageSlice& st, const TrainingMemoryConfig& cfg) {
+std::pair<double, double> chunk_params(const ModelSpec& m, const std::vector<StageSlice>& chunks, const ParallelShape& s, bool mtp) {
+  const double embedding = static_cast<double>(m.vocab_size) * m.hidden_size;
+  double dense = 0, expert = 0;
+  for (const StageSlice& st : chunks) {
+    for (int l = st.first_layer; l < st.first_layer + st.layers; ++l) add_layer(m, m.layer_type(l), s, dense, expert);
+    if (st.has_embedding) dense += embedding / s.tp;
+    if (st.has_head) dense += m.hidden_size + embedding / s.tp;  // final norm, LM head (the embedding's copy when tied)
+    if (st.has_mtp && mtp && m.mtp_layers > 0) {
+      // the MTP modules' own parameters, split like the rest: the projection over TP, its blocks as layers
+      for (int k = 0; k < m.mtp_layers; ++k) {
+        dense += 3.0 * m.hidden_size + 2.0 * m.hidden_size * m.hidden_size / s.tp;
+        add_layer(m, m.mtp_layer_type(), s, dense, expert);
+      }
+    }
+  }
+  return {dense, expert};
+}
+
+MemoryBreakdown training_memory_per_gpu(const ModelSpec& m, const std::vector<StageSlice>& chunks, const TrainingMemoryConfig& cfg) {
   MemoryBreakdown b;
-  const StageParams p = stage_params(m, st, cfg.shape);
-  b.dense_params = p.dense;
-  b.expert_params = p.expert;
-  const double dp_dense = static_cast<double>(cfg.dp) * cfg.shape.ep * cfg.shape.cp;
-  const double dp_expert = static_cast<double>(cfg.dp) * cfg.shape.cp;
-  const double sharded = p.dense / dp_dense + p.expert / dp_expert;
-  const double whole = p.dense + p.expert;
-  b.weights = cfg.param_bytes * (cfg.zero_stage >= 3 ? sharded : whole);
-  b.grads = cfg.grad_bytes * (cfg.zero_stage >= 2 ? sharded : whole);
+  const auto [dense, expert] = chunk_params(m, chunks, cfg.shape, cfg.mtp);
+  b.dense_params = dense;
+  b.expert_params = expert;
+  const double dp_dense = static_cast<double>(cfg.dp) * cfg.shape.cp;
+  const double dp_expert = std::max(1, cfg.edp());
+  const double sharded = dense / dp_dense + expert / dp_expert;
+  const double whole = dense + expert;
+  // ZeRO-3 within HSDP groups: the weights and gradients are sharded over the group only.
+  double fsdp = sharded;
+  if (cfg.zero_stage >= 3 && cfg.shard_group > 0) {
+    const double g = std::min<double>(cfg.shard_group, dp_dense);
+    fsdp = dense / g + expert / std::min(g, dp_expert);
+  }
+  b.weights = (cfg.param_bytes + cfg.weight_copy_bytes) * (cfg.zero_stage >= 3 ? fsdp : whole);
+  b.grads = cfg.grad_bytes * (cfg.zero_stage >= 3 ? fsdp : cfg.zero_stage >= 2 ? sharded : whole);
   const double optimizer = cfg.optimizer_bytes * (cfg.zero_stage >= 1 ? sharded : whole);
   if (cfg.offload_optimizer) b.host_offloaded += optimizer;
   else b.optimizer = optimizer;
 
-  // Activations: every layer of the stage for each micro-batch in flight, plus (full recompute) one
-  // layer's complete activations while it is being recomputed.
-  int moe_layers = 0;
-  for (int l = st.first_layer; l < st.first_layer + st.layers; ++l) moe_layers += m.is_moe_layer(l) ? 1 : 0;
-  const int dense_layers = st.layers - moe_layers;
+  // Activations of one micro-batch on every chunk, then times the micro-batches in flight.
+  LayerShape ls;
+  ls.par = cfg.shape;
+  ls.micro_batch = cfg.micro_batch;
+  ls.seq_len = cfg.seq_len;
+  ls.imbalance = cfg.imbalance;
+  ls.saved_input_bytes = cfg.saved_input_bytes;
+  // What one layer of each type keeps: everything, what selective recompute leaves, its input.
+  struct Saved {
+    double all = 0, selective = 0, input = 0;
+  };
+  std::map<LayerType, Saved> saved;
+  const RecomputePlan& rc = cfg.recompute;
+  auto of = [&](const LayerType& t) -> const Saved& {
+    auto it = saved.find(t);
+    if (it == saved.end()) {
+      const LayerWork w = layer_work(m, t, ls);
+      it = saved.emplace(t, Saved{w.saved_all(), w.saved_bytes(rc.modules), w.input_bytes}).first;
+    }
+    return it->second;
+  };
   double per_mb = 0, one_layer_full = 0;
-  for (const auto& [count, moe] : {std::pair{dense_layers, false}, std::pair{moe_layers, true}}) {
-    if (count == 0) continue;
-    const LayerWork w = layer_work(m, moe, cfg.micro_batch, cfg.seq_len, cfg.shape, cfg.imbalance);
-    per_mb += count * w.activation_bytes(cfg.recompute);
-    one_layer_full = std::max(one_layer_full, w.activation_bytes_none);
+  for (const StageSlice& st : chunks) {
+    for (int i = 0; i < st.layers; ++i) {
+      const Saved& w = of(m.layer_type(st.first_layer + i));
+      one_layer_full = std::max(one_layer_full, w.all);
+      switch (rc.granularity) {
+        case Recompute::none: per_mb += w.all; break;
+        case Recompute::selective: per_mb += w.selective; break;
+        case Recompute::full:
+          if (rc.full_layers == 0) per_mb += w.input;
+          else if (rc.block_method) per_mb += i < rc.full_layers ? w.input : w.all;
+          else per_mb += i % rc.full_layers == 0 ? w.input : 0;  // uniform: one input per group
+          break;
+      }
+    }
+    if (st.has_mtp && cfg.mtp && m.mtp_layers > 0) per_mb += m.mtp_layers * mtp_work(m, ls).saved_all();
   }
   const double in_flight = std::max(1.0, cfg.micro_batches_in_flight * cfg.interleave_factor);
   double kept = per_mb * in_flight;
@@ -77,8 +101,12 @@ MemoryBreakdown training_memory_per_gpu(const ModelSpec& m, const StageSlice& st
     b.host_offloaded += per_mb * (in_flight - 1);
     kept = per_mb;
   }
-  b.activations = kept + (cfg.recompute == Recompute::full ? one_layer_full : 0);
-  if (st.has_head) b.logits = head_work(m, cfg.micro_batch, cfg.seq_len, cfg.shape).logits_bytes;
+  // Full recompute re-creates a layer's (uniform: a group's) activations during its backward.
+  double recomputing = 0;
+  if (rc.granularity == Recompute::full) recomputing = one_layer_full * std::max(1, rc.block_method ? 1 : rc.full_layers);
+  b.activations = kept + recomputing;
+  for (const StageSlice& st : chunks)
+    if (st.has_head) b.logits = head_work(m, ls).saved_all() * (1 + (st.has_mtp && cfg.mtp ? m.mtp_layers : 0));
   return b;
 }
 
@@ -87,14 +115,15 @@ InferenceMemory inference_memory_per_gpu(const ModelSpec& m, int sequences, int 
   InferenceMemory r;
   // Weights of the largest stage: ceil(layers / pp) layers, embedding and head counted on it.
   const int layers = (m.layers + pp - 1) / pp;
-  StageSlice st{0, layers, true, true};
-  const StageParams p = stage_params(m, st, s);
-  r.weights = param_bytes * (p.dense + p.expert);
+  const auto [dense, expert] = chunk_params(m, {StageSlice{0, layers, true, true, false}}, s, false);
+  r.weights = param_bytes * (dense + expert);
   const auto& a = m.attention;
   const double per_token_layer = a.kind == AttentionKind::gqa
                                      ? 2.0 * std::max(1.0, static_cast<double>(a.kv_heads) / s.tp) * a.head_dim
                                      : static_cast<double>(a.kv_lora_rank) + a.qk_rope_head_dim;
-  r.kv_cache = kv_bytes * per_token_layer * layers * static_cast<double>(sequences) * context / s.cp;
+  int attention_layers = 0;
+  for (int l = 0; l < layers; ++l) attention_layers += m.layer_type(l).attention != LayerType::no_attention ? 1 : 0;
+  r.kv_cache = kv_bytes * per_token_layer * attention_layers * static_cast<double>(sequences) * context / s.cp;
   return r;
 }
 

@@ -1,38 +1,49 @@
 #pragma once
-// Memory per GPU for training (weights, gradients, optimizer states with the ZeRO stage, activations
-// with the recompute mode, the LM head's logits) and for inference (weights and KV cache). Bytes.
-// Parameter split: attention projections, dense FFNs, shared experts and the LM head are divided over
-// TP; routed experts over EP x TP; norms, the router and MLA's down-projections are replicated over
-// TP. ZeRO shards over the data-parallel group of each parameter: DP x EP x CP for the dense part,
-// DP x CP for routed experts (each expert already lives on one EP rank).
+// Memory per GPU for training (weights, gradients, optimizer states with the ZeRO / FSDP stage, low-
+// precision weight copies, activations with the recompute plan, the LM head's logits) and for inference
+// (weights and KV cache). Bytes.
+// Parameter split: attention and Mamba projections, dense FFNs, shared experts and the LM head are
+// divided over TP; routed experts over EP x ETP; norms, the router, MLA's down-projections and LatentMoE's
+// projections are replicated over TP. The distributed optimizer (ZeRO-1) shards the optimizer states over
+// each parameter's data-parallel group: DP x CP for the dense part, EDP = TP x CP x DP / (EP x ETP) for
+// routed experts (Megatron's folding); ZeRO-2 shards the gradients too, ZeRO-3 (Megatron FSDP) the
+// weights as well; HSDP shards within groups of `shard_group` ranks and replicates across them.
+#include <vector>
+
 #include "models/workload/layer_work.hpp"
 #include "models/workload/model_spec.hpp"
 
 namespace racksim {
 
-// Which layers one pipeline stage holds.
+// Which layers one pipeline chunk (a virtual stage) holds; a GPU holds vp chunks.
 struct StageSlice {
   int first_layer = 0;
   int layers = 0;
   bool has_embedding = false;
-  bool has_head = false;   // the LM head and the final norm (a copy of the embedding when tied)
+  bool has_head = false;   // the final norm and the LM head (a copy of the embedding when tied)
+  bool has_mtp = false;    // the multi-token-prediction modules (last chunk)
 };
 
 struct TrainingMemoryConfig {
-  ParallelShape shape;            // tp, ep, cp
-  int dp = 1;
+  ParallelShape shape;            // tp, cp, ep, etp
+  int dp = 1;                     // attention data parallelism (GPUs = TP x CP x PP x DP)
   int micro_batch = 1;
   int seq_len = 0;
-  int zero_stage = 1;             // 0: nothing sharded; 1: optimizer; 2: + gradients; 3: + weights (FSDP)
-  Recompute recompute = Recompute::none;
+  int zero_stage = 1;             // 0: nothing sharded; 1: optimizer (distributed optimizer); 2: + gradients; 3: + weights
+  int shard_group = 0;            // ZeRO-3 only: shard within groups of this many DP x CP ranks (HSDP); 0: all
+  RecomputePlan recompute;
   double param_bytes = 2;         // bf16 weights
-  double grad_bytes = 4;          // fp32 gradient accumulation (Megatron's default for bf16)
+  double grad_bytes = 4;          // fp32 gradient accumulation (Megatron's default)
   double optimizer_bytes = 12;    // Adam: fp32 master weights + m + v
+  double weight_copy_bytes = 0;   // the precision recipe's low-precision weight copies
+  double saved_input_bytes = 2;   // the precision recipe's saved GEMM inputs
   double imbalance = 1;           // MoE tokens on the busiest EP rank / mean
+  bool mtp = true;                // train the model's MTP modules (if it has any)
   double micro_batches_in_flight = 1;  // activations alive at the peak (1F1B stage s: min(m, p - s))
   double interleave_factor = 1;   // interleaved 1F1B keeps 1 + (p - 1)/(p v) times more
-  bool offload_optimizer = false; // optimizer states live in the Grace LPDDR (C2C), not HBM
-  bool offload_activations = false;  // in-flight activations beyond one micro-batch live in LPDDR
+  bool offload_optimizer = false; // optimizer states live in host memory (Grace LPDDR over C2C)
+  bool offload_activations = false;  // in-flight activations beyond one micro-batch live in host memory
+  int edp() const { return shape.tp * shape.cp * dp / (shape.ep * shape.etp); }
 };
 
 struct MemoryBreakdown {
@@ -43,9 +54,18 @@ struct MemoryBreakdown {
   double total() const { return weights + grads + optimizer + activations + logits; }
 };
 
-MemoryBreakdown training_memory_per_gpu(const ModelSpec& model, const StageSlice& stage, const TrainingMemoryConfig& config);
+// The GPU holding `chunks` (its pipeline chunks; one without virtual pipelining).
+MemoryBreakdown training_memory_per_gpu(const ModelSpec& model, const std::vector<StageSlice>& chunks,
+                                        const TrainingMemoryConfig& config);
+inline MemoryBreakdown training_memory_per_gpu(const ModelSpec& model, const StageSlice& stage, const TrainingMemoryConfig& config) {
+  return training_memory_per_gpu(model, std::vector<StageSlice>{stage}, config);
+}
 
-// Inference: bf16 weights (param_bytes each) split over TP and PP (experts over EP x TP) plus the KV
+// Parameters on one GPU holding `chunks`, before sharding: (dense, routed experts).
+std::pair<double, double> chunk_params(const ModelSpec& model, const std::vector<StageSlice>& chunks, const ParallelShape& shape,
+                                       bool mtp);
+
+// Inference: bf16 weights (param_bytes each) split over TP and PP (experts over EP x ETP) plus the KV
 // cache of `sequences` sequences of `context` tokens (GQA: K/V heads split over TP; MLA: the latent
 // cache is replicated on every TP rank).
 struct InferenceMemory {

@@ -1,8 +1,8 @@
 #!/usr/bin/python3
-"""Executes notebooks/layouts.ipynb headless (the planner for capacity planners, through racksim.plan);
-fails if the committed notebook carries outputs, if nbconvert fails (a cell raised, including the
-notebook's own asserts: self-check 6, EP slower across racks, step time falling with racks), or if the
-executed notebook lacks the self-check's 'ok' line."""
+"""Executes notebooks/layouts.ipynb headless (the planner for capacity planners, through racksim.plan and
+racksim.validate_training); fails if the committed notebook carries outputs, if nbconvert fails (a cell
+raised, including the notebook's own asserts: published runs within the in-sample error, DeepSeek-V3's EP
+inside the NVLink domain, self-check 6), or if the executed notebook lacks the self-check's 'ok' line."""
 import json
 import os
 import subprocess
@@ -59,5 +59,5 @@ with tempfile.TemporaryDirectory() as tmp:
         check(not errors, "no cell raised")
         check("self-check 6: ok" in texts, "self-check 6 passed inside the notebook")
         figures = sum(1 for c in executed["cells"] for o in c.get("outputs", []) if "image/png" in o.get("data", {}))
-        check(figures == 2, f"two figures drawn (step time vs racks, system comparison): {figures}")
+        check(figures == 2, f"two figures drawn (predicted vs published, system comparison): {figures}")
 finish()

@@ -1,6 +1,7 @@
 """racksim.plan() from Python: exactly the dict `racksim plan --format json` prints for the same request,
-the DataFrame built from it, the self-check-6 layout (4 racks, TP x EP = 64, DP = 4: TP and EP inside
-a rack, DP across racks), and bad input as racksim.InputError."""
+the DataFrame built from it, the self-check-6 layout (4 racks, TP x EP = 64 with 4 expert replicas: TP
+and EP inside a rack, the data-parallel traffic across racks), a published layout pinned with every
+Megatron option, racksim.validate_training, and bad input as racksim.InputError."""
 import json
 import os
 import subprocess
@@ -27,10 +28,21 @@ CASES = [
      dict(racks=1, model="llama-3.1-70b", global_batch=512, seq_len=4096, top=4, engine_top=1)),
     (["--system", "gb200-nvl72", "--racks", "2", "--model", "deepseek-v3", "--global-batch", "1024", "--seq-len",
       "4096", "--top", "3", "--engine-top", "0", "--compare", "gb300-nvl72", "--zero", "1", "--schedule", "1f1b",
-      "--dtype", "fp8", "--moe-imbalance", "1.5", "--grad-dtype", "bf16", "--no-failures"],
+      "--precision", "mxfp8", "--moe-imbalance", "1.5", "--grad-dtype", "bf16", "--no-failures", "--pp", "8"],
      dict(system="gb200-nvl72", racks=2, model="deepseek-v3", global_batch=1024, seq_len=4096, top=3,
-          engine_top=0, compare=["gb300-nvl72"], zero=1, schedule="1f1b", dtype="fp8", moe_imbalance=1.5,
-          grad_dtype="bf16", failures=False)),
+          engine_top=0, compare=["gb300-nvl72"], zero=1, schedule="1f1b", precision="mxfp8", moe_imbalance=1.5,
+          grad_dtype="bf16", failures=False, pp=8)),
+    # NVIDIA's DeepSeek-V3 B200 MXFP8 recipe (calibrate/training/published_training_throughput.json, NeMo 26.04.01),
+    # every degree pinned
+    (["--system", "hgx-b200", "--racks", "32", "--model", "deepseek-v3", "--global-batch", "4096", "--seq-len", "4096",
+      "--gpus", "256", "--tp", "1", "--cp", "1", "--pp", "8", "--dp", "32", "--ep", "32", "--etp", "1", "--vp", "2",
+      "--micro-batch", "1", "--precision", "mxfp8", "--recompute", "selective:mla_up_proj,mlp", "--force-balanced",
+      "--moe-dispatcher", "deepep", "--ep-overlap", "--zero", "1", "--offload", "none", "--top", "1", "--engine-top", "0",
+      "--compare", "none", "--no-failures"],
+     dict(system="hgx-b200", racks=32, model="deepseek-v3", global_batch=4096, seq_len=4096, gpus=256, tp=1, cp=1, pp=8,
+          dp=32, ep=32, etp=1, vp=2, micro_batch=1, precision="mxfp8", recompute="selective:mla_up_proj,mlp",
+          force_balanced=True, moe_dispatcher="deepep", ep_overlap=True, zero=1, offload="none", top=1, engine_top=0,
+          compare=None, failures=False)),
 ]
 
 
@@ -49,8 +61,10 @@ def test_plan_equals_cli_json(cli_args, kwargs):
         for c in l["communication"]:
             assert df.loc[rank, c["kind"] + "_domains"] == c["nvlink_domains"]
         assert df.loc[rank, "memory_GB"] == l["memory_GB"]["total"]
-        assert df.loc[rank, "tp"] * df.loc[rank, "ep"] * df.loc[rank, "cp"] * df.loc[rank, "pp"] * \
-            df.loc[rank, "dp"] == df.loc[rank, "gpus"]
+        assert df.loc[rank, "tp"] * df.loc[rank, "cp"] * df.loc[rank, "pp"] * df.loc[rank, "dp"] == df.loc[rank, "gpus"]
+        # MoE layers fold EP x ETP x EDP into TP x CP x DP
+        assert df.loc[rank, "ep"] * df.loc[rank, "etp"] * df.loc[rank, "edp"] == \
+            df.loc[rank, "tp"] * df.loc[rank, "cp"] * df.loc[rank, "dp"]
 
 
 def test_compare_list_equals_string_and_none():
@@ -65,19 +79,32 @@ def test_compare_list_equals_string_and_none():
 
 
 def test_self_check_6():
-    df = racksim.plan(racks=4, model="deepseek-v3", global_batch=4096, seq_len=4096, tp_x_ep=64, dp=4, top=1,
+    # the course's DP = 4 replicas are Megatron's expert data parallelism (EDP) once EP folds into DP
+    df = racksim.plan(racks=4, model="deepseek-v3", global_batch=4096, seq_len=4096, tp_x_ep=64, edp=4, pp=1, top=1,
                       engine_top=0, compare=None, failures=False)
     best = df.iloc[0]
-    assert best["tp"] * best["ep"] == 64 and best["dp"] == 4 and best["gpus"] == 256
+    assert best["tp"] * best["ep"] == 64 and best["edp"] == 4 and best["gpus"] == 256
     plan = df.attrs["plan"]
     layout = plan["layouts"][0]
-    assert layout["device_mesh"]["dims"][0] == "dp"  # DeviceMesh (dp, ep, tp): DP outermost
-    assert best["dp_domains"] == 4  # DP crosses the 4 racks
+    assert "experts (edp=4, ep=" in layout["device_mesh"]["text"]  # expert replicas outermost, EP inside
+    assert best["dp_domains"] == 4  # the data-parallel gradient traffic crosses the 4 racks
     for kind in ("tp", "ep"):
         if best[kind] > 1:
             assert best[kind + "_domains"] == 1  # TP and EP stay inside one rack's NVLink domain
     assert plan["best"]["rank_map_text"] == [
         f"rack {r}: trays 0-15 -> ranks {64 * r}-{64 * r + 63}; trays 16-17 spare" for r in range(4)]
+
+
+def test_validate_training_in_sample():
+    rows = os.path.join(os.environ["RACKSIM_SOURCE_DIR"], "calibrate", "training", "published_training_throughput.json")
+    v = racksim.validate_training(rows, leave_one_model_out=False)
+    assert v["leave_one_model_out"] is False
+    assert len(v["rows"]) > 100
+    for r in v["rows"]:
+        assert r["predicted_tokens_per_s_per_gpu"] > 0
+        assert abs(r["error"] - (r["predicted_tokens_per_s_per_gpu"] / r["published_tokens_per_s_per_gpu"] - 1)) < 1e-4
+    df = racksim.training_frame(v)
+    assert len(df) == len(v["rows"]) and "error" in df.columns
 
 
 BAD = [
@@ -91,7 +118,11 @@ BAD = [
     (dict(recompute="half"), "half"),
     (dict(offload="disk"), "disk"),
     (dict(grad_dtype="fp16"), "fp16"),
-    (dict(dtype="fp4"), "fp4"),
+    (dict(precision="fp4"), "fp4"),
+    (dict(precision="mxfp8", system="hgx-h100"), "mxfp8"),  # MXFP8 needs Blackwell tensor cores
+    (dict(recompute="selective:attention"), "attention"),
+    (dict(moe_dispatcher="nccl"), "nccl"),
+    (dict(mesh_order="ep-outer"), "ep-outer"),
     (dict(compare=[1, 2]), "[1, 2]"),
     (dict(micro_batch=0), "micro_batch"),
 ]

@@ -13,10 +13,10 @@ Units are in the column names: *_s (seconds), *_GB (1e9 bytes), tokens_per_s (to
 """
 import _racksim
 
-__all__ = ["plan", "layouts_frame", "layout_row"]
+__all__ = ["plan", "layouts_frame", "layout_row", "validate_training", "training_frame"]
 
-_DEGREES = ("gpus", "tp", "ep", "cp", "pp", "dp", "micro_batch", "micro_batches", "schedule", "virtual_stages",
-            "zero_stage", "recompute", "offload_optimizer", "offload_activations")
+_DEGREES = ("gpus", "tp", "cp", "pp", "dp", "ep", "etp", "edp", "vp", "micro_batch", "micro_batches", "schedule",
+            "virtual_stages", "zero_stage", "fsdp", "recompute", "offload_optimizer", "offload_activations")
 _COMM_KINDS = ("tp", "ep", "cp", "pp", "dp")
 
 
@@ -31,7 +31,7 @@ def layout_row(layout):
     and, for ranked layouts, the engine-checked step time and the tray-failure figures."""
     row = {k: layout[k] for k in _DEGREES if k in layout}
     row["mesh"] = layout["device_mesh"]["text"]
-    for k in ("step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "mfu"):
+    for k in ("step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "mfu", "fits_in_memory"):
         row[k] = layout[k]
     for k, v in layout["breakdown_s"].items():
         row[k + "_s"] = v
@@ -75,13 +75,17 @@ def plan(*, system="gb200-nvl72", racks=None, model, global_batch, seq_len, top=
     model: a model preset id (models/workload/presets) or a model JSON path; global_batch: sequences per
     step; seq_len: tokens per sequence; top: layouts reported; engine_top: of those, how many the
     discrete-event engine re-prices (0: none, faster).
-    Other keyword options are those of `racksim plan`, with underscores: gpus, tp, ep, cp, pp, dp, tp_x_ep,
-    micro_batch (fix a degree), schedule ("auto", "1f1b", "interleaved"), zero ("auto" or 0-3),
-    recompute ("auto", "none", "selective", "full"), offload ("auto", "none", "optimizer", "activations",
-    "both"), dtype ("bf16", "fp8"), moe_imbalance (busiest EP rank / mean), tp_overlap and ep_overlap
-    (fractions 0-1 hidden behind compute), grad_dtype ("fp32", "bf16"), memory_reserve (HBM fraction kept
+    Other keyword options are those of `racksim plan`, with underscores: gpus, tp, cp, pp, dp (GPUs =
+    TP x CP x PP x DP), ep, etp, edp (the MoE layers fold EP x ETP x EDP into TP x CP x DP), vp (virtual
+    pipeline), tp_x_ep, micro_batch (fix a degree), mesh_order ("auto", "pp-outer", "dp-outer"), schedule
+    ("auto", "1f1b", "interleaved"), zero ("auto" or 0-3), fsdp (ZeRO-3 shard group: 0 = FSDP, N = HSDP),
+    recompute ("auto", "none", "selective", "full", "selective:layernorm,moe_act,...", "full:block:4"),
+    offload ("auto", "none", "optimizer", "activations", "both"), precision ("bf16", "fp8-ds", "fp8-cs",
+    "fp8-block", "mxfp8", "nvfp4"), moe_imbalance (busiest EP rank / mean) or force_balanced=True,
+    moe_dispatcher ("alltoall", "deepep", "hybridep"), ep_overlap (the recipe overlaps the all-to-all),
+    mtp (train multi-token prediction), grad_dtype ("fp32", "bf16"), memory_reserve (HBM fraction kept
     free), compare (system ids as "a,b", a list, or None), failures (False: skip the tray-failure
-    analysis), calibration ("default", "none" or a file).
+    analysis), calibration ("default", "none" or a file), compute_fit (a fitted compute file).
 
     Returns a pandas DataFrame of the ranked layouts (see layout_row for the columns, units in their
     names), indexed by rank; df.attrs["plan"] holds the planner's whole answer, the same dict as
@@ -93,3 +97,22 @@ def plan(*, system="gb200-nvl72", racks=None, model, global_batch, seq_len, top=
     result = _racksim.plan(system=system, racks=racks, model=model, global_batch=global_batch, seq_len=seq_len,
                            top=top, engine_top=engine_top, **options)
     return layouts_frame(result)
+
+
+def validate_training(rows, *, leave_one_model_out=True, layouts=False, calibration="default"):
+    """Every published training run of `rows` (a file like calibrate/training/published_training_throughput.json)
+    priced with its layout pinned: the dict of `racksim plan --validate ROWS --format json` ("rows" with
+    published and predicted tokens/s/GPU and the error, "overall" and per-group median and worst |error|,
+    "excluded" records with the reason, "layouts" with the planner's own best layout per job when
+    layouts=True). leave_one_model_out=False uses the shipped fit for every row (in-sample)."""
+    return _racksim.validate_training(rows, leave_one_model_out=leave_one_model_out, layouts=layouts,
+                                      calibration=calibration)
+
+
+def training_frame(validation):
+    """The "rows" of a validate_training dict as a DataFrame indexed by the record's position in the file."""
+    import pandas as pd
+
+    df = pd.DataFrame(validation["rows"]).set_index("index")
+    df.attrs["validation"] = validation
+    return df

@@ -1,4 +1,5 @@
-// Rank placement: ranks fill NVLink domains in tray order; mesh coordinates, groups and slow-link checks.
+// Rank placement: ranks fill NVLink domains in tray order; Megatron's rank order, the expert folding
+// (EP x ETP x EDP = TP x CP x DP inside each pipeline stage), groups and slow-link checks.
 #include <gtest/gtest.h>
 
 #include "models/collectives/rank_placement.hpp"
@@ -33,26 +34,55 @@ TEST(PlannerPlacement, FillsDomainsInTrayOrderLikePlaceRanks) {
   EXPECT_THROW(RankPlacement(g, 4, 73), InputError);
 }
 
-TEST(PlannerPlacement, MeshGroupsAndSlowLinks) {
-  const TopologyGraph g = graph_of("gb200-nvl72", 4);
-  const RankPlacement p(g, 4, 64);
+// Megatron's default order tp-cp-dp-pp: rank = ((pp x DP + dp) x CP + cp) x TP + tp; the expert view
+// folds i = (dp x CP + cp) x TP + tp into etp = i mod ETP, ep = i / ETP mod EP, edp = i / (ETP x EP).
+TEST(PlannerPlacement, MegatronOrderAndExpertFolding) {
   ParallelLayout l;
-  l.dp = 4, l.ep = 64;
-  l.order = {MeshDim::pp, MeshDim::cp, MeshDim::dp, MeshDim::ep, MeshDim::tp};  // DeviceMesh (dp, ep)
-  EXPECT_EQ(l.mesh(), "(dp=4, ep=64)");
-  EXPECT_EQ(RankPlacement::stride(l, MeshDim::ep), 1);
-  EXPECT_EQ(RankPlacement::stride(l, MeshDim::dp), 64);
-  EXPECT_EQ(RankPlacement::group_ranks(l, 5, {MeshDim::dp}), (std::vector<int>{5, 69, 133, 197}));
-  EXPECT_EQ(RankPlacement::coordinate(l, 133, MeshDim::dp), 2);
-  EXPECT_FALSE(p.crosses_domain(l, MeshDim::ep));
-  EXPECT_TRUE(p.crosses_domain(l, MeshDim::dp));
-  EXPECT_EQ(p.domains_spanned(p.worst_group_ranks(l, {MeshDim::dp})), 4);
-  // DeviceMesh (ep, dp): EP strides over the racks, every EP group spans all four
-  l.order = {MeshDim::pp, MeshDim::cp, MeshDim::ep, MeshDim::dp, MeshDim::tp};
+  l.tp = 2, l.pp = 2, l.dp = 8, l.ep = 4, l.etp = 2;  // 32 GPUs; EDP = 2 x 8 / (4 x 2) = 2
+  EXPECT_EQ(l.edp(), 2);
+  EXPECT_EQ(l.gpus(), 32);
+  EXPECT_EQ(l.mesh(), "(pp=2, dp=8, tp=2) experts (pp=2, edp=2, ep=4, etp=2)");
+  const RankCoords c = RankPlacement::coordinates(l, 27);  // pp 1, dp 5, tp 1
+  EXPECT_EQ(c.pp, 1);
+  EXPECT_EQ(c.dp, 5);
+  EXPECT_EQ(c.tp, 1);
+  EXPECT_EQ(c.etp, 1);  // i = 11: 11 mod 2
+  EXPECT_EQ(c.ep, 1);   // 11 / 2 mod 4
+  EXPECT_EQ(c.edp, 1);  // 11 / 8
+  EXPECT_EQ(RankPlacement::rank_of(l, 1, 5, 0, 1), 27);
+  const TopologyGraph g = graph_of("hgx-h100", 4);
+  const RankPlacement p(g, 4, 8);
+  // EP group of rank 0: the four consecutive TP pairs' first ranks; ETP = the TP pair; EDP strides by 8
+  const auto ep = p.all_groups(l, GroupKind::ep);
+  EXPECT_EQ(ep.front(), (std::vector<int>{0, 2, 4, 6}));
+  EXPECT_EQ(p.all_groups(l, GroupKind::etp).front(), (std::vector<int>{0, 1}));
+  EXPECT_EQ(p.all_groups(l, GroupKind::edp).front(), (std::vector<int>{0, 8}));
+  EXPECT_EQ(p.all_groups(l, GroupKind::dp).front(), (std::vector<int>{0, 2, 4, 6, 8, 10, 12, 14}));
+  EXPECT_EQ(p.all_groups(l, GroupKind::pp).front(), (std::vector<int>{0, 16}));
+  // 8 GPUs per node: EP (ranks 0-7) stays in node 0, the DP group spans nodes 0 and 1, PP 0 and 2
+  EXPECT_FALSE(p.crosses_domain(l, GroupKind::ep));
+  EXPECT_FALSE(p.crosses_domain(l, GroupKind::tp));
+  EXPECT_TRUE(p.crosses_domain(l, GroupKind::dp));
+  EXPECT_TRUE(p.crosses_domain(l, GroupKind::edp));
+  // EP = 16 with ETP = 1: each group is a whole stage, 16 ranks over two nodes
+  l.ep = 16, l.etp = 1;
   std::string why;
-  EXPECT_TRUE(p.crosses_domain(l, MeshDim::ep, &why));
+  EXPECT_TRUE(p.crosses_domain(l, GroupKind::ep, &why));
   EXPECT_NE(why.find("ep group of rank 0"), std::string::npos) << why;
-  EXPECT_FALSE(p.crosses_domain(l, MeshDim::dp));
+  EXPECT_EQ(p.domains_spanned(p.worst_group_ranks(l, GroupKind::ep)), 2);
+}
+
+TEST(PlannerPlacement, DpOutermostOrder) {
+  // tp-cp-pp-dp: rank = ((dp x PP + pp) x CP + cp) x TP + tp
+  ParallelLayout l;
+  l.tp = 2, l.pp = 2, l.dp = 2;
+  l.order = {MeshDim::dp, MeshDim::pp, MeshDim::cp, MeshDim::tp};
+  EXPECT_EQ(RankPlacement::rank_of(l, 1, 0, 0, 0), 2);
+  EXPECT_EQ(RankPlacement::rank_of(l, 0, 1, 0, 0), 4);
+  const TopologyGraph g = graph_of("hgx-h100", 1);
+  const RankPlacement p(g, 1, 8);
+  EXPECT_EQ(p.all_groups(l, GroupKind::pp).front(), (std::vector<int>{0, 2}));
+  EXPECT_EQ(p.all_groups(l, GroupKind::dp).front(), (std::vector<int>{0, 4}));
 }
 
 TEST(PlannerPlacement, WorstGroupIsTheOneStraddlingRacks) {
@@ -61,8 +91,7 @@ TEST(PlannerPlacement, WorstGroupIsTheOneStraddlingRacks) {
   const RankPlacement p(g, 2, 72);
   ParallelLayout l;
   l.pp = 3, l.dp = 48;
-  l.order = {MeshDim::pp, MeshDim::dp, MeshDim::ep, MeshDim::cp, MeshDim::tp};
-  const std::vector<int> w = p.worst_group_ranks(l, {MeshDim::dp});
+  const std::vector<int> w = p.worst_group_ranks(l, GroupKind::dp);
   EXPECT_EQ(w.front(), 48);
   EXPECT_EQ(w.back(), 95);
   EXPECT_EQ(p.domains_spanned(w), 2);

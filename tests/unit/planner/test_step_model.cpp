@@ -1,5 +1,6 @@
 // The step model's assembly checked in closed form with a fake collective model whose times are chosen
-// by the test: pipeline bubble, send/recv on fill and drain, TP/EP counts per layer, DP overlap.
+// by the test: pipeline bubble, send/recv per chunk boundary, TP/EP counts per layer, DP overlap, and
+// the features the compute fit works on.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -37,10 +38,19 @@ const char* kMoe = R"({"schema_version": 1, "id": "m4", "name": "m4", "source": 
   "attention": {"kind": "gqa", "heads": 16, "kv_heads": 8, "head_dim": 64},
   "moe": {"experts": 8, "top_k": 2, "expert_intermediate_size": 1024}})";
 
+// Parameters chosen by the test: collectives fully exposed, no pipeline overhead beyond the link.
+ComputeParams test_params() {
+  ComputeParams p = ComputeTable::shipped().params("blackwell");
+  p.tp_exposed = 1;
+  p.ep_exposed_overlapped = 0.25;
+  p.pp_transfer_overhead_s = 0;
+  return p;
+}
+
 struct Fixture {
   TopologyGraph graph{SystemCatalog::shipped().load("gb200-nvl72"), 1};
   ComputeTable table = ComputeTable::shipped();
-  SystemContext sys = make_system_context(graph, table.lookup("gb200-nvl72", "b200"));
+  SystemContext sys = make_system_context(graph, table.lookup("gb200-nvl72", "b200"), test_params());
   TrainingJob job;
   Fixture() {
     job.global_batch = 64;
@@ -62,35 +72,41 @@ TEST(StepModel, PipelineBubbleAndSendRecv) {
   FixedCost comm(1e-3);
   const StepEstimate a = estimate_step(m, f.job, f.sys, p, l, comm);
   ASSERT_EQ(a.stage_times.size(), 2u);
+  // the 32000-word LM head costs about two of these layers: the balanced split gives the last stage one
+  EXPECT_EQ(a.stage_layers, (std::vector<int>{3, 1}));
   const double t_max = *std::max_element(a.stage_times.begin(), a.stage_times.end());
-  // 1F1B: bubble = (p - 1) x mean stage time; send/recv exposed on fill and drain: 2 (p - 1) x 1 ms
-  EXPECT_DOUBLE_EQ(a.bubble_s, 1 * sum(a.stage_times) / 2);
-  EXPECT_DOUBLE_EQ(a.comm_exposed("pp"), 2 * 1 * 1e-3);
-  EXPECT_NEAR(a.step_s, 32 * t_max + a.bubble_s + a.comm_exposed("pp") + a.comm_exposed("dp") + a.optimizer_s + a.offload_s,
-              1e-12);
-  // interleaved with 2 chunks per GPU halves the bubble, same stage times
+  // 1F1B: bubble = (p - 1) x mean stage time; send/recv on the critical path: every micro-batch's forward
+  // and backward exchange plus fill and drain, 2 m + 2 (p - 1), 1 ms each
+  EXPECT_NEAR(a.bubble_s, 1 * sum(a.stage_times) / 2, 1e-12);
+  EXPECT_NEAR(a.comm_exposed("pp"), (2 * 32 + 2) * 1e-3, 1e-12);
+  EXPECT_NEAR(a.step_s, 32 * t_max + a.bubble_s + a.comm_exposed("pp") + a.comm_exposed("dp") + a.optimizer_s + a.offload_s, 1e-9);
+  // interleaved with VP = 2: four one-layer chunks, GPU 0 holding chunks 0 and 2; the bubble is
+  // (p - 1) x mean / VP and every micro-batch crosses two chunk boundaries each way
   l.schedule = PipelineSchedule::interleaved;
   l.virtual_stages = 2;
   const StepEstimate b = estimate_step(m, f.job, f.sys, p, l, comm);
-  EXPECT_DOUBLE_EQ(b.bubble_s, a.bubble_s / 2);
-  EXPECT_DOUBLE_EQ(b.stage_times[0], a.stage_times[0]);
+  EXPECT_NEAR(b.bubble_s, sum(b.stage_times) / 2 / 2, 1e-12);
+  EXPECT_NEAR(b.comm_exposed("pp"), (2 * 32 * 2 + 2) * 1e-3, 1e-12);
+  // the step is a Work whose time is the step
+  EXPECT_NEAR(f.sys.compute->time_s(b.work), b.step_s, 1e-12);
 }
 
-TEST(StepModel, TensorAndExpertCollectivesPerLayer) {
+TEST(StepModel, TensorAndFoldedExpertCollectivesPerLayer) {
   Fixture f;
-  f.job.moe_imbalance = 1.5;
   const ModelSpec m = model_from_json_text(kMoe, "m4");
   const RankPlacement p(f.graph, 1, 8);
   ParallelLayout l;
-  l.tp = 2, l.ep = 4;
+  l.tp = 2, l.dp = 4, l.ep = 8, l.etp = 1;  // 8 GPUs: EP folds over TP x DP, EDP = 1
   l.micro_batch = 2;
-  l.micro_batches = 8;  // 64 / (dp 1 x ep 4 x 2)
+  l.micro_batches = 8;  // 64 / (dp 4 x 2)
   FixedCost comm(1e-4);
   const StepEstimate e = estimate_step(m, f.job, f.sys, p, l, comm);
-  // TP: 2 (all-gather + reduce-scatter) pairs per layer in forward and again in backward, 4 layers, 8 micro-batches
-  const double tp = 8 * 4 * 2 * 2 * (2 * 1e-4);
-  // EP: dispatch + combine per MoE layer, forward and backward, times the imbalance
-  const double ep = 8 * 4 * 4 * 1.5 * 1e-4;
+  // TP: one sequence-parallel pair per layer around attention (the experts run on ETP = 1, no pair) and
+  // one before the LM head: forward all-gather + reduce-scatter, backward two all-gathers + a
+  // reduce-scatter: 5 x 0.1 ms each, 8 micro-batches
+  const double tp = 8 * (4 + 1) * 5 * 1e-4;
+  // EP: dispatch + combine per MoE layer, forward and backward
+  const double ep = 8 * 4 * 4 * 1e-4;
   double tp_total = 0, ep_total = 0;
   for (const auto& c : e.comm) {
     if (c.kind == "tp") tp_total = c.total_s;
@@ -98,18 +114,22 @@ TEST(StepModel, TensorAndExpertCollectivesPerLayer) {
   }
   EXPECT_NEAR(tp_total, tp, 1e-12);
   EXPECT_NEAR(ep_total, ep, 1e-12);
-  // no overlap asked: all of it is exposed
-  EXPECT_NEAR(e.comm_exposed("tp"), tp, 1e-12);
-  f.job.tp_overlap = 0.75;
-  f.job.ep_overlap = 1.0;
+  EXPECT_NEAR(e.comm_exposed("tp"), tp, 1e-12);  // tp_exposed = 1
+  EXPECT_NEAR(e.comm_exposed("ep"), ep, 1e-12);  // not overlapped by the recipe
+  f.job.ep_overlap = true;
   const StepEstimate o = estimate_step(m, f.job, f.sys, p, l, comm);
-  EXPECT_NEAR(o.comm_exposed("tp"), tp / 4, 1e-12);
-  EXPECT_NEAR(o.comm_exposed("ep"), 0, 1e-12);
-  // full recompute repeats the forward's collectives
-  l.recompute = Recompute::full;
-  f.job.tp_overlap = 0;
+  EXPECT_NEAR(o.comm_exposed("ep"), ep * 0.25, 1e-12);
+  // full recompute repeats the layers' forward collectives (not the head's): TP 2 of 5 more, EP 2 of 4
+  f.job.ep_overlap = false;
+  l.recompute = parse_recompute("full", "test");
   const StepEstimate r = estimate_step(m, f.job, f.sys, p, l, comm);
-  EXPECT_NEAR(r.comm_exposed("tp"), tp * 1.5, 1e-12);
+  EXPECT_NEAR(r.comm_exposed("tp"), tp + 8 * 4 * 2 * 1e-4, 1e-12);
+  EXPECT_NEAR(r.comm_exposed("ep"), ep * 6 / 4, 1e-12);
+  // selective recompute of module moe repeats only the dispatch
+  l.recompute = parse_recompute("selective:moe", "test");
+  const StepEstimate s = estimate_step(m, f.job, f.sys, p, l, comm);
+  EXPECT_NEAR(s.comm_exposed("ep"), ep * 5 / 4, 1e-12);
+  EXPECT_GT(s.recompute_s, 0);
 }
 
 TEST(StepModel, DataParallelOverlapWindow) {
@@ -134,6 +154,28 @@ TEST(StepModel, DataParallelOverlapWindow) {
   EXPECT_NEAR(z.comm_exposed("dp"), 8 * (300 - z.stage_times[0]), 1e-6);
 }
 
+TEST(StepModel, PrecisionRecipesRunAtTheirTensorCoreRate) {
+  Fixture f;
+  const ModelSpec m = model_from_json_text(kDense, "d4");
+  const RankPlacement p(f.graph, 1, 1);
+  ParallelLayout l;
+  l.micro_batches = 64;
+  FixedCost comm(0);
+  const StepEstimate bf16 = estimate_step(m, f.job, f.sys, p, l, comm);
+  f.job.precision = f.table.precision("mxfp8");
+  const StepEstimate mx = estimate_step(m, f.job, f.sys, p, l, comm);
+  // the layer GEMMs move to the fp8 feature (the LM head stays bf16); quantisation adds HBM traffic
+  EXPECT_GT(bf16.work.x[kGemmBf16], 0);
+  EXPECT_EQ(bf16.work.x[kGemmFp8], 0);
+  EXPECT_GT(mx.work.x[kGemmFp8], 0);
+  EXPECT_LT(mx.work.x[kGemmBf16], bf16.work.x[kGemmBf16]);
+  EXPECT_GT(mx.work.x[kHbm], bf16.work.x[kHbm]);
+  // and cost at most half (the fp8 peak is twice bf16's on B200; small ones turn memory-bound)
+  EXPECT_LE(mx.work.x[kGemmFp8], (bf16.work.x[kGemmBf16] - mx.work.x[kGemmBf16]) / 2 * (1 + 1e-9));
+  // weights keep their MXFP8 copies: 2.0625 B per parameter more
+  EXPECT_NEAR(mx.memory.weights / bf16.memory.weights, (2 + 2.0625) / 2, 1e-9);
+}
+
 TEST(StepModel, LowerBoundNeverExceedsTheStep) {
   Fixture f;
   const ModelSpec m = model_from_json_text(kMoe, "m4");
@@ -141,8 +183,8 @@ TEST(StepModel, LowerBoundNeverExceedsTheStep) {
   FixedCost comm(1e-3);
   for (int pp : {1, 2}) {
     ParallelLayout l;
-    l.pp = pp, l.ep = 8 / pp;
-    l.micro_batches = 64 / l.ep;
+    l.pp = pp, l.dp = 8 / pp, l.ep = 8 / pp;
+    l.micro_batches = 64 / l.dp;
     l.schedule = pp > 1 ? PipelineSchedule::one_f_one_b : PipelineSchedule::none;
     const double bound = step_lower_bound(m, f.job, f.sys, l);
     EXPECT_GT(bound, 0);

@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/workload/compute_model.hpp"
 #include "models/workload/gpu_compute.hpp"
 #include "models/workload/memory_fit.hpp"
 #include "models/workload/model_catalog.hpp"
@@ -23,25 +24,28 @@ TEST(MemoryFit, TinyModelByHand) {
   cfg.dp = 2;
   cfg.seq_len = 16;
   cfg.zero_stage = 1;
-  const StageSlice all{0, 2, true, true};
+  const StageSlice all{0, 2, true, true, true};
   const MemoryBreakdown b = training_memory_per_gpu(m, all, cfg);
   // 1352 parameters (test_model_costs): bf16 weights 2 B, fp32 grads 4 B, Adam 12 B sharded over DP = 2
   EXPECT_DOUBLE_EQ(b.weights, 2704);
   EXPECT_DOUBLE_EQ(b.grads, 5408);
   EXPECT_DOUBLE_EQ(b.optimizer, 8112);
-  // activations per token per layer: x, norm(x), x2, norm(x2) = 4 x 8; q 8, k 4, v 4, out 8; gate, up,
-  // product 3 x 16: 104 elements = 208 B; x 16 tokens x 2 layers = 6656 B
-  EXPECT_DOUBLE_EQ(b.activations, 6656);
-  // fp32 logits: 16 tokens x 10 x 4 B
-  EXPECT_DOUBLE_EQ(b.logits, 640);
-  EXPECT_DOUBLE_EQ(b.total(), 23520);
+  // saved per token per layer (elements): attention block: its input 8, norm 8, q k v 16, attention output
+  // 8, softmax statistics 2 heads x 4 B; MLP block: input 8, norm 8, gate+up 32, product 16; at 2 B:
+  // (8 + 8 + 16 + 8) x 2 + 8 + (8 + 8 + 32 + 16) x 2 = 216 B; x 16 tokens x 2 layers = 6912 B
+  EXPECT_DOUBLE_EQ(b.activations, 6912);
+  // the head's norm output (16 x 8 x 2 B) and fp32 logits (16 tokens x 10 x 4 B)
+  EXPECT_DOUBLE_EQ(b.logits, 256 + 640);
+  EXPECT_DOUBLE_EQ(b.total(), 2704 + 5408 + 8112 + 6912 + 896);
 
-  cfg.recompute = Recompute::selective;  // drops norm(x), norm(x2), the SwiGLU product: 72 elements
-  EXPECT_DOUBLE_EQ(training_memory_per_gpu(m, all, cfg).activations, 2 * 16 * 72 * 2);
-  cfg.recompute = Recompute::full;       // keeps x (8) per layer, plus one layer's full set while recomputing
-  EXPECT_DOUBLE_EQ(training_memory_per_gpu(m, all, cfg).activations, 2 * 16 * 8 * 2 + 3328);
+  cfg.recompute = parse_recompute("selective", "test");  // drops both norms' outputs and the MLP's inner tensors
+  EXPECT_DOUBLE_EQ(training_memory_per_gpu(m, all, cfg).activations, 2 * 16 * (216 - 2 * 16 - 96));
+  cfg.recompute = parse_recompute("full", "test");       // keeps each layer's input, plus one layer's full set
+  EXPECT_DOUBLE_EQ(training_memory_per_gpu(m, all, cfg).activations, 2 * 16 * 8 * 2 + 3456);
+  cfg.recompute = parse_recompute("full:block:1", "test");  // only the first layer recomputed
+  EXPECT_DOUBLE_EQ(training_memory_per_gpu(m, all, cfg).activations, 16 * 8 * 2 + 3456 + 3456);
 
-  cfg.recompute = Recompute::none;
+  cfg.recompute = RecomputePlan{};
   cfg.zero_stage = 3;                    // everything sharded over DP = 2
   const MemoryBreakdown z3 = training_memory_per_gpu(m, all, cfg);
   EXPECT_DOUBLE_EQ(z3.weights, 1352);
@@ -51,11 +55,20 @@ TEST(MemoryFit, TinyModelByHand) {
 
   cfg.zero_stage = 1;
   cfg.micro_batches_in_flight = 3;       // 1F1B stage 0 with PP = 3
-  EXPECT_DOUBLE_EQ(training_memory_per_gpu(m, all, cfg).activations, 3 * 6656);
+  EXPECT_DOUBLE_EQ(training_memory_per_gpu(m, all, cfg).activations, 3 * 6912);
   cfg.offload_activations = true;        // two of the three go to host memory
   const MemoryBreakdown off = training_memory_per_gpu(m, all, cfg);
-  EXPECT_DOUBLE_EQ(off.activations, 6656);
-  EXPECT_DOUBLE_EQ(off.host_offloaded, 2 * 6656);
+  EXPECT_DOUBLE_EQ(off.activations, 6912);
+  EXPECT_DOUBLE_EQ(off.host_offloaded, 2 * 6912);
+  // FP8 recipes: weights keep their low-precision copies, saved GEMM inputs are 1 B
+  cfg.offload_activations = false;
+  cfg.micro_batches_in_flight = 1;
+  cfg.weight_copy_bytes = 2;
+  cfg.saved_input_bytes = 1;
+  const MemoryBreakdown fp8 = training_memory_per_gpu(m, all, cfg);
+  EXPECT_DOUBLE_EQ(fp8.weights, 4 * 1352);
+  // GEMM inputs per token per layer: attention norm 8, attention output 8, MLP norm 8, product 16
+  EXPECT_DOUBLE_EQ(fp8.activations, 6912 - 2 * 16 * (8 + 8 + 8 + 16));
 }
 
 TEST(MemoryFit, TinyModelTensorParallelByHand) {
@@ -63,13 +76,31 @@ TEST(MemoryFit, TinyModelTensorParallelByHand) {
   TrainingMemoryConfig cfg;
   cfg.shape.tp = 2;
   cfg.seq_len = 16;
-  const MemoryBreakdown b = training_memory_per_gpu(m, StageSlice{0, 2, true, true}, cfg);
+  const MemoryBreakdown b = training_memory_per_gpu(m, StageSlice{0, 2, true, true, true}, cfg);
   // per layer: attention norm 8 + 192/2 = 104, FFN norm 8 + 384/2 = 200; embedding 40; head 40 + norm 8
   EXPECT_DOUBLE_EQ(b.dense_params, 2 * 304 + 40 + 48);
-  // activations per token: 32 split over TP -> 16; q 4, k 4 and v 4 (one KV head, replicated), out 4,
-  // FFN 3 x 8: 56 elements x 2 B x 16 tokens x 2 layers
-  EXPECT_DOUBLE_EQ(b.activations, 56 * 2 * 16 * 2);
-  EXPECT_DOUBLE_EQ(b.logits, 16 * 5 * 4);
+  // per token: inputs and norms split over TP (4 x 8 / 2 = 16); q 4, k 4 and v 4 (one KV head,
+  // replicated), attention output 4, gate+up 16 and product 8: 56 elements x 2 B, plus one head's softmax
+  // statistics (4 B): 116 B x 16 tokens x 2 layers
+  EXPECT_DOUBLE_EQ(b.activations, 116 * 16 * 2);
+  EXPECT_DOUBLE_EQ(b.logits, 16 * 4 * 2 + 16 * 5 * 4);
+}
+
+TEST(MemoryFit, ExpertsFoldIntoTheDataParallelRanks) {
+  // A 4-layer MoE: routed experts split over EP x ETP, their optimizer states over EDP = TP x CP x DP / (EP x ETP)
+  const ModelSpec m = model_from_json_text(R"({"schema_version": 1, "id": "m", "name": "m", "source": "test",
+    "layers": 4, "hidden_size": 64, "vocab_size": 100, "attention": {"kind": "gqa", "heads": 4, "kv_heads": 4, "head_dim": 16},
+    "moe": {"experts": 16, "top_k": 2, "expert_intermediate_size": 32}})", "m");
+  TrainingMemoryConfig cfg;
+  cfg.seq_len = 64;
+  cfg.dp = 8;
+  cfg.shape.ep = 4;
+  EXPECT_EQ(cfg.edp(), 2);
+  const StageSlice all{0, 4, true, true, true};
+  const MemoryBreakdown b = training_memory_per_gpu(m, all, cfg);
+  const double experts = 4 * 16 * 3.0 * 64 * 32;  // layers x experts x 3 h f
+  EXPECT_DOUBLE_EQ(b.expert_params, experts / 4);
+  EXPECT_DOUBLE_EQ(b.optimizer, 12 * (b.dense_params / 8 + b.expert_params / 2));
 }
 
 TEST(MemoryFit, InferenceKvCache) {
@@ -78,29 +109,36 @@ TEST(MemoryFit, InferenceKvCache) {
   const InferenceMemory r = inference_memory_per_gpu(m, 1, 8192, ParallelShape{}, 1);
   EXPECT_DOUBLE_EQ(r.kv_cache, 1024.0 * 1024 * 1024);
   // TP = 8 splits the 8 KV heads
-  EXPECT_DOUBLE_EQ(inference_memory_per_gpu(m, 1, 8192, ParallelShape{8, 1, 1}, 1).kv_cache, 128.0 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(inference_memory_per_gpu(m, 1, 8192, ParallelShape{8, 1, 1, 1}, 1).kv_cache, 128.0 * 1024 * 1024);
 }
 
 TEST(GpuCompute, H200MatchesProbe) {
   const ComputeTable t = ComputeTable::shipped();
   const GpuCompute& h200 = t.lookup("h200-pcie", "h200");
-  // calibrate/data/h200-pcie-1gpu-2026-11-29/gemm_bf16.jsonl (cuBLAS bf16, TN, median of 20): the table
-  // reproduces the measured square products within 5 % from 2048 up (1024 is launch-bound).
-  const double hbm = 4.8e12;
+  const ComputeModel cm(h200, t.params(h200.generation), 4.8e12, 132);
+  // calibrate/data/h200-pcie-1gpu-2026-11-29/gemm_bf16.jsonl: the fit's probe points, within 7 %
   for (const auto& [n, measured] : std::vector<std::pair<double, double>>{{2048, 474.27}, {4096, 731.37}, {8192, 770.96}}) {
-    const Gemm g{"square", n, n, n, 1};
-    EXPECT_NEAR(g.flops() / h200.gemm_time_s(g, "bf16", hbm) / 1e12, measured, measured * 0.05) << n;
+    Work w;
+    cm.add_gemm(w, GemmShape{n, n, n, 1, false}, "bf16", 1);
+    EXPECT_NEAR(2 * n * n * n / cm.time_s(w) / 1e12, measured, measured * 0.07) << n;
   }
-  // a skinny product is HBM-bound: 8192 x 8192 by 8192 x 16 moves ~2 x 67 MB for 2.1 GFLOP
-  const Gemm skinny{"skinny", 8192, 16, 8192, 1};
-  EXPECT_NEAR(h200.gemm_time_s(skinny, "bf16", hbm), 2 * (8192.0 * 8192 + 2 * 8192 * 16) / (hbm * 0.9) + 12.8e-6, 1e-9);
   // tile quantisation: m = 300 runs as 384 rows (3 tiles of 128)
-  const Gemm ragged{"ragged", 300, 8192, 8192, 1}, padded{"padded", 384, 8192, 8192, 1};
-  EXPECT_DOUBLE_EQ(h200.gemm_time_s(ragged, "bf16"), h200.gemm_time_s(padded, "bf16"));
-  // the HGX B200 (1000 W) has its own GPU type; GB200's B200 (1200 W) another
-  EXPECT_EQ(t.lookup("hgx-b200", "b200-sxm").dtype("bf16").peak_dense_TFLOPs, 2250);
-  EXPECT_EQ(t.lookup("gb200-nvl72", "b200").dtype("bf16").peak_dense_TFLOPs, 2500);
-  EXPECT_THROW(t.lookup("x", "rtx9090"), InputError);
+  Work ragged, padded;
+  cm.add_gemm(ragged, GemmShape{300, 4096, 4096, 1, false}, "bf16", 1);
+  cm.add_gemm(padded, GemmShape{384, 4096, 4096, 1, false}, "bf16", 1);
+  EXPECT_DOUBLE_EQ(cm.time_s(ragged), cm.time_s(padded));
+  // a skinny product is memory-bound: it moves to the HBM feature
+  Work skinny;
+  cm.add_gemm(skinny, GemmShape{16, 8192, 8192, 1, false}, "bf16", 1);
+  EXPECT_EQ(skinny.x[kGemmBf16], 0);
+  EXPECT_NEAR(skinny.x[kHbm], 2 * (8192.0 * 8192 + 2 * 8192 * 16) / 4.8e12, 1e-15);
+  // peaks per GPU, and the generation whose fit applies
+  EXPECT_EQ(t.lookup("hgx-b200", "b200-sxm").peak_dense_TFLOPs.at("bf16"), 2250);
+  EXPECT_EQ(t.lookup("gb200-nvl72", "b200").peak_dense_TFLOPs.at("fp4"), 10000);
+  EXPECT_EQ(t.lookup("gb300-nvl72", "b300").generation, "blackwell-ultra");
+  EXPECT_EQ(t.params_origin("blackwell-ultra"), "blackwell (no rows of its own)");
+  EXPECT_THROW(h200.peak_Fps("fp4"), InputError);
+  EXPECT_THROW(t.precision("fp6"), InputError);
 }
 
 }  // namespace

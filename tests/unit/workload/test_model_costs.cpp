@@ -34,7 +34,8 @@ TEST(ModelCosts, TinyParamsByHand) {
 }
 
 // Published totals (model cards / papers named in each preset) within 2 %: what the counts leave out is
-// rounding in the published figure.
+// rounding in the published figure. Active counts within 3 %, with or without the embedding table (the
+// cards differ: Qwen3's and DeepSeek's count it, gpt-oss's does not).
 TEST(ModelCosts, PresetsMatchPublishedTotals) {
   const ModelCatalog catalog = ModelCatalog::shipped();
   const auto ids = catalog.ids();
@@ -46,7 +47,8 @@ TEST(ModelCosts, PresetsMatchPublishedTotals) {
     const ParamCounts c = count_params(m);
     EXPECT_NEAR(c.total / m.published_total_params, 1.0, 0.02) << id << " total " << c.total;
     if (m.published_active_params > 0) {
-      EXPECT_NEAR(c.active / m.published_active_params, 1.0, 0.03) << id << " active " << c.active;
+      const double with = c.active / m.published_active_params - 1, without = (c.active - c.embedding) / m.published_active_params - 1;
+      EXPECT_LT(std::min(std::fabs(with), std::fabs(without)), 0.03) << id << " active " << c.active;
     }
   }
 }

@@ -1,0 +1,14 @@
+#!/bin/sh
+# The one command that rebuilds the planner's compute parameters (calibrate/training/compute-fit.json)
+# from the published training runs in this directory and the H200 GEMM probes in calibrate/data, and
+# writes the report listing every run used and left out (fit-report.md). Deterministic: the same inputs
+# give byte-identical files (tests/validation/test_training_throughput.py checks it). Re-run it whenever
+# the collective model or its calibration changes: the fit prices every run's communication with it.
+#
+#   calibrate/training/fit.sh [path/to/racksim]     (default: $RACKSIM_BIN, else build/cli/racksim)
+set -eu
+cd "$(dirname "$0")/../.."
+BIN=${1:-${RACKSIM_BIN:-build/cli/racksim}}
+"$BIN" plan --fit calibrate/training/published_training_throughput.json \
+  --fit-out calibrate/training/compute-fit.json \
+  --fit-report calibrate/training/fit-report.md

@@ -1,0 +1,258 @@
+#include "models/planner/training_rows.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "sim/core/json_reader.hpp"
+
+namespace racksim {
+
+namespace {
+
+// The file's model names -> presets (models/workload/presets).
+const std::map<std::string, std::string> kModels{
+    {"DeepSeek-V3 671B", "deepseek-v3"},
+    {"GPT-OSS 120B", "gpt-oss-120b"},
+    {"Llama 3 8B", "llama-3-8b"},
+    {"Llama 3 70B", "llama-3-70b"},
+    {"Llama 3.1 8B", "llama-3.1-8b"},
+    {"Llama 3.1 70B", "llama-3.1-70b"},
+    {"Llama 3.1 405B", "llama-3.1-405b"},
+    {"Mixtral 8x22B", "mixtral-8x22b"},
+    {"Nemotron-4 340B", "nemotron-4-340b"},
+    {"Nemotron-H 8B", "nemotron-h-8b"},
+    {"Nemotron-H 47B", "nemotron-h-47b"},
+    {"Nemotron-H 56B", "nemotron-h-56b"},
+    {"Nemotron 3 Nano 30B-A3B (Nemotron-H family)", "nemotron-3-nano-30b-a3b"},
+    {"Nemotron 3 Super (Nemotron-H family)", "nemotron-3-super-120b-a12b"},
+    {"Nemotron 3.5 Lightning 30B-A3B (Nemotron-H family)", "nemotron-3.5-lightning-30b-a3b"},
+    {"Qwen3 30B-A3B", "qwen3-30b-a3b"},
+    {"Qwen3 235B-A22B", "qwen3-235b-a22b"},
+};
+
+// The file's systems -> topologies: 8-GPU DGX/HGX nodes joined by InfiniBand.
+const std::map<std::string, std::string> kSystems{{"H100", "hgx-h100"}, {"B200", "hgx-b200"}};
+
+// Normalised precisions -> recipes. Older NeMo rows print "FP8" without the scaling recipe: NeMo 2.0's
+// performance scripts default to per-tensor delayed scaling (the file's notes cite
+// scripts/performance/argument_parser.py), so they map to fp8-ds.
+std::string recipe_of(const std::string& p) {
+  if (p == "BF16") return "bf16";
+  if (p == "FP8-CS") return "fp8-cs";
+  if (p == "FP8-DS") return "fp8-ds";
+  if (p == "MXFP8") return "mxfp8";
+  if (p == "NVFP4") return "nvfp4";
+  if (p.rfind("FP8 (scaling recipe not printed)", 0) == 0 || p.rfind("FP8 (default recipe ds", 0) == 0) return "fp8-ds";
+  if (p.rfind("FP8-blockwise", 0) == 0 || p.rfind("FP8 blockwise", 0) == 0) return "fp8-block";
+  return "";
+}
+
+std::optional<int> int_or_null(JsonObjectReader& r, const std::string& key) {
+  const nlohmann::json& v = r.raw(key);
+  if (v.is_null()) return std::nullopt;
+  if (!v.is_number_integer() && !(v.is_number() && v.get<double>() == static_cast<double>(static_cast<long>(v.get<double>()))))
+    r.fail(key, json_excerpt(v), "an integer or null");
+  const long x = v.is_number_integer() ? v.get<long>() : static_cast<long>(v.get<double>());
+  if (x < 0 || x > 1000000) r.fail(key, json_excerpt(v), "an integer in [0, 1000000] or null");
+  return static_cast<int>(x);
+}
+
+std::optional<double> number_or_null(JsonObjectReader& r, const std::string& key) {
+  const nlohmann::json& v = r.raw(key);
+  if (v.is_null()) return std::nullopt;
+  if (!v.is_number() || !(v.get<double>() > 0)) r.fail(key, json_excerpt(v), "a number > 0 or null");
+  return v.get<double>();
+}
+
+std::string string_or_null(JsonObjectReader& r, const std::string& key) {
+  const nlohmann::json& v = r.raw(key);
+  if (v.is_null()) return "";
+  if (!v.is_string()) r.fail(key, json_excerpt(v), "a string or null");
+  return v.get<std::string>();
+}
+
+// Recompute as the matching recipe states it in the record's notes.
+std::optional<RecomputePlan> recompute_in(const std::string& notes) {
+  std::smatch m;
+  if (std::regex_search(notes, m, std::regex(R"(recompute_modules=\[([^\]]*)\])"))) {
+    std::string list = m[1];
+    list.erase(std::remove_if(list.begin(), list.end(), [](char ch) { return ch == '\'' || ch == ' '; }), list.end());
+    return parse_recompute("selective:" + list, "notes");
+  }
+  if (std::regex_search(notes, m, std::regex(R"(recompute_modules=([a-z_]{2,}(?:/[a-z_]{2,})+))"))) {
+    std::string list = m[1];
+    std::replace(list.begin(), list.end(), '/', ',');
+    return parse_recompute("selective:" + list, "notes");
+  }
+  if (std::regex_search(notes, m, std::regex(R"(recompute_num_layers=(\d+))"))) return parse_recompute("full:block:" + std::string(m[1]), "notes");
+  if (std::regex_search(notes, m, std::regex(R"(recompute_layers=(\d+))"))) {
+    if (std::string(m[1]) == "0") return RecomputePlan{};
+    return parse_recompute("full:block:" + std::string(m[1]), "notes");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<PublishedRun> load_published_runs(const std::string& path) {
+  const nlohmann::json doc = parse_json_file(path);
+  if (!doc.is_array()) throw InputError(path, "", json_excerpt(doc), "a JSON array of published runs");
+  std::vector<PublishedRun> runs;
+  std::vector<std::optional<int>> seq_given;
+  for (std::size_t i = 0; i < doc.size(); ++i) {
+    JsonObjectReader r = array_element(doc, i, path, "");
+    PublishedRun x;
+    x.index = static_cast<int>(i);
+    x.model_label = r.string("model");
+    r.raw("model_as_printed");
+    x.system_label = r.string("system");
+    r.raw("system_as_printed");
+    r.raw("precision");
+    x.precision_label = string_or_null(r, "precision_normalized");
+    const auto gpus = int_or_null(r, "num_gpus");
+    const auto gbs = int_or_null(r, "gbs");
+    const auto mbs = int_or_null(r, "mbs");
+    const auto seq = int_or_null(r, "seq_len");
+    const auto tp = int_or_null(r, "tp"), pp = int_or_null(r, "pp"), cp = int_or_null(r, "cp"), ep = int_or_null(r, "ep");
+    const auto vp = int_or_null(r, "vp"), etp = int_or_null(r, "etp"), fsdp = int_or_null(r, "fsdp");
+    int_or_null(r, "ga");
+    const auto tps = number_or_null(r, "tokens_per_sec_per_gpu");
+    number_or_null(r, "model_tflops_per_gpu");
+    const auto step = number_or_null(r, "step_time_s");
+    const auto total = number_or_null(r, "tokens_per_sec_total");
+    x.container = string_or_null(r, "container");
+    r.raw("framework");
+    x.record_type = r.one_of("record_type", {"published_throughput", "published_step_time", "recipe_layout_only"});
+    x.source = r.string("source");
+    x.source_repo = r.string("source_repo");
+    r.raw("source_file");
+    r.raw("source_commit");
+    const std::string notes = r.string("notes");
+    r.finish();
+
+    x.label = fmt::format("{} {} {} {} GPUs ({})", x.system_label, x.model_label, x.precision_label.empty() ? "(precision not stated)" : x.precision_label,
+                          gpus.value_or(0), x.container.empty() ? "release not named" : x.container);
+    auto exclude = [&](const std::string& why) {
+      if (x.excluded.empty()) x.excluded = why;
+    };
+    auto bad_layout = [&](const std::string& why) {
+      if (x.layout_problem.empty()) x.layout_problem = why;
+      exclude(why);
+    };
+    auto mit = kModels.find(x.model_label);
+    if (mit != kModels.end()) x.model = mit->second;
+    else exclude("model '" + x.model_label + "' has no preset");
+    auto sit = kSystems.find(x.system_label);
+    if (sit != kSystems.end()) x.system = sit->second;
+    else exclude("system '" + x.system_label + "' has no topology");
+    x.precision = recipe_of(x.precision_label);
+    if (x.precision.empty()) exclude(x.precision_label.empty() ? "precision not stated" : "precision '" + x.precision_label + "' not a recipe racksim knows");
+    if (!gpus || !gbs || !mbs || !tp || !pp || *gpus < 1 || *gbs < 1 || *mbs < 1 || *tp < 1 || *pp < 1)
+      bad_layout("layout incomplete (GPUs, batch, micro-batch, TP or PP missing)");
+    ParallelLayout& l = x.layout;
+    l.tp = tp.value_or(1), l.pp = pp.value_or(1), l.cp = std::max(1, cp.value_or(1));
+    x.gpus = gpus.value_or(0), x.global_batch = gbs.value_or(0), l.micro_batch = mbs.value_or(1);
+    l.ep = std::max(1, ep.value_or(1));
+    // ETP not printed: 1, what every record of the file that prints an ETP shows (Megatron-Bridge's MoE
+    // recipes set it; Megatron-Core alone would default to TP).
+    l.etp = etp ? std::max(1, *etp) : 1;
+    if (!etp && l.ep > 1) x.assumptions += "ETP not printed: 1, as in every record that prints it; ";
+    l.virtual_stages = std::max(1, vp.value_or(1));
+    const int mp = l.tp * l.cp * l.pp;
+    if (x.gpus > 0 && mp > 0 && x.gpus % mp == 0) {
+      l.dp = x.gpus / mp;
+      if ((l.tp * l.cp * l.dp) % (l.ep * l.etp) != 0)
+        bad_layout(fmt::format("EP x ETP = {} does not divide TP x CP x DP = {} (Megatron refuses it too)", l.ep * l.etp, l.tp * l.cp * l.dp));
+      if (x.global_batch % (l.dp * l.micro_batch) != 0)
+        bad_layout(fmt::format("global batch {} not a multiple of DP x micro-batch = {} (Megatron refuses it too)", x.global_batch, l.dp * l.micro_batch));
+      else l.micro_batches = x.global_batch / (l.dp * l.micro_batch);
+    } else {
+      bad_layout(fmt::format("TP x CP x PP = {} does not divide {} GPUs", mp, x.gpus));
+    }
+    l.schedule = l.pp == 1 ? PipelineSchedule::none : l.virtual_stages > 1 ? PipelineSchedule::interleaved : PipelineSchedule::one_f_one_b;
+    if (l.pp == 1) l.virtual_stages = 1;
+    if (fsdp && *fsdp > 0) {
+      l.zero_stage = 3;
+      l.shard_group = 0;
+    } else {
+      l.zero_stage = 1;  // Megatron's distributed optimizer, on in the performance recipes
+    }
+    if (const auto rc = recompute_in(notes)) {
+      l.recompute = *rc;
+      x.recompute_from_recipe = true;
+    }
+    std::smatch m;
+    if (std::regex_search(notes, m, std::regex(R"(moe_dispatcher=(\w+))"))) {
+      const std::string d = m[1];
+      x.dispatcher = d == "deepep" ? MoeDispatcher::deepep : d == "hybridep" ? MoeDispatcher::hybridep : MoeDispatcher::alltoall;
+    }
+    x.ep_overlap = notes.find("EP a2a overlap on") != std::string::npos;
+    // MTP: the Megatron-Bridge rows from 25.11 on label DeepSeek-V3 "(w/ MTP)" and their pipeline layouts
+    // place an MTP chunk ('m'); earlier releases did not train it.
+    x.mtp = notes.find("w/ MTP") != std::string::npos || std::regex_search(notes, std::regex(R"(pp_layout=[^;]*m)")) ||
+            (x.container.rfind("NeMo 26", 0) == 0 && x.model_label.find("DeepSeek") != std::string::npos);
+    if (notes.find("PROXY MODEL") != std::string::npos) exclude("a scaled-down proxy model (fewer layers than the published one)");
+    if (notes.find("does NOT match the perf recipe") != std::string::npos)
+      exclude("the printed layout contradicts the performance recipe of its release (what ran is uncertain)");
+    // What was measured.
+    if (tps) {
+      x.measured = true;
+      x.tokens_per_s_per_gpu = *tps;
+      x.derivation = "tokens/s/GPU as printed";
+    } else if (total && x.gpus > 0) {
+      x.measured = true;
+      x.tokens_per_s_per_gpu = *total / x.gpus;
+      x.derivation = "printed total tokens/s / GPUs";
+    } else if (step) {
+      x.measured = true;
+      x.derivation = "global batch x sequence / printed step time / GPUs";
+    }
+    if (x.record_type == "recipe_layout_only") exclude("a recipe layout without a measurement");
+    else if (!x.measured) exclude("no throughput or step time printed");
+    x.vp_printed = vp.has_value();
+    runs.push_back(x);
+    seq_given.push_back(seq);
+    if (!tps && !total && step) runs.back().tokens_per_s_per_gpu = -*step;  // resolved below once seq is known
+  }
+  // Sequence lengths the record leaves out: the one every other record of the model prints.
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    PublishedRun& x = runs[i];
+    // dgxc-benchmarking tables that print no VP for a pipelined layout: the VP the same benchmark's
+    // other tables print for that model, TP and PP, if there is exactly one.
+    if (!x.vp_printed && x.layout.pp > 1 && x.source_repo == "NVIDIA/dgxc-benchmarking") {
+      std::set<int> vps;
+      for (const auto& y : runs)
+        if (y.vp_printed && y.source_repo == x.source_repo && y.model_label == x.model_label && y.layout.tp == x.layout.tp &&
+            y.layout.pp == x.layout.pp)
+          vps.insert(y.layout.virtual_stages);
+      if (vps.size() == 1 && *vps.begin() > 1) {
+        x.layout.virtual_stages = *vps.begin();
+        x.layout.schedule = PipelineSchedule::interleaved;
+        x.assumptions += fmt::format("VP not printed: {}, as the benchmark's other tables for this model print; ", *vps.begin());
+      }
+    }
+    if (seq_given[i]) {
+      x.seq_len = *seq_given[i];
+    } else {
+      std::set<int> others;
+      for (std::size_t j = 0; j < runs.size(); ++j)
+        if (seq_given[j] && runs[j].model_label == x.model_label) others.insert(*seq_given[j]);
+      if (others.size() == 1) {
+        x.seq_len = *others.begin();
+        x.assumptions += fmt::format("sequence length not printed: {}, as every other record of this model; ", x.seq_len);
+      } else if (x.excluded.empty()) {
+        x.excluded = "sequence length not printed and not implied by the other records";
+      }
+    }
+    if (x.tokens_per_s_per_gpu < 0) {
+      const double step = -x.tokens_per_s_per_gpu;
+      x.tokens_per_s_per_gpu = x.seq_len > 0 && x.gpus > 0 ? static_cast<double>(x.global_batch) * x.seq_len / (step * x.gpus) : 0;
+    }
+  }
+  return runs;
+}
+
+}  // namespace racksim
