@@ -3,7 +3,15 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 PYTHONPATH_LINE := PYTHONPATH=$(CURDIR)/$(BUILD)/bindings:$(CURDIR)/bindings/python
 
-.PHONY: run test build deps configure python clean
+.PHONY: run test build deps configure python clean fuzz fuzz-build sanitize check-all
+
+# Checked builds, each in its own directory (docs/errors.md has what they found and how long they take):
+#   make sanitize   everything built with AddressSanitizer + UndefinedBehaviorSanitizer (gcc), whole suite
+#   make fuzz       libFuzzer harnesses of the loaders (clang-14), FUZZ_SECONDS each (default 60)
+#   make check-all  make test, then both (too long for make test's 20 minutes on 2 cores)
+SANITIZE_BUILD ?= build-sanitize
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 60
 
 deps:
 	@bash scripts/install-deps.sh
@@ -22,5 +30,24 @@ run: build
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 900
 
+sanitize:
+	@bash scripts/install-deps.sh
+	@cmake -S . -B $(SANITIZE_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRACKSIM_SANITIZE=ON \
+	  -DRACKSIM_BUILD_BENCH=OFF -DRACKSIM_BUILD_PROBES=OFF >/dev/null
+	@cmake --build $(SANITIZE_BUILD) -j $(JOBS)
+	@bash scripts/sanitize-tests.sh $(SANITIZE_BUILD) $(JOBS)
+
+fuzz-build:
+	@bash scripts/install-deps.sh fuzz
+	@cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1" -DCMAKE_CXX_COMPILER=clang++-14 \
+	  -DRACKSIM_FUZZ=ON -DRACKSIM_BUILD_TESTS=OFF -DRACKSIM_BUILD_BENCH=OFF -DRACKSIM_BUILD_PYTHON=OFF \
+	  -DRACKSIM_BUILD_PROBES=OFF >/dev/null
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzzers
+
+fuzz: fuzz-build
+	@bash scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+check-all: test sanitize fuzz
+
 clean:
-	rm -rf $(BUILD) out
+	rm -rf $(BUILD) $(SANITIZE_BUILD) $(FUZZ_BUILD) out

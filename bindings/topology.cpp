@@ -31,6 +31,8 @@ py::dict summary_dict(const SystemHandle& s) {
   d["nvlink_domains"] = t.nvlink_domains;
   d["gpus_per_nvlink_domain"] = t.gpus_per_domain;
   d["nvlink_aggregate_TBps"] = t.nvlink_aggregate_TBps;
+  d["hbm_per_gpu_marketed_GB"] = s.spec.gpu_types.front().hbm_marketed_GB;  // NVIDIA's figure
+  d["hbm_per_gpu_bytes"] = s.spec.gpu_types.front().hbm_capacity_bytes;    // as the driver reports it
   d["hbm_total_TB"] = t.hbm_total_TB;
   d["lpddr_total_TB"] = t.lpddr_total_TB;
   d["host_memory_total_TB"] = t.host_memory_total_TB;

@@ -7,6 +7,7 @@
 #include "sim/topo/system_catalog.hpp"
 #include "sim/topo/topology_graph.hpp"
 #include "sim/core/json_reader.hpp"
+#include "sim/core/units.hpp"
 
 namespace racksim::cli {
 
@@ -28,6 +29,9 @@ static void add_show_command(CLI::App& app, const GlobalOptions& global) {
     const int racks = racks_or_default(opts->racks, spec);
     const TopologyGraph graph(spec, racks);
     const TopologySummary s = graph.summary();
+    // HBM per GPU both ways (issue 16): NVIDIA's figure, and the bytes the driver reports, which is what
+    // memory fit and placement use.
+    const GpuType& gpu = spec.gpu_types.front();
     if (opts->format == "json") {
       nlohmann::json j{{"system", spec.id},
                        {"racks", s.racks},
@@ -41,6 +45,8 @@ static void add_show_command(CLI::App& app, const GlobalOptions& global) {
                        {"nvlink_domains", s.nvlink_domains},
                        {"gpus_per_nvlink_domain", s.gpus_per_domain},
                        {"nvlink_aggregate_TBps", round_significant(s.nvlink_aggregate_TBps)},
+                       {"hbm_per_gpu_marketed_GB", gpu.hbm_marketed_GB},
+                       {"hbm_per_gpu_bytes", gpu.hbm_capacity_bytes},
                        {"hbm_total_TB", round_significant(s.hbm_total_TB)},
                        {"lpddr_total_TB", round_significant(s.lpddr_total_TB)},
                        {"host_memory_total_TB", round_significant(s.host_memory_total_TB)}};
@@ -60,6 +66,10 @@ static void add_show_command(CLI::App& app, const GlobalOptions& global) {
     row("NVLink domains", fmt::format("{} of {} GPUs", s.nvlink_domains, s.gpus_per_domain));
     row("NICs", std::to_string(s.nics));
     row("NVLink aggregate", fmt::format("{:.1f} TB/s (both directions)", s.nvlink_aggregate_TBps));
+    row("HBM per GPU", fmt::format("{:g} GB as NVIDIA quotes it; {} B = {:.2f} GiB as the driver reports{}",
+                                   gpu.hbm_marketed_GB, gpu.hbm_capacity_bytes,
+                                   static_cast<double>(gpu.hbm_capacity_bytes) / units::kGiB,
+                                   gpu.integrated ? " (shared with the CPU)" : ""));
     row("HBM total", fmt::format("{:.2f} TB", s.hbm_total_TB));
     row("LPDDR total", fmt::format("{:.2f} TB", s.lpddr_total_TB));
     row("host memory total", fmt::format("{:.2f} TB", s.host_memory_total_TB));

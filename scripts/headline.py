@@ -18,6 +18,7 @@ import json
 import math
 import os
 import sys
+import tempfile
 import time
 
 import racksim
@@ -240,8 +241,35 @@ def figure(results, rows, path):
     plotting.layer_legends(ax2, configs, loc_configs="upper left", loc_layers="center right")
     fig.suptitle("All-reduce time on different machines (seed course, section 7, Fig 4), by racksim", fontsize=12)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, format="png")  # the path may be a temporary name without .png
     plt.close(fig)
+
+
+def write_outputs(out, doc, draw_png):
+    """out/headline.json and out/fig4_allreduce.png whole or not at all (issue 16): each is written to a
+    temporary name in `out`, and both are renamed into place only once both are written; on any error
+    the temporary files are removed and the old outputs, if any, stay as they were."""
+    targets = [os.path.join(out, "headline.json"), os.path.join(out, "fig4_allreduce.png")]
+    temps = []
+    try:
+        for target in targets:
+            fd, temp = tempfile.mkstemp(prefix="." + os.path.basename(target) + ".tmp-", dir=out)
+            os.close(fd)
+            temps.append(temp)
+        with open(temps[0], "w") as f:
+            json.dump(doc, f, indent=1, default=lambda o: o.item())  # numpy scalars from the sweep DataFrames
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        draw_png(temps[1])
+        for temp, target in zip(temps, targets):
+            os.chmod(temp, 0o644)
+            os.replace(temp, target)
+    finally:
+        for temp in temps:
+            if os.path.exists(temp):
+                os.unlink(temp)
+    return targets
 
 
 def main():
@@ -272,12 +300,7 @@ def main():
              "engine_calibrated": results[("sweep", i, "default")].to_dict("records")}
             for i, (label, system, gpus, algo, _) in enumerate(SWEEP_CONFIGS)],
     }
-    json_path = os.path.join(args.out, "headline.json")
-    with open(json_path, "w") as f:
-        json.dump(doc, f, indent=1, default=lambda o: o.item())  # numpy scalars from the sweep DataFrames
-        f.write("\n")
-    png = os.path.join(args.out, "fig4_allreduce.png")
-    figure(results, rows, png)
+    json_path, png = write_outputs(args.out, doc, lambda path: figure(results, rows, path))
     print(f"\nwrote {json_path} and {png} ({time.monotonic() - start:.0f} s)")
     return 0
 

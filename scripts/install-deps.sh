@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages racksim needs, and only those missing (apt-get runs only when one is).
 # Package list and versions: ../shared/TOOLCHAIN.md. Runs as root on Debian 12; non-root with sudo.
+# `install-deps.sh fuzz` adds clang-14 and its runtime libraries (libFuzzer, sanitizers) for make fuzz.
 set -euo pipefail
 packages=(
   cmake g++ make ninja-build pkg-config python3-dev
@@ -10,6 +11,9 @@ packages=(
   python3-numpy python3-matplotlib python3-pandas python3-pytest
   jupyter-nbconvert python3-nbclient python3-ipykernel
 )
+if [ "${1:-}" = "fuzz" ]; then
+  packages+=(clang-14 libclang-rt-14-dev)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

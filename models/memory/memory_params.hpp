@@ -47,8 +47,9 @@ struct TuningSettings {
 struct TrayAssumptions {
   // Memory of each CPU node held by the kernel, system services and other processes (grey in Fig 2).
   double os_reserved_GB_per_cpu_node = 8;
-  // HBM the driver keeps for itself per GPU. 0: the topology's hbm_capacity_GB is already what
-  // software sees (seed s2: "186 GB per GPU is what software sees").
+  // HBM the driver keeps for itself per GPU, beyond the topology's hbm_capacity_bytes (nvidia-smi's
+  // Total). 0: Total is taken as what software sees (seed s2); our H200 shows 616 MiB of it Reserved
+  // (cudaMemGetInfo's total is 0.4 % below nvidia-smi's), a figure not public for the other GPUs.
   double gpu_driver_reserved_GB = 0;
   // Whether a superchip's two GPUs share one NVLink-C2C (seed s4: "assume shared until the drill says
   // otherwise"); false gives each GPU the full per-direction C2C bandwidth.

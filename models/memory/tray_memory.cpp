@@ -80,7 +80,7 @@ TrayMemoryModel::TrayMemoryModel(const TopologySpec& spec, MemoryMode mode, Tuni
     n.host_cpu = cpu_index(tg.cpu);
     n.integrated = type.integrated;
     n.memory_kind = type.integrated ? nodes_[n.host_cpu].memory_kind : "HBM";
-    n.capacity_bytes = type.integrated ? 0 : gb_to_bytes(type.hbm_capacity_GB);
+    n.capacity_bytes = type.integrated ? 0 : type.hbm_capacity_bytes;  // as the driver reports it (issue 16)
     n.bandwidth_Bps = type.integrated ? nodes_[n.host_cpu].bandwidth_Bps : units::GBps_to_Bps(type.hbm_bandwidth_GBps);
     n.driver_reserved_bytes = std::min(n.capacity_bytes, gb_to_bytes(assumptions_.gpu_driver_reserved_GB));
     // The GPU's link to its CPU: a direct tray link, else any link from the GPU to some CPU.

@@ -22,7 +22,7 @@ SystemContext make_system_context(const TopologyGraph& graph, const GpuCompute& 
   s.system_id = spec.id;
   s.graph = &graph;
   const GpuType& type = spec.gpu_type(spec.tray.gpus.at(0).type);
-  s.hbm_bytes = type.hbm_capacity_GB * units::kGB;
+  s.hbm_bytes = static_cast<double>(type.hbm_capacity_bytes);  // as the driver reports it (issue 16)
   s.hbm_Bps = units::GBps_to_Bps(type.hbm_bandwidth_GBps);
   s.compute = std::make_shared<ComputeModel>(gpu, params, s.hbm_Bps, type.sm_count);
   // Host memory free for pinned offload buffers, as the memory model counts it (the tray's CPU memory

@@ -300,7 +300,7 @@ TopologySummary TopologyGraph::summary() const {
   }
   for (int gv : gpu_vertices_) {
     const auto& t = spec_.gpu_type(vertices_[gv].type);
-    if (!t.integrated) s.hbm_total_TB += t.hbm_capacity_GB * units::kGB / units::kTB;  // integrated: CPU memory
+    if (!t.integrated) s.hbm_total_TB += static_cast<double>(t.hbm_capacity_bytes) / units::kTB;  // integrated: CPU memory
   }
   for (int cv : cpu_vertices_) {
     const auto& t = spec_.cpu_type(vertices_[cv].type);

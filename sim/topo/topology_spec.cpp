@@ -4,6 +4,7 @@
 
 #include "sim/core/errors.hpp"
 #include "sim/core/json_reader.hpp"
+#include "sim/core/units.hpp"
 
 namespace racksim {
 
@@ -133,7 +134,13 @@ TopologySpec topology_from_json_text(const std::string& text, const std::string&
     t.id = r.string("id");
     claim_id(gpu_ids, t.id, r);
     t.name = r.string("name");
-    t.hbm_capacity_GB = r.number_in("hbm_capacity_GB", 1e-3, kMaxCapacity_GB);
+    if (r.has("hbm_capacity_GB"))
+      r.fail("hbm_capacity_GB", json_excerpt(r.raw("hbm_capacity_GB")),
+             "no such key since schema 1.1 of issue 16: hbm_capacity_bytes (what the driver reports, e.g. "
+             "nvidia-smi's 189471 MiB = 198674743296) and hbm_marketed_GB (NVIDIA's 186)");
+    t.hbm_capacity_bytes = static_cast<std::uint64_t>(
+        r.integer_in("hbm_capacity_bytes", 1 << 20, static_cast<long>(kMaxCapacity_GB * units::kGB)));
+    t.hbm_marketed_GB = r.number_in("hbm_marketed_GB", 1e-3, kMaxCapacity_GB);
     t.hbm_bandwidth_GBps = r.number_in("hbm_bandwidth_GBps", 1e-3, kMaxBandwidth_GBps);
     t.sm_count = static_cast<int>(r.integer_in("sm_count", 1, 100000));
     t.nvlink_ports = static_cast<int>(r.integer_in_or("nvlink_ports", 0, 1024, 0));
@@ -315,7 +322,7 @@ std::string topology_to_json_text(const TopologySpec& s) {
   j["description"] = s.description;
   j["references"] = s.references;
   for (const auto& t : s.gpu_types) {
-    json g{{"id", t.id}, {"name", t.name}, {"hbm_capacity_GB", t.hbm_capacity_GB},
+    json g{{"id", t.id}, {"name", t.name}, {"hbm_capacity_bytes", t.hbm_capacity_bytes}, {"hbm_marketed_GB", t.hbm_marketed_GB},
            {"hbm_bandwidth_GBps", t.hbm_bandwidth_GBps}, {"sm_count", t.sm_count}, {"source", t.source}};
     if (t.nvlink_ports) g["nvlink_ports"] = t.nvlink_ports;
     if (t.integrated) g["integrated"] = true;

@@ -3,6 +3,7 @@
 // documented in topologies/SCHEMA.md). Loading validates every value; to_json writes it back so that
 // load(to_json(spec)) == spec. The graph (topology_graph.hpp) instantiates it for R racks.
 #include <map>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,7 +19,11 @@ std::optional<LinkKind> link_kind_from_string(const std::string& text);
 
 struct GpuType {
   std::string id, name;
-  double hbm_capacity_GB = 0;     // usable HBM as software sees it (decimal GB)
+  // HBM as the driver reports it (nvidia-smi's FB Memory Total, MiB x 2^20): what memory fit and
+  // placement use. NVIDIA's "186 GB" is close to the GiB count (189471 MiB = 185.0 GiB = 198.7e9 B), so
+  // reading it as 10^9 bytes understated capacity by 5-7 % (issue 16).
+  std::uint64_t hbm_capacity_bytes = 0;
+  double hbm_marketed_GB = 0;     // NVIDIA's figure ("186 GB"), for display next to the bytes only
   double hbm_bandwidth_GBps = 0;
   int sm_count = 0;
   int nvlink_ports = 0;           // NVLink links per GPU (0: no NVLink)

@@ -9,6 +9,7 @@ import sys
 
 BIN = os.environ["RACKSIM_BIN"]
 GB = 10**9
+HBM = 189471 << 20  # a GB200 GPU's HBM as the driver reports it (topologies/gb200-nvl72.json; issue 16)
 failures = []
 
 
@@ -40,25 +41,26 @@ def test_place_self_check_1():
     for n in numa["nodes"]:
         for key in ("id", "kind", "capacity_bytes", "used_bytes"):
             check(key in n, f"node lacks {key}")
-    check(nodes["cpu0"]["capacity_bytes"] == 480 * GB and nodes["gpu0"]["capacity_bytes"] == 186 * GB, "capacities")
+    check(nodes["cpu0"]["capacity_bytes"] == 480 * GB and nodes["gpu0"]["capacity_bytes"] == HBM, "capacities")
     allocs = {a["name"]: a for a in numa["allocations"]}
     for a in numa["allocations"]:
         for key in ("name", "requested_bytes", "placed", "failed", "reason"):
             check(key in a, f"allocation lacks {key}")
-    # min_free = 163171 kB split by size (see tests/unit/memory/test_selfcheck1.cpp); OS reserve 8 GB.
-    min_free = 163171 * 1024
-    wm_grace, wm_gpu = min_free * 480 // 1704, min_free * 186 // 1704
+    # min_free = 165581 kB split by size (see tests/unit/memory/test_selfcheck1.cpp); OS reserve 8 GB.
+    min_free = 165581 * 1024
+    kernel = 960 * GB + 4 * HBM
+    wm_grace, wm_gpu = min_free * 480 * GB // kernel, min_free * HBM // kernel
     grace = 480 * GB - 8 * GB - wm_grace
     prep = allocs["prep"]
     check(prep["placed"].get("cpu0") == grace and prep["placed"].get("cpu1") == grace, f"prep on Grace: {prep['placed']}")
-    check(prep["placed"].get("gpu0") == 86 * GB - wm_gpu, f"prep on gpu0: {prep['placed']}")
+    check(prep["placed"].get("gpu0") == HBM - 100 * GB - wm_gpu, f"prep on gpu0: {prep['placed']}")
     check(prep["spilled_to_gpu_bytes"] == 1100 * GB - 2 * grace, "spill")
     check(prep["failed"] is False, "prep fails in NUMA mode")
     nxt = allocs["next"]
     check(nxt["failed"] is True and "cudaErrorMemoryAllocation" in nxt["reason"], f"next: {nxt}")
-    check(nodes["gpu0"]["nvidia_smi_used_bytes"] == 100 * GB and nodes["gpu0"]["nvidia_smi_free_bytes"] == 86 * GB,
+    check(nodes["gpu0"]["nvidia_smi_used_bytes"] == 100 * GB and nodes["gpu0"]["nvidia_smi_free_bytes"] == HBM - 100 * GB,
           "nvidia-smi view of gpu0")
-    check(numa["kubernetes"] == {"node_capacity_bytes": 1704 * GB, "hbm_counted": True, "pod_usage_bytes": 1300 * GB},
+    check(numa["kubernetes"] == {"node_capacity_bytes": kernel, "hbm_counted": True, "pod_usage_bytes": 1300 * GB},
           f"kubernetes NUMA: {numa['kubernetes']}")
     check(allocs["train0"]["init_on_alloc_zeroing_s"] == 5.0, "init_on_alloc zeroing of 100 GB at 20 GB/s")
 

@@ -13,7 +13,9 @@ BIN = os.environ["RACKSIM_BIN"]
 SOURCE = os.environ["RACKSIM_SOURCE_DIR"]
 BUILD = os.environ["RACKSIM_BUILD_DIR"]
 GUARD = os.environ["RACKSIM_FORK_GUARD"]
-GUARDED = dict(os.environ, LD_PRELOAD=GUARD, PYTHONPATH=f"{BUILD}/bindings:{SOURCE}/bindings/python", MPLBACKEND="Agg")
+PRELOADED = os.environ.get("LD_PRELOAD", "")  # libasan under make sanitize: it must stay first
+GUARDED = dict(os.environ, LD_PRELOAD=f"{PRELOADED} {GUARD}".strip(),
+               PYTHONPATH=f"{BUILD}/bindings:{SOURCE}/bindings/python", MPLBACKEND="Agg")
 
 PYTHON_THREADS = r'''
 import concurrent.futures, json, threading, time
@@ -60,7 +62,7 @@ def main():
     threaded = subprocess.run(["/usr/bin/python3", "-c", PYTHON_THREADS], capture_output=True, text=True,
                               env=GUARDED, timeout=300)
     reference = subprocess.run(["/usr/bin/python3", "-c", PYTHON_PLAIN], capture_output=True, text=True,
-                               env=dict(GUARDED, LD_PRELOAD=""), timeout=300)
+                               env=dict(GUARDED, LD_PRELOAD=PRELOADED), timeout=300)
     if threaded.returncode != 0:
         failures.append(f"Python with threads under the fork guard: exit {threaded.returncode}: {threaded.stderr.strip()[-500:]}")
     elif reference.returncode != 0:

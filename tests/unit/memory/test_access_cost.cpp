@@ -99,7 +99,7 @@ TEST(TuningChecklist, UntunedNumaTrayWarnsGuideCdmmTrayPasses) {
   EXPECT_EQ(ok, (std::vector<bool>{false, true, false, false, false, false, false, false, false}));
   EXPECT_DOUBLE_EQ(untuned[2].number, 5.0);        // s of zeroing per 100 GB cudaMalloc
   EXPECT_DOUBLE_EQ(untuned[3].number, 65536);      // 256 MB scan / 4 KiB pages per second
-  EXPECT_DOUBLE_EQ(untuned[4].number, 1704);       // GB MemTotal with HBM
+  EXPECT_DOUBLE_EQ(untuned[4].number, (960e9 + 4 * 189471.0 * (1 << 20)) / 1e9);  // GB MemTotal with HBM (driver bytes)
   // Page size effect: (t + 8.192 ms) / (t + 0.512 ms), t = 1 GiB / 450 GB/s.
   const double t = (1ULL << 30) / 450e9;
   EXPECT_NEAR(untuned[0].number, (t + 8.192e-3) / (t + 0.512e-3), 1e-9);
@@ -114,12 +114,13 @@ TEST(TuningChecklist, ThpOnA64KKernelRaisesTheReserveOntoGpuNodes) {
   t.page_size_bytes = 65536;
   t.thp_pmd = ThpSetting::always;
   const auto tray = gb200(MemoryMode::numa, t);
-  // 7 zones (2 Grace + DMA + 4 GPU nodes) x 11 x 512 MiB = 41.34 GB, under 5% of 1704 GB (85.2 GB).
+  // 7 zones (2 Grace + DMA + 4 GPU nodes) x 11 x 512 MiB = 41.34 GB, under 5% of 1754.7 GB (87.7 GB).
   EXPECT_EQ(tray.min_free_bytes(), 7ULL * 11 * (512ULL << 20));
   const auto items = tuning_checklist(tray);
   EXPECT_FALSE(items[1].ok);
-  // 4 x 186/1704 of it sits on GPU nodes.
-  EXPECT_NEAR(items[6].number, 7.0 * 11 * (512 << 20) * 744 / 1704 / 1e9, 1e-6);
+  // 4 GPU nodes' share of it, by size (HBM as the driver reports it: 189471 MiB each).
+  const double hbm = 189471.0 * (1 << 20), kernel = 960e9 + 4 * hbm;
+  EXPECT_NEAR(items[6].number, 7.0 * 11 * (512 << 20) * 4 * hbm / kernel / 1e9, 1e-6);
 }
 
 }  // namespace

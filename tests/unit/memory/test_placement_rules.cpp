@@ -9,6 +9,8 @@ namespace racksim::memory {
 namespace {
 
 constexpr std::uint64_t GB = 1000000000ULL;
+// A GB200 GPU's HBM as the driver reports it (nvidia-smi 189471 MiB; topologies/gb200-nvl72.json).
+constexpr std::uint64_t kHbm = 189471ULL << 20;
 
 struct Fixture {
   TrayMemoryModel tray;
@@ -80,9 +82,9 @@ TEST(PlacementRules, InterleaveSplitsEvenlyThenFallsBackAlongEachNodesZonelist) 
 
 TEST(PlacementRules, PreferredFallsBackFromThePreferredNode) {
   const auto f = place({"a:cpu:200GB:preferred=gpu3"});
-  EXPECT_EQ(f.at(0, "gpu3"), 186 * GB);
+  EXPECT_EQ(f.at(0, "gpu3"), kHbm);
   // gpu3's zonelist: cpu1 (its own Grace, 80 + 1 CPU penalty + 1 lower id) before the other GPUs (120).
-  EXPECT_EQ(f.at(0, "cpu1"), 14 * GB);
+  EXPECT_EQ(f.at(0, "cpu1"), 200 * GB - kHbm);
 }
 
 TEST(PlacementRules, OomKillerTakesTheLargestProcess) {
@@ -96,10 +98,10 @@ TEST(PlacementRules, OomKillerTakesTheLargestProcess) {
 
 TEST(PlacementRules, ManagedOversubscribesHbmIntoItsGrace) {
   const auto f = place({"m:managed:250GB:gpu1"}, MemoryMode::cdmm);
-  EXPECT_EQ(f.at(0, "gpu1"), 186 * GB);
-  EXPECT_EQ(f.at(0, "cpu0"), 64 * GB);  // gpu1 hangs off cpu0
-  EXPECT_EQ(f.res.allocations[0].evicted_to_host_bytes, 64 * GB);
-  EXPECT_EQ(f.res.nodes[f.node("gpu1")].driver_bytes, 186 * GB);  // nvidia-smi counts managed residency
+  EXPECT_EQ(f.at(0, "gpu1"), kHbm);
+  EXPECT_EQ(f.at(0, "cpu0"), 250 * GB - kHbm);  // gpu1 hangs off cpu0
+  EXPECT_EQ(f.res.allocations[0].evicted_to_host_bytes, 250 * GB - kHbm);
+  EXPECT_EQ(f.res.nodes[f.node("gpu1")].driver_bytes, kHbm);  // nvidia-smi counts managed residency
 }
 
 TEST(PlacementRules, PinnedStaysOnCpuNodesAndFailsRatherThanSpill) {
@@ -135,7 +137,7 @@ TEST(PlacementRules, IntegratedGpuCudaMallocTakesSystemMemory) {
 TEST(MinFree, Gh200With512MiBThpReproducesTheGuides17GB) {
   // seed s5: "THP makes khugepaged raise the free-memory reserve (17 GB observed in the guide)".
   // GH200 in NUMA mode, 64 KiB kernel, THP always: zones DMA + Normal (Grace) + the GPU node = 3;
-  // 3 x 11 x 512 MiB = 17 716 740 096 B (cap 5% of 576 GB = 28.8 GB not reached).
+  // 3 x 11 x 512 MiB = 17 716 740 096 B (cap 5% of 582 GB = 29.1 GB not reached).
   TuningSettings t = TuningSettings::untuned();
   t.page_size_bytes = 65536;
   t.thp_pmd = ThpSetting::always;
@@ -143,8 +145,11 @@ TEST(MinFree, Gh200With512MiBThpReproducesTheGuides17GB) {
   EXPECT_EQ(tray.zones_counted(), 3);
   EXPECT_EQ(tray.min_free_bytes(), 3ULL * 11 * (512ULL << 20));
   EXPECT_NEAR(tray.min_free_bytes() / 1e9, 17.7, 0.05);
-  // The reserve applies to the GPU node too (seed s5): 96/576 of it.
-  EXPECT_EQ(tray.node(tray.find_node("gpu0")).watermark_bytes, tray.min_free_bytes() * 96 / 576);
+  // The reserve applies to the GPU node too (seed s5), by size: the Grace gets 480 GB of 480 GB + the
+  // GPU's 97280 MiB as the driver reports it, the GPU node (the last) the rest.
+  const std::uint64_t gpu = 97280ULL << 20;
+  const auto grace = static_cast<std::uint64_t>(static_cast<unsigned __int128>(tray.min_free_bytes()) * (480 * GB) / (480 * GB + gpu));
+  EXPECT_EQ(tray.node(tray.find_node("gpu0")).watermark_bytes, tray.min_free_bytes() - grace);
   EXPECT_EQ(tray.node(tray.find_node("gpu0")).numa_id, 1);  // seed s2: GH200's GPU is node 1
 }
 
@@ -154,7 +159,7 @@ TEST(MinFree, GuideTuningKeepsTheKernelDefault) {
   const TrayMemoryModel tray(spec, MemoryMode::cdmm, TuningSettings::guide(probe.gpu_memory_bytes()), TrayAssumptions{});
   // 960 GB = 937 500 000 kB -> int_sqrt(16 x) = 122 474 kB; THP never: khugepaged does not raise it.
   EXPECT_EQ(tray.min_free_bytes(), 122474ULL * 1024);
-  EXPECT_EQ(tray.tuning().swap_bytes, 744 * GB / 4);
+  EXPECT_EQ(tray.tuning().swap_bytes, 4 * kHbm / 4);  // 1/4 of the tray's GPU memory (the guide)
 }
 
 TEST(NumaIds, GpuIdsFollowTheAssumptions) {

@@ -29,14 +29,19 @@ const std::vector<std::string> kScenario = {
     "prep:cpu:1100GB",  // first touch from cpu0
     "train_next:cuda:40GB:gpu0"};
 
-// Worked numbers, untuned kernel (4 KiB pages, THP madvise), NUMA mode:
-//   kernel memory = 2 x 480 GB + 4 x 186 GB = 1704 GB = 1 664 062 500 kB;
-//   min_free_kbytes = int_sqrt(16 x 1 664 062 500) = 163 171 kB (khugepaged's 7 zones x 11 x 2 MiB =
-//   157 696 kB is lower); split by size: Grace 163 171 x 1024 x 480/1704 = 47 066 790 B, GPU
-//   163 171 x 1024 x 186/1704 = 18 238 381 B.
-constexpr std::uint64_t kMinFreeNuma = 163171ULL * 1024;
-constexpr std::uint64_t kWmGraceNuma = kMinFreeNuma * 480 / 1704;
-constexpr std::uint64_t kWmGpuNuma = kMinFreeNuma * 186 / 1704;
+// Worked numbers, untuned kernel (4 KiB pages, THP madvise), NUMA mode, with each GPU's HBM as the driver
+// reports it (189471 MiB = 198 674 743 296 B; NVIDIA's "186 GB" read as 10^9 B was 6.8 % low, issue 16):
+//   kernel memory = 2 x 480 GB + 4 x 198 674 743 296 B = 1 754 698 973 184 B = 1 713 573 216 kB;
+//   min_free_kbytes = int_sqrt(16 x 1 713 573 216) = 165 581 kB (khugepaged's 7 zones x 11 x 2 MiB =
+//   157 696 kB is lower); split by size: Grace 165 581 x 1024 x 480e9 / 1 754 698 973 184 = 46 381 957 B,
+//   GPU 165 581 x 1024 x 198 674 743 296 / 1 754 698 973 184 = 19 197 757 B.
+constexpr std::uint64_t kHbm = 189471ULL << 20;
+constexpr std::uint64_t kKernelBytes = 2 * 480 * GB + 4 * kHbm;
+constexpr std::uint64_t kMinFreeNuma = 165581ULL * 1024;
+constexpr std::uint64_t kWmGraceNuma =
+    static_cast<std::uint64_t>(static_cast<unsigned __int128>(kMinFreeNuma) * (480 * GB) / kKernelBytes);
+constexpr std::uint64_t kWmGpuNuma = static_cast<std::uint64_t>(static_cast<unsigned __int128>(kMinFreeNuma) * kHbm / kKernelBytes);
+static_assert(kWmGraceNuma == 46381957 && kWmGpuNuma == 19197757);
 constexpr std::uint64_t kOs = 8 * GB;  // TrayAssumptions::os_reserved_GB_per_cpu_node
 
 TEST(SelfCheck1, NumaModeMinFreeAndWatermarks) {
@@ -58,7 +63,7 @@ TEST(SelfCheck1, NumaModeCpuJobSpillsOntoHbmAndNextCudaMallocFails) {
   const auto& prep = res.allocations[4];
   const int cpu0 = 0, cpu1 = 1, gpu0 = tray.find_node("gpu0"), gpu1 = tray.find_node("gpu1");
   const std::uint64_t grace_free = 480 * GB - kOs - kWmGraceNuma;
-  const std::uint64_t gpu0_free = 186 * GB - 100 * GB - kWmGpuNuma;
+  const std::uint64_t gpu0_free = kHbm - 100 * GB - kWmGpuNuma;
   EXPECT_FALSE(prep.failed());
   EXPECT_EQ(prep.placed.at(cpu0), grace_free);
   EXPECT_EQ(prep.placed.at(cpu1), grace_free);
@@ -81,7 +86,7 @@ TEST(SelfCheck1, NumaModeCpuJobSpillsOntoHbmAndNextCudaMallocFails) {
   EXPECT_EQ(res.nodes[gpu0].free_bytes, 0u);
   // Kubernetes: MemTotal includes HBM; the pod is charged for the CPU job and the HBM it cudaMalloc'd.
   EXPECT_TRUE(res.k8s_hbm_counted);
-  EXPECT_EQ(res.k8s_node_capacity_bytes, 1704 * GB);
+  EXPECT_EQ(res.k8s_node_capacity_bytes, kKernelBytes);
   EXPECT_EQ(res.k8s_pod_usage_bytes, 1100 * GB + 400 * GB);
 }
 

@@ -23,7 +23,8 @@ TEST(TopologyGraph, Gb200Nvl72RackTotalsMatchTheSeed) {
   EXPECT_EQ(s.gpu_nvlinks, 1296);
   EXPECT_EQ(s.nics, 72);
   EXPECT_NEAR(s.nvlink_aggregate_TBps, 129.6, 1e-9);
-  EXPECT_NEAR(s.hbm_total_TB, 72 * 0.186, 1e-9);
+  // HBM as the driver reports it (189471 MiB per GPU), not NVIDIA's "186 GB" read as 10^9 B (issue 16).
+  EXPECT_NEAR(s.hbm_total_TB, 72 * 189471.0 * 1048576 / 1e12, 1e-9);
   EXPECT_NEAR(s.lpddr_total_TB, 36 * 0.480, 1e-9);
 }
 

@@ -92,7 +92,7 @@ TEST(Systems, HgxH100MatchesItsSpecSheet) {
   EXPECT_EQ(s.gpu_nvlinks, 8 * 18);
   EXPECT_EQ(s.nics, 8);
   EXPECT_NEAR(s.nvlink_aggregate_TBps, 8 * 18 * 25e9 * 2 / 1e12, 1e-9);  // 7.2 TB/s
-  EXPECT_NEAR(s.hbm_total_TB, 8 * 0.080, 1e-12);
+  EXPECT_NEAR(s.hbm_total_TB, 8 * 81559.0 * 1048576 / 1e12, 1e-12);  // nvidia-smi's 81559 MiB per H100
   std::multiset<int> per_chip;
   for (int e : g.incident_edges(g.gpu_vertex(3))) per_chip.insert(g.edges()[e].links * (g.edges()[e].kind == LinkKind::nvlink));
   EXPECT_EQ(per_chip, (std::multiset<int>{0, 0, 4, 4, 5, 5}));  // 2 PCIe edges (host, NIC) + 5/4/4/5 NVLinks
