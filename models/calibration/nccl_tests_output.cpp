@@ -320,6 +320,7 @@ class Parser {
       return;
     }
     const auto tokens = split_ws(t);
+    if (tokens.empty()) return;  // only \v or \f: whitespace to split_ws, not to trim (found by fuzz_nccl_tests)
     if (all_digits(tokens[0])) {
       row(t, tokens, line_no);
       return;

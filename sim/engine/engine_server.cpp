@@ -13,7 +13,6 @@
 #include <mutex>
 #include <type_traits>
 
-#include "models/collectives/schedule_io.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/engine/engine_process.hpp"
 #include "sim/engine/result_wire.hpp"
@@ -78,6 +77,89 @@ class Reader {
   const std::string& in_;
   std::size_t pos_ = 0;
 };
+
+// Schedules travel as raw fields. Adding a field to Task, Schedule or CollectiveRequest changes their
+// sizes and stops the build here: encode it below (and in decode), then update the sizes.
+static_assert(sizeof(Task) == 96 && sizeof(Schedule) == 304 && sizeof(CollectiveRequest) == 184,
+              "a schedule struct changed: update encode_schedule/decode_schedule in engine_server.cpp");
+
+void put_schedule(Writer& w, const Schedule& s) {
+  const CollectiveRequest& q = s.request;
+  w.pod(static_cast<int>(q.op));
+  w.str(q.algorithm);
+  w.pod<std::uint64_t>(q.gpus.size());
+  for (int g : q.gpus) w.pod(g);
+  w.pod(q.bytes);
+  w.str(q.dtype);
+  w.pod(q.chunk_bytes);
+  w.pod(q.root);
+  w.str(q.inner_algorithm);
+  w.str(q.outer_algorithm);
+  w.str(s.algorithm);
+  w.pod(s.chunks);
+  w.pod<std::uint64_t>(s.phases.size());
+  for (const auto& p : s.phases) w.str(p);
+  w.str(s.note);
+  w.pod<std::uint64_t>(s.tasks.size());
+  const auto endpoint = [&](const Endpoint& e) {
+    w.pod(static_cast<std::uint8_t>(e.kind));
+    w.pod(e.index);
+  };
+  for (const Task& t : s.tasks) {
+    w.pod(t.id);
+    endpoint(t.src);
+    w.pod<std::uint64_t>(t.dsts.size());
+    for (const auto& d : t.dsts) endpoint(d);
+    w.pod(t.bytes);
+    w.pod(t.chunk);
+    w.pod(t.chunk_count);
+    w.pod<std::uint8_t>(t.reduce);
+    w.pod<std::uint64_t>(t.deps.size());
+    for (int d : t.deps) w.pod(d);
+    w.pod(t.phase);
+  }
+}
+
+Schedule get_schedule(Reader& rd) {
+  Schedule s;
+  CollectiveRequest& q = s.request;
+  q.op = static_cast<CollectiveOp>(rd.pod<int>());
+  q.algorithm = rd.str();
+  q.gpus.resize(rd.count());
+  for (int& g : q.gpus) g = rd.pod<int>();
+  q.bytes = rd.pod<std::uint64_t>();
+  q.dtype = rd.str();
+  q.chunk_bytes = rd.pod<std::uint64_t>();
+  q.root = rd.pod<int>();
+  q.inner_algorithm = rd.str();
+  q.outer_algorithm = rd.str();
+  s.algorithm = rd.str();
+  s.chunks = rd.pod<int>();
+  s.phases.resize(rd.count());
+  for (auto& p : s.phases) p = rd.str();
+  s.note = rd.str();
+  s.tasks.resize(rd.count());
+  const auto endpoint = [&] {
+    Endpoint e;
+    e.kind = static_cast<Endpoint::Kind>(rd.pod<std::uint8_t>());
+    e.index = rd.pod<int>();
+    return e;
+  };
+  for (Task& t : s.tasks) {
+    t.id = rd.pod<int>();
+    t.src = endpoint();
+    t.dsts.resize(rd.count());
+    for (auto& d : t.dsts) d = endpoint();
+    t.bytes = rd.pod<std::uint64_t>();
+    t.chunk = rd.pod<int>();
+    t.chunk_count = rd.pod<int>();
+    t.reduce = rd.pod<std::uint8_t>() != 0;
+    t.deps.resize(rd.count());
+    for (int& d : t.deps) d = rd.pod<int>();
+    t.phase = rd.pod<int>();
+  }
+  return s;
+}
 
 bool send_all(int fd, const char* data, std::size_t size) {
   while (size > 0) {
@@ -209,10 +291,8 @@ class ServerState {
           *graph_, calibration_from_json_text(r.calibration_json, "engine request (calibration)"), failures);
       key_ = std::move(key);
     }
-    std::vector<Schedule> schedules;
-    for (const auto& text : r.schedules_json) schedules.push_back(schedule_from_json_text(text, "engine request (schedule)"));
     std::vector<const Schedule*> pointers;
-    for (const auto& s : schedules) pointers.push_back(&s);
+    for (const auto& s : r.schedules) pointers.push_back(&s);
     switch (r.kind) {
       case EngineRequest::Kind::concurrent: return encode_run_results(simulation_->run_concurrent(pointers, r.options));
       case EngineRequest::Kind::after: return encode_run_results(simulation_->run_after(pointers, r.after, r.options));
@@ -246,8 +326,12 @@ std::string encode_engine_request(const EngineRequest& r) {
     w.pod<std::uint64_t>(a.size());
     for (int i : a) w.pod(i);
   }
-  w.pod<std::uint64_t>(r.schedules_json.size());
-  for (const auto& s : r.schedules_json) w.str(s);
+  const bool by_pointer = !r.schedule_ptrs.empty();
+  w.pod<std::uint64_t>(by_pointer ? r.schedule_ptrs.size() : r.schedules.size());
+  if (by_pointer)
+    for (const Schedule* s : r.schedule_ptrs) put_schedule(w, *s);
+  else
+    for (const Schedule& s : r.schedules) put_schedule(w, s);
   w.pod<std::uint64_t>(r.transfers.size());
   for (const auto& t : r.transfers) {
     w.str(t.src);
@@ -276,8 +360,8 @@ EngineRequest decode_engine_request(const std::string& bytes) {
     a.resize(rd.count());
     for (int& i : a) i = rd.pod<int>();
   }
-  r.schedules_json.resize(rd.count());
-  for (auto& s : r.schedules_json) s = rd.str();
+  r.schedules.resize(rd.count());
+  for (auto& s : r.schedules) s = get_schedule(rd);
   r.transfers.resize(rd.count());
   for (auto& t : r.transfers) {
     t.src = rd.str();
@@ -288,6 +372,17 @@ EngineRequest decode_engine_request(const std::string& bytes) {
   r.options.gpu_reduce_kernel = rd.pod<std::uint8_t>() != 0;
   r.jobs = rd.pod<int>();
   return r;
+}
+
+std::string encode_schedule(const Schedule& schedule) {
+  Writer w;
+  put_schedule(w, schedule);
+  return w.take();
+}
+
+Schedule decode_schedule(const std::string& bytes) {
+  Reader rd(bytes);
+  return get_schedule(rd);
 }
 
 std::vector<RunResult> run_on_engine_server(const EngineRequest& request) {

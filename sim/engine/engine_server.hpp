@@ -2,9 +2,10 @@
 // The engine server: how a multi-threaded process (a Jupyter kernel, Python threads, a threaded host
 // program) runs simulations without ever forking itself (engine_process.hpp says why it must not).
 //
-// The caller serialises what a Simulation needs through public, tested round trips (the topology spec,
-// the calibration and the schedules as their JSON, the failure items as their text) and sends it over a
-// pipe to `racksim-engine`, an executable started with posix_spawn (safe with threads: no atfork, no
+// The caller serialises what a Simulation needs (the topology spec and the calibration as their JSON,
+// the failure items as their text: public, tested round trips; the schedules in a binary encoding, 100x
+// cheaper than their JSON for a 10 000-task schedule, guarded by a static_assert on the structs' sizes and
+// a round-trip test against schedule_io) and sends it over a socket to `racksim-engine`, an executable started with posix_spawn (safe with threads: no atfork, no
 // copied locks). The server is single-threaded; it rebuilds the Simulation (kept while the next request
 // names the same system, racks, calibration and failures) and runs it the usual way: a forked engine
 // process per run. Results come back in the exact binary encoding of result_wire.hpp, so they are
@@ -29,7 +30,8 @@ struct EngineRequest {
   std::vector<std::string> failures;        // item texts
   std::string partition_mode = "full-bandwidth";
   std::vector<std::vector<int>> after;      // after: start dependencies (Simulation::run_after)
-  std::vector<std::string> schedules_json;  // concurrent, each
+  std::vector<Schedule> schedules;           // concurrent, after, each (decoded)
+  std::vector<const Schedule*> schedule_ptrs;  // the same when encoding (not copied)
   std::vector<DeviceTransfer> transfers;    // transfers
   RunOptions options;
   int jobs = 1;                             // each: engine processes at once
@@ -37,6 +39,9 @@ struct EngineRequest {
 
 std::string encode_engine_request(const EngineRequest& request);
 EngineRequest decode_engine_request(const std::string& bytes);
+// The binary encoding of one schedule (exposed for its round-trip test).
+std::string encode_schedule(const Schedule& schedule);
+Schedule decode_schedule(const std::string& bytes);
 
 // Sends the request to an engine server and returns the results (or re-throws its InputError /
 // SimulationError). SimulationError when no server can be started.

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "models/collectives/schedule_io.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/engine/dag_executor.hpp"
 #include "sim/engine/engine_process.hpp"
@@ -32,7 +31,7 @@ struct Simulation::Impl {
     r.calibration_json = calibration_to_json_text(calibration);
     for (const auto& item : failures.items) r.failures.push_back(item.text);
     r.partition_mode = to_string(failures.mode);
-    for (const Schedule* s : schedules) r.schedules_json.push_back(schedule_to_json_text(*s));
+    r.schedule_ptrs = schedules;  // encoded in binary by encode_engine_request (no copy here)
     r.options = options;
     return r;
   }

@@ -228,6 +228,14 @@ TEST(NcclTestsOutput, OutOfRangeNumbersAreInputErrors) {
             std::string::npos);
 }
 
+// Found by fuzz_nccl_tests: a line of only \v or \f survived trim() (which strips " \t\r\n") but split
+// into no tokens, and tokens[0] read past an empty vector.
+TEST(NcclTestsOutput, ALineOfOnlyVerticalWhitespaceIsSkipped) {
+  const auto runs = parse_nccl_tests_output(std::string(kHeader) + "\v\f\v\n" + kRow, "all_reduce_perf.log");
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].rows.size(), 1u);
+}
+
 TEST(NcclTestsOutput, LineShapesTheRegexesAccepted) {
   const std::string text = std::string("# nccl-tests version 2.17.1 nccl-headers=22602 nccl-library=22907\n") +
                            "=== begin all_gather_perf test ===\n" + kHeader +
