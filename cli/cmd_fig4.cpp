@@ -13,6 +13,7 @@
 #include "sim/core/units.hpp"
 #include "sim/topo/system_catalog.hpp"
 #include "sim/topo/topology_graph.hpp"
+#include "sim/core/json_reader.hpp"
 
 namespace racksim::cli {
 
@@ -81,7 +82,7 @@ static void add_fig4_command(CLI::App& app, const GlobalOptions& global) {
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
     for (std::uint64_t size : sizes) rows.push_back(to_json(graph, fig4_on_system(graph, o->gpus, size, o->model), o->model.efficiency));
     if (o->format == "json") {
-      std::cout << (o->bytes.empty() ? rows : rows[0]).dump(2) << "\n";
+      std::cout << dump_json((o->bytes.empty() ? rows : rows[0]), 2) << "\n";
       return;
     }
     const auto& first = rows[0];

@@ -16,6 +16,7 @@
 
 #include "serve/child_process.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/core/json_reader.hpp"
 
 namespace racksim::serve {
 
@@ -33,7 +34,7 @@ struct ApiAnswer {
 std::string error_body(const std::string& message, const std::string& command, const std::string& kind) {
   json j{{"error", message}, {"kind", kind}};
   if (!command.empty()) j["command"] = command;
-  return j.dump() + "\n";
+  return dump_json(j) + "\n";
 }
 
 std::string first_line(const std::string& text) {
@@ -242,7 +243,7 @@ int run_server(const ServeOptions& o, const std::function<void(const std::string
            {"limits", {{"request_timeout_s", o.request_timeout_s}, {"workers", o.workers},
                        {"max_engine_gpus", o.limits.max_engine_gpus}, {"max_all_to_all_gpus", o.limits.max_all_to_all_gpus},
                        {"max_flat_ring_domains", o.limits.max_flat_ring_domains}, {"max_sweep_gpus", o.limits.max_sweep_gpus}, {"max_sweep_sizes", o.limits.max_sweep_sizes}}}};
-    res.set_content(j.dump(2) + "\n", "application/json");
+    res.set_content(dump_json(j, 2) + "\n", "application/json");
   });
   http.Get(R"(/api/([A-Za-z0-9_-]{1,40}))", [&api](const httplib::Request& req, httplib::Response& res) {
     Params params(req.params.begin(), req.params.end());  // a multimap: repeated keys keep their order

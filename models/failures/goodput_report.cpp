@@ -6,6 +6,7 @@
 
 #include "models/failures/goodput.hpp"
 #include "sim/results/results_io.hpp"
+#include "sim/core/json_reader.hpp"
 
 namespace racksim {
 
@@ -76,7 +77,7 @@ std::string goodput_to_json_text(const std::vector<GoodputResult>& results) {
                    {"mean_events", pairs(g.mean_events)},
                    {"lost_hours", pairs(g.lost_hours)}});
   }
-  return all.dump(2) + "\n";
+  return dump_json(all, 2) + "\n";
 }
 
 std::string goodput_to_table(const std::vector<GoodputResult>& results) {

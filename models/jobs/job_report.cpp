@@ -6,6 +6,7 @@
 
 #include "models/jobs/job_runner.hpp"
 #include "sim/results/results_io.hpp"
+#include "sim/core/json_reader.hpp"
 
 namespace racksim {
 
@@ -77,7 +78,7 @@ std::string mix_result_to_json_text(const MixResult& m) {
                       {"imex_restart", duration_json(rt.imex_restart)}, {"hardware_repair", duration_json(rt.hardware_repair)}};
     j["failure"] = std::move(jf);
   }
-  return j.dump(2) + "\n";
+  return dump_json(j, 2) + "\n";
 }
 
 std::string mix_result_to_table(const MixResult& m) {

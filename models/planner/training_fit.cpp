@@ -557,7 +557,7 @@ std::string fit_to_json_text(const TrainingFitResult& fit) {
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const auto& r : fit.fitted) rows.push_back(fmt::format("#{} {}", r.run.index, r.run.label));
   j["rows"] = rows;
-  return j.dump(2) + "\n";
+  return dump_json(j, 2) + "\n";
 }
 
 std::string fit_summary_text(const TrainingFitResult& fit) {
@@ -807,7 +807,7 @@ std::string validation_to_json_text(const TrainingValidation& v) {
   nlohmann::ordered_json ex = nlohmann::ordered_json::array();
   for (const auto& [label, why] : v.excluded) ex.push_back({{"record", label}, {"why", why}});
   j["excluded"] = ex;
-  return j.dump(2) + "\n";
+  return dump_json(j, 2) + "\n";
 }
 
 }  // namespace racksim

@@ -50,6 +50,10 @@ std::string dump_json(const nlohmann::json& value, int indent) {
   return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+std::string dump_json(const nlohmann::ordered_json& value, int indent) {
+  return value.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
 nlohmann::json parse_json_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InputError(path, "", "'" + path + "'", "an existing, readable JSON file");

@@ -75,5 +75,6 @@ std::string json_excerpt(const nlohmann::json& value);
 // value.dump(indent), but text that is not valid UTF-8 becomes U+FFFD instead of a type_error: every
 // JSON racksim writes goes through here, because names in it can come from the user's files.
 std::string dump_json(const nlohmann::json& value, int indent = -1);
+std::string dump_json(const nlohmann::ordered_json& value, int indent = -1);  // keys in insertion order
 
 }  // namespace racksim
