@@ -74,7 +74,7 @@ py::object plan(const py::object& system, std::optional<int> racks, const py::ob
                 int seq_len, int top, int engine_top, std::optional<int> gpus, std::optional<int> tp, std::optional<int> cp,
                 std::optional<int> pp, std::optional<int> dp, std::optional<int> ep, std::optional<int> etp,
                 std::optional<int> edp, std::optional<int> vp, std::optional<int> tp_x_ep, std::optional<int> micro_batch,
-                const std::string& mesh_order, const std::string& schedule, const py::object& zero, std::optional<int> fsdp,
+                const std::string& pp_layout, const std::string& mesh_order, const std::string& schedule, const py::object& zero, std::optional<int> fsdp,
                 const std::string& recompute, const std::string& offload, const std::string& precision, double moe_imbalance,
                 bool force_balanced, const std::string& moe_dispatcher, bool ep_overlap, bool mtp, const std::string& grad_dtype,
                 double memory_reserve, const py::object& compare, bool failures, const std::string& calibration,
@@ -110,6 +110,7 @@ py::object plan(const py::object& system, std::optional<int> racks, const py::ob
     c.micro_batch = micro_batch;
     c.micro_batch_options = {*micro_batch};
   }
+  c.pp_layout = pp_layout == "balanced" ? "" : pp_layout;
   one_of("mesh_order", mesh_order, {"auto", "pp-outer", "dp-outer"});
   if (mesh_order != "auto") c.pp_outermost = mesh_order == "pp-outer";
   one_of("schedule", schedule, {"auto", "1f1b", "interleaved"});
@@ -160,7 +161,7 @@ void add_planner_bindings(py::module_& m) {
         py::arg("gpus") = py::none(), py::arg("tp") = py::none(), py::arg("cp") = py::none(), py::arg("pp") = py::none(),
         py::arg("dp") = py::none(), py::arg("ep") = py::none(), py::arg("etp") = py::none(), py::arg("edp") = py::none(),
         py::arg("vp") = py::none(), py::arg("tp_x_ep") = py::none(), py::arg("micro_batch") = py::none(),
-        py::arg("mesh_order") = "auto", py::arg("schedule") = "auto", py::arg("zero") = "auto", py::arg("fsdp") = py::none(),
+        py::arg("pp_layout") = "balanced", py::arg("mesh_order") = "auto", py::arg("schedule") = "auto", py::arg("zero") = "auto", py::arg("fsdp") = py::none(),
         py::arg("recompute") = "auto", py::arg("offload") = "auto", py::arg("precision") = "bf16",
         py::arg("moe_imbalance") = 1.2, py::arg("force_balanced") = false, py::arg("moe_dispatcher") = "alltoall",
         py::arg("ep_overlap") = false, py::arg("mtp") = true, py::arg("grad_dtype") = "fp32", py::arg("memory_reserve") = 0.10,
@@ -170,7 +171,7 @@ void add_planner_bindings(py::module_& m) {
         "layers' EP x ETP folded in, VP) of a model's training step on `racks` racks of `system`. Returns the CLI's JSON as "
         "a dict (units in the keys: step_time_s, tokens_per_s, memory_GB, breakdown_s). Keyword arguments mirror the CLI's "
         "options: global_batch (sequences per step), seq_len (tokens per sequence), tp/cp/pp/dp/ep/etp/edp/vp/tp_x_ep/"
-        "micro_batch fix a degree, mesh_order auto|pp-outer|dp-outer, schedule auto|1f1b|interleaved, zero auto|0-3, fsdp "
+        "micro_batch fix a degree, pp_layout balanced|uniform|a Megatron layout string, mesh_order auto|pp-outer|dp-outer, schedule auto|1f1b|interleaved, zero auto|0-3, fsdp "
         "(HSDP shard group, 0 = full FSDP), recompute auto|none|selective|full|selective:<modules>|full:block:<n>, offload "
         "auto|none|optimizer|activations|both, precision bf16|fp8-ds|fp8-cs|fp8-block|mxfp8|nvfp4, moe_dispatcher "
         "alltoall|deepep|hybridep, force_balanced, ep_overlap, mtp, grad_dtype fp32|bf16, compare 'a,b' or a list or None, "

@@ -22,7 +22,7 @@ struct PlanOptions {
   std::string format = "table";
   std::optional<int> tp, cp, pp, dp, ep, etp, vp, edp, tp_x_ep, micro_batch, fsdp;
   std::string schedule = "auto", zero = "auto", recompute = "auto", grad_dtype = "fp32", dispatcher = "alltoall",
-              mesh_order = "auto", compare = "gb200-nvl72,gb300-nvl72,hgx-b200";
+              mesh_order = "auto", pp_layout = "balanced", compare = "gb200-nvl72,gb300-nvl72,hgx-b200";
   bool no_failures = false, force_balanced = false, ep_overlap = false, no_mtp = false;
   std::string validate, fit, fit_out, fit_report;
   bool in_sample = false, layouts = false, every_layout = false;
@@ -68,6 +68,10 @@ static void add_plan_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--etp", o->etp, "fix expert tensor parallelism");
   cmd->add_option("--edp", o->edp, "fix expert data parallelism (TP x CP x DP / (EP x ETP))");
   cmd->add_option("--vp", o->vp, "fix the virtual-pipeline degree (1: 1F1B; > 1: interleaved)");
+  cmd->add_option("--pp-layout", o->pp_layout,
+                  "how layers split into the PP x VP chunks: balanced (by time; the report prints it as Megatron's "
+                  "--pipeline-model-parallel-layout)|uniform (Megatron's default)|a Megatron layout string such as Et*4|(t*4|)*14tmL")
+      ->capture_default_str();
   cmd->add_option("--tp-x-ep", o->tp_x_ep, "fix the product TP x EP (e.g. 64: one rack's model-parallel group)");
   cmd->add_option("--micro-batch", o->micro_batch, "fix sequences per micro-batch");
   cmd->add_option("--mesh-order", o->mesh_order, "Megatron rank order: auto|pp-outer (tp-cp-dp-pp)|dp-outer (tp-cp-pp-dp)")
@@ -142,6 +146,7 @@ static void add_plan_command(CLI::App& app, const GlobalOptions& global) {
     SearchConstraints& c = req.constraints;
     c.tp = o->tp, c.cp = o->cp, c.pp = o->pp, c.dp = o->dp, c.ep = o->ep, c.etp = o->etp, c.vp = o->vp, c.edp = o->edp;
     c.tp_times_ep = o->tp_x_ep;
+    c.pp_layout = o->pp_layout == "balanced" ? "" : o->pp_layout;
     if (o->micro_batch) {
       if (*o->micro_batch < 1) throw InputError("--micro-batch", "", std::to_string(*o->micro_batch), "an integer >= 1");
       c.micro_batch = o->micro_batch;

@@ -4,6 +4,8 @@
 # writes the report listing every run used and left out (fit-report.md). Deterministic: the same inputs
 # give byte-identical files (tests/validation/test_training_throughput.py checks it). Re-run it whenever
 # the collective model or its calibration changes: the fit prices every run's communication with it.
+# Then it rewrites docs/planner.md's generated tables (docs_tables.py); `docs_tables.py --readme` also
+# re-runs the README's plan example, whose numbers move with the fit.
 #
 #   calibrate/training/fit.sh [path/to/racksim]     (default: $RACKSIM_BIN, else build/cli/racksim)
 set -eu
@@ -12,3 +14,4 @@ BIN=${1:-${RACKSIM_BIN:-build/cli/racksim}}
 "$BIN" plan --fit calibrate/training/published_training_throughput.json \
   --fit-out calibrate/training/compute-fit.json \
   --fit-report calibrate/training/fit-report.md
+python3 calibrate/training/docs_tables.py "$BIN"

@@ -74,6 +74,7 @@ std::string ParallelLayout::key() const {
   k += " mesh=" + mesh() + " " + fsdp_text() + " recompute=" + recompute.text();
   if (offload_optimizer) k += " offload-opt";
   if (offload_activations) k += " offload-act";
+  if (!pp_layout.empty()) k += " pp-layout=" + pp_layout;
   return k;
 }
 

@@ -29,6 +29,13 @@ struct ParallelLayout {
   int zero_stage = 1;                  // 0-3 (1: Megatron's distributed optimizer; 3: Megatron FSDP)
   int shard_group = 0;                 // ZeRO-3: HSDP shard group (DP x CP ranks; 0 = all: plain FSDP)
   RecomputePlan recompute;
+  // How the layers split into the PP x VP chunks: "" = the planner's split balanced by time (what the
+  // search prices; Megatron runs it through --pipeline-model-parallel-layout, which the report prints);
+  // "uniform" = Megatron's default (the same number of layers per chunk, counting the embedding and the
+  // loss as a layer each where that makes the count divide; balanced when nothing divides); else a
+  // Megatron layout string ("Et*4|(t*4|)*14tmL": E embedding, t decoder layer, m MTP, L loss, '|'
+  // between chunks in virtual-stage order).
+  std::string pp_layout;
   bool offload_optimizer = false;
   bool offload_activations = false;
 

@@ -56,6 +56,8 @@ nlohmann::ordered_json estimate_json(const StepEstimate& e) {
   j["model_tflops_per_gpu"] = r6(e.model_tflops_per_gpu);
   j["mfu"] = r6(e.mfu);
   j["fits_in_memory"] = e.fits;
+  j["pipeline_layout"] = e.pp_layout;                    // Megatron's --pipeline-model-parallel-layout ("" for PP = 1)
+  j["stage_layers"] = e.stage_layers;
   j["breakdown_s"] = {{"compute", r6(e.compute_s - e.recompute_s - e.overhead_s)}, {"launch_overhead", r6(e.overhead_s)},
                       {"recompute", r6(e.recompute_s)},
                       {"pipeline_bubble", r6(e.bubble_s)},        {"communication_exposed", r6(e.comm_exposed_s)},
@@ -259,7 +261,10 @@ std::string plan_to_table_text(const PlanResult& p) {
                      e.step_s, e.tokens_per_s_per_gpu, pct(e.mfu), e.comm_exposed_s, e.bubble_s, e.memory.total() / units::kGB,
                      alt > 0 ? fmt::format("+{}", alt) : "");
   }
-  o += "DeviceMesh of #1: " + p.search.ranked.front().layout.mesh() + "; recompute " + p.search.ranked.front().layout.recompute.text() + "\n";
+  o += "DeviceMesh of #1: " + p.search.ranked.front().layout.mesh() + "; recompute " + p.search.ranked.front().layout.recompute.text();
+  if (!p.search.ranked.front().estimate.pp_layout.empty())
+    o += "; --pipeline-model-parallel-layout " + p.search.ranked.front().estimate.pp_layout;
+  o += "\n";
   if (!p.search.ranked.front().equivalents.empty()) {
     o += "alt: equal-time variants doing the same work per GPU, e.g. for #1: " + p.search.ranked.front().equivalents.front() + "\n";
   }

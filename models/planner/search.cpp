@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <memory>
 #include <tuple>
+#include <stdexcept>
+
 #include <fmt/format.h>
 
 #include "models/planner/comm_cost.hpp"
@@ -22,6 +24,8 @@ std::string rejection_text(const std::string& reason) {
       {"ep-fold", "EP x ETP does not divide TP x CP x DP"},
       {"etp-width", "ETP does not divide the expert width"},
       {"cp-seq", "CP does not divide the sequence into 2 x CP equal chunks"},
+      {"pp-layout", "the pipeline layout string does not fit PP x VP or the model"},
+      {"cp-mamba", "CP with Mamba-2 layers (their scan runs along the whole sequence; not searched)"},
       {"pp-layers", "more pipeline chunks (PP x VP) than layers"},
       {"vp-microbatches", "interleaved schedule needs the micro-batches to be a multiple of PP"},
   };
@@ -34,11 +38,15 @@ std::vector<RecomputePlan> recompute_ladder(const ModelSpec& model) {
   out.push_back(RecomputePlan{});
   RecomputePlan light;
   light.granularity = Recompute::selective;
-  light.modules = kRecLayernorm | kRecMoeAct;
+  // only the modules the model has (Megatron's names: moe_act needs routed experts, shared_experts
+  // shared ones, mla_up_proj MLA)
+  light.modules = kRecLayernorm;
+  if (model.moe.experts > 0) light.modules |= kRecMoeAct;
   if (model.attention.kind == AttentionKind::mla) light.modules |= kRecMlaUpProj;
   out.push_back(light);
   RecomputePlan heavy = light;
-  heavy.modules |= kRecMlp | kRecSharedExperts | kRecCoreAttn;
+  heavy.modules |= kRecMlp | kRecCoreAttn;
+  if (model.moe.experts > 0 && model.moe.shared_experts > 0) heavy.modules |= kRecSharedExperts;
   out.push_back(heavy);
   RecomputePlan full;
   full.granularity = Recompute::full;
@@ -177,6 +185,10 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
           reject("cp-seq", fmt::format("cp={}", cp), fmt::format("sequence of {} tokens", job.seq_len));
           continue;
         }
+        if (cp > 1 && model.mamba.heads > 0 && !c.cp) {
+          reject("cp-mamba", fmt::format("cp={}", cp), "Mamba-2 layers");
+          continue;
+        }
         for (int pp : divisors(n / (tp * cp))) {
           if (c.pp && *c.pp != pp) continue;
           const int dp = n / (tp * cp * pp);
@@ -276,7 +288,13 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
                 l.micro_batches = m;
                 l.schedule = sched;
                 l.virtual_stages = v;
-                e.chunks = pipeline_chunks(model, job, sys, l);
+                l.pp_layout = c.pp_layout;
+                try {
+                  e.chunks = pipeline_chunks(model, job, sys, l);
+                } catch (const std::invalid_argument& err) {
+                  reject("pp-layout", fmt::format("pp={} vp={}", pp, v), err.what());
+                  continue;
+                }
                 // Memory savers: per offload mode and ZeRO stage, the least recompute that fits (streaming
                 // states over C2C can beat recomputing or sharding them, so auto keeps every mode).
                 MemoryBreakdown smallest;

@@ -30,6 +30,7 @@ struct SearchConstraints {
   std::optional<int> shard_group;              // ZeRO-3 HSDP shard group (0: plain FSDP)
   std::optional<RecomputePlan> recompute;      // auto: the least that fits
   std::optional<bool> pp_outermost;            // Megatron's rank order: tp-cp-dp-pp (true) or tp-cp-pp-dp
+  std::string pp_layout;                       // ParallelLayout::pp_layout for every layout ("": balanced by time)
   std::string offload = "auto";                // none, optimizer, activations, both, auto (every mode, the fastest wins)
   std::vector<int> micro_batch_options{1, 2, 4, 8};
   std::vector<int> virtual_stage_options{2, 3, 4, 5, 6, 7, 8, 12, 16, 24};  // what published recipes use

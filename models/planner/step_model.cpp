@@ -1,11 +1,15 @@
 #include "models/planner/step_model.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <stdexcept>
 #include <cmath>
 #include <functional>
 #include <map>
 #include <optional>
 #include <tuple>
+
+#include <fmt/format.h>
 
 #include "models/memory/offload.hpp"
 #include "models/planner/placement.hpp"
@@ -296,6 +300,7 @@ TrainingMemoryConfig memory_config(const TrainingJob& job, const ParallelLayout&
   c.recompute = l.recompute;
   c.grad_bytes = job.grad_bytes;
   c.weight_copy_bytes = job.precision.weight_copy_bytes;
+  c.param_bytes = job.precision.param_bytes;
   c.saved_input_bytes = job.precision.saved_input_bytes;
   c.imbalance = job.moe_imbalance;
   c.mtp = job.mtp;
@@ -399,9 +404,152 @@ std::vector<StageSlice> chunks_of_stage(const std::vector<StageSlice>& chunks, i
   return out;
 }
 
+std::vector<StageSlice> uniform_pp_chunks(int layers, int chunks) {
+  std::vector<StageSlice> out;
+  if (chunks < 1 || layers < 1) return out;
+  std::vector<int> counts;
+  if (layers % chunks == 0) {
+    counts.assign(static_cast<std::size_t>(chunks), layers / chunks);
+  } else if (chunks >= 2 && (layers + 2) % chunks == 0) {  // the embedding and the loss each count as a layer
+    counts.assign(static_cast<std::size_t>(chunks), (layers + 2) / chunks);
+    --counts.front(), --counts.back();
+  } else if ((layers + 1) % chunks == 0) {  // the loss counts as a layer
+    counts.assign(static_cast<std::size_t>(chunks), (layers + 1) / chunks);
+    --counts.back();
+  } else {
+    return out;
+  }
+  int first = 0;
+  for (int i = 0; i < chunks; ++i) {
+    const int c = counts[static_cast<std::size_t>(i)];
+    out.push_back(StageSlice{first, c, i == 0, i + 1 == chunks, i + 1 == chunks});
+    first += c;
+  }
+  return out;
+}
+
 namespace {
 
+// Expands Megatron's layout grammar: symbols E t m L |, "x*N" and "(...)*N" repeats, commas cosmetic.
+std::string expand_layout(const std::string& s, std::size_t& i) {
+  std::string out;
+  while (i < s.size() && s[i] != ')') {
+    const char c = s[i];
+    std::string item;
+    if (c == ',' || c == ' ') {
+      ++i;
+      continue;
+    }
+    if (c == '(') {
+      ++i;
+      item = expand_layout(s, i);
+      if (i >= s.size() || s[i] != ')') throw std::invalid_argument(fmt::format("pipeline layout '{}': unbalanced '('", s));
+      ++i;
+    } else if (c == 'E' || c == 't' || c == 'm' || c == 'L' || c == '|') {
+      item = std::string(1, c);
+      ++i;
+    } else {
+      throw std::invalid_argument(fmt::format("pipeline layout '{}': unexpected '{}' (symbols: E t m L |, x*N, (...)*N)", s, c));
+    }
+    if (i < s.size() && s[i] == '*') {
+      ++i;
+      const std::size_t start = i;
+      int n = 0;
+      while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i])) && n < 100000) n = n * 10 + (s[i++] - '0');
+      if (i == start) throw std::invalid_argument(fmt::format("pipeline layout '{}': '*' without a count", s));
+      std::string r;
+      for (int k = 0; k < n; ++k) r += item;
+      item = r;
+    }
+    out += item;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<StageSlice> parse_pp_layout(const std::string& text, const ModelSpec& model, int chunks) {
+  std::size_t i = 0;
+  const std::string flat = expand_layout(text, i);
+  if (i != text.size()) throw std::invalid_argument(fmt::format("pipeline layout '{}': unbalanced ')'", text));
+  std::vector<std::string> parts{""};
+  for (char c : flat) {
+    if (c == '|') parts.emplace_back();
+    else parts.back() += c;
+  }
+  if (static_cast<int>(parts.size()) != chunks)
+    throw std::invalid_argument(fmt::format("pipeline layout '{}' has {} chunks; PP x VP = {}", text, parts.size(), chunks));
+  std::vector<StageSlice> out;
+  int first = 0, mtp = 0;
+  for (std::size_t c = 0; c < parts.size(); ++c) {
+    StageSlice st;
+    st.first_layer = first;
+    for (char x : parts[c]) {
+      if (x == 't') ++st.layers;
+      if (x == 'E') st.has_embedding = true;
+      if (x == 'L') st.has_head = true;
+      if (x == 'm') st.has_mtp = true, ++mtp;
+    }
+    if (st.has_embedding && c != 0) throw std::invalid_argument(fmt::format("pipeline layout '{}': the embedding (E) must open the first chunk", text));
+    if (st.has_head && c + 1 != parts.size()) throw std::invalid_argument(fmt::format("pipeline layout '{}': the loss (L) must be in the last chunk", text));
+    first += st.layers;
+    out.push_back(st);
+  }
+  if (!out.front().has_embedding) throw std::invalid_argument(fmt::format("pipeline layout '{}': no embedding (E) in the first chunk", text));
+  if (!out.back().has_head) throw std::invalid_argument(fmt::format("pipeline layout '{}': no loss (L) in the last chunk", text));
+  if (first != model.layers)
+    throw std::invalid_argument(fmt::format("pipeline layout '{}' places {} decoder layers; {} has {}", text, first, model.name, model.layers));
+  if (mtp > 0 && mtp != model.mtp_layers)
+    throw std::invalid_argument(fmt::format("pipeline layout '{}' places {} MTP layers; {} has {}", text, mtp, model.name, model.mtp_layers));
+  if (mtp == 0 && model.mtp_layers > 0) out.back().has_mtp = true;  // Megatron puts them with the loss
+  return out;
+}
+
+std::string megatron_pp_layout(const std::vector<StageSlice>& chunks, int mtp_layers) {
+  if (chunks.size() <= 1) return "";
+  std::vector<std::string> parts;
+  for (const StageSlice& c : chunks) {
+    std::string s = c.has_embedding ? "E" : "";
+    if (c.layers == 1) s += "t";
+    else if (c.layers == 2) s += "tt";
+    else if (c.layers > 2) s += fmt::format("t*{}", c.layers);
+    if (c.has_mtp) s += std::string(static_cast<std::size_t>(std::max(0, mtp_layers)), 'm');
+    if (c.has_head) s += "L";
+    parts.push_back(s);
+  }
+  std::string out;
+  for (std::size_t i = 0; i < parts.size();) {
+    std::size_t j = i;
+    while (j < parts.size() && parts[j] == parts[i]) ++j;
+    const std::size_t r = j - i;
+    const bool last = j == parts.size();
+    if (r >= 2 && !last) {
+      out += fmt::format("({}|)*{}", parts[i], r);
+    } else if (r >= 3) {
+      out += fmt::format("({}|)*{}{}", parts[i], r - 1, parts[i]);
+    } else {
+      for (std::size_t k = i; k < j; ++k) out += parts[k] + (k + 1 < parts.size() ? "|" : "");
+    }
+    i = j;
+  }
+  return out;
+}
+
+namespace {
+
+std::vector<StageSlice> balanced_partition(const ModelSpec& model, const ParallelLayout& l, Costs& costs);
+
 std::vector<StageSlice> partition(const ModelSpec& model, const ParallelLayout& l, Costs& costs) {
+  const int k = l.pp * l.virtual_stages;
+  if (k > 1 && !l.pp_layout.empty()) {
+    if (l.pp_layout != "uniform") return parse_pp_layout(l.pp_layout, model, k);
+    std::vector<StageSlice> u = uniform_pp_chunks(model.layers, k);
+    if (!u.empty()) return u;
+  }
+  return balanced_partition(model, l, costs);
+}
+
+std::vector<StageSlice> balanced_partition(const ModelSpec& model, const ParallelLayout& l, Costs& costs) {
   const int k = l.pp * l.virtual_stages;
   const int n = model.layers;
   std::vector<StageSlice> out;
@@ -635,6 +783,7 @@ StepEstimate estimate_step(const ModelSpec& model, const TrainingJob& job, const
     }
     est.stage_layers.push_back(layers);
   }
+  est.pp_layout = megatron_pp_layout(chunks, job.mtp ? model.mtp_layers : 0);
   int bottleneck = 0;
   for (int s = 0; s < l.pp; ++s) {
     const double t = cm.time_s(st[static_cast<std::size_t>(s)].total());
@@ -711,7 +860,9 @@ StepEstimate estimate_step(const ModelSpec& model, const TrainingJob& job, const
     }
     const std::string gdt = job.grad_bytes >= 4 ? "float" : "bfloat16";
     const double gd = dense * job.grad_bytes, ge = expert * job.grad_bytes;
-    const double pd = dense * 2, pe = expert * 2;
+    const double pb = job.precision.param_bytes;  // FP8 primary weights gather in FP8
+    const double pd = dense * pb, pe = expert * pb;
+    const std::string pdt = pb < 2 ? "uint8" : "bfloat16";
     // Overlap windows: the last micro-batch's backward and the first one's forward on that stage. With
     // VP chunks, Megatron reduces each chunk's gradients when its last backward ends, during the
     // pipeline's drain, so only the last chunk's share (1/VP of the bytes and of the window) can stay
@@ -740,7 +891,7 @@ StepEstimate estimate_step(const ModelSpec& model, const TrainingJob& job, const
       } else if (l.zero_stage <= 2) {
         const GroupTime rsd = coll(CollectiveOp::reduce_scatter, dg, gd, gdt);
         const double rs = rsd.time_s + coll(CollectiveOp::reduce_scatter, eg, ge, gdt).time_s;
-        const double ag = coll(CollectiveOp::all_gather, dg, pd, "bfloat16").time_s + coll(CollectiveOp::all_gather, eg, pe, "bfloat16").time_s;
+        const double ag = coll(CollectiveOp::all_gather, dg, pd, pdt).time_s + coll(CollectiveOp::all_gather, eg, pe, pdt).time_s;
         algo = rsd.algorithm;
         if (l.zero_stage == 1) {
           total = rs + ag;
@@ -757,8 +908,8 @@ StepEstimate estimate_step(const ModelSpec& model, const TrainingJob& job, const
         const bool hsdp = l.shard_group > 0 && g.shard.id >= 0;
         const GroupSpan& sd = hsdp ? g.shard : dg;
         const GroupSpan& se = hsdp ? g.expert_shard : eg;
-        const GroupTime agd = coll(CollectiveOp::all_gather, sd, pd, "bfloat16");
-        const double ag = agd.time_s + coll(CollectiveOp::all_gather, se, pe, "bfloat16").time_s;
+        const GroupTime agd = coll(CollectiveOp::all_gather, sd, pd, pdt);
+        const double ag = agd.time_s + coll(CollectiveOp::all_gather, se, pe, pdt).time_s;
         const double rs = coll(CollectiveOp::reduce_scatter, sd, gd, gdt).time_s + coll(CollectiveOp::reduce_scatter, se, ge, gdt).time_s;
         total = m * (2 * ag + rs);
         exposed = m * (std::max(0.0, ag - F) + std::max(0.0, ag + rs - B));

@@ -98,15 +98,28 @@ struct StepEstimate {
   int bottleneck_stage = 0;
   std::vector<double> stage_times;      // per micro-batch: forward + backward + exposed TP/EP/CP, per stage
   std::vector<int> stage_layers;        // layers per pipeline GPU (all its chunks)
+  std::string pp_layout;                // the chunks as Megatron's --pipeline-model-parallel-layout ("" for PP = 1)
   double comm_exposed(const std::string& kind) const;
 };
 
-// Layers of each pipeline chunk (PP x VP of them, in model order): contiguous, balanced by each layer
-// type's compute time on `system` without recompute (the embedding on the first, the LM head and MTP on
-// the last chunk), every chunk at least one layer. GPU s holds chunks s, s + PP, s + 2 PP, ...
+// Layers of each pipeline chunk (PP x VP of them, in model order), as layout.pp_layout says: by default
+// contiguous, balanced by each layer type's compute time on `system` without recompute (the embedding on
+// the first, the LM head and MTP on the last chunk), every chunk at least one layer; "uniform" or a
+// Megatron layout string as Megatron splits them. GPU s holds chunks s, s + PP, s + 2 PP, ...
+// Throws std::invalid_argument when a layout string does not match the model or PP x VP.
 std::vector<StageSlice> pipeline_chunks(const ModelSpec& model, const TrainingJob& job, const SystemContext& system,
                                         const ParallelLayout& layout);
 std::vector<StageSlice> chunks_of_stage(const std::vector<StageSlice>& chunks, int pp, int stage);
+// Megatron's --pipeline-model-parallel-layout for `chunks` ("Et*4|(t*4|)*14tmL"); "" for a single chunk.
+// `mtp_layers`: the MTP modules the last chunk runs (0 when not trained).
+std::string megatron_pp_layout(const std::vector<StageSlice>& chunks, int mtp_layers);
+// The chunks of a Megatron layout string for `model` in `chunks` chunks; throws std::invalid_argument
+// saying what does not match (chunk count, decoder layers, embedding not first, loss not last).
+std::vector<StageSlice> parse_pp_layout(const std::string& text, const ModelSpec& model, int chunks);
+// Megatron's default split when every chunk holds the same number of layers, counting the embedding and
+// the loss as a layer each where needed for the count to divide (account_for_*_in_pipeline_split);
+// empty when no such split exists.
+std::vector<StageSlice> uniform_pp_chunks(int layers, int chunks);
 
 // Memory of the fullest stage; `stage` receives its index. `chunks`: pipeline_chunks of the layout
 // (computed when null; they do not depend on the memory savers, so a search passes them once).

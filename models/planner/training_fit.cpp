@@ -186,6 +186,9 @@ class Pricer {
     job.dispatcher = r.dispatcher;
     job.ep_overlap = r.ep_overlap;
     job.mtp = r.mtp;
+    // The performance recipes reduce gradients in bf16 (grad_reduce_in_fp32 = False in Megatron-Bridge's
+    // and NeMo's performance configs).
+    job.grad_bytes = 2;
     return job;
   }
 
@@ -683,7 +686,10 @@ TrainingValidation validate_training(const std::string& rows_file, const Trainin
         lc.best_tokens_per_s_per_gpu = best.estimate.tokens_per_s_per_gpu;
         lc.ratio = best.estimate.tokens_per_s_per_gpu / pub.estimate.tokens_per_s_per_gpu;
         Candidate published{r->layout, MeshShape{e.placement->domains_used(), e.placement->gpus_per_domain_used()}, pub.estimate, {}};
-        lc.why = lc.ratio > 1 + 1e-3 ? explain_difference(best, published) : "the search's best is the published layout or prices the same";
+        lc.why = lc.ratio > 1 + 1e-3   ? explain_difference(best, published)
+                 : lc.ratio > 1 - 1e-3 ? "the search's best is the published layout or prices the same"
+                 : pub.estimate.fits   ? "the published layout is outside the search (its degrees or schedule are not searched)"
+                                       : "the memory model says the published layout does not fit, so the search cannot pick it";
       } else {
         lc.why = "the search found no layout that fits";
       }

@@ -6,6 +6,8 @@
 #include <regex>
 #include <set>
 
+#include "models/planner/step_model.hpp"
+#include "models/workload/model_catalog.hpp"
 #include "sim/core/json_reader.hpp"
 
 namespace racksim {
@@ -194,6 +196,23 @@ std::vector<PublishedRun> load_published_runs(const std::string& path) {
     // place an MTP chunk ('m'); earlier releases did not train it.
     x.mtp = notes.find("w/ MTP") != std::string::npos || std::regex_search(notes, std::regex(R"(pp_layout=[^;]*m)")) ||
             (x.container.rfind("NeMo 26", 0) == 0 && x.model_label.find("DeepSeek") != std::string::npos);
+    // The pipeline split: the recipe's layout string where the record names one; DeepSeek-V3's
+    // Megatron-Bridge recipes otherwise set theirs from PP x VP (set_deepseek_v3_pipeline_model_parallel_layout);
+    // everything else Megatron's uniform split (with the embedding and loss counted as layers where the
+    // layer count needs it, as the Llama 3.1 405B and Qwen3 235B recipes do).
+    if (l.pp > 1) {
+      if (std::regex_search(notes, m, std::regex(R"(pp_layout=([EtmL|()*0-9,]+))")) ) {
+        l.pp_layout = m[1];
+      } else if (x.model_label.find("DeepSeek-V3") != std::string::npos) {
+        const std::string last = std::string(x.mtp ? "m" : "") + "L";
+        const int pp_ = l.pp, vp_ = l.virtual_stages;
+        if (pp_ * vp_ == 4 && vp_ == 1) l.pp_layout = "Et*16|t*16|t*16|t*13" + last;
+        else if (pp_ * vp_ == 8 && vp_ <= 2) l.pp_layout = "Et*8|(t*8|)*6t*5" + last;
+        else if (pp_ * vp_ == 16 && vp_ <= 4) l.pp_layout = "Et*4|(t*4|)*14t" + last;
+        if (!l.pp_layout.empty()) x.assumptions += "pipeline layout " + l.pp_layout + " (Megatron-Bridge's DeepSeek-V3 default for this PP x VP); ";
+      }
+      if (l.pp_layout.empty()) l.pp_layout = "uniform";
+    }
     if (notes.find("PROXY MODEL") != std::string::npos) exclude("a scaled-down proxy model (fewer layers than the published one)");
     if (notes.find("does NOT match the perf recipe") != std::string::npos)
       exclude("the printed layout contradicts the performance recipe of its release (what ran is uncertain)");
@@ -218,6 +237,7 @@ std::vector<PublishedRun> load_published_runs(const std::string& path) {
     if (!tps && !total && step) runs.back().tokens_per_s_per_gpu = -*step;  // resolved below once seq is known
   }
   // Sequence lengths the record leaves out: the one every other record of the model prints.
+  const ModelCatalog catalog = ModelCatalog::shipped();
   for (std::size_t i = 0; i < runs.size(); ++i) {
     PublishedRun& x = runs[i];
     // dgxc-benchmarking tables that print no VP for a pipelined layout: the VP the same benchmark's
@@ -245,6 +265,16 @@ std::vector<PublishedRun> load_published_runs(const std::string& path) {
         x.assumptions += fmt::format("sequence length not printed: {}, as every other record of this model; ", x.seq_len);
       } else if (x.excluded.empty()) {
         x.excluded = "sequence length not printed and not implied by the other records";
+      }
+    }
+    // A recipe's layout string must match its PP x VP and the model (a few recipe-only records pair a
+    // layout with another PP x VP): otherwise Megatron's uniform split, said so.
+    if (x.layout.pp > 1 && !x.model.empty() && x.layout.pp_layout != "uniform") {
+      try {
+        parse_pp_layout(x.layout.pp_layout, catalog.load(x.model), x.layout.pp * x.layout.virtual_stages);
+      } catch (const std::invalid_argument& e) {
+        x.assumptions += std::string(e.what()) + ": priced with Megatron's uniform split; ";
+        x.layout.pp_layout = "uniform";
       }
     }
     if (x.tokens_per_s_per_gpu < 0) {

@@ -113,6 +113,7 @@ ComputeTable ComputeTable::load(const std::string& gpu_path, const std::string& 
     x.quantize_bytes = p.number_in("quantize_bytes_per_element", 0, 64);
     x.saved_input_bytes = p.number_in("saved_input_bytes_per_element", 0.25, 4);
     x.weight_copy_bytes = p.number_in("weight_copy_bytes_per_param", 0, 16);
+    if (p.has("param_bytes_per_param")) x.param_bytes = p.number_in("param_bytes_per_param", 0.5, 4);
     const auto& gens = p.array("generations");
     for (const auto& g : gens) {
       const std::string s = g.is_string() ? g.get<std::string>() : "";

@@ -25,6 +25,8 @@ struct PrecisionRecipe {
                                    // the low-precision copies, amax or scale passes)
   double saved_input_bytes = 2;    // bytes per element of a GEMM input kept for the backward pass
   double weight_copy_bytes = 0;    // bytes per parameter of low-precision weight copies kept during a step
+  double param_bytes = 2;          // bytes per parameter of the model's own weights (1: FP8 primary weights,
+                                   // Megatron's fp8_param_gather; their DP all-gather moves these bytes)
   std::vector<std::string> generations;  // where it runs ("hopper", "blackwell", "blackwell-ultra")
   std::string source;
 };

@@ -27,12 +27,13 @@ def layout_row(layout):
     (compute_s, recompute_s, pipeline_bubble_s, communication_exposed_s, optimizer_s, offload_s),
     per parallelism kind the communication per step and the part of it not hidden behind compute
     (<kind>_comm_s, <kind>_exposed_s, <kind>_domains = NVLink domains one group spans; 0 / absent when the
-    kind is not used), memory per GPU in GB (memory_GB = total, memory_usable_GB = HBM the job may use),
+    kind is not used), pipeline_layout (the chunks as Megatron's --pipeline-model-parallel-layout), memory per GPU in GB (memory_GB = total, memory_usable_GB = HBM the job may use),
     and, for ranked layouts, the engine-checked step time and the tray-failure figures."""
     row = {k: layout[k] for k in _DEGREES if k in layout}
     row["mesh"] = layout["device_mesh"]["text"]
     for k in ("step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "mfu", "fits_in_memory"):
         row[k] = layout[k]
+    row["pipeline_layout"] = layout.get("pipeline_layout", "")
     for k, v in layout["breakdown_s"].items():
         row[k + "_s"] = v
     for kind in _COMM_KINDS:
@@ -77,7 +78,9 @@ def plan(*, system="gb200-nvl72", racks=None, model, global_batch, seq_len, top=
     discrete-event engine re-prices (0: none, faster).
     Other keyword options are those of `racksim plan`, with underscores: gpus, tp, cp, pp, dp (GPUs =
     TP x CP x PP x DP), ep, etp, edp (the MoE layers fold EP x ETP x EDP into TP x CP x DP), vp (virtual
-    pipeline), tp_x_ep, micro_batch (fix a degree), mesh_order ("auto", "pp-outer", "dp-outer"), schedule
+    pipeline), tp_x_ep, micro_batch (fix a degree), pp_layout ("balanced": chunks balanced by time, the
+    default; "uniform": Megatron's default split; or a Megatron --pipeline-model-parallel-layout string
+    such as "Et*4|(t*4|)*14tmL"), mesh_order ("auto", "pp-outer", "dp-outer"), schedule
     ("auto", "1f1b", "interleaved"), zero ("auto" or 0-3), fsdp (ZeRO-3 shard group: 0 = FSDP, N = HSDP),
     recompute ("auto", "none", "selective", "full", "selective:layernorm,moe_act,...", "full:block:4"),
     offload ("auto", "none", "optimizer", "activations", "both"), precision ("bf16", "fp8-ds", "fp8-cs",

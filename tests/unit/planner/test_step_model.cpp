@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <stdexcept>
 
 #include "models/planner/comm_cost.hpp"
 #include "models/planner/placement.hpp"
@@ -90,6 +91,59 @@ TEST(StepModel, PipelineBubbleAndSendRecv) {
   EXPECT_NEAR(b.comm_exposed("pp"), (2 * 32 * 2 + 2) * 1e-3, 1e-12);
   // the step is a Work whose time is the step
   EXPECT_NEAR(f.sys.compute->time_s(b.work), b.step_s, 1e-12);
+}
+
+TEST(StepModel, MegatronPipelineLayouts) {
+  // Megatron's layout grammar: '|' between chunks, x*N and (...)*N repeats, commas cosmetic, empty chunks
+  ModelSpec m = model_from_json_text(kDense, "d4");
+  m.layers = 61;
+  m.mtp_layers = 1;
+  const std::vector<StageSlice> c = parse_pp_layout("Et*4|(t*4|)*14tmL", m, 16);
+  ASSERT_EQ(c.size(), 16u);
+  EXPECT_TRUE(c.front().has_embedding);
+  EXPECT_EQ(c.front().layers, 4);
+  EXPECT_EQ(c[14].first_layer, 56);
+  EXPECT_EQ(c.back().layers, 1);
+  EXPECT_TRUE(c.back().has_mtp && c.back().has_head);
+  EXPECT_EQ(megatron_pp_layout(c, 1), "Et*4|(t*4|)*14tmL");
+  const std::vector<StageSlice> e = parse_pp_layout("Et|(tt|)*30,m|L", m, 33);
+  EXPECT_EQ(e[31].layers, 0);
+  EXPECT_TRUE(e[31].has_mtp);
+  EXPECT_EQ(e[32].layers, 0);
+  EXPECT_TRUE(e[32].has_head);
+  EXPECT_EQ(megatron_pp_layout(e, 1), "Et|(tt|)*30m|L");
+  EXPECT_THROW(parse_pp_layout("Et*4|(t*4|)*14tmL", m, 8), std::invalid_argument);   // 16 chunks, PP x VP = 8
+  EXPECT_THROW(parse_pp_layout("Et*4|(t*4|)*14ttmL", m, 16), std::invalid_argument);  // 62 decoder layers
+  EXPECT_THROW(parse_pp_layout("t*4|E(t*4|)*14tmL", m, 16), std::invalid_argument);   // embedding not first
+  EXPECT_THROW(parse_pp_layout("Et*4|(t*4|)*14tm", m, 16), std::invalid_argument);    // no loss
+  // Megatron's uniform split: even; else the embedding and loss counted as layers; else none
+  auto counts = [](const std::vector<StageSlice>& v) {
+    std::vector<int> n;
+    for (const auto& s : v) n.push_back(s.layers);
+    return n;
+  };
+  EXPECT_EQ(counts(uniform_pp_chunks(36, 4)), (std::vector<int>{9, 9, 9, 9}));
+  EXPECT_EQ(counts(uniform_pp_chunks(126, 64)).front(), 1);   // 128 / 64 = 2, less the embedding
+  EXPECT_EQ(counts(uniform_pp_chunks(126, 64)).back(), 1);    // and the loss
+  EXPECT_EQ(counts(uniform_pp_chunks(94, 8)), (std::vector<int>{11, 12, 12, 12, 12, 12, 12, 11}));
+  EXPECT_TRUE(uniform_pp_chunks(61, 8).empty());
+  // a pinned layout string prices that split: the uniform 2 + 2 split of d4 puts the LM head on top of
+  // two layers on the last stage, the balanced one never gives the last stage more layers than the first
+  Fixture f;
+  const ModelSpec d = model_from_json_text(kDense, "d4");
+  const RankPlacement p(f.graph, 1, 4);
+  ParallelLayout l;
+  l.pp = 2, l.dp = 2, l.micro_batches = 32;
+  l.schedule = PipelineSchedule::one_f_one_b;
+  FixedCost comm(1e-3);
+  l.pp_layout = "Ett|ttL";
+  const StepEstimate u = estimate_step(d, f.job, f.sys, p, l, comm);
+  EXPECT_EQ(u.stage_layers, (std::vector<int>{2, 2}));
+  EXPECT_EQ(u.pp_layout, "Ett|ttL");
+  EXPECT_GT(u.stage_times[1], u.stage_times[0]);
+  l.pp_layout = "";
+  const StepEstimate b = estimate_step(d, f.job, f.sys, p, l, comm);
+  EXPECT_LE(b.step_s, u.step_s + 1e-12);
 }
 
 TEST(StepModel, TensorAndFoldedExpertCollectivesPerLayer) {
