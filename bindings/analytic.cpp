@@ -50,8 +50,12 @@ void add_bandwidths(py::dict& d, CollectiveOp op, int gpus, std::uint64_t bytes,
 
 py::dict analytic(const SystemHandle& s, const std::string& op, int gpus, const py::object& bytes,
                   const std::string& algo, const py::object& calibration, const py::object& chunk_bytes,
-                  const py::object& inner, const py::object& outer) {
+                  const py::object& inner, const py::object& outer, const std::string& protocol, const py::object& channels,
+                  bool nvls) {
   RequestArgs a;
+  a.protocol = protocol;
+  a.channels = channels_arg(channels);
+  a.nvls = nvls;
   a.op = op;
   a.gpus = gpus;
   a.bytes = bytes_arg(bytes, "bytes");
@@ -68,6 +72,10 @@ py::dict analytic(const SystemHandle& s, const std::string& op, int gpus, const 
   d["racks"] = s.graph->racks();
   d["op"] = to_string(request.op);
   d["algo"] = e.algorithm;
+  d["protocol"] = e.protocol;
+  d["channels"] = e.channels;
+  d["algo_note"] = e.note;
+  d["warnings"] = e.warnings;
   d["gpus"] = gpus;
   d["bytes"] = request.bytes;
   add_bandwidths(d, request.op, gpus, request.bytes, e.time_s);
@@ -127,20 +135,25 @@ void add_analytic_bindings(py::module_& m) {
   static const char* analytic_doc = R"(Closed-form alpha-beta estimate of a collective on this topology and
 calibration, without contention (microseconds to evaluate). Arguments as System.collective() (bytes
 as int or "1G"; calibration "default" = shipped, "none" = vendor peaks). Returns a dict: model
-'analytic', algo (auto's pick), time_us (microseconds), algbw_GBps and busbw_GBps (1e9 bytes/s,
+'analytic', algo, protocol and channels (what NCCL would run, or the overrides), algo_note (NCCL's
+candidates), warnings, time_us (microseconds), algbw_GBps and busbw_GBps (1e9 bytes/s,
 nccl-tests' rules), phases [{name, time_us}], calibration.)";
   cls.def("analytic", &analytic, py::arg("op"), py::arg("gpus"), py::arg("bytes"), py::arg("algo") = "auto",
           py::arg("calibration") = "default", py::arg("chunk_bytes") = py::none(), py::arg("inner") = py::none(),
-          py::arg("outer") = py::none(), analytic_doc);
+          py::arg("outer") = py::none(), py::arg("protocol") = "auto", py::arg("channels") = py::none(),
+          py::arg("nvls") = true, analytic_doc);
   m.def("analytic",
         [](const py::object& system, const std::string& op, int gpus, const py::object& bytes, const py::object& racks,
            const std::string& algo, const py::object& calibration, const py::object& chunk_bytes,
-           const py::object& inner, const py::object& outer) {
-          return analytic(*as_system(system, racks), op, gpus, bytes, algo, calibration, chunk_bytes, inner, outer);
+           const py::object& inner, const py::object& outer, const std::string& protocol, const py::object& channels,
+           bool nvls) {
+          return analytic(*as_system(system, racks), op, gpus, bytes, algo, calibration, chunk_bytes, inner, outer, protocol,
+                          channels, nvls);
         },
         py::arg("system"), py::arg("op"), py::arg("gpus"), py::arg("bytes"), py::arg("racks") = py::none(),
         py::arg("algo") = "auto", py::arg("calibration") = "default", py::arg("chunk_bytes") = py::none(),
-        py::arg("inner") = py::none(), py::arg("outer") = py::none(),
+        py::arg("inner") = py::none(), py::arg("outer") = py::none(), py::arg("protocol") = "auto",
+        py::arg("channels") = py::none(), py::arg("nvls") = true,
         (std::string("racksim.analytic(system, ...): system is an id, a topology JSON path or a System;\n"
                      "racks as in racksim.load(). ") + analytic_doc).c_str());
 

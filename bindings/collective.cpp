@@ -30,8 +30,12 @@ using SystemClass = py::class_<SystemHandle, std::shared_ptr<SystemHandle>>;
 
 RequestArgs request_args(const std::string& op, int gpus, std::uint64_t bytes, const std::string& algo,
                          const py::object& chunk_bytes, const py::object& inner, const py::object& outer,
-                         const std::string& dtype, int root) {
+                         const std::string& dtype, int root, const std::string& protocol, const py::object& channels,
+                         bool nvls) {
   RequestArgs a;
+  a.protocol = protocol;
+  a.channels = channels_arg(channels);
+  a.nvls = nvls;
   a.op = op;
   a.gpus = gpus;
   a.bytes = bytes;
@@ -47,9 +51,11 @@ RequestArgs request_args(const std::string& op, int gpus, std::uint64_t bytes, c
 py::object collective(const SystemHandle& s, const std::string& op, int gpus, const py::object& bytes,
                       const std::string& algo, const py::object& fail, const py::object& calibration,
                       const py::object& chunk_bytes, const py::object& inner, const py::object& outer,
-                      const std::string& dtype, int root, const py::object& trace, const std::string& partition_mode) {
+                      const std::string& dtype, int root, const py::object& trace, const std::string& partition_mode,
+                      const std::string& protocol, const py::object& channels, bool nvls) {
   const CollectiveRequest request = make_request(
-      *s.graph, request_args(op, gpus, bytes_arg(bytes, "bytes"), algo, chunk_bytes, inner, outer, dtype, root));
+      *s.graph, request_args(op, gpus, bytes_arg(bytes, "bytes"), algo, chunk_bytes, inner, outer, dtype, root, protocol,
+                             channels, nvls));
   const Calibration cal = calibration_arg(calibration);
   const FailureScenario failures = failures_arg(fail, partition_mode);
   RunOptions options;
@@ -77,12 +83,12 @@ py::object sweep(const SystemHandle& s, const std::string& op, int gpus, const p
                  const py::object& max_bytes, double step_factor, const std::string& algo, const py::object& fail,
                  const py::object& calibration, const py::object& chunk_bytes, const py::object& inner,
                  const py::object& outer, const std::string& dtype, int root, int jobs,
-                 const std::string& partition_mode) {
+                 const std::string& partition_mode, const std::string& protocol, const py::object& channels, bool nvls) {
   if (jobs < 1 || jobs > 64) throw InputError("jobs", "", std::to_string(jobs), "1 to 64 engine processes at once");
   const auto sizes = sweep_sizes(bytes_arg(min_bytes, "min_bytes"), bytes_arg(max_bytes, "max_bytes"), step_factor,
                                  {"min_bytes", "max_bytes", "step_factor"});
   const RequestArgs args =
-      request_args(op, gpus, sizes.front(), algo, chunk_bytes, inner, outer, dtype, root);
+      request_args(op, gpus, sizes.front(), algo, chunk_bytes, inner, outer, dtype, root, protocol, channels, nvls);
   const CollectiveRequest base = make_request(*s.graph, args);
   const Calibration cal = calibration_arg(calibration);
   const FailureScenario failures = failures_arg(fail, partition_mode);
@@ -114,13 +120,17 @@ void add_collective_bindings(py::module_& m) {
           py::arg("fail") = py::none(), py::arg("calibration") = "default", py::arg("chunk_bytes") = py::none(),
           py::arg("inner") = py::none(), py::arg("outer") = py::none(), py::arg("dtype") = "float",
           py::arg("root") = 0, py::arg("trace") = py::none(), py::arg("partition_mode") = "full-bandwidth",
+          py::arg("protocol") = "auto", py::arg("channels") = py::none(), py::arg("nvls") = true,
           R"(Simulate one collective in the discrete-event engine (as `racksim collective --format json`).
 
 op: all_reduce | all_gather | reduce_scatter | all_to_all | broadcast | send_recv.
 gpus: number of ranks, placed in order over the trays; with R racks each rack gets gpus / R.
 bytes: nccl-tests' size in bytes (all_reduce: per-rank buffer; all_gather: output buffer; all_to_all:
   per-rank send buffer), an int or a string such as "64K", "512M", "1G" (binary) or "100GB" (decimal).
-algo: auto | ring | nvls | tree | hierarchical | direct (auto reports its pick in 'algo' and 'algo_note').
+algo: auto (what NCCL 2.28 would run) | ring | tree | nvls | nvls_tree | hierarchical | direct, like NCCL_ALGO
+  (the result reports the algorithm, protocol and channels that ran, and NCCL's candidates in 'algo_note').
+protocol: auto | LL | LL128 | Simple (NCCL_PROTO); channels: None or 1-64 (NCCL_MIN/MAX_NCHANNELS);
+nvls: False keeps auto off NVLS and NVLS-tree (NCCL_NVLS_ENABLE=0).
 fail: a failure item or a list: "tray:T", "gpu:G", "switch-tray:S", "switch-chip:D.C", "nvlink:G.C",
   "trunk:D.K", "nic:N", "ib-link:R.K", "imex:T", "link:NAME[@F]" (docs/failures.md).
 partition_mode: "full-bandwidth" (NVIDIA's default: a GPU that lost NVLinks is parked, a lost switch stops
@@ -142,6 +152,7 @@ racksim.SimulationError when the run cannot happen (e.g. a rank on a failed tray
           py::arg("fail") = py::none(), py::arg("calibration") = "default", py::arg("chunk_bytes") = py::none(),
           py::arg("inner") = py::none(), py::arg("outer") = py::none(), py::arg("dtype") = "float",
           py::arg("root") = 0, py::arg("jobs") = 1, py::arg("partition_mode") = "full-bandwidth",
+          py::arg("protocol") = "auto", py::arg("channels") = py::none(), py::arg("nvls") = true,
           R"(Simulate a collective at sizes min_bytes, min_bytes * step_factor, ... <= max_bytes (nccl-tests'
 sequence, as `racksim sweep --format json`). Sizes are bytes (int or "64K", "1G"); jobs: engine
 processes run at once (as --jobs); the other arguments as in collective(). Returns a pandas.DataFrame, one row per size, with the columns of collective()'s

@@ -79,6 +79,15 @@ std::uint64_t chunk_bytes_arg(const py::handle& value) {
   return c;
 }
 
+int channels_arg(const py::handle& value) {
+  if (value.is_none()) return 0;
+  if (!py::isinstance<py::int_>(value) || py::isinstance<py::bool_>(value))
+    throw InputError("channels", "", py::str(py::repr(value)).cast<std::string>(), "None or an int in [1, 64]");
+  const long c = value.cast<long>();
+  if (c < 1 || c > 64) throw InputError("channels", "", std::to_string(c), "None (NCCL's choice) or an int in [1, 64]");
+  return static_cast<int>(c);
+}
+
 CollectiveRequest make_request(const TopologyGraph& graph, const RequestArgs& a) {
   CollectiveRequest request;
   request.op = collective_op_from_string(a.op, "op");
@@ -91,6 +100,9 @@ CollectiveRequest make_request(const TopologyGraph& graph, const RequestArgs& a)
   dtype_size_bytes(a.dtype, "dtype");
   request.dtype = a.dtype;
   request.root = a.root;
+  request.protocol = a.protocol;
+  request.channels = a.channels;
+  request.nvls_enabled = a.nvls;
   return request;
 }
 

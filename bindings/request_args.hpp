@@ -38,7 +38,12 @@ struct RequestArgs {
   pybind11::object inner, outer;  // None or a name
   std::string dtype = "float";
   int root = 0;
+  std::string protocol = "auto";  // NCCL_PROTO
+  int channels = 0;               // NCCL_MIN/MAX_NCHANNELS (0: NCCL's choice)
+  bool nvls = true;               // NCCL_NVLS_ENABLE
 };
+// channels: None -> 0, else an int in [1, 64].
+int channels_arg(const pybind11::handle& value);
 CollectiveRequest make_request(const TopologyGraph& graph, const RequestArgs& args);
 
 // JSON text -> Python object (json.loads), so results are exactly the CLI's JSON.

@@ -11,6 +11,7 @@
 #include "models/calibration/fitter.hpp"
 #include "models/calibration/nccl_tests_output.hpp"
 #include "models/calibration/probe_data.hpp"
+#include "models/calibration/public_collectives.hpp"
 #include "models/calibration/published_data.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/errors.hpp"
@@ -19,7 +20,7 @@ namespace racksim::cli {
 
 namespace {
 struct FitCliOptions {
-  std::vector<std::string> probes, nccl_tests;
+  std::vector<std::string> probes, nccl_tests, public_files;
   std::string published = "default";
   std::string out, report, name = "fitted";
   bool no_held_out = false;
@@ -39,6 +40,8 @@ static void add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
                   "nccl-tests output file, optionally FILE=SYSTEM or FILE=SYSTEM/ALGORITHM (repeatable)");
   fit->add_option("--published", opts->published,
                   "published measurements JSON ('default': calibrate/data/published_measurements.json; 'none')");
+  fit->add_option("--public", opts->public_files,
+                  "public nccl-tests records JSON (repeatable; e.g. calibrate/data/public_collectives.json)");
   fit->add_option("--out", opts->out, "calibration JSON to write (default: standard output)");
   fit->add_option("--report", opts->report, "fit report to write as Markdown; the same as JSON next to it (.json)");
   fit->add_option("--name", opts->name, "calibration name echoed into every result");
@@ -78,6 +81,10 @@ static void add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
       data.append(nccl_tests_measurements(f));
       command += " --nccl-tests " + f;
     }
+    for (const auto& f : opts->public_files) {
+      data.append(load_public_collectives(f));
+      command += " --public " + f;
+    }
     if (data.measurements.empty())
       throw InputError("--probes/--nccl-tests/--published", "", "no measurements", "at least one data source with records");
     const Predictor predictor(global.topology_dir, analytic_collective_model(), "analytic");
@@ -105,6 +112,7 @@ static void add_calibrate_command(CLI::App& app, const GlobalOptions& global) {
     for (const auto& h : result.held_out)
       log << fmt::format("held out {:<18} predict {} from {}: median |error| {:.1f} % over {} points (worst {:.1f} %)\n",
                          h.key, h.left_out, h.trained_on, 100 * h.median_abs_error, h.points, 100 * h.worst_abs_error);
+    if (!result.cross_validation.empty()) log << cross_validation_text(result.cross_validation);
     if (!opts->out.empty()) log << "wrote " << opts->out << "\n";
   });
 }

@@ -4,11 +4,14 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include "cli/commands.hpp"
+#include "models/calibration/collective_fit.hpp"
 #include "models/calibration/collective_models.hpp"
 #include "models/calibration/nccl_tests_output.hpp"
 #include "models/calibration/probe_data.hpp"
+#include "models/calibration/public_collectives.hpp"
 #include "models/calibration/published_data.hpp"
 #include "models/calibration/validation.hpp"
 #include "sim/core/atomic_file.hpp"
@@ -18,7 +21,8 @@ namespace racksim::cli {
 
 namespace {
 struct ValidateOptions {
-  std::vector<std::string> data, probes, nccl_tests;
+  std::vector<std::string> data, probes, nccl_tests, public_files;
+  bool cross_validate = true;
   std::string calibration = "default", out_dir = "out", model = "analytic", format = "text";
   bool no_probes = false;
 };
@@ -52,6 +56,10 @@ static void add_validate_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--probes", opts->probes,
                   "probe directory, optionally DIR=SYSTEM (repeatable; default: every calibrate/data/*/ with .jsonl)");
   cmd->add_flag("--no-probes", opts->no_probes, "do not read the shipped probe directories");
+  cmd->add_option("--public", opts->public_files,
+                  "public nccl-tests records JSON (repeatable; default: calibrate/data/public_collectives.json; 'none')");
+  cmd->add_flag("!--no-cross-validation", opts->cross_validate,
+                "skip the leave-one-system-out and leave-one-GPU-count-out refits of the collective model");
   cmd->add_option("--nccl-tests", opts->nccl_tests, "nccl-tests output, optionally FILE=SYSTEM[/ALGORITHM] (repeatable)");
   cmd->add_option("--calibration", opts->calibration, "calibration file, 'default' or 'none'");
   cmd->add_option("--out-dir", opts->out_dir, "directory for validation.md and validation.json");
@@ -73,20 +81,34 @@ static void add_validate_command(CLI::App& app, const GlobalOptions& global) {
     if (probes.empty() && !opts->no_probes) probes = shipped_probe_dirs();
     for (const auto& p : probes) data.append(load_probe_directory(p));
     for (const auto& f : opts->nccl_tests) data.append(nccl_tests_measurements(f));
+    std::vector<std::string> public_files = opts->public_files;
+    if (public_files.empty() && std::filesystem::exists(default_public_collectives_path()))
+      public_files.push_back(default_public_collectives_path());
+    for (const auto& f : public_files)
+      if (f != "none") data.append(load_public_collectives(f));
     const Calibration cal = load_calibration(opts->calibration);
     const Predictor predictor(global.topology_dir,
                               opts->model == "engine" ? engine_collective_model() : analytic_collective_model(),
                               opts->model);
     const ValidationReport report = validate_measurements(data, predictor, cal);
     const std::string json = validation_json(report);
+    std::vector<CrossValidation> cvs;
+    std::optional<AtomicFile> cv_file;
+    if (opts->cross_validate && opts->model == "analytic") {
+      cv_file.emplace(opts->out_dir + "/cross_validation.json", "--out-dir", true);
+      cvs = cross_validate_collectives(data.measurements, predictor, cal);
+      cv_file->write(cross_validation_json(cvs));
+    }
     json_file.write(json);
     md_file.write(validation_markdown(report));
     json_file.commit();
     md_file.commit();
+    if (cv_file) cv_file->commit();
     if (opts->format == "json") {
       std::cout << json;
     } else {
       std::cout << validation_text(report);
+      if (!cvs.empty()) std::cout << cross_validation_text(cvs);
       std::cout << "wrote " << opts->out_dir << "/validation.md and " << opts->out_dir
                 << "/validation.json (plot: /usr/bin/python3 scripts/plot_validation.py " << opts->out_dir
                 << "/validation.json)\n";

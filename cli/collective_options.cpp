@@ -14,7 +14,12 @@ void add_collective_options(CLI::App& cmd, CollectiveOptions& o, bool with_bytes
   cmd.add_option("--gpus", o.gpus, "ranks, placed in order over the trays, N/R per rack")->required();
   if (with_bytes)
     cmd.add_option("--bytes", o.bytes, "nccl-tests' size: 1G, 512M, 64K or a number of bytes")->required();
-  cmd.add_option("--algo", o.algo, "auto, ring, nvls, tree, hierarchical or direct (per op)");
+  cmd.add_option("--algo", o.algo,
+                 "auto (what NCCL 2.28 would run), ring, tree, nvls, nvls_tree, hierarchical or direct (per op); like NCCL_ALGO");
+  cmd.add_option("--protocol", o.protocol, "auto (NCCL's choice), LL, LL128 or Simple; like NCCL_PROTO");
+  cmd.add_option("--channels", o.channels, "NCCL channels (CTAs), 1-64; default NCCL's choice; like NCCL_MIN/MAX_NCHANNELS");
+  cmd.add_option("--nvls", o.nvls, "on (default) or off: off keeps auto off NVLS and NVLS-tree, like NCCL_NVLS_ENABLE=0")
+      ->check(CLI::IsMember({"on", "off"}));
   cmd.add_option("--inner,--inner-algorithm", o.inner, "hierarchical: algorithm inside each NVLink domain (ring, nvls, auto)");
   cmd.add_option("--outer,--outer-algorithm", o.outer, "hierarchical: algorithm across domains (ring, tree)");
   cmd.add_option("--fail", o.fail,
@@ -61,6 +66,9 @@ CollectiveSetup setup_collective(const CollectiveOptions& o, const GlobalOptions
   CollectiveRequest& r = s.request;
   r.op = collective_op_from_string(o.op, "--op");
   r.algorithm = o.algo;
+  r.protocol = o.protocol;
+  r.channels = o.channels;
+  r.nvls_enabled = o.nvls != "off";
   r.gpus = place_ranks(*s.graph, o.gpus, "--gpus");
   if (!o.bytes.empty()) r.bytes = parse_size_option(o.bytes, "--bytes");
   if (!o.chunk_bytes.empty()) r.chunk_bytes = parse_size_option(o.chunk_bytes, "--chunk-bytes");

@@ -14,6 +14,7 @@ cd "$(dirname "$0")/.."
 BIN=${1:-${RACKSIM_BIN:-build/cli/racksim}}
 "$BIN" calibrate fit --name default \
   --published calibrate/data/published_measurements.json \
+  --public calibrate/data/public_collectives.json \
   --probes calibrate/data/h200-pcie-1gpu-2026-11-29 \
   --probes calibrate/data/h200-nvswitch-2gpu-2026-11-29=hgx-h200 \
   --out calibrate/default.json \

@@ -1,27 +1,35 @@
 #include "models/analytic/analytic_model.hpp"
 
-#include "models/analytic/auto_select.hpp"
 #include "models/analytic/cost_model.hpp"
 #include "models/collectives/algorithm_support.hpp"
+#include "models/collectives/nccl_choice.hpp"
 #include "models/collectives/registry.hpp"
 #include "sim/core/errors.hpp"
 
 namespace racksim {
 
-// The alpha-beta model of cost_model.hpp for the requested algorithm (auto: the fastest applicable),
-// at the pipeline depth its schedule uses. What it counts, per algorithm, is in docs/model.md.
+// The closed form of cost_model.hpp for the requested algorithm (auto: what NCCL would run,
+// nccl_choice.hpp), at the pipeline depth its schedule uses. What it counts, per algorithm, is in
+// docs/model.md.
 AnalyticEstimate analytic_collective(const TopologyGraph& graph, const CollectiveRequest& request,
                                      const Calibration& calibration) {
   validate_request(request, graph);
-  CollectiveRequest r = request;
-  if (r.algorithm == "auto") r.algorithm = select_algorithm(graph, request, calibration).algorithm;
-  find_algorithm(r.op, r.algorithm);  // InputError listing the valid names
+  if (request.algorithm != "auto") find_algorithm(request.op, request.algorithm);  // InputError listing the valid names
+  const NcclChoice choice = resolve_request(request, graph);
+  const CollectiveRequest& r = choice.request;
   const CostModel model = make_cost_model(graph, r, calibration);
   const int depth = planned_depth(graph, r).depth;
   AnalyticEstimate e;
   e.algorithm = r.algorithm;
+  e.protocol = r.protocol;
+  e.channels = r.channels;
+  e.note = choice.note;
   e.time_s = model.time(depth);
   e.phases = model.phases(depth);
+  FlowTerms bw = model.terms;
+  bw.no_latency = true;
+  e.bandwidth_s = find_algorithm(r.op, r.algorithm).cost(graph, r, calibration, bw).time(depth);
+  e.warnings = model.warnings;
   return e;
 }
 

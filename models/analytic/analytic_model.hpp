@@ -14,8 +14,13 @@ class TopologyGraph;
 
 struct AnalyticEstimate {
   std::string algorithm;          // the algorithm evaluated (auto's pick when "auto" was asked)
+  std::string protocol;           // NCCL protocol (LL, LL128, Simple)
+  int channels = 0;               // NCCL channels
+  std::string note;               // what NCCL would run and why
   double time_s = 0;
+  double bandwidth_s = 0;         // the part of time_s that scales with the capacities (latencies all 0)
   std::vector<PhaseTime> phases;
+  std::vector<std::string> warnings;
 };
 
 // Alpha-beta estimate for request.algorithm (or "auto") on this graph and calibration.

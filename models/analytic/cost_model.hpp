@@ -32,7 +32,12 @@ struct StageModel {
   // true: the stage's items leave one after another (a stream: its latency is paid per item); false:
   // an item goes as soon as its data is there, so only the links' occupancy bounds the cycle.
   bool serial = true;
-  double time(double item_bytes) const { return repeats * (cost.time(item_bytes) + item_bytes * reduce_s_per_byte); }
+  // Latency paid once per stage rather than per repeat: the steps of a ring that cross a NIC, whose extra
+  // latency the ring's pipelined steps pay once each along the chain (tuning.cc:376-377).
+  double once_s = 0;
+  double time(double item_bytes) const {
+    return repeats * (cost.time(item_bytes) + item_bytes * reduce_s_per_byte) + once_s;
+  }
   double occupancy(double item_bytes) const;
 };
 
@@ -61,6 +66,8 @@ struct CostModel {
   long transfers_fixed = 0, transfers_per_item = 0;
   long transfer_budget = 0;
   std::string detail;                      // what was planned (inner/outer algorithms, tree height)
+  FlowTerms terms;                         // NCCL protocol terms and calibration it was built with
+  std::vector<std::string> warnings;       // calibration borrowed from another architecture
 
   double stage_time(std::size_t i, int depth) const;
   double time(int depth) const;

@@ -26,6 +26,13 @@ FlowCoster::FlowCoster(const TopologyGraph& graph, const Calibration& calibratio
   step_s_ = units::us_to_s(a.step_overhead_us);
 }
 
+FlowCoster::FlowCoster(const TopologyGraph& graph, const Calibration& calibration, const FlowTerms& terms)
+    : graph_(graph), calibration_(calibration), has_terms_(true), terms_(terms) {
+  algorithm_efficiency_ = terms.efficiency > 0 ? terms.efficiency : 1;
+  launch_s_ = terms.no_latency ? 0 : terms.launch_s;
+  step_s_ = 0;
+}
+
 namespace {
 // Link keys: a kind tag in the top bits, then the id, then the direction.
 constexpr long long kEdge = 0, kPort = 1, kShare = 2, kTrunk = 3;
@@ -35,9 +42,11 @@ long long link_key(long long tag, long long id, int direction) { return (tag << 
 FlowCoster::Path FlowCoster::make_path(const Route& route, std::size_t first_hop, std::size_t end_hop) const {
   Path p;
   p.alpha_s = step_s_;
+  bool crosses_nic = false;
   for (std::size_t i = first_hop; i < end_hop && i < route.hops.size(); ++i) {
     const RouteHop& h = route.hops[i];
-    const LinkCalibration& lc = calibration_.link(h.kind);
+    const LinkCalibration& lc = calibration_.link(h.kind, terms_.arch);
+    crosses_nic = crosses_nic || h.kind == LinkKind::nic;
     p.alpha_s += h.latency_s + units::us_to_s(lc.extra_latency_us);
     const double capacity = h.bandwidth_Bps * lc.bandwidth_efficiency * algorithm_efficiency_;
     long long key;
@@ -55,6 +64,10 @@ FlowCoster::Path FlowCoster::make_path(const Route& route, std::size_t first_hop
     }
     p.links.emplace_back(key, capacity);
   }
+  p.crosses_nic = crosses_nic;
+  // NCCL's per-step latency is the whole step's latency; the wire's is part of it (never less than the wire).
+  if (has_terms_)
+    p.alpha_s = terms_.no_latency || terms_.latency_at_launch ? 0 : std::max(p.alpha_s, crosses_nic ? terms_.net_step_s : terms_.intra_step_s);
   return p;
 }
 

@@ -26,10 +26,25 @@ struct StageCost {
   double time(double bytes) const;
 };
 
+// What the NCCL protocol an algorithm runs adds to every flow (models/collectives/exec_terms.hpp): the
+// capacity scale (protocol payload, NCCL's explicit caps, the calibration's algorithm efficiency), the
+// collective's fixed latency and NCCL's per-step latency by hop type, and the GPU architecture whose
+// link calibration applies. Without terms the calibration's algorithm entry is used as before.
+struct FlowTerms {
+  double efficiency = 1;
+  double launch_s = 0;
+  double intra_step_s = 0;   // added to the alpha of a flow that stays inside a node
+  double net_step_s = 0;     // ... of a flow that crosses a NIC
+  std::string arch;          // "hopper", "blackwell", ... (calibration lookups)
+  bool no_latency = false;   // every alpha 0: the bandwidth part alone (for caps)
+  bool latency_at_launch = false;  // pipelined NCCL algorithm: launch_s holds its whole latency, alphas 0
+};
+
 class FlowCoster {
  public:
   struct Path {
     double alpha_s = 0;
+    bool crosses_nic = false;
     std::vector<std::pair<long long, double>> links;  // (link key, capacity in bytes/s)
   };
 
@@ -37,6 +52,7 @@ class FlowCoster {
   // algorithm's size-dependent efficiency).
   FlowCoster(const TopologyGraph& graph, const Calibration& calibration, const std::string& op_slash_algo,
              double bytes);
+  FlowCoster(const TopologyGraph& graph, const Calibration& calibration, const FlowTerms& terms);
 
   const Path& gpu_to_gpu(int src_vertex, int dst_vertex);
   // The GPU's NVLink port towards its domain's switch plane (NVLS up) and back (multicast down).
@@ -60,6 +76,8 @@ class FlowCoster {
   const TopologyGraph& graph_;
   const Calibration& calibration_;
   double algorithm_efficiency_ = 1, launch_s_ = 0, step_s_ = 0;
+  bool has_terms_ = false;
+  FlowTerms terms_;
   std::map<std::pair<int, int>, Path> paths_;
   std::map<int, Path> up_, down_;
   mutable std::map<int, int> peer_of_domain_[2];

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "models/calibration/collective_fit.hpp"
 #include "models/calibration/least_squares.hpp"
 #include "models/collectives/registry.hpp"
 #include "sim/core/errors.hpp"
@@ -150,112 +151,9 @@ LinkCalibration fit_link(const std::vector<LinkPoint>& pts, ParameterFit& report
   return lc;
 }
 
-// ---- algorithms ------------------------------------------------------------------------------------
-
-const char* const kAlgoParams[] = {"bandwidth_efficiency", "launch_overhead_us", "half_efficiency_bytes", "step_overhead_us"};
-const double kAlgoInitial[] = {0.7, 10.0, 0.0, 0.0};
-const double kAlgoLower[] = {1e-3, 0.0, 0.0, 0.0};
-const double kAlgoUpper[] = {1.0, 1000.0, 4.0 * 1024 * 1024 * 1024, 100.0};
-const double kAlgoScale[] = {0.1, 10.0, 1024.0 * 1024, 1.0};
-const double kAlgoIdentity[] = {1.0, 0.0, 0.0, 0.0};
-
-AlgorithmCalibration algo_from(const double v[4]) {
-  AlgorithmCalibration a;
-  a.bandwidth_efficiency = v[0];
-  a.launch_overhead_us = v[1];
-  a.half_efficiency_bytes = v[2];
-  a.step_overhead_us = v[3];
-  return a;
-}
-
-AlgorithmCalibration fit_algorithm(const std::string& key, const std::vector<const Measurement*>& pts,
-                                   const Predictor& predictor, const Calibration& base, ParameterFit& report) {
-  std::vector<int> free = {0, 1, 2, 3};
-  double fixed_value[4] = {kAlgoIdentity[0], kAlgoIdentity[1], kAlgoIdentity[2], kAlgoIdentity[3]};
-  // Fewer points than parameters cannot determine them: keep the efficiency (and the launch overhead
-  // when at least two sizes were measured).
-  std::set<double> sizes;
-  for (const Measurement* m : pts) sizes.insert(m->bytes);
-  Calibration work = base;
-  NonlinearFit nl;
-  while (true) {
-    NonlinearProblem pb;
-    for (int j : free) {
-      pb.names.push_back(kAlgoParams[j]);
-      pb.initial.push_back(kAlgoInitial[j]);
-      pb.lower.push_back(kAlgoLower[j]);
-      pb.upper.push_back(kAlgoUpper[j]);
-      pb.scale.push_back(kAlgoScale[j]);
-    }
-    pb.residuals = [&](const std::vector<double>& x) {
-      double v[4] = {fixed_value[0], fixed_value[1], fixed_value[2], fixed_value[3]};
-      for (std::size_t i = 0; i < free.size(); ++i) v[free[i]] = x[i];
-      AlgorithmCalibration a = algo_from(v);
-      a.source = "fit in progress";
-      work.algorithms[key] = a;
-      std::vector<double> r;
-      r.reserve(pts.size());
-      for (const Measurement* m : pts) r.push_back(std::log(predictor.reported_time_s(*m, work) / m->time_s));
-      return r;
-    };
-    nl = levenberg_marquardt(pb);
-    // Which free parameter (lowest priority first) do the data fail to determine?
-    int drop = -1;
-    std::string why;
-    const int priority[] = {3, 2, 1};
-    for (int j : priority) {
-      const auto it = std::find(free.begin(), free.end(), j);
-      if (it == free.end()) continue;
-      const std::size_t i = static_cast<std::size_t>(it - free.begin());
-      const double se = nl.std_errors[i], v = nl.values[i];
-      if (static_cast<int>(free.size()) > static_cast<int>(sizes.size())) {
-        drop = j;
-        why = std::to_string(sizes.size()) + " distinct size(s) cannot determine " + std::to_string(free.size()) + " parameters";
-      } else if (!std::isfinite(se)) {
-        drop = j;
-        why = "not determined by these data (no independent effect on the predictions)";
-      } else {
-        for (std::size_t k = 0; k < free.size(); ++k) {
-          const double c = nl.correlation[i][k];
-          if (k != i && std::isfinite(c) && std::fabs(c) > 0.99) {
-            drop = j;
-            why = "|correlation| with " + std::string(kAlgoParams[free[k]]) + " = " + num(std::fabs(c), 4) +
-                  " (the data cannot tell them apart)";
-            break;
-          }
-        }
-        if (drop < 0 && se > std::max(std::fabs(v), 1e-9 * kAlgoScale[j])) {
-          drop = j;
-          why = "standard error " + num(se, 3) + " exceeds the value " + num(v, 3);
-        }
-      }
-      if (drop >= 0) break;
-    }
-    if (drop < 0) break;
-    free.erase(std::find(free.begin(), free.end(), drop));
-    report.fixed_parameters.push_back(std::string(kAlgoParams[drop]) + " = " + num(kAlgoIdentity[drop]) + ": " + why);
-  }
-  double v[4] = {fixed_value[0], fixed_value[1], fixed_value[2], fixed_value[3]};
-  for (std::size_t i = 0; i < free.size(); ++i) {
-    v[free[i]] = nl.values[i];
-    report.free_parameters.push_back(kAlgoParams[free[i]]);
-    report.std_errors.push_back({kAlgoParams[free[i]], nl.std_errors[i]});
-    if (nl.at_bound[i])
-      report.notes.push_back(std::string(kAlgoParams[free[i]]) + " ended at its bound " + num(nl.values[i]) +
-                             ": the model's structure, not this parameter, limits the fit there");
-  }
-  if (!nl.converged) report.notes.push_back("Levenberg-Marquardt stopped after " + std::to_string(nl.iterations) + " iterations without converging");
-  for (int j = 0; j < 4; ++j) {
-    v[j] = sig4(v[j]);
-    report.values.push_back({kAlgoParams[j], v[j]});
-  }
-  return algo_from(v);
-}
-
-// Entries the data did not reach, each with the reason: link kinds stay at identity; an algorithm fitted
-// for one op lends its values to the same algorithm of the other ops ("*/algo"); algorithms never
-// measured take all_reduce/ring's values, so that 'auto' does not favour an algorithm only because it
-// is uncalibrated (both are assumptions, said so in the entry's source).
+// Link kinds the data did not reach stay at identity, said so in their source. Algorithms without data
+// are left out: a lookup then borrows another architecture's entry (and says so in the result) or uses
+// racksim's model unfitted.
 void complete_calibration(Calibration& c) {
   for (LinkKind k : {LinkKind::nvlink, LinkKind::c2c, LinkKind::pcie, LinkKind::cpu_cpu, LinkKind::nic, LinkKind::ib})
     if (!c.links.count(k))
@@ -263,32 +161,6 @@ void complete_calibration(Calibration& c) {
                                    "not fitted: no measurement had this link kind as its bottleneck (identity: "
                                    "vendor peak, nominal latency)",
                                    {}};
-  std::map<std::string, std::string> fitted;  // algo -> the op/algo key it was fitted as
-  for (const auto& [key, a] : c.algorithms) {
-    const std::string algo = key.substr(key.find('/') + 1);
-    if (key[0] != '*' && !fitted.count(algo)) fitted[algo] = key;
-  }
-  for (const auto& [algo, key] : fitted) {
-    if (c.algorithms.count("*/" + algo)) continue;
-    AlgorithmCalibration a = c.algorithms[key];
-    a.fit = FitSummary{};
-    a.source = "assumption: no measurement of " + algo + " for this op; takes the values fitted for " + key;
-    c.algorithms["*/" + algo] = a;
-  }
-  const auto ring = c.algorithms.find("all_reduce/ring");
-  if (ring == c.algorithms.end()) return;
-  std::set<std::string> names;
-  for (const std::string& op : collective_op_names())
-    for (const auto& n : algorithm_names(collective_op_from_string(op))) names.insert(n);
-  for (const auto& n : names) {
-    if (fitted.count(n) || c.algorithms.count("*/" + n)) continue;
-    AlgorithmCalibration a = ring->second;
-    a.fit = FitSummary{};
-    a.source = "assumption: no measurement of " + n +
-               "; takes the values fitted for all_reduce/ring (the same NCCL protocols over the same links), so "
-               "that 'auto' does not pick it only for being uncalibrated";
-    c.algorithms["*/" + n] = a;
-  }
 }
 
 // Held-out folds: one racksim system left out at a time (H100 -> H200, GB200 -> H100) when the data
@@ -308,8 +180,6 @@ bool is_training_measurement(const Measurement& m, bool kind_has_measured_data, 
     return false;
   };
   if (m.confidence == "low") return no("confidence low: validation only");
-  if (m.kind == MeasurementKind::collective && m.algorithm == "auto")
-    return no("algorithm not stated (auto): validation only");
   if (m.kind == MeasurementKind::memory) return no("HBM streaming: the calibration has no memory term");
   if (m.kind == MeasurementKind::transfer && m.engine == "copy both ways")
     return no("bidirectional P2P copies: below ~16 MiB the probe's two cross-GPU event waits (~15 us on the "
@@ -338,7 +208,19 @@ FitResult fit_calibration(const std::vector<Measurement>& data, const Predictor&
       ignore(m, std::string("not expressible: ") + e.what());
     }
   }
+  // NVLink for collectives: NCCL's own per-link figures (topo.h:19-21: SM90 20.6 and SM100 40.1 GB/s per
+  // 25 / 50 GB/s link), per architecture. Copy-engine P2P probes (cudaMemcpyPeer) reach more than the SM
+  // loops NCCL runs, so they validate the route but do not set the collective links.
+  res.calibration.arch_links["hopper"][LinkKind::nvlink] =
+      LinkCalibration{sig4(20.6 / 25.0), 0.0, "NCCL 2.28 src/graph/topo.h:19: SM90_NVLINK_BW 20.6 GB/s per 25 GB/s NVLink 4 link", {}};
+  res.calibration.arch_links["blackwell"][LinkKind::nvlink] =
+      LinkCalibration{sig4(40.1 / 50.0), 0.0, "NCCL 2.28 src/graph/topo.h:21: SM100_NVLINK_BW 40.1 GB/s per 50 GB/s NVLink 5 link", {}};
   for (auto& [kind, all] : by_kind) {
+    if (kind == LinkKind::nvlink) {
+      for (const auto& p : all)
+        ignore(*p.m, "NVLink copies validate the route; collectives use NCCL's per-link NVLink bandwidth (topo.h:19-21)");
+      continue;
+    }
     bool measured = false;
     for (const auto& p : all) measured = measured || p.m->confidence == "measured";
     std::vector<LinkPoint> train;
@@ -432,69 +314,41 @@ FitResult fit_calibration(const std::vector<Measurement>& data, const Predictor&
     }
   }
 
-  // ---- algorithms ----
-  std::map<std::string, std::vector<const Measurement*>> by_algo;
-  for (const auto& m : data) {
-    if (m.kind == MeasurementKind::memory) {
-      ignore(m, "HBM streaming: the calibration has no memory term (validated against the topology's HBM peak)");
-      continue;
-    }
-    if (m.kind != MeasurementKind::collective) continue;
+  // ---- collectives: kappa and launch per architecture and algorithm (collective_fit.hpp) ----
+  std::vector<SkippedRecord> not_expressible;
+  res.points = collective_points(data, predictor, res.calibration, &not_expressible);
+  for (const auto& s : not_expressible) ignored.emplace(s.what, s.reason);
+  std::vector<bool> trainable;
+  std::vector<const CollectivePoint*> train;
+  for (const auto& p : res.points) {
     std::string why;
-    if (!is_training_measurement(m, false, &why)) {
-      ignore(m, why);
-      continue;
-    }
-    try {
-      predictor.time_s(m, res.calibration);
-    } catch (const std::exception& e) {
-      ignore(m, std::string("not expressible: ") + e.what());
-      continue;
-    }
-    by_algo[std::string(to_string(m.op)) + "/" + m.algorithm].push_back(&m);
+    const bool ok = is_training_measurement(*p.m, false, &why);
+    trainable.push_back(ok);
+    if (ok) train.push_back(&p);
+    else ignore(*p.m, why);
   }
-  for (const auto& [key, pts] : by_algo) {
+  const std::vector<GroupFit> groups = fit_collective_groups(train);
+  apply_collective_fits(res.calibration, groups);
+  for (const auto& g : groups) {
     ParameterFit f;
-    f.key = key;
-    AlgorithmCalibration a = fit_algorithm(key, pts, predictor, res.calibration, f);
-    f.series = series_of(pts, &f.sources);
-    res.calibration.algorithms[key] = a;
-    const Errors e = errors_of(pts, predictor, res.calibration);
-    f.points = e.n;
-    f.rms_log_residual = e.rms_log;
-    f.median_abs_error = e.median_abs;
-    f.worst_abs_error = e.worst_abs;
-    res.calibration.algorithms[key].source = summary_source("racksim calibrate fit (Levenberg-Marquardt through the collective model)", f);
+    f.key = g.arch + ":" + g.key;
+    f.free_parameters = {"bandwidth_efficiency"};
+    if (!g.launch_fixed) f.free_parameters.push_back("launch_overhead_us");
+    else f.fixed_parameters.push_back("launch_overhead_us = 0: one message size");
+    f.values = {{"bandwidth_efficiency", g.bandwidth_efficiency}, {"launch_overhead_us", g.launch_overhead_us}};
+    f.series = g.series;
+    f.sources = g.sources;
+    f.points = g.points;
+    f.median_abs_error = g.median_abs_error;
+    f.worst_abs_error = g.worst_abs_error;
+    f.rms_log_residual = g.rms_log_residual;
     res.fits.push_back(std::move(f));
-    const bool by_system = distinct_systems(pts) >= 2;
-    std::set<std::string> machines;
-    for (const Measurement* m : pts) machines.insert(fold_of(*m, by_system));
-    if (options.held_out && machines.size() >= 2) {
-      for (const auto& left : machines) {
-        std::vector<const Measurement*> rest, out;
-        std::string trained;
-        std::set<std::string> trained_set;
-        for (const Measurement* m : pts) {
-          if (fold_of(*m, by_system) == left) out.push_back(m);
-          else {
-            rest.push_back(m);
-            if (trained_set.insert(m->measured_on).second) trained += (trained.empty() ? "" : "; ") + m->measured_on;
-          }
-        }
-        ParameterFit scratch;
-        Calibration cv = res.calibration;
-        cv.algorithms[key] = fit_algorithm(key, rest, predictor, res.calibration, scratch);
-        const Errors e2 = errors_of(out, predictor, cv);
-        HeldOutResult h{key, left, trained, e2.n, e2.median_abs, e2.worst_abs, e2.n_small, e2.n_large,
-                        e2.median_small, e2.median_large, ""};
-        if (!scratch.fixed_parameters.empty()) {
-          h.note = "fitted on the rest with ";
-          for (std::size_t i = 0; i < scratch.fixed_parameters.size(); ++i)
-            h.note += (i ? "; " : "") + scratch.fixed_parameters[i].substr(0, scratch.fixed_parameters[i].find(':'));
-        }
-        res.held_out.push_back(std::move(h));
-      }
-    }
+  }
+  if (options.held_out) {
+    res.cross_validation.push_back(cross_validate(res.points, trainable, res.calibration, "system",
+                                                  [](const CollectivePoint& p) { return "system " + p.m->system; }));
+    res.cross_validation.push_back(cross_validate(res.points, trainable, res.calibration, "GPU count",
+                                                  [](const CollectivePoint& p) { return std::to_string(p.m->gpus.size()) + " GPUs"; }));
   }
   // Record each fit in its calibration entry (points, errors, data, fixed parameters, held-out errors).
   for (const auto& f : res.fits) {
@@ -514,8 +368,6 @@ FitResult fit_calibration(const std::vector<Measurement>& data, const Predictor&
     if (f.is_link) {
       const auto kind = link_kind_from_string(f.key);
       if (kind) res.calibration.links[*kind].fit = fs;
-    } else {
-      res.calibration.algorithms[f.key].fit = fs;
     }
   }
   complete_calibration(res.calibration);

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "models/calibration/collective_fit.hpp"
 #include "models/calibration/measurement.hpp"
 #include "models/calibration/predictor.hpp"
 #include "sim/calib/calibration.hpp"
@@ -57,6 +58,8 @@ struct HeldOutResult {
 
 struct FitResult {
   Calibration calibration;
+  std::vector<CollectivePoint> points;             // every collective measurement the model expresses
+  std::vector<CrossValidation> cross_validation;   // leave-one-system-out, leave-one-GPU-count-out
   std::vector<ParameterFit> fits;
   std::vector<HeldOutResult> held_out;
   std::vector<std::string> ignored;   // measurements given but not fitted to, with the reason (one line per series)

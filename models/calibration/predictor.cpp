@@ -63,13 +63,19 @@ double Predictor::time_s(const Measurement& m, const Calibration& c) const {
       req.gpus = m.gpus;
       req.bytes = static_cast<std::uint64_t>(std::llround(m.bytes));
       req.dtype = "float";
+      req.protocol = m.protocol;
+      req.channels = m.channels;
+      req.nvls_enabled = m.nvls_enabled;
       return collective_model_(g, req, c);
     }
     case MeasurementKind::transfer: {
       const TransferRoute r = transfer_route(m);
+      const TopologyGraph& g = graph(m.system, m.racks);
+      const std::string arch =
+          g.gpu_count() > 0 ? architecture_of(g.spec().gpu_type(g.vertices()[g.gpu_vertex(0)].type).compute_capability) : "";
       double alpha = 0, bw = std::numeric_limits<double>::infinity();
       for (const auto& h : r.hops) {
-        const LinkCalibration& lc = c.link(h.kind);
+        const LinkCalibration& lc = c.link(h.kind, arch);
         alpha += h.latency_s + units::us_to_s(lc.extra_latency_us);
         bw = std::min(bw, h.bandwidth_Bps * lc.bandwidth_efficiency);
       }

@@ -1,6 +1,9 @@
 #include "models/collectives/algorithm_support.hpp"
 
+#include "models/nccl/nccl_graphs.hpp"
+
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 #include <set>
@@ -48,6 +51,14 @@ void validate_request(const CollectiveRequest& request, const TopologyGraph& gra
   dtype_size_bytes(request.dtype, "--dtype");
   if (request.inner_algorithm != "auto" && request.inner_algorithm != "ring" && request.inner_algorithm != "nvls")
     throw InputError("--inner-algorithm", "", "'" + request.inner_algorithm + "'", "one of auto, ring, nvls");
+  if (request.protocol != "auto") {
+    std::string lower;
+    for (char c : request.protocol) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower != "ll" && lower != "ll128" && lower != "simple")
+      throw InputError("--protocol", "", "'" + request.protocol + "'", "one of auto, LL, LL128, Simple");
+  }
+  if (request.channels < 0 || request.channels > 64)
+    throw InputError("--channels", "", std::to_string(request.channels), "0 (NCCL's choice) or 1 to 64 (NCCL's MAXCHANNELS)");
   if (request.outer_algorithm != "ring" && request.outer_algorithm != "tree")
     throw InputError("--outer-algorithm", "", "'" + request.outer_algorithm + "'", "one of ring, tree");
 }
@@ -118,6 +129,14 @@ std::string hierarchical_inner(const CollectiveRequest& request, const TopologyG
 }
 
 std::string hierarchical_outer(const CollectiveRequest& request) {
+  if (request.protocol != "auto") {
+    std::string lower;
+    for (char c : request.protocol) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lower != "ll" && lower != "ll128" && lower != "simple")
+      throw InputError("--protocol", "", "'" + request.protocol + "'", "one of auto, LL, LL128, Simple");
+  }
+  if (request.channels < 0 || request.channels > 64)
+    throw InputError("--channels", "", std::to_string(request.channels), "0 (NCCL's choice) or 1 to 64 (NCCL's MAXCHANNELS)");
   if (request.outer_algorithm != "ring" && request.outer_algorithm != "tree")
     throw InputError("--outer-algorithm", "", "'" + request.outer_algorithm + "'", "one of ring, tree");
   return request.outer_algorithm;
@@ -167,6 +186,86 @@ DoubleTree double_binary_tree(int n) {
                      [&](int a, int b) { return t.depth[tree][a] < t.depth[tree][b]; });
   }
   return t;
+}
+
+DoubleTree nccl_tree(const std::vector<std::vector<int>>& nodes, int n) {
+  const int D = static_cast<int>(nodes.size());
+  const DoubleTree across = double_binary_tree(D);
+  DoubleTree t;
+  t.n = n;
+  for (int tree = 0; tree < 2; ++tree) {
+    t.parent[tree].assign(n, -1);
+    t.children[tree].assign(n, {});
+    t.depth[tree].assign(n, 0);
+    for (int k = 0; k < D; ++k) {
+      const auto& chain = nodes[k];
+      const int up = across.parent[tree][k];
+      if (!chain.empty()) t.parent[tree][chain[0]] = up < 0 ? -1 : nodes[up][0];
+      for (std::size_t i = 1; i < chain.size(); ++i) t.parent[tree][chain[i]] = chain[i - 1];
+    }
+    for (int m = 0; m < n; ++m)
+      if (t.parent[tree][m] >= 0) t.children[tree][t.parent[tree][m]].push_back(m);
+    for (int m = 0; m < n; ++m) {
+      int d = 0;
+      for (int x = m; t.parent[tree][x] >= 0; x = t.parent[tree][x]) ++d;
+      t.depth[tree][m] = d;
+      t.height = std::max(t.height, d);
+    }
+    t.order[tree].resize(n);
+    for (int m = 0; m < n; ++m) t.order[tree][m] = m;
+    std::stable_sort(t.order[tree].begin(), t.order[tree].end(),
+                     [&](int a, int b) { return t.depth[tree][a] < t.depth[tree][b]; });
+  }
+  return t;
+}
+
+std::vector<std::vector<int>> nccl_nodes(const CollectiveRequest& request, const TopologyGraph& graph) {
+  std::vector<std::vector<int>> nodes;
+  std::vector<std::pair<int, int>> keys;
+  for (int r = 0; r < static_cast<int>(request.gpus.size()); ++r) {
+    const auto& v = graph.vertices()[graph.gpu_vertex(request.gpus[r])];
+    const std::pair<int, int> key = v.domain >= 0 ? std::pair{v.domain, -1} : std::pair{-1, v.tray};
+    const auto it = std::find(keys.begin(), keys.end(), key);
+    if (it == keys.end()) {
+      keys.push_back(key);
+      nodes.push_back({r});
+    } else {
+      nodes[it - keys.begin()].push_back(r);
+    }
+  }
+  return nodes;
+}
+
+int nccl_rails(const CollectiveRequest& request, const TopologyGraph& graph) {
+  const auto nodes = nccl_nodes(request, graph);
+  if (nodes.size() <= 1) return 1;
+  const nccl::NcclSystem s = nccl::nccl_system(graph, request.gpus);
+  nccl::ChannelLimits limits;
+  if (request.channels > 0) limits = {request.channels, request.channels};
+  const nccl::Graphs g = nccl::compute_graphs(s, limits);
+  int local = static_cast<int>(request.gpus.size());
+  for (const auto& node : nodes) local = std::min(local, static_cast<int>(node.size()));
+  return std::max(1, std::min({g.ring.n_channels, std::max(1, s.nics_per_node), local}));
+}
+
+std::vector<DoubleTree> nccl_trees(const CollectiveRequest& request, const TopologyGraph& graph) {
+  const int n = static_cast<int>(request.gpus.size());
+  const auto nodes = nccl_nodes(request, graph);
+  const int rails = nccl_rails(request, graph);
+  int local = n;
+  for (const auto& node : nodes) local = std::min(local, static_cast<int>(node.size()));
+  std::vector<DoubleTree> trees;
+  for (int j = 0; j < rails; ++j) {
+    const int rail = static_cast<int>(static_cast<long>(j) * local / rails);
+    std::vector<std::vector<int>> rotated;
+    for (const auto& node : nodes) {
+      std::vector<int> chain;
+      for (std::size_t i = 0; i < node.size(); ++i) chain.push_back(node[(rail + i) % node.size()]);
+      rotated.push_back(std::move(chain));
+    }
+    trees.push_back(nccl_tree(rotated, n));
+  }
+  return trees;
 }
 
 long pieces_for_chunk(double unit_bytes, std::uint64_t chunk_bytes) {

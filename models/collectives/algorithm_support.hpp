@@ -76,6 +76,20 @@ struct DoubleTree {
 };
 int btree_parent(int n, int member);
 DoubleTree double_binary_tree(int n);
+// NCCL's tree over the ranks (src/graph/connect.cc:50-62, trees.cc): inside each node (NVLink domain,
+// or tray without NVLink) a chain in rank order whose first rank is the node's head; the heads form the
+// double binary tree of trees.cc across nodes. `nodes`: the ranks of each node (request rank indices);
+// members of the result are rank indices 0..n-1.
+DoubleTree nccl_tree(const std::vector<std::vector<int>>& nodes, int n);
+// The ranks of a request grouped into NCCL's nodes, in order of first appearance.
+std::vector<std::vector<int>> nccl_nodes(const CollectiveRequest& request, const TopologyGraph& graph);
+// How many NIC rails NCCL's ring and tree channels spread over across nodes: min(NCCL's ring graph
+// channels, NICs per node, GPUs per node) (models/nccl; a tree has the ring's channel count, init.cc:1026);
+// rail j is the node's GPU at index j * local / rails. 1 inside one node.
+int nccl_rails(const CollectiveRequest& request, const TopologyGraph& graph);
+// One NCCL tree per rail (nccl_tree with each node's chain starting at the rail's GPU): tree j's
+// inter-node edges leave through rail j's NIC. One tree inside one node.
+std::vector<DoubleTree> nccl_trees(const CollectiveRequest& request, const TopologyGraph& graph);
 
 // Number of pipeline pieces when a stream of `unit_bytes` is cut into chunks of `chunk_bytes`
 // (at least 1, at most unit_bytes so that no piece is empty unless the unit is).

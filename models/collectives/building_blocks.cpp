@@ -1,5 +1,6 @@
 #include "models/collectives/building_blocks.hpp"
 
+
 namespace racksim {
 
 namespace {
@@ -28,6 +29,41 @@ std::vector<Segment> interleaved_segments(int n, int p) {
   std::vector<Segment> segments(n);
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < p; ++j) segments[i].push_back({j * n + i, 1});
+  return segments;
+}
+
+std::vector<std::vector<int>> nccl_ring_orders(const CollectiveRequest& request, const TopologyGraph& graph) {
+  const int n = static_cast<int>(request.gpus.size());
+  const auto nodes = nccl_nodes(request, graph);
+  if (nodes.size() <= 1) {
+    std::vector<int> all(n);
+    for (int i = 0; i < n; ++i) all[i] = i;
+    return {all};
+  }
+  int local = n;
+  for (const auto& node : nodes) local = std::min(local, static_cast<int>(node.size()));
+  const int rings = nccl_rails(request, graph);
+  std::vector<std::vector<int>> orders(rings);
+  for (int j = 0; j < rings; ++j) {
+    const int rail = static_cast<int>(static_cast<long>(j) * local / rings);
+    for (std::size_t k = 0; k < nodes.size(); ++k) {
+      const auto& node = nodes[k];
+      const int size = static_cast<int>(node.size());
+      for (int i = 0; i < size; ++i) {
+        // even nodes: rail, rail+1, ..., rail-1; odd nodes: rail-1, rail-2, ..., rail
+        const int pos = k % 2 == 0 ? (rail + i) % size : ((rail - 1 - i) % size + size) % size;
+        orders[j].push_back(node[pos]);
+      }
+    }
+  }
+  return orders;
+}
+
+std::vector<Segment> ring_segments(const std::vector<int>& order, int p, int ring, bool owned_by_rank) {
+  const int n = static_cast<int>(order.size());
+  std::vector<Segment> segments(n);
+  for (int i = 0; i < n; ++i)
+    for (int t = 0; t < p; ++t) segments[i].push_back({(ring * p + t) * n + (owned_by_rank ? order[i] : i), 1});
   return segments;
 }
 

@@ -11,6 +11,10 @@
 #include "models/collectives/schedule_builder.hpp"
 
 namespace racksim {
+class TopologyGraph;
+}
+
+namespace racksim {
 
 struct ChunkRange {
   int first = 0;
@@ -37,6 +41,19 @@ class Streams {
  private:
   std::map<std::pair<int, int>, int> last_;
 };
+
+// NCCL's rings across NVLink domains (nodes), one per NIC its ring channels leave a node through
+// (src/graph/search.cc: each ring channel enters and leaves a node on one NIC; connect.cc joins the nodes'
+// rings): ring j visits the nodes in request order, starting inside each node at the GPU on rail r_j and
+// running forward in even nodes and backward in odd ones, so that it leaves node k and enters node k+1 on
+// the same rail (rail-aligned). Each ring carries 1 / rings of the data; together they use every NIC the
+// rings use in each direction. Inside one node all channels are alike: one ring in request order.
+// Rings: min(NCCL's ring channels, NICs per node, GPUs per node) (models/nccl).
+std::vector<std::vector<int>> nccl_ring_orders(const CollectiveRequest& request, const TopologyGraph& graph);
+// Ring `ring`'s segments, p pieces each, for `rings` rings over n ranks (chunks = rings * p * n): position
+// i gets the pieces {(ring * p + t) * n + key : t < p}, key = i, or the rank order[i] when the op's chunk c
+// belongs to rank c % n (all_gather, reduce_scatter: chunk_layout.hpp).
+std::vector<Segment> ring_segments(const std::vector<int>& order, int p, int ring, bool owned_by_rank);
 
 // Ring reduce-scatter over `members` (ranks in ring order, g of them): in step s = 0..g-2 member i sends
 // segment (i - s - 1) mod g to member i+1, which reduces it. Segment i ends at member i, reduced over

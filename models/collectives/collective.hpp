@@ -26,6 +26,13 @@ struct CollectiveRequest {
   std::string dtype = "float";      // element type (for nccl-tests' count column and reduction cost)
   std::uint64_t chunk_bytes = 0;    // pipelining chunk; 0 = the algorithm's default
   int root = 0;                     // broadcast root / send_recv source rank (send_recv: root -> root+1 ...)
+  // NCCL's protocol ("LL", "LL128", "Simple") and channel count; "auto" / 0 = what NCCL 2.28 would use
+  // (models/nccl), like leaving NCCL_PROTO and NCCL_MIN/MAX_NCHANNELS unset. A resolved request
+  // (resolve_request) always holds concrete values.
+  std::string protocol = "auto";
+  int channels = 0;
+  // NCCL_NVLS_ENABLE: false keeps "auto" off NVLS and NVLS-tree (NCCL without multicast).
+  bool nvls_enabled = true;
   // hierarchical: the algorithms used inside each NVLink domain and across domains.
   std::string inner_algorithm = "auto";
   std::string outer_algorithm = "ring";

@@ -3,10 +3,12 @@
 #include <cmath>
 #include <cstdio>
 
-#include "models/analytic/auto_select.hpp"
 #include "models/analytic/cost_model.hpp"
 #include "models/collectives/algorithm_support.hpp"
 #include "models/collectives/algorithms.hpp"
+#include "models/collectives/exec_terms.hpp"
+#include "models/collectives/nccl_choice.hpp"
+#include "sim/calib/calibration.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/units.hpp"
 #include "sim/topo/topology_graph.hpp"
@@ -14,26 +16,33 @@
 namespace racksim {
 
 const std::vector<AlgorithmInfo>& algorithm_table() {
+  using Op = CollectiveOp;
   static const std::vector<AlgorithmInfo> table = {
-      {CollectiveOp::all_reduce, "ring", "ring reduce-scatter then all-gather, 2(n-1) steps of S/n", &build_all_reduce_ring},
-      {CollectiveOp::all_reduce, "nvls", "NVLink SHARP: the switch reduces and multicasts, one round trip, pipelined",
-       &build_all_reduce_nvls},
-      {CollectiveOp::all_reduce, "tree", "NCCL double binary tree, half the data per tree, pipelined reduce up and broadcast down",
-       &build_all_reduce_tree},
-      {CollectiveOp::all_reduce, "hierarchical",
+      {Op::all_reduce, "ring", "Ring", "ring reduce-scatter then all-gather, 2(n-1) steps of S/n", &build_all_reduce_ring,
+       &cost_all_reduce_ring},
+      {Op::all_reduce, "nvls", "NVLS", "NVLink SHARP: the switch reduces and multicasts, one round trip, pipelined",
+       &build_all_reduce_nvls, &cost_all_reduce_nvls},
+      {Op::all_reduce, "tree", "Tree",
+       "NCCL's tree: a chain inside each NVLink domain, a double binary tree across, pipelined reduce up and broadcast down",
+       &build_all_reduce_tree, &cost_all_reduce_tree},
+      {Op::all_reduce, "nvls_tree", "NVLSTree",
+       "NVLS inside each NVLink domain, NCCL's double binary tree across domains between the head GPUs",
+       &build_all_reduce_nvls_tree, &cost_all_reduce_nvls_tree},
+      {Op::all_reduce, "hierarchical", "",
        "reduce-scatter in each NVLink domain, all-reduce of S/d slices across domains over NICs, all-gather in the domain",
-       &build_all_reduce_hierarchical},
-      {CollectiveOp::all_gather, "ring", "ring all-gather, n-1 steps of S/n", &build_all_gather_ring},
-      {CollectiveOp::all_gather, "nvls", "each rank's piece goes to the switch once and is multicast to the others",
-       &build_all_gather_nvls},
-      {CollectiveOp::reduce_scatter, "ring", "ring reduce-scatter, n-1 steps of S/n", &build_reduce_scatter_ring},
-      {CollectiveOp::reduce_scatter, "nvls", "the switch reduces every rank's input and returns each rank its share",
-       &build_reduce_scatter_nvls},
-      {CollectiveOp::all_to_all, "direct", "every rank sends S/n to every other rank at once (expert parallel)",
-       &build_all_to_all_direct},
-      {CollectiveOp::broadcast, "ring", "pipelined chain from the root", &build_broadcast_ring},
-      {CollectiveOp::send_recv, "ring", "rank r sends its buffer to rank r+1 (pipeline-parallel stage to stage)",
-       &build_send_recv_ring},
+       &build_all_reduce_hierarchical, &cost_all_reduce_hierarchical},
+      {Op::all_gather, "ring", "Ring", "ring all-gather, n-1 steps of S/n", &build_all_gather_ring, &cost_all_gather_ring},
+      {Op::all_gather, "nvls", "NVLS", "each rank's piece goes to the switch once and is multicast to the others",
+       &build_all_gather_nvls, &cost_all_gather_nvls},
+      {Op::reduce_scatter, "ring", "Ring", "ring reduce-scatter, n-1 steps of S/n", &build_reduce_scatter_ring,
+       &cost_reduce_scatter_ring},
+      {Op::reduce_scatter, "nvls", "NVLS", "the switch reduces every rank's input and returns each rank its share",
+       &build_reduce_scatter_nvls, &cost_reduce_scatter_nvls},
+      {Op::all_to_all, "direct", "", "every rank sends S/n to every other rank at once (expert parallel)",
+       &build_all_to_all_direct, &cost_all_to_all_direct},
+      {Op::broadcast, "ring", "Ring", "pipelined chain from the root", &build_broadcast_ring, &cost_broadcast_ring},
+      {Op::send_recv, "ring", "", "rank r sends its buffer to rank r+1 (pipeline-parallel stage to stage)",
+       &build_send_recv_ring, &cost_send_recv_ring},
   };
   return table;
 }
@@ -67,10 +76,10 @@ std::string sci(double v) {
 
 // Refuses, before anything is built, a schedule too big for memory or for the engine's time
 // (kMaxTransfers, kMaxEngineWork in algorithm_support.hpp), with the estimate and what would fit.
-void check_schedule_size(const CollectiveRequest& request, const TopologyGraph& graph) {
+// `request` is resolved (NCCL's pipeline item may set its chunk); `chunked`: the user gave --chunk-bytes.
+void check_schedule_size(const CollectiveRequest& request, const TopologyGraph& graph, bool chunked) {
   const CostModel m = make_cost_model(graph, request, Calibration::none());
-  const bool chunked = request.chunk_bytes > 0;
-  const long depth = chunked ? pieces_for_chunk(m.unit_bytes, request.chunk_bytes) : choose_depth(m, request).depth;
+  const long depth = chunked ? pieces_for_chunk(m.unit_bytes, request.chunk_bytes) : planned_depth(graph, request).depth;
   const auto transfers = [&](double d) { return static_cast<double>(m.transfers_fixed) + static_cast<double>(m.transfers_per_item) * d; };
   // Transfers in flight at once: an all-to-all starts all of them together; otherwise each rank has about
   // one piece per pipeline item moving (the pieces of a chunked ring travel together).
@@ -101,18 +110,18 @@ void check_schedule_size(const CollectiveRequest& request, const TopologyGraph& 
 
 Schedule build_schedule(const CollectiveRequest& request, const TopologyGraph& graph, const Calibration& calibration) {
   validate_request(request, graph);
-  if (request.algorithm == "auto") {
-    const AutoChoice choice = select_algorithm(graph, request, calibration);
-    CollectiveRequest resolved = request;
-    resolved.algorithm = choice.algorithm;
-    check_schedule_size(resolved, graph);
-    Schedule s = find_algorithm(request.op, choice.algorithm).build(resolved, graph);
-    s.note = s.note.empty() ? choice.note : choice.note + "; " + s.note;
-    return s;
-  }
-  const AlgorithmInfo& algorithm = find_algorithm(request.op, request.algorithm);
-  check_schedule_size(request, graph);
-  return algorithm.build(request, graph);
+  if (request.algorithm != "auto") find_algorithm(request.op, request.algorithm);  // unknown names first
+  const NcclChoice choice = resolve_request(request, graph);
+  check_schedule_size(choice.request, graph, request.chunk_bytes > 0);
+  Schedule s = find_algorithm(choice.request.op, choice.request.algorithm).build(choice.request, graph);
+  s.request = choice.request;
+  s.note = s.note.empty() ? choice.note : choice.note + "; " + s.note;
+  // The same protocol terms and calibration as the algorithm's closed form (exec_terms.hpp).
+  const ExecTerms e = exec_terms(graph, choice.request, calibration);
+  s.exec = {true, e.flow.efficiency, e.flow.launch_s, e.flow.intra_step_s, e.flow.net_step_s, e.flow.arch,
+            e.flow.latency_at_launch};
+  s.warnings = e.warnings;
+  return s;
 }
 
 }  // namespace racksim

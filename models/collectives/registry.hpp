@@ -1,10 +1,14 @@
 #pragma once
 // The one table of collective algorithms ("all_reduce/ring", "all_reduce/nvls", ...). Each algorithm
-// lives in models/collectives/<op>/<algorithm>.cpp and is listed once in registry.cpp. An unknown name
-// is an InputError listing the valid ones for that op.
+// lives in models/collectives/<op>/<algorithm>.cpp with both its schedule builder (what the engine runs)
+// and its cost model (the closed form of the same traffic), and is listed once in registry.cpp. A row
+// cannot be written without both: AlgorithmInfo has no default constructor. `auto`, the CLI's choices,
+// the calibration's key check and the tests iterate this table. An unknown name is an InputError listing
+// the valid ones for that op.
 #include <string>
 #include <vector>
 
+#include "models/analytic/cost_model.hpp"
 #include "models/collectives/schedule.hpp"
 
 namespace racksim {
@@ -12,13 +16,24 @@ namespace racksim {
 class TopologyGraph;
 struct Calibration;
 
+using ScheduleBuilderFn = Schedule (*)(const CollectiveRequest& request, const TopologyGraph& graph);
+using CostModelFn = CostModel (*)(const TopologyGraph& graph, const CollectiveRequest& request,
+                                  const Calibration& calibration, const FlowTerms& terms);
+
 struct AlgorithmInfo {
+  AlgorithmInfo(CollectiveOp op_, std::string name_, std::string nccl_name_, std::string description_,
+                ScheduleBuilderFn build_, CostModelFn cost_)
+      : op(op_), name(std::move(name_)), nccl_name(std::move(nccl_name_)), description(std::move(description_)),
+        build(build_), cost(cost_) {}
   CollectiveOp op;
   std::string name;          // "ring"; full name "all_reduce/ring"
+  std::string nccl_name;     // NCCL's algorithm ("Ring", "NVLSTree"), or "" for racksim's own (never auto)
   std::string description;   // one line: what it models
   // Builds the schedule. Throws InputError when the algorithm cannot run on this request and topology
   // (e.g. nvls on a system without multicast_reduction), saying why.
-  Schedule (*build)(const CollectiveRequest& request, const TopologyGraph& graph);
+  ScheduleBuilderFn build;
+  // The same algorithm's closed form (same traffic, no contention), same InputErrors.
+  CostModelFn cost;
 };
 
 const std::vector<AlgorithmInfo>& algorithm_table();
@@ -27,9 +42,10 @@ const AlgorithmInfo& find_algorithm(CollectiveOp op, const std::string& name);
 std::vector<std::string> algorithm_names(CollectiveOp op);  // without "auto"
 
 // Checks the request against the graph (ranks distinct and present, bytes in (0, 1 TiB], chunk size,
-// root) and builds the schedule. "auto" is resolved by models/analytic/auto_select.hpp with the analytic
-// model at calibration none (vendor peaks), or with `calibration` in the second form; Schedule::note
-// records the pick and every candidate's time.
+// root, protocol, channels), resolves "auto" the way NCCL would (models/collectives/nccl_choice.hpp:
+// algorithm, protocol, channel count; --algo/--protocol/--channels override like NCCL_ALGO, NCCL_PROTO
+// and NCCL_MIN/MAX_NCHANNELS) and builds the schedule; Schedule::note says what was chosen and why.
+// The calibration picks the algorithm-independent parts only (NCCL's decision does not depend on it).
 Schedule build_schedule(const CollectiveRequest& request, const TopologyGraph& graph);
 Schedule build_schedule(const CollectiveRequest& request, const TopologyGraph& graph, const Calibration& calibration);
 

@@ -38,6 +38,23 @@ struct Task {
   int phase = 0;                  // index into Schedule::phases
 };
 
+// How the engine runs a schedule: set by build_schedule from the algorithm's NCCL protocol terms and the
+// calibration of the GPU architecture (models/collectives/exec_terms.hpp), so that the engine and the
+// algorithm's closed form use the same numbers and a dumped schedule replays the same way. A schedule
+// without it (written by hand) takes the calibration's algorithm entry.
+struct ExecParams {
+  bool set = false;
+  double efficiency = 1;    // payload scale: protocol payload fraction x NCCL cap x calibration, in (0, 2]
+  double launch_s = 0;      // before the first task
+  double intra_step_s = 0;  // NCCL's latency of a step inside a node; the wire's latency is part of it
+  double net_step_s = 0;    // the same for a step that crosses the network
+  std::string arch;         // GPU architecture whose link calibration applies
+  // Pipelined NCCL algorithms (tree, NVLS, NVLS-tree): NCCL's model charges their whole latency once (a
+  // hop's latency per stage of the fill), so launch_s holds it and transfers wait no latency of their own;
+  // otherwise every step pays intra/net_step_s (rings: their steps are sequential).
+  bool latency_at_launch = false;
+};
+
 struct Schedule {
   CollectiveRequest request;
   std::string algorithm;              // full registry name: "all_reduce/ring"
@@ -45,6 +62,8 @@ struct Schedule {
   std::vector<std::string> phases;    // e.g. {"reduce-scatter", "all-gather"}
   std::vector<Task> tasks;            // topologically ordered: deps point backwards
   std::string note;                   // what the algorithm chose (auto's pick, inner/outer algorithms)
+  std::vector<std::string> warnings;  // results that rest on borrowed or assumed parameters (see docs/model.md)
+  ExecParams exec;
 };
 
 }  // namespace racksim

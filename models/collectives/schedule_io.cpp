@@ -34,7 +34,31 @@ json request_to_json(const CollectiveRequest& r) {
               {"chunk_bytes", r.chunk_bytes},
               {"root", r.root},
               {"inner_algorithm", r.inner_algorithm},
-              {"outer_algorithm", r.outer_algorithm}};
+              {"outer_algorithm", r.outer_algorithm},
+              {"protocol", r.protocol},
+              {"channels", r.channels}};
+}
+
+json exec_to_json(const ExecParams& e) {
+  return json{{"efficiency", e.efficiency},
+              {"launch_us", e.launch_s * 1e6},
+              {"intra_step_us", e.intra_step_s * 1e6},
+              {"net_step_us", e.net_step_s * 1e6},
+              {"arch", e.arch},
+              {"latency_at_launch", e.latency_at_launch}};
+}
+
+ExecParams read_exec(JsonObjectReader r) {
+  ExecParams e;
+  e.set = true;
+  e.efficiency = r.number_in("efficiency", 1e-6, 2.0);
+  e.launch_s = r.number_in("launch_us", 0.0, 1e9) * 1e-6;
+  e.intra_step_s = r.number_in("intra_step_us", 0.0, 1e9) * 1e-6;
+  e.net_step_s = r.number_in("net_step_us", 0.0, 1e9) * 1e-6;
+  e.arch = r.string_or("arch", "");
+  e.latency_at_launch = r.boolean_or("latency_at_launch", false);
+  r.finish();
+  return e;
 }
 
 Endpoint parse_endpoint(const json& v, int ranks, const std::string& where, const std::string& pointer) {
@@ -78,6 +102,8 @@ CollectiveRequest read_request(JsonObjectReader r) {
   q.root = static_cast<int>(r.integer_in_or("root", 0, static_cast<long>(q.gpus.size()) - 1, 0));
   q.inner_algorithm = r.one_of_or("inner_algorithm", {"auto", "ring", "nvls"}, "auto");
   q.outer_algorithm = r.one_of_or("outer_algorithm", {"ring", "tree"}, "ring");
+  q.protocol = r.one_of_or("protocol", {"auto", "LL", "LL128", "Simple"}, "auto");
+  q.channels = static_cast<int>(r.integer_in_or("channels", 0, 64, 0));
   r.finish();
   return q;
 }
@@ -92,6 +118,8 @@ std::string schedule_to_json_text(const Schedule& s) {
             {"phases", s.phases},
             {"request", request_to_json(s.request)},
             {"tasks", json::array()}};
+  if (s.exec.set) head["exec"] = exec_to_json(s.exec);
+  if (!s.warnings.empty()) head["warnings"] = s.warnings;
   std::string text = dump_json(head, 2);
   // Splice the tasks in, one per line: readable and diffable even with 100 k tasks.
   const std::string empty = "\"tasks\": []";
@@ -120,6 +148,14 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& whe
     const auto& note = root.raw("note");
     if (!note.is_string()) root.fail("note", json_excerpt(note), "a string");
     s.note = note.get<std::string>();
+  }
+  if (root.has("exec")) s.exec = read_exec(root.object("exec"));
+  if (root.has("warnings")) {
+    const auto& w = root.array("warnings");
+    for (std::size_t i = 0; i < w.size(); ++i) {
+      if (!w[i].is_string()) throw InputError(where, "/warnings/" + std::to_string(i), json_excerpt(w[i]), "a string");
+      s.warnings.push_back(w[i].get<std::string>());
+    }
   }
   const auto& phases = root.array("phases");
   for (std::size_t i = 0; i < phases.size(); ++i) {

@@ -41,16 +41,30 @@ struct AlgorithmCalibration {
   }
 };
 
+// GPU architectures as NCCL's tuner tells them apart (tuning.cc:249): calibration entries are kept per
+// architecture because NCCL's own constants are (NVLS efficiency, per-channel caps, NVLink bandwidth).
+// "volta" < sm80 <= "ampere" < sm90 <= "hopper" < sm100 <= "blackwell".
+std::string architecture_of(int compute_capability);
+const std::vector<std::string>& architecture_names();
+
 struct Calibration {
   std::string name = "none";
   std::string source = "vendor peaks and nominal latencies from the topology file";
-  std::map<LinkKind, LinkCalibration> links;              // missing kind: identity
+  std::map<LinkKind, LinkCalibration> links;              // any architecture; missing kind: identity
   std::map<std::string, AlgorithmCalibration> algorithms; // key "all_reduce/ring" or "*/ring"; missing: identity
+  // Per GPU architecture (JSON keys "hopper:nvlink", "blackwell:all_reduce/nvls"): these win over the
+  // architecture-independent entries above for runs on that architecture.
+  std::map<std::string, std::map<LinkKind, LinkCalibration>> arch_links;
+  std::map<std::string, std::map<std::string, AlgorithmCalibration>> arch_algorithms;
 
   static Calibration none() { return Calibration{}; }
-  const LinkCalibration& link(LinkKind kind) const;
-  // Exact "op/algo", else "*/algo", else identity.
-  const AlgorithmCalibration& algorithm(const std::string& op_slash_algo) const;
+  // Lookup for `arch` (empty: architecture-independent entries only): "arch:kind", else "kind", else another
+  // architecture's "other:kind" (then *borrowed names it, so results can say so), else identity.
+  const LinkCalibration& link(LinkKind kind, const std::string& arch = "", std::string* borrowed = nullptr) const;
+  // The same for algorithms: "arch:op/algo", "arch:*/algo", "op/algo", "*/algo", then another
+  // architecture's "other:op/algo" or "other:*/algo" (borrowed), else identity.
+  const AlgorithmCalibration& algorithm(const std::string& op_slash_algo, const std::string& arch = "",
+                                        std::string* borrowed = nullptr) const;
 };
 
 // Loads and validates a calibration JSON (schema_version 1; unknown keys are errors). "none" gives

@@ -67,6 +67,7 @@ CompiledRun compile_run(const PlatformModel& model, const Calibration& calibrati
   c.pending.assign(total, 0);
   c.phase.assign(total, -1);
   c.task_bytes.assign(total, 0);
+  c.task_delay_s.assign(total, 0.0);
   c.flags.assign(total, 0);
   c.part_offset.reserve(total + 1);
   c.part_offset.push_back(0);
@@ -74,8 +75,11 @@ CompiledRun compile_run(const PlatformModel& model, const Calibration& calibrati
   std::unordered_map<std::uint64_t, int> route_index;
   std::vector<char> host_used(0), link_used(model.links().size(), 0);
   std::vector<double> link_bytes(model.links().size(), 0.0);
-  auto use_route = [&](int src, int dst) {
-    const std::uint64_t key = (static_cast<std::uint64_t>(src) << 32) | static_cast<std::uint32_t>(dst);
+  // zero_latency: a pipelined NCCL algorithm whose whole latency NCCL's model charges at launch
+  // (ExecParams::latency_at_launch), so its transfers wait no route latency of their own.
+  auto use_route = [&](int src, int dst, bool zero_latency) {
+    const std::uint64_t key = ((static_cast<std::uint64_t>(src) << 32) | static_cast<std::uint32_t>(dst)) ^
+                              (zero_latency ? (1ull << 63) : 0ull);
     auto [it, added] = route_index.emplace(key, static_cast<int>(c.route_src.size()));
     if (added) {
       const PlatformRoute& r = model.route(src, dst);
@@ -83,7 +87,7 @@ CompiledRun compile_run(const PlatformModel& model, const Calibration& calibrati
       c.route_dst.push_back(dst);
       c.route_links.insert(c.route_links.end(), r.links.begin(), r.links.end());
       c.route_link_offset.push_back(static_cast<int>(c.route_links.size()));
-      c.route_latency_s.push_back(r.latency_s);
+      c.route_latency_s.push_back(zero_latency ? 0.0 : r.latency_s);
     }
     return it->second;
   };
@@ -102,6 +106,11 @@ CompiledRun compile_run(const PlatformModel& model, const Calibration& calibrati
     cs.efficiency = cal.efficiency_at(static_cast<double>(s.request.bytes));
     cs.step_delay_s = units::us_to_s(cal.step_overhead_us);
     cs.launch_delay_s = units::us_to_s(cal.launch_overhead_us);
+    if (s.exec.set) {  // the algorithm's NCCL terms (exec_terms.hpp): the same numbers as its closed form
+      cs.efficiency = s.exec.efficiency > 0 ? s.exec.efficiency : 1;
+      cs.step_delay_s = 0;
+      cs.launch_delay_s = s.exec.launch_s;
+    }
     auto host_of = [&](const Endpoint& e) {
       return e.kind == Endpoint::Kind::rank ? cs.hosts_of_rank[e.index] : model.switch_plane_host(e.index);
     };
@@ -128,7 +137,7 @@ CompiledRun compile_run(const PlatformModel& model, const Calibration& calibrati
       const int parts = multicast ? 1 : static_cast<int>(dsts.size());
       for (int k = 0; k < parts; ++k) {
         const int dst = multicast ? model.multicast_group(dsts) : dsts[k];
-        const int r = use_route(src, dst);
+        const int r = use_route(src, dst, s.exec.set && s.exec.latency_at_launch);
         const PlatformRoute& route = model.route(src, dst);
         if (!route.broken.empty())
           throw SimulationError(s.algorithm + " task " + std::to_string(t.id) + " (" + model.host(src).name + " -> " +
@@ -142,6 +151,15 @@ CompiledRun compile_run(const PlatformModel& model, const Calibration& calibrati
         }
       }
       c.part_offset.push_back(static_cast<int>(c.part_route.size()));
+      c.task_delay_s[task] = cs.step_delay_s;
+      if (s.exec.set && !s.exec.latency_at_launch && c.part_offset[task + 1] > c.part_offset[task]) {
+        // NCCL's step latency by hop type, never less than the wire's: only what exceeds the route's latency waits here.
+        const int r = c.part_route[c.part_offset[task]];
+        bool net = false;
+        for (int i = c.route_link_offset[r]; i < c.route_link_offset[r + 1] && !net; ++i)
+          net = model.links()[c.route_links[i].link].link_kind == LinkKind::nic;
+        c.task_delay_s[task] = std::max(0.0, (net ? s.exec.net_step_s : s.exec.intra_step_s) - c.route_latency_s[r]);
+      }
       for (int d : t.deps) ++succ_count[next + d];
       if (t.deps.empty()) ++succ_count[next + cs.count];
     }

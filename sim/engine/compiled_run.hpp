@@ -36,6 +36,7 @@ struct CompiledRun {
   std::vector<double> task_bytes;
   std::vector<std::uint8_t> flags;       // kSwitchReduce, kReduce
   std::vector<int> phase;                // -1 for launch tasks
+  std::vector<double> task_delay_s;      // before the task's transfer starts (protocol step latency beyond the wire's)
   // Distinct routes used, in first-use order.
   std::vector<int> route_src, route_dst;  // hosts (dst may be a multicast group)
   std::vector<int> route_link_offset;     // links of route r: route_links[offset[r] .. offset[r + 1])

@@ -92,7 +92,7 @@ void Executor::begin(int t) {
   TaskState& s = tasks_[t];
   s.start = sg4::Engine::get_clock();
   const CompiledSchedule& cs = run_.schedules[run_.task_schedule[t]];
-  const double delay = run_.is_launch(t) ? cs.launch_delay_s : cs.step_delay_s;
+  const double delay = run_.is_launch(t) ? cs.launch_delay_s : run_.task_delay_s[t];
   if (delay > 0) {  // a pure delay: a kernel timer, no resource
     simgrid::kernel::timer::Timer::set(s.start + delay, [this, t] { after_delay(t); });
     return;

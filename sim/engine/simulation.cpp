@@ -36,7 +36,12 @@ struct Simulation::Impl {
     return r;
   }
   // The configuration echo every result carries.
-  void echo(std::vector<RunResult>& results) const {
+  void echo(std::vector<RunResult>& results, const std::vector<const Schedule*>& pointers) const {
+    for (std::size_t i = 0; i < results.size() && i < pointers.size(); ++i) {  // what NCCL's choice was
+      results[i].protocol = pointers[i]->request.protocol;
+      results[i].channels = pointers[i]->request.channels;
+      results[i].warnings = pointers[i]->warnings;
+    }
     for (auto& r : results) {
       r.system = graph.spec().id;
       r.racks = graph.racks();
@@ -90,7 +95,7 @@ std::vector<RunResult> Simulation::run_linked(const std::vector<const Schedule*>
   const CompiledRun run = compile_run(model, impl.calibration, pointers, nullptr, after);
   const std::string bytes = run_in_child_process([&] { return encode_run_results(execute_compiled(model, run, options)); });
   std::vector<RunResult> results = decode_run_results(bytes);
-  impl.echo(results);
+  impl.echo(results, pointers);
   return results;
 }
 
@@ -114,7 +119,7 @@ std::vector<RunResult> Simulation::run_each(const std::vector<const Schedule*>& 
   std::vector<RunResult> results;
   for (const std::string& bytes : run_in_child_processes(works, jobs, progress))
     results.push_back(decode_run_results(bytes).front());
-  impl.echo(results);
+  impl.echo(results, pointers);
   return results;
 }
 

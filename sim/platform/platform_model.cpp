@@ -27,9 +27,13 @@ PlatformModel::PlatformModel(const TopologyGraph& graph, const Calibration& cali
     : graph_(&graph) {
   extra_latency_s_.assign(6, 0.0);
   efficiency_.assign(6, 1.0);
+  // Link calibration of the system's GPU architecture (NVLink efficiency differs between Hopper and
+  // Blackwell: NCCL's SM90/SM100_NVLINK_BW, topo.h:19-21).
+  const std::string arch = graph.gpu_count() > 0
+      ? architecture_of(graph.spec().gpu_type(graph.vertices()[graph.gpu_vertex(0)].type).compute_capability) : "";
   for (LinkKind k : {LinkKind::nvlink, LinkKind::c2c, LinkKind::pcie, LinkKind::cpu_cpu, LinkKind::nic, LinkKind::ib}) {
-    extra_latency_s_[static_cast<int>(k)] = units::us_to_s(calibration.link(k).extra_latency_us);
-    efficiency_[static_cast<int>(k)] = calibration.link(k).bandwidth_efficiency;
+    extra_latency_s_[static_cast<int>(k)] = units::us_to_s(calibration.link(k, arch).extra_latency_us);
+    efficiency_[static_cast<int>(k)] = calibration.link(k, arch).bandwidth_efficiency;
   }
   edge_fraction_.assign(graph.edges().size(), 1.0);
   edge_failure_.assign(graph.edges().size(), "");

@@ -32,6 +32,8 @@ ojson result_json(const RunResult& r) {
   j["op"] = r.op;
   j["algo"] = r.algorithm;
   j["algo_note"] = r.algorithm_note;
+  j["protocol"] = r.protocol;
+  j["channels"] = r.channels;
   j["gpus"] = r.gpus;
   j["bytes"] = r.bytes;
   j["chunk_bytes"] = r.chunk_bytes;
@@ -50,6 +52,7 @@ ojson result_json(const RunResult& r) {
   j["links"] = links;
   j["calibration"] = r.calibration;
   j["failures"] = r.failures;
+  j["warnings"] = r.warnings;
   return j;
 }
 
@@ -111,7 +114,9 @@ std::string run_result_to_table(const RunResult& r) {
   std::string out;
   out += fmt::format("{} x{} rack(s): {} {} on {} GPUs, {} per rank ({} B), calibration {}\n", r.system, r.racks, r.op,
                      r.algorithm, r.gpus, units::format_bytes(r.bytes), r.bytes, r.calibration);
+  if (!r.protocol.empty()) out += fmt::format("  nccl: {} {} on {} channel(s)\n", r.algorithm, r.protocol, r.channels);
   if (!r.algorithm_note.empty()) out += "  note: " + r.algorithm_note + "\n";
+  for (const auto& w : r.warnings) out += "  warning: " + w + "\n";
   for (const auto& f : r.failures) out += "  failure: " + f + "\n";
   std::size_t width = 24;
   for (const auto& p : r.phases) width = std::max(width, p.name.size() + 8);

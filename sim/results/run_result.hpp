@@ -31,6 +31,9 @@ struct RunResult {
   int racks = 1;
   std::string op, algorithm;   // algorithm: what ran ("nvls"); auto's pick is reported here
   std::string algorithm_note;  // why auto picked it, inner/outer choices
+  std::string protocol;        // NCCL protocol the run used: LL, LL128, Simple
+  int channels = 0;            // NCCL channels (CTAs) the run used
+  std::vector<std::string> warnings;  // parameters borrowed from another architecture, assumptions
   int gpus = 0;
   std::uint64_t bytes = 0;
   std::uint64_t chunk_bytes = 0;

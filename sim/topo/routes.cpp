@@ -108,7 +108,17 @@ Route finish(Route r) {
   return r;
 }
 
-// GPU -> NIC -> leaf -> spine [-> core -> spine] -> leaf -> NIC -> GPU, built directly (hot path for
+// A GPU's way to its own NIC inside the tray: the direct PCIe link where the NIC hangs off the GPU
+// (HGX, GB300's ConnectX-8 on PCIe Gen6), else through the GPU's host CPU (GB200: GPU -> NVLink-C2C ->
+// Grace -> PCIe -> ConnectX-7, NCCL's path type P2C, src/graph/paths.cc:181). Empty when neither exists.
+std::vector<int> gpu_to_nic(const TopologyGraph& g, int gpu, int nic) {
+  if (edge_between(g, gpu, nic) >= 0) return {gpu, nic};
+  const int cpu = g.cpu_of_gpu(gpu);
+  if (cpu >= 0 && edge_between(g, gpu, cpu) >= 0 && edge_between(g, cpu, nic) >= 0) return {gpu, cpu, nic};
+  return {};
+}
+
+// GPU -> [CPU ->] NIC -> leaf -> spine [-> core -> spine] -> leaf -> NIC [-> CPU] -> GPU, built directly (hot path for
 // cross-domain collectives; equal to what the shortest-path search finds on a rail-optimised tree).
 bool scale_out_route(const TopologyGraph& g, int src, int dst, Route& out) {
   const int nic_s = g.nic_of_gpu(src), nic_d = g.nic_of_gpu(dst);
@@ -127,7 +137,10 @@ bool scale_out_route(const TopologyGraph& g, int src, int dst, Route& out) {
   };
   const int leaf_s = leaf_of(nic_s), leaf_d = leaf_of(nic_d);
   if (leaf_s < 0 || leaf_d < 0) return false;
-  std::vector<int> path = {src, nic_s, leaf_s};
+  const std::vector<int> up = gpu_to_nic(g, src, nic_s), down = gpu_to_nic(g, dst, nic_d);
+  if (up.empty() || down.empty()) return false;
+  std::vector<int> path = up;
+  path.push_back(leaf_s);
   if (leaf_s != leaf_d) {
     const int spine_s = spine_of(leaf_s), spine_d = spine_of(leaf_d);
     path.push_back(spine_s);
@@ -141,8 +154,7 @@ bool scale_out_route(const TopologyGraph& g, int src, int dst, Route& out) {
     }
     path.push_back(leaf_d);
   }
-  path.push_back(nic_d);
-  path.push_back(dst);
+  path.insert(path.end(), down.rbegin(), down.rend());
   for (std::size_t i = 0; i + 1 < path.size(); ++i) {
     const int e = edge_between(g, path[i], path[i + 1]);
     if (e < 0) return false;

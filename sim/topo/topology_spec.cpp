@@ -144,6 +144,7 @@ TopologySpec topology_from_json_text(const std::string& text, const std::string&
     t.hbm_bandwidth_GBps = r.number_in("hbm_bandwidth_GBps", 1e-3, kMaxBandwidth_GBps);
     t.sm_count = static_cast<int>(r.integer_in("sm_count", 1, 100000));
     t.nvlink_ports = static_cast<int>(r.integer_in_or("nvlink_ports", 0, 1024, 0));
+    t.compute_capability = static_cast<int>(r.integer_in("compute_capability", 30, 200));
     t.integrated = r.boolean_or("integrated", false);
     t.source = sources.read(r);
     return t;
@@ -154,6 +155,8 @@ TopologySpec topology_from_json_text(const std::string& text, const std::string&
     claim_id(cpu_ids, t.id, r);
     t.name = r.string("name");
     t.cores = static_cast<int>(r.integer_in("cores", 1, 100000));
+    t.isa = r.one_of("isa", {"x86_64", "aarch64"});
+    t.vendor = r.one_of("vendor", {"intel", "amd", "nvidia", "other"});
     t.memory_kind = r.string("memory_kind");
     t.memory_capacity_GB = r.number_in("memory_capacity_GB", 1e-3, kMaxCapacity_GB);
     t.memory_bandwidth_GBps = r.number_in("memory_bandwidth_GBps", 1e-3, kMaxBandwidth_GBps);
@@ -323,13 +326,15 @@ std::string topology_to_json_text(const TopologySpec& s) {
   j["references"] = s.references;
   for (const auto& t : s.gpu_types) {
     json g{{"id", t.id}, {"name", t.name}, {"hbm_capacity_bytes", t.hbm_capacity_bytes}, {"hbm_marketed_GB", t.hbm_marketed_GB},
-           {"hbm_bandwidth_GBps", t.hbm_bandwidth_GBps}, {"sm_count", t.sm_count}, {"source", t.source}};
+           {"hbm_bandwidth_GBps", t.hbm_bandwidth_GBps}, {"sm_count", t.sm_count},
+           {"compute_capability", t.compute_capability}, {"source", t.source}};
     if (t.nvlink_ports) g["nvlink_ports"] = t.nvlink_ports;
     if (t.integrated) g["integrated"] = true;
     j["gpu_types"].push_back(g);
   }
   for (const auto& t : s.cpu_types)
-    j["cpu_types"].push_back({{"id", t.id}, {"name", t.name}, {"cores", t.cores}, {"memory_kind", t.memory_kind},
+    j["cpu_types"].push_back({{"id", t.id}, {"name", t.name}, {"cores", t.cores}, {"isa", t.isa},
+                              {"vendor", t.vendor}, {"memory_kind", t.memory_kind},
                               {"memory_capacity_GB", t.memory_capacity_GB},
                               {"memory_bandwidth_GBps", t.memory_bandwidth_GBps}, {"source", t.source}});
   for (const auto& t : s.nic_types)

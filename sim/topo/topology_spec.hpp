@@ -27,6 +27,7 @@ struct GpuType {
   double hbm_bandwidth_GBps = 0;
   int sm_count = 0;
   int nvlink_ports = 0;           // NVLink links per GPU (0: no NVLink)
+  int compute_capability = 0;     // CUDA SM version x10 (H100 90, B200 100, B300 103): NCCL picks its tables by it
   bool integrated = false;        // shares the CPU's memory (DGX Spark's GB10)
   std::string source;
 };
@@ -34,6 +35,8 @@ struct GpuType {
 struct CpuType {
   std::string id, name;
   int cores = 0;
+  std::string isa;                // "x86_64" or "aarch64" (NCCL's cpuArch: its LL limits and net overhead)
+  std::string vendor;             // "intel", "amd", "nvidia" or "other" (NCCL's cpuVendor)
   std::string memory_kind;        // "LPDDR5X", "DDR5", ...
   double memory_capacity_GB = 0;  // per CPU (one NUMA node)
   double memory_bandwidth_GBps = 0;

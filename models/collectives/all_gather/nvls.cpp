@@ -5,6 +5,7 @@
 // NVLink domain.
 #include "models/analytic/cost_model.hpp"
 #include "models/collectives/algorithms.hpp"
+#include "models/collectives/cost_patterns.hpp"
 #include "models/collectives/building_blocks.hpp"
 
 namespace racksim {
@@ -32,4 +33,13 @@ Schedule build_all_gather_nvls(const CollectiveRequest& request, const TopologyG
   return b.finish();
 }
 
+// The closed-form twin of the schedule above (models/analytic/cost_model.hpp), no contention.
+CostModel cost_all_gather_nvls(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration,
+                    const FlowTerms& terms) {
+  CostBuilder b(graph, request, calibration, "all_gather/nvls", terms);
+  nvls_model(b);
+  return finish(b);
+}
+
 }  // namespace racksim
+

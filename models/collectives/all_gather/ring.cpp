@@ -4,20 +4,40 @@
 // and receives (n-1)/n * S: time ~ (n-1) (alpha + S / (n B)). Chunking as all_reduce/ring.
 #include "models/analytic/cost_model.hpp"
 #include "models/collectives/algorithms.hpp"
+#include "models/collectives/cost_patterns.hpp"
 #include "models/collectives/building_blocks.hpp"
+#include "sim/core/errors.hpp"
 
 namespace racksim {
 
 Schedule build_all_gather_ring(const CollectiveRequest& request, const TopologyGraph& graph) {
   const DepthChoice depth = planned_depth(graph, request);
-  const int n = static_cast<int>(request.gpus.size());
-  ScheduleBuilder b(request, "all_gather/ring", n * depth.depth);
+  const auto orders = nccl_ring_orders(request, graph);  // one per NIC rail across nodes
+  const int n = static_cast<int>(request.gpus.size()), rings = static_cast<int>(orders.size());
+  const long transfers = static_cast<long>(1) * (n - 1) * n * rings * depth.depth;
+  if (transfers > kMaxTransfers)
+    throw InputError("--gpus", "", std::to_string(n) + " ranks in " + std::to_string(rings) + " rings",
+                     "at most " + std::to_string(kMaxTransfers) + " transfers for the engine (this ring needs " +
+                         std::to_string(transfers) + "); the analytic model (racksim.analytic, plan) prices it");
+  ScheduleBuilder b(request, "all_gather/ring", rings * n * depth.depth);
   b.reserve(depth.tasks);
-  std::vector<int> members(n);
-  for (int i = 0; i < n; ++i) members[i] = i;
-  ring_all_gather(b, members, interleaved_segments(n, depth.depth), b.phase("all-gather"));
+  const int ag_phase = b.phase("all-gather");
+  for (int j = 0; j < rings; ++j) {
+    const auto segments = ring_segments(orders[j], depth.depth, j, true);
+    ring_all_gather(b, orders[j], segments, ag_phase);
+  }
+  if (rings > 1) b.append_note(std::to_string(rings) + " rings, one per NIC rail (NCCL's ring channels)");
   b.append_note(depth.note);
   return b.finish();
 }
 
+// The closed-form twin of the schedule above (models/analytic/cost_model.hpp), no contention.
+CostModel cost_all_gather_ring(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration,
+                    const FlowTerms& terms) {
+  CostBuilder b(graph, request, calibration, "all_gather/ring", terms);
+  ring_model(b, false, true);
+  return finish(b);
+}
+
 }  // namespace racksim
+

@@ -18,6 +18,7 @@
 // with m = D pieces per slice for an outer ring (its segments), 2 for an outer tree (one per tree).
 #include "models/analytic/cost_model.hpp"
 #include "models/collectives/algorithms.hpp"
+#include "models/collectives/cost_patterns.hpp"
 #include "models/collectives/building_blocks.hpp"
 
 namespace racksim {
@@ -139,4 +140,13 @@ Schedule build_all_reduce_hierarchical(const CollectiveRequest& request, const T
   return b.finish();
 }
 
+// The closed-form twin of the schedule above (models/analytic/cost_model.hpp), no contention.
+CostModel cost_all_reduce_hierarchical(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration,
+                    const FlowTerms& terms) {
+  CostBuilder b(graph, request, calibration, "all_reduce/hierarchical", terms);
+  hierarchical_model(b);
+  return finish(b);
+}
+
 }  // namespace racksim
+

@@ -8,6 +8,7 @@
 // Requires nvlink_domain.multicast_reduction and all ranks in one NVLink domain.
 #include "models/analytic/cost_model.hpp"
 #include "models/collectives/algorithms.hpp"
+#include "models/collectives/cost_patterns.hpp"
 #include "models/collectives/building_blocks.hpp"
 
 namespace racksim {
@@ -32,4 +33,13 @@ Schedule build_all_reduce_nvls(const CollectiveRequest& request, const TopologyG
   return b.finish();
 }
 
+// The closed-form twin of the schedule above (models/analytic/cost_model.hpp), no contention.
+CostModel cost_all_reduce_nvls(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration,
+                    const FlowTerms& terms) {
+  CostBuilder b(graph, request, calibration, "all_reduce/nvls", terms);
+  nvls_model(b);
+  return finish(b);
+}
+
 }  // namespace racksim
+

@@ -8,22 +8,42 @@
 // independently (chunk j*n + i is piece j of segment i).
 #include "models/analytic/cost_model.hpp"
 #include "models/collectives/algorithms.hpp"
+#include "models/collectives/cost_patterns.hpp"
 #include "models/collectives/building_blocks.hpp"
+#include "sim/core/errors.hpp"
 
 namespace racksim {
 
 Schedule build_all_reduce_ring(const CollectiveRequest& request, const TopologyGraph& graph) {
   const DepthChoice depth = planned_depth(graph, request);
-  const int n = static_cast<int>(request.gpus.size());
-  ScheduleBuilder b(request, "all_reduce/ring", n * depth.depth);
+  const auto orders = nccl_ring_orders(request, graph);  // one per NIC rail across nodes
+  const int n = static_cast<int>(request.gpus.size()), rings = static_cast<int>(orders.size());
+  const long transfers = static_cast<long>(2) * (n - 1) * n * rings * depth.depth;
+  if (transfers > kMaxTransfers)
+    throw InputError("--gpus", "", std::to_string(n) + " ranks in " + std::to_string(rings) + " rings",
+                     "at most " + std::to_string(kMaxTransfers) + " transfers for the engine (this ring needs " +
+                         std::to_string(transfers) + "); the analytic model (racksim.analytic, plan) prices it");
+  ScheduleBuilder b(request, "all_reduce/ring", rings * n * depth.depth);
   b.reserve(depth.tasks);
-  std::vector<int> members(n);
-  for (int i = 0; i < n; ++i) members[i] = i;
-  const auto segments = interleaved_segments(n, depth.depth);
-  ring_reduce_scatter(b, members, segments, b.phase("reduce-scatter"));
-  ring_all_gather(b, members, segments, b.phase("all-gather"));
+  const int rs_phase = b.phase("reduce-scatter");
+  const int ag_phase = b.phase("all-gather");
+  for (int j = 0; j < rings; ++j) {
+    const auto segments = ring_segments(orders[j], depth.depth, j, false);
+    ring_reduce_scatter(b, orders[j], segments, rs_phase);
+    ring_all_gather(b, orders[j], segments, ag_phase);
+  }
+  if (rings > 1) b.append_note(std::to_string(rings) + " rings, one per NIC rail (NCCL's ring channels)");
   b.append_note(depth.note);
   return b.finish();
 }
 
+// The closed-form twin of the schedule above (models/analytic/cost_model.hpp), no contention.
+CostModel cost_all_reduce_ring(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration,
+                    const FlowTerms& terms) {
+  CostBuilder b(graph, request, calibration, "all_reduce/ring", terms);
+  ring_model(b, true, true);
+  return finish(b);
+}
+
 }  // namespace racksim
+

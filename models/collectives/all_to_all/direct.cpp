@@ -4,6 +4,7 @@
 // cross (inside an NVLink domain a GPU's port carries its n-1 outgoing flows; across domains its NIC
 // does). No pipelining: --chunk-bytes does not apply.
 #include "models/collectives/algorithms.hpp"
+#include "models/collectives/cost_patterns.hpp"
 #include "models/collectives/schedule_builder.hpp"
 
 namespace racksim {
@@ -20,4 +21,22 @@ Schedule build_all_to_all_direct(const CollectiveRequest& request, const Topolog
   return b.finish();
 }
 
+// The closed-form twin of the schedule above (models/analytic/cost_model.hpp), no contention.
+CostModel cost_all_to_all_direct(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration,
+                    const FlowTerms& terms) {
+  CostBuilder b(graph, request, calibration, "all_to_all/direct", terms);
+  const double S = static_cast<double>(request.bytes);
+  const int n = b.n;
+  std::vector<const FlowCoster::Path*> flows;
+  for (int s = 0; s < n; ++s)
+    for (int d = 0; d < n; ++d)
+      if (s != d) flows.push_back(&b.fc.gpu_to_gpu(b.v(s), b.v(d)));
+  b.add("all-to-all", flows, ceil_div(S, n));
+  b.m.pipelined = false;
+  b.m.unit_bytes = ceil_div(S, n);
+  b.m.tasks_fixed = b.m.transfers_fixed = static_cast<long>(n) * (n - 1);
+  return finish(b);
+}
+
 }  // namespace racksim
+

@@ -5,6 +5,7 @@
 // 20 k) or comes from --chunk-bytes.
 #include "models/analytic/cost_model.hpp"
 #include "models/collectives/algorithms.hpp"
+#include "models/collectives/cost_patterns.hpp"
 #include "models/collectives/building_blocks.hpp"
 
 namespace racksim {
@@ -27,4 +28,20 @@ Schedule build_broadcast_ring(const CollectiveRequest& request, const TopologyGr
   return b.finish();
 }
 
+// The closed-form twin of the schedule above (models/analytic/cost_model.hpp), no contention.
+CostModel cost_broadcast_ring(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration,
+                    const FlowTerms& terms) {
+  CostBuilder b(graph, request, calibration, "broadcast/ring", terms);
+  const double S = static_cast<double>(request.bytes);
+  const int n = b.n;
+  for (int h = 0; h + 1 < n; ++h) {
+    const int src = (request.root + h) % n, dst = (request.root + h + 1) % n;
+    b.add("broadcast", {&b.fc.gpu_to_gpu(b.v(src), b.v(dst))}, S);
+  }
+  b.m.unit_bytes = S;
+  b.m.tasks_per_item = b.m.transfers_per_item = n - 1;
+  return finish(b);
+}
+
 }  // namespace racksim
+

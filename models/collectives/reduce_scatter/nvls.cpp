@@ -4,6 +4,7 @@
 // piece j of rank l's share. Requires multicast_reduction and one NVLink domain.
 #include "models/analytic/cost_model.hpp"
 #include "models/collectives/algorithms.hpp"
+#include "models/collectives/cost_patterns.hpp"
 #include "models/collectives/building_blocks.hpp"
 
 namespace racksim {
@@ -28,4 +29,13 @@ Schedule build_reduce_scatter_nvls(const CollectiveRequest& request, const Topol
   return b.finish();
 }
 
+// The closed-form twin of the schedule above (models/analytic/cost_model.hpp), no contention.
+CostModel cost_reduce_scatter_nvls(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration,
+                    const FlowTerms& terms) {
+  CostBuilder b(graph, request, calibration, "reduce_scatter/nvls", terms);
+  nvls_model(b);
+  return finish(b);
+}
+
 }  // namespace racksim
+

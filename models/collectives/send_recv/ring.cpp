@@ -5,6 +5,7 @@
 // request.root is not used.
 #include "models/analytic/cost_model.hpp"
 #include "models/collectives/algorithms.hpp"
+#include "models/collectives/cost_patterns.hpp"
 #include "models/collectives/building_blocks.hpp"
 
 namespace racksim {
@@ -25,4 +26,19 @@ Schedule build_send_recv_ring(const CollectiveRequest& request, const TopologyGr
   return b.finish();
 }
 
+// The closed-form twin of the schedule above (models/analytic/cost_model.hpp), no contention.
+CostModel cost_send_recv_ring(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration,
+                    const FlowTerms& terms) {
+  CostBuilder b(graph, request, calibration, "send_recv/ring", terms);
+  const double S = static_cast<double>(request.bytes);
+  const int n = b.n;
+  std::vector<const FlowCoster::Path*> flows;
+  for (int r = 0; r < n; ++r) flows.push_back(&b.fc.gpu_to_gpu(b.v(r), b.v((r + 1) % n)));
+  b.add("send-recv", flows, S);
+  b.m.unit_bytes = S;
+  b.m.tasks_per_item = b.m.transfers_per_item = n;
+  return finish(b);
+}
+
 }  // namespace racksim
+

@@ -65,10 +65,39 @@ TEST(Calibration, ParsesLooksUpAndRoundTrips) {
   EXPECT_EQ(calibration_to_json_text(back), calibration_to_json_text(c));
 }
 
+// Entries per GPU architecture (NCCL's own constants differ per architecture, tuning.cc:134-198): the
+// architecture's entry wins, then the architecture-independent one, then another architecture's, which
+// the lookup reports as borrowed so that results can say so.
+TEST(Calibration, PerArchitectureEntriesAndBorrowing) {
+  const Calibration c = calibration_from_json_text(R"({"schema_version": 2, "name": "a", "source": "s",
+    "links": {"nvlink": {"bandwidth_efficiency": 0.9, "source": "s"},
+              "hopper:nvlink": {"bandwidth_efficiency": 0.8, "source": "s"},
+              "blackwell:nic": {"bandwidth_efficiency": 0.7, "source": "s"}},
+    "algorithms": {"hopper:all_reduce/nvls": {"bandwidth_efficiency": 0.6, "source": "s"},
+                   "*/ring": {"bandwidth_efficiency": 0.5, "source": "s"}}})", "arch.json");
+  std::string borrowed;
+  EXPECT_DOUBLE_EQ(c.link(LinkKind::nvlink, "hopper", &borrowed).bandwidth_efficiency, 0.8);
+  EXPECT_DOUBLE_EQ(c.link(LinkKind::nvlink, "blackwell", &borrowed).bandwidth_efficiency, 0.9);
+  EXPECT_TRUE(borrowed.empty());
+  EXPECT_DOUBLE_EQ(c.link(LinkKind::nic, "hopper", &borrowed).bandwidth_efficiency, 0.7);
+  EXPECT_EQ(borrowed, "blackwell");
+  borrowed.clear();
+  EXPECT_DOUBLE_EQ(c.algorithm("all_reduce/nvls", "blackwell", &borrowed).bandwidth_efficiency, 0.6);
+  EXPECT_EQ(borrowed, "hopper");
+  borrowed.clear();
+  EXPECT_DOUBLE_EQ(c.algorithm("all_reduce/ring", "blackwell", &borrowed).bandwidth_efficiency, 0.5);
+  EXPECT_TRUE(borrowed.empty());
+  const Calibration back = calibration_from_json_text(calibration_to_json_text(c), "again");
+  EXPECT_EQ(calibration_to_json_text(back), calibration_to_json_text(c));
+  EXPECT_NE(error_of(R"({"schema_version": 2, "name": "x", "source": "s", "links": {"turing:nvlink": {"source": "s"}}})")
+                .find("hopper"),
+            std::string::npos);
+}
+
 TEST(Calibration, StrictErrorsNameTheFileAndPointer) {
   const std::string base = R"({"schema_version": 1, "name": "x", "source": "s")";
   EXPECT_NE(error_of(base + R"(, "colour": 1})").find("colour"), std::string::npos);
-  EXPECT_NE(error_of(R"({"schema_version": 2, "name": "x", "source": "s"})").find("/schema_version"), std::string::npos);
+  EXPECT_NE(error_of(R"({"schema_version": 3, "name": "x", "source": "s"})").find("/schema_version"), std::string::npos);
   const std::string eff = error_of(base + R"(, "links": {"nvlink": {"bandwidth_efficiency": 1.2, "source": "s"}}})");
   EXPECT_NE(eff.find("cal.json"), std::string::npos) << eff;
   EXPECT_NE(eff.find("/links/nvlink/bandwidth_efficiency"), std::string::npos) << eff;

@@ -30,17 +30,21 @@ void expect_error(const CollectiveRequest& r, const TopologyGraph& g, std::initi
 }
 
 TEST(Registry, OneTableWithEveryAlgorithm) {
-  EXPECT_EQ(algorithm_names(CollectiveOp::all_reduce), (std::vector<std::string>{"ring", "nvls", "tree", "hierarchical"}));
+  EXPECT_EQ(algorithm_names(CollectiveOp::all_reduce),
+            (std::vector<std::string>{"ring", "nvls", "tree", "nvls_tree", "hierarchical"}));
   EXPECT_EQ(algorithm_names(CollectiveOp::all_gather), (std::vector<std::string>{"ring", "nvls"}));
   EXPECT_EQ(algorithm_names(CollectiveOp::all_to_all), (std::vector<std::string>{"direct"}));
   EXPECT_EQ(find_algorithm(CollectiveOp::send_recv, "ring").name, "ring");
-  EXPECT_EQ(algorithm_table().size(), 11u);
+  EXPECT_EQ(algorithm_table().size(), 12u);
+  // NCCL's name for each of its algorithms (NCCL_ALGO), none for racksim's own.
+  EXPECT_EQ(find_algorithm(CollectiveOp::all_reduce, "nvls_tree").nccl_name, std::string("NVLSTree"));
+  EXPECT_EQ(find_algorithm(CollectiveOp::all_reduce, "hierarchical").nccl_name, std::string());
 }
 
 TEST(Registry, UnknownAlgorithmListsTheValidNames) {
   const auto g = test::shipped("gb200-nvl72");
   expect_error(make_request(CollectiveOp::all_reduce, "butterfly", test::first_gpus(8), 1024), g,
-               {"--algo", "'butterfly'", "auto, ring, nvls, tree, hierarchical", "all_reduce"});
+               {"--algo", "'butterfly'", "auto, ring, nvls, tree, nvls_tree, hierarchical", "all_reduce"});
   expect_error(make_request(CollectiveOp::all_to_all, "ring", test::first_gpus(8), 1024), g, {"auto, direct"});
 }
 
@@ -49,7 +53,7 @@ TEST(Registry, NvlsNeedsAMulticastSwitch) {
                {"--algo", "nvls", "no NVLink switch"});
   const auto no_nvls = test::test_system("hgx-no-nvls");
   expect_error(make_request(CollectiveOp::all_reduce, "nvls", test::first_gpus(8), 1024), no_nvls,
-               {"--algo", "multicast_reduction is false"});
+               {"--algo", "NVLS/Simple", "multicast_reduction is false"});
   expect_error(make_request(CollectiveOp::all_gather, "nvls", test::first_gpus(8), 1024), no_nvls,
                {"multicast_reduction is false"});
   CollectiveRequest h = make_request(CollectiveOp::all_reduce, "hierarchical", test::first_gpus(16), 1024);
@@ -62,7 +66,7 @@ TEST(Registry, NvlsNeedsAMulticastSwitch) {
 
 TEST(Registry, NvlsRanksMustShareOneDomain) {
   expect_error(make_request(CollectiveOp::all_reduce, "nvls", test::first_gpus(144), 1024), test::shipped("gb200-nvl72", 2),
-               {"--algo", "one NVLink domain", "hierarchical"});
+               {"--algo", "one NVLink domain", "nvls_tree", "hierarchical"});
 }
 
 TEST(Registry, HierarchicalNeedsEvenlySpreadRanks) {
@@ -107,24 +111,31 @@ TEST(Registry, RanksMustBeDistinctAndPresent) {
 TEST(Registry, AutoPicksAndSaysWhy) {
   const auto g = test::shipped("gb200-nvl72");
   const Schedule s = build_schedule(make_request(CollectiveOp::all_reduce, "auto", test::first_gpus(72), 1ULL << 30), g);
-  EXPECT_EQ(s.algorithm, "all_reduce/nvls");  // S/B against ring's 2(n-1)/n S/B
-  EXPECT_NE(s.note.find("auto picked nvls"), std::string::npos) << s.note;
-  EXPECT_NE(s.note.find("ring"), std::string::npos) << s.note;
+  EXPECT_EQ(s.algorithm, "all_reduce/nvls");  // NCCL's own pick: S/B against ring's 2(n-1)/n S/B
+  EXPECT_EQ(s.request.protocol, "Simple");
+  EXPECT_NE(s.note.find("NCCL 2.28 picks: NVLS/Simple"), std::string::npos) << s.note;
+  EXPECT_NE(s.note.find("Ring/Simple"), std::string::npos) << s.note;  // the candidates with NCCL's times
   EXPECT_TRUE(check_schedule(s).empty());
   const Schedule a2a = build_schedule(make_request(CollectiveOp::all_to_all, "auto", test::first_gpus(8), 4096), g);
   EXPECT_EQ(a2a.algorithm, "all_to_all/direct");
-  // Across two racks a flat ring crosses the 50 GB/s NICs with the whole buffer: hierarchical wins.
+  // Across two racks NCCL runs NVLS inside each rack and trees across (NVLS-tree), never racksim's own
+  // hierarchical.
   const Schedule two = build_schedule(
       make_request(CollectiveOp::all_reduce, "auto", test::first_gpus(144), 1ULL << 30), test::shipped("gb200-nvl72", 2));
-  EXPECT_EQ(two.algorithm, "all_reduce/hierarchical") << two.note;
-  EXPECT_NE(two.note.find("nvls not applicable"), std::string::npos) << two.note;
-  // With a calibration that makes NVLS a tenth as efficient, auto turns to the ring.
+  EXPECT_EQ(two.algorithm, "all_reduce/nvls_tree") << two.note;
+  EXPECT_NE(two.note.find("NCCL 2.28 picks: NVLSTree/Simple"), std::string::npos) << two.note;
+  EXPECT_TRUE(check_schedule(two).empty());
+  // The calibration scales the time of what runs, never the choice (NCCL's tuner does not read it).
   Calibration slow_nvls;
   slow_nvls.algorithms["all_reduce/nvls"].bandwidth_efficiency = 0.1;
-  slow_nvls.algorithms["all_reduce/hierarchical"].bandwidth_efficiency = 0.1;
   const Schedule calibrated = build_schedule(
       make_request(CollectiveOp::all_reduce, "auto", test::first_gpus(72), 1ULL << 30), g, slow_nvls);
-  EXPECT_EQ(calibrated.algorithm, "all_reduce/ring") << calibrated.note;
+  EXPECT_EQ(calibrated.algorithm, "all_reduce/nvls") << calibrated.note;
+  EXPECT_NEAR(calibrated.exec.efficiency, s.exec.efficiency * 0.1, 1e-12);
+  // NCCL_NVLS_ENABLE=0 (--nvls off): NCCL's next choice.
+  CollectiveRequest off = make_request(CollectiveOp::all_reduce, "auto", test::first_gpus(72), 1ULL << 30);
+  off.nvls_enabled = false;
+  EXPECT_EQ(build_schedule(off, g).algorithm, "all_reduce/ring");
 }
 
 }  // namespace

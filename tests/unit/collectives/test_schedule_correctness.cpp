@@ -4,8 +4,10 @@
 
 #include "collective_test_support.hpp"
 #include "models/analytic/cost_model.hpp"
+#include "models/collectives/nccl_choice.hpp"
 #include "models/collectives/registry.hpp"
 #include "models/collectives/schedule_check.hpp"
+#include "sim/core/errors.hpp"
 
 namespace racksim {
 namespace {
@@ -45,12 +47,29 @@ TEST_P(ScheduleCorrect, SymbolicExecutionFindsNoViolation) {
   if (c.gpus.size() > 1) {
     EXPECT_FALSE(s.tasks.empty());
   }
-  // The analytic model plans the same task count (it sizes the budgets and the depth).
+  // The analytic model plans the same task count (it sizes the budgets and the depth) for the request
+  // as resolved (NCCL's chunk pipelines tree and NVLS).
   if (c.algo != "auto") {
-    EXPECT_EQ(static_cast<long>(s.tasks.size()), planned_depth(graph, r).tasks);
+    EXPECT_EQ(static_cast<long>(s.tasks.size()), planned_depth(graph, resolve_request(r, graph).request).tasks);
   }
   const auto violations = check_schedule(s);
   EXPECT_TRUE(violations.empty()) << join_violations(violations);
+}
+
+// enqueue.cc:1802: NVLS all-gather and reduce-scatter need at most NCCL_MAX_NVLS_ARITY (32) local ranks;
+// asked for on a 72-GPU domain racksim says so instead of modelling what NCCL would not run.
+TEST(NvlsArityLimit, AllGatherAndReduceScatterOnMoreThan32GpusPerNodeAreRefusedWithTheReason) {
+  const auto graph = test::shipped("gb200-nvl72", 1);
+  for (CollectiveOp op : {CollectiveOp::all_gather, CollectiveOp::reduce_scatter}) {
+    const CollectiveRequest r = make_request(op, "nvls", test::first_gpus(72), 1 << 20);
+    try {
+      build_schedule(r, graph);
+      ADD_FAILURE() << "no error for " << to_string(op);
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("at most 32 GPUs per node"), std::string::npos) << e.what();
+    }
+    EXPECT_NO_THROW(build_schedule(make_request(op, "nvls", test::first_gpus(32), 1 << 20), graph));
+  }
 }
 
 std::vector<Case> cases() {
@@ -66,7 +85,10 @@ std::vector<Case> cases() {
                         {CollectiveOp::reduce_scatter, "nvls"}, {CollectiveOp::all_to_all, "direct"},
                         {CollectiveOp::broadcast, "ring"},      {CollectiveOp::send_recv, "ring"}};
   for (const auto& f : flats)
-    for (int n : {2, 3, 8, 72}) {
+    for (int n : {2, 3, 8, 32, 72}) {
+      // NCCL runs NVLS all-gather / reduce-scatter on at most 32 GPUs per node (NvlsArityLimit below).
+      const bool nvls_rs_ag = std::string(f.algo) == "nvls" && f.op != CollectiveOp::all_reduce;
+      if ((n == 32) != nvls_rs_ag && (n == 32 || n == 72)) continue;
       const std::string base = std::string(to_string(f.op)) + "_" + f.algo + "_n" + std::to_string(n);
       out.push_back({base + "_odd", f.op, f.algo, "gb200-nvl72", 1, test::first_gpus(n), odd});
       out.push_back({base + "_tiny", f.op, f.algo, "gb200-nvl72", 1, test::first_gpus(n), 5});

@@ -50,7 +50,8 @@ TEST(PlatformModel, RoutesFollowTheGraph) {
   const PlatformRoute& across = m.route(m.gpu_host(0), m.gpu_host(72));
   std::vector<std::string> kinds;
   for (const auto& use : across.links) kinds.push_back(m.links()[use.link].kind);
-  EXPECT_EQ(kinds, (std::vector<std::string>{"pcie", "nic", "ib", "ib", "nic", "pcie"}));
+  // GB200's NICs hang off the Grace CPUs: GPU -C2C-> Grace -PCIe-> NIC (NCCL's P2C path).
+  EXPECT_EQ(kinds, (std::vector<std::string>{"c2c", "pcie", "nic", "ib", "ib", "nic", "pcie", "c2c"}));
   EXPECT_NEAR(across.latency_s, find_route(g, g.gpu_vertex(0), g.gpu_vertex(72)).latency_s, 1e-15);
   EXPECT_THROW(m.route(m.gpu_host(0), m.switch_plane_host(1)), InputError);  // not its domain
 }

@@ -55,7 +55,7 @@ TEST(Search, PureDataParallelScalesWithRacks) {
   const ModelSpec model = ModelCatalog::shipped().load("llama-3.1-8b");
   const ComputeTable table = ComputeTable::shipped();
   TrainingJob job;
-  job.global_batch = 2048;
+  job.global_batch = 4096;
   job.seq_len = 4096;
   SearchConstraints c;
   c.tp = 1, c.cp = 1, c.pp = 1, c.micro_batch = 1, c.zero_stage = 1;
@@ -121,6 +121,14 @@ TEST(Search, EngineCheckOfCrossRackTraffic) {
   // the two-level DP collectives' cross-rack part: one pair of GPUs per rail position, 64 pairs at once
   bool outer = false;
   for (const auto& it : check.items) {
+    // Rings across the racks: the engine pays the NIC route's latency on every step of the hop that
+    // crosses (EngineVsAnalytic.CrossNodeRingsDifferByTheNicHopsLatency), up to ~11 % here; elsewhere 2 %.
+    const bool cross_rack_ring = it.group_gpus > 64 && it.op != "all_to_all";
+    if (cross_rack_ring) {
+      EXPECT_GT(it.engine_s / it.analytic_s, 0.98) << it.op << " over " << it.group_gpus;
+      EXPECT_LT(it.engine_s / it.analytic_s, 1.15) << it.op << " over " << it.group_gpus;
+      continue;
+    }
     EXPECT_NEAR(it.engine_s / it.analytic_s, 1.0, 0.02) << it.op << " over " << it.group_gpus;
     outer = outer || (it.group_gpus == 2 && it.groups == 64);
   }

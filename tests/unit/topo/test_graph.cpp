@@ -46,16 +46,33 @@ TEST(Routes, InsideTheDomainTwoStripedHopsAt900GBps) {
   EXPECT_NEAR(r.latency_s, 0.47e-6, 1e-12);
 }
 
-TEST(Routes, AcrossRacksThroughTheNicRail) {
+// GB200: the ConnectX-7s hang off Grace's PCIe, so GPUDirect RDMA crosses the superchip's NVLink-C2C first
+// (NCCL's path type P2C, src/graph/paths.cc:181): gpu -> grace (c2c) -> nic (pcie) -> leaf (nic port) ->
+// spine -> leaf -> nic -> grace -> gpu.
+TEST(Routes, Gb200AcrossRacksThroughC2cGraceAndTheNicRail) {
   const auto g = load("gb200-nvl72", 2);
   const Route r = find_route(g, g.gpu_vertex(1), g.gpu_vertex(72 + 5));  // rail 1 -> rail 1
-  // gpu -> nic (pcie) -> leaf (nic port) -> spine -> leaf -> nic -> gpu
+  ASSERT_EQ(r.hops.size(), 8u);
+  EXPECT_EQ(r.hops[0].kind, LinkKind::c2c);
+  EXPECT_EQ(r.hops[1].kind, LinkKind::pcie);
+  EXPECT_EQ(r.hops[2].kind, LinkKind::nic);
+  EXPECT_EQ(r.hops[6].kind, LinkKind::pcie);
+  EXPECT_EQ(r.hops[7].kind, LinkKind::c2c);
+  EXPECT_EQ(r.hops[0].to_name, "r0.t0.cpu0");
+  EXPECT_NEAR(r.bottleneck_Bps, 50e9, 1);
+  const Route cross_rail = find_route(g, g.gpu_vertex(0), g.gpu_vertex(72 + 1));
+  EXPECT_EQ(cross_rail.hops.size(), 10u);  // through the core
+}
+
+// GB300's ConnectX-8 sits on its GPU's PCIe Gen6 x16: no C2C hop (NVIDIA's Grace Blackwell CX8 GPUDirect
+// RDMA guide: "the Blackwell GPU and the CX8 NIC, connected by a PCIe Gen6 x16 link").
+TEST(Routes, Gb300AcrossRacksStraightToTheNic) {
+  const auto g = load("gb300-nvl72", 2);
+  const Route r = find_route(g, g.gpu_vertex(1), g.gpu_vertex(72 + 5));
   ASSERT_EQ(r.hops.size(), 6u);
   EXPECT_EQ(r.hops[0].kind, LinkKind::pcie);
   EXPECT_EQ(r.hops[1].kind, LinkKind::nic);
-  EXPECT_NEAR(r.bottleneck_Bps, 50e9, 1);
-  const Route cross_rail = find_route(g, g.gpu_vertex(0), g.gpu_vertex(72 + 1));
-  EXPECT_EQ(cross_rail.hops.size(), 8u);  // through the core
+  for (const auto& h : r.hops) EXPECT_NE(h.kind, LinkKind::c2c);
 }
 
 TEST(Routes, GpuToItsGraceOverC2C) {

@@ -23,9 +23,9 @@ json minimal() {
   return json::parse(R"({
     "schema_version": 1, "id": "mini", "description": "one GPU on PCIe",
     "references": {"spec": "a test fixture"},
-    "gpu_types": [{"id": "g", "name": "G", "hbm_capacity_bytes": 85520809984, "hbm_marketed_GB": 80, "hbm_bandwidth_GBps": 3350, "sm_count": 132,
+    "gpu_types": [{"id": "g", "name": "G", "hbm_capacity_bytes": 85520809984, "hbm_marketed_GB": 80, "hbm_bandwidth_GBps": 3350, "sm_count": 132, "compute_capability": 90,
                    "source": "spec: fixture"}],
-    "cpu_types": [{"id": "c", "name": "C", "cores": 8, "memory_kind": "DDR5", "memory_capacity_GB": 64,
+    "cpu_types": [{"id": "c", "name": "C", "cores": 8, "isa": "x86_64", "vendor": "intel", "memory_kind": "DDR5", "memory_capacity_GB": 64,
                    "memory_bandwidth_GBps": 100, "source": "spec: fixture"}],
     "link_types": [{"id": "pcie", "kind": "pcie", "bandwidth_GBps": 63, "latency_us": 0.5, "lanes": 16,
                     "source": "spec: fixture"}],
@@ -127,6 +127,30 @@ TEST(SpecErrors, NegativeBandwidth) {
   json d = minimal();
   d["gpu_types"][0]["hbm_bandwidth_GBps"] = -3350.5;
   expect_error([&] { load(d); }, {"at /gpu_types/0/hbm_bandwidth_GBps", "invalid value -3350.5"});
+}
+
+TEST(SpecErrors, MissingComputeCapability) {
+  json d = minimal();
+  d["gpu_types"][0].erase("compute_capability");
+  expect_error([&] { load(d); }, {"at /gpu_types/0", "compute_capability"});
+}
+
+TEST(SpecErrors, ComputeCapabilityOutOfRange) {
+  json d = minimal();
+  d["gpu_types"][0]["compute_capability"] = 9;  // 9 is sm_09, not 9.0: the file says x10 (90)
+  expect_error([&] { load(d); }, {"at /gpu_types/0/compute_capability", "invalid value 9", "[30, 200]"});
+}
+
+TEST(SpecErrors, UnknownCpuIsa) {
+  json d = minimal();
+  d["cpu_types"][0]["isa"] = "arm64";
+  expect_error([&] { load(d); }, {"at /cpu_types/0/isa", "arm64", "aarch64"});
+}
+
+TEST(SpecErrors, UnknownCpuVendor) {
+  json d = minimal();
+  d["cpu_types"][0]["vendor"] = "ibm";
+  expect_error([&] { load(d); }, {"at /cpu_types/0/vendor", "ibm", "intel"});
 }
 
 TEST(SpecErrors, NanBandwidthIsMalformedJson) {

@@ -77,7 +77,10 @@ TEST(Systems, RouteAcrossDomainsGoesThroughTheNics) {
     const TopologyGraph g(spec, 2 * spec.nvlink_domain->racks);
     const Route r = find_route(g, g.gpu_vertex(0), g.gpu_vertex(g.gpu_count() - 1));
     ASSERT_GE(r.hops.size(), 6u);
-    EXPECT_EQ(r.hops[1].kind, LinkKind::nic);
+    // GPU -> [Grace over C2C ->] NIC: the NIC port comes after the PCIe hop (and the C2C hop on GB200).
+    const bool via_grace = r.hops[0].kind == LinkKind::c2c;
+    EXPECT_EQ(via_grace, id.rfind("gb200", 0) == 0);
+    EXPECT_EQ(r.hops[via_grace ? 2 : 1].kind, LinkKind::nic);
     EXPECT_NEAR(r.bottleneck_Bps, units::GBps_to_Bps(spec.nic_type(spec.tray.nics[0].type).bandwidth_GBps), 1);
   }
 }
@@ -186,7 +189,10 @@ TEST(Nvl36x2, RacksComeInPairs) {
   EXPECT_EQ(s.switch_chips, 72);
   EXPECT_THROW(TopologyGraph(spec, 3), InputError);
   const TopologyGraph g(spec, 4);
-  EXPECT_EQ(find_route(g, g.gpu_vertex(0), g.gpu_vertex(72)).hops[1].kind, LinkKind::nic);  // other domain
+  // Other domain: out through the Grace CPU (C2C, PCIe) to the NIC, not over NVLink.
+  const Route r = find_route(g, g.gpu_vertex(0), g.gpu_vertex(72));
+  EXPECT_EQ(r.hops[0].kind, LinkKind::c2c);
+  EXPECT_EQ(r.hops[2].kind, LinkKind::nic);
 }
 
 TEST(Nvl36x2, RackScopeSurvivesTheRoundTrip) {

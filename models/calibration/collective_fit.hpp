@@ -1,0 +1,85 @@
+#pragma once
+// Fitting the collective model to measurements, and checking it on data the fit never saw.
+//
+// For every collective measurement the model runs what NCCL would (or what the source forced), so each
+// point belongs to one group "architecture : op/algorithm" (hopper : all_reduce/nvls). The model's time
+// splits into a part that scales with the capacities and a fixed part (NCCL's latencies, the pipeline's
+// fill at the links' speed): t = L + latency + bandwidth / kappa. Per group, weighted least squares on
+// relative error fits kappa (bandwidth_efficiency: measured against racksim's model of the links and
+// NCCL's caps, so 1 when the physics explain the data) and L (launch_overhead_us, an extra fixed cost);
+// L is fixed at 0 when the group has one message size. Both are linear in (L, 1/kappa): no iteration.
+//
+// Held out: the same fit without one racksim system (leave-one-system-out), or without one GPU count,
+// then the left-out points predicted; a group with no training data left borrows the same algorithm from
+// the other architecture (as a calibration lookup does, with a warning in results), else stays at
+// identity (racksim's physical model with NCCL's structure, unfitted).
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "models/calibration/measurement.hpp"
+#include "models/calibration/predictor.hpp"
+#include "sim/calib/calibration.hpp"
+
+namespace racksim::calibration {
+
+struct CollectivePoint {
+  const Measurement* m = nullptr;
+  std::string arch, key;       // "hopper", "all_reduce/nvls" (the algorithm the model runs)
+  std::string protocol;        // what the model runs
+  double latency_s = 0;        // model time at identity algorithm calibration, minus bandwidth_s
+  double bandwidth_s = 0;      // the part that scales with 1 / kappa
+};
+
+// One point per collective measurement the analytic model can express (others are reported through
+// `skipped`). `base`: the link calibration (algorithm entries are ignored: identity).
+std::vector<CollectivePoint> collective_points(const std::vector<Measurement>& data, const Predictor& predictor,
+                                               const Calibration& base, std::vector<SkippedRecord>* skipped = nullptr);
+
+struct GroupFit {
+  std::string arch, key;
+  double bandwidth_efficiency = 1, launch_overhead_us = 0;
+  bool launch_fixed = false;
+  int points = 0;
+  double median_abs_error = 0, worst_abs_error = 0, rms_log_residual = 0;
+  std::vector<std::string> series, sources;
+};
+
+// Fits every group of `train` with at least one point.
+std::vector<GroupFit> fit_collective_groups(const std::vector<const CollectivePoint*>& train);
+// Writes the groups into `c.arch_algorithms` (sources say what they were fitted to).
+void apply_collective_fits(Calibration& c, const std::vector<GroupFit>& fits);
+
+// Prediction of a point under a calibration (its algorithm entry for the point's architecture, borrowed
+// from another architecture when missing, identity else) -- what the analytic model gives.
+double predict_time_s(const CollectivePoint& p, const Calibration& c);
+
+struct FoldError {
+  std::string fold;            // "system hgx-h100", "72 GPUs"
+  int points = 0, points_small = 0, points_large = 0;
+  double median_small = 0, worst_small = 0, median_large = 0, worst_large = 0;  // |pred/meas - 1|
+};
+struct CrossValidation {
+  std::string by;              // "system", "GPU count"
+  std::vector<FoldError> folds;
+  FoldError all;               // every held-out prediction together
+};
+
+// Leave-one-fold-out over the training points: fold(point) names its fold.
+CrossValidation cross_validate(const std::vector<CollectivePoint>& points, const std::vector<bool>& trainable,
+                               const Calibration& base, const std::string& by,
+                               const std::function<std::string(const CollectivePoint&)>& fold);
+
+// Errors of points under one calibration (in-sample).
+FoldError errors_of(const std::vector<const CollectivePoint*>& points, const Calibration& c, const std::string& name);
+
+}  // namespace racksim::calibration
+
+namespace racksim::calibration {
+// Tables for `racksim validate`: per fold and all together, split at 64 MiB.
+std::string cross_validation_text(const std::vector<CrossValidation>& cvs);
+std::string cross_validation_json(const std::vector<CrossValidation>& cvs);
+// Leave-one-system-out and leave-one-GPU-count-out over `data` with the links of `calibration`.
+std::vector<CrossValidation> cross_validate_collectives(const std::vector<Measurement>& data, const Predictor& predictor,
+                                                        const Calibration& calibration);
+}  // namespace racksim::calibration

@@ -1,0 +1,195 @@
+#include "models/calibration/public_collectives.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <optional>
+
+#include "sim/core/errors.hpp"
+#include "sim/core/json_reader.hpp"
+#include "sim/core/units.hpp"
+
+#ifndef RACKSIM_CALIBRATION_DIR
+#define RACKSIM_CALIBRATION_DIR "calibrate"
+#endif
+
+namespace racksim::calibration {
+
+std::string default_public_collectives_path() { return std::string(RACKSIM_CALIBRATION_DIR) + "/data/public_collectives.json"; }
+
+namespace {
+
+bool has(const std::string& text, const char* part) { return text.find(part) != std::string::npos; }
+
+struct Target {
+  std::string system;
+  int racks = 1;
+  std::vector<int> gpus;
+  std::string reason;  // non-empty: not expressible
+};
+
+// GPU model + interconnect + node shape -> system, racks, ranks. HGX systems are one 8-GPU node per
+// "rack" (racksim's racks of hgx-*: one box each); NVL72 systems 72 GPUs per rack.
+Target target_of(const std::string& model, const std::string& net, int gpus, int nodes, int per_node) {
+  Target t;
+  if (has(net, "EFA")) return {"", 0, {}, "AWS EFA (libfabric, many 100-200 Gb/s interfaces): racksim models InfiniBand/RoCE ConnectX NICs"};
+  if (has(net, "not stated")) return {"", 0, {}, "the interconnect is not stated"};
+  if (has(net, "MNNVL disabled") || has(net, "MNNVL+NVLS disabled"))
+    return {"", 0, {}, "NVL72 trays run as separate nodes (MNNVL disabled): racksim's NVL72 systems are one NVLink domain"};
+  if (model == "H100" || model == "H200" || model == "B200" || model == "B300") {
+    if (has(net, "H800")) return {"", 0, {}, "no racksim system for the H800"};
+    t.system = model == "H100" ? "hgx-h100" : model == "H200" ? "hgx-h200" : model == "B200" ? "hgx-b200" : "hgx-b300";
+    const int n = std::max(1, nodes), p = per_node > 0 ? per_node : (gpus + n - 1) / n;
+    if (p > 8 || n * p != gpus) return {"", 0, {}, "GPUs per node (" + std::to_string(p) + ") x nodes does not give " + std::to_string(gpus)};
+    if (n > 1 && !(has(net, "IB") || has(net, "InfiniBand") || has(net, "RoCE")))
+      return {"", 0, {}, "several nodes on an interconnect racksim does not model"};
+    t.racks = n;
+    for (int k = 0; k < n; ++k)
+      for (int g = 0; g < p; ++g) t.gpus.push_back(k * 8 + g);
+    return t;
+  }
+  if (model == "GB200" || model == "GB300") {
+    t.system = model == "GB200" ? "gb200-nvl72" : "gb300-nvl72";
+    if (has(net, "NET only")) return {"", 0, {}, "trays over the network only (no NVLink)"};
+    // As racksim places ranks (N / R per rack from each rack's first tray): 128 GPUs = 2 racks of 64.
+    t.racks = std::max(1, (gpus + 71) / 72);
+    if (gpus % t.racks != 0) return {"", 0, {}, std::to_string(gpus) + " GPUs do not split evenly over " + std::to_string(t.racks) + " racks"};
+    for (int r = 0; r < t.racks; ++r)
+      for (int g = 0; g < gpus / t.racks; ++g) t.gpus.push_back(r * 72 + g);
+    return t;
+  }
+  return {"", 0, {}, "no racksim system for " + model};
+}
+
+// The word after "KEY=" (letters and digits), empty when absent.
+std::string value_after(const std::string& text, const std::string& key) {
+  const auto at = text.find(key);
+  if (at == std::string::npos) return "";
+  std::string v;
+  for (std::size_t i = at + key.size(); i < text.size() && std::isalnum(static_cast<unsigned char>(text[i])); ++i) v += text[i];
+  return v;
+}
+
+// The NCCL settings the source states.
+struct Settings {
+  std::string algorithm = "auto", protocol = "auto";
+  int channels = 0;
+  bool nvls = true;
+  std::string reason;
+};
+
+Settings settings_of(const std::string& a, int nodes) {
+  Settings s;
+  if (has(a, "CollNet") || has(a, "Collnet") || has(a, "COLLNET")) {
+    if (!has(a, "COLLNET_ENABLE=0")) return {"", "", 0, true, "CollNet (IB SHARP) needs the SHARP plugin: not modelled"};
+  }
+  if (has(a, "NET only") || has(a, "NET variant") || has(a, "NET/IB")) return {"", "", 0, true, "NVLink not used (network only)"};
+  if (has(a, "NVLS_ENABLE=0") || has(a, "NVLS off")) s.nvls = false;
+  if (const std::string v = value_after(a, "NCCL_ALGO="); !v.empty()) {
+    std::string lower = v;
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (lower == "ring" || lower == "tree" || lower == "nvls") s.algorithm = lower;
+    else if (lower == "nvlstree") s.algorithm = "nvls_tree";
+    else return {"", "", 0, true, "NCCL_ALGO=" + v + " is not modelled"};
+  } else if (a.rfind("NVLS (", 0) == 0 || has(a, "(NVLS, per") || a == "default (NVLS)" || has(a, "NVLS on")) {
+    if (!has(a, "default")) s.algorithm = nodes > 1 ? "nvls_tree" : "nvls";
+  } else if (a.rfind("Ring (", 0) == 0) {
+    s.algorithm = "ring";
+  }
+  if (s.algorithm == "nvls" && nodes > 1) s.algorithm = "nvls_tree";  // NCCL's NVLS across nodes is NVLS-tree
+  if (const std::string v = value_after(a, "NCCL_PROTO="); v == "LL" || v == "LL128" || v == "Simple") s.protocol = v;
+  if (const std::string v = value_after(a, "NCCL_MIN_NCHANNELS="); !v.empty() && v.size() < 4 &&
+      v.find_first_not_of("0123456789") == std::string::npos)
+    s.channels = std::min(64, std::stoi(v));
+  return s;
+}
+
+std::optional<CollectiveOp> op_of(const std::string& c) {
+  if (c == "all_reduce") return CollectiveOp::all_reduce;
+  if (c == "all_gather") return CollectiveOp::all_gather;
+  if (c == "reduce_scatter") return CollectiveOp::reduce_scatter;
+  if (c == "alltoall" || c == "all_to_all") return CollectiveOp::all_to_all;
+  if (c == "broadcast") return CollectiveOp::broadcast;
+  return std::nullopt;
+}
+
+}  // namespace
+
+MeasurementSet load_public_collectives(const std::string& path) {
+  MeasurementSet out;
+  const auto doc = parse_json_file(path);
+  if (!doc.is_array()) throw InputError(path, "", json_excerpt(doc), "an array of records");
+  for (std::size_t i = 0; i < doc.size(); ++i) {
+    JsonObjectReader r = array_element(doc, i, path, "");
+    const std::string id = "public#" + std::to_string(i);
+    r.one_of("record_type", {"collective"});
+    const std::string system_text = r.string("system");
+    const auto& gpus_v = r.raw("gpus");
+    const auto& nodes_v = r.raw("nodes");
+    const auto& per_node_v = r.raw("gpus_per_node");
+    const std::string model = r.string("gpu_model");
+    const std::string net = r.string("interconnect");
+    const std::string collective = r.string("collective");
+    const std::string algo = r.string("algo_if_known");
+    const auto& bytes_v = r.raw("bytes");
+    const auto& algbw_v = r.raw("algbw_GBps");
+    const auto& busbw_v = r.raw("busbw_GBps");
+    const auto& time_v = r.raw("time_us");
+    r.raw("inplace");
+    const auto& nccl_v = r.raw("nccl_version");
+    const std::string source = r.string("source");
+    const std::string notes = r.raw("notes").is_string() ? r.raw("notes").get<std::string>() : "";
+    const std::string confidence = r.one_of("confidence", {"high", "medium", "low"});
+    if (r.has("table_file")) r.raw("table_file");
+    r.finish();
+    const std::string what = system_text + ", " + collective + " (" + algo + ")";
+    auto skip = [&](const std::string& reason) { out.skipped.push_back({id, what, reason}); };
+    if (!gpus_v.is_number_integer() || gpus_v.get<int>() < 2) { skip("GPU count " + json_excerpt(gpus_v) + " is not a number of ranks"); continue; }
+    const int gpus = gpus_v.get<int>();
+    const int nodes = nodes_v.is_number_integer() ? nodes_v.get<int>() : 1;
+    const int per_node = per_node_v.is_number_integer() ? per_node_v.get<int>() : 0;
+    const auto op = op_of(collective);
+    if (!op) { skip("collective '" + collective + "' is not one racksim models"); continue; }
+    const Target t = target_of(model, net, gpus, nodes, per_node);
+    if (!t.reason.empty()) { skip(t.reason); continue; }
+    const Settings s = settings_of(algo, nodes);
+    if (!s.reason.empty()) { skip(s.reason); continue; }
+    if (!bytes_v.is_number() || bytes_v.get<double>() < 1) { skip("no message size"); continue; }
+    Measurement m;
+    m.id = id;
+    m.kind = MeasurementKind::collective;
+    m.system = t.system;
+    m.racks = t.racks;
+    m.measured_on = system_text;
+    m.op = *op;
+    m.algorithm = s.algorithm;
+    m.protocol = s.protocol;
+    m.channels = s.channels;
+    m.nvls_enabled = s.nvls;
+    m.gpus = t.gpus;
+    m.bytes = bytes_v.get<double>();
+    m.series = system_text + " " + collective + " " + std::to_string(gpus) + " GPUs " + s.algorithm +
+               (s.protocol != "auto" ? "/" + s.protocol : "") + (s.nvls ? "" : " nvls-off");
+    m.source = source;
+    m.confidence = confidence;
+    m.nccl_version = nccl_v.is_string() ? nccl_v.get<std::string>() : "";
+    m.note = notes;
+    const double factor = busbw_factor(*op, gpus);
+    if (time_v.is_number() && time_v.get<double>() > 0) {
+      m.time_s = units::us_to_s(time_v.get<double>());
+    } else if (busbw_v.is_number() && busbw_v.get<double>() > 0) {
+      m.time_s = m.bytes * factor / units::GBps_to_Bps(busbw_v.get<double>());
+      m.time_derived = true;
+    } else if (algbw_v.is_number() && algbw_v.get<double>() > 0) {
+      m.time_s = m.bytes / units::GBps_to_Bps(algbw_v.get<double>());
+      m.time_derived = true;
+    } else {
+      skip("no time and no bandwidth");
+      continue;
+    }
+    m.reported_GBps = busbw_v.is_number() ? busbw_v.get<double>() : m.bytes * factor / m.time_s / 1e9;
+    out.measurements.push_back(std::move(m));
+  }
+  return out;
+}
+
+}  // namespace racksim::calibration

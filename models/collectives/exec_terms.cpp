@@ -1,0 +1,93 @@
+#include "models/collectives/exec_terms.hpp"
+
+#include <algorithm>
+
+#include "models/analytic/cost_model.hpp"
+#include "models/collectives/nccl_choice.hpp"
+#include "models/collectives/registry.hpp"
+#include "models/nccl/nccl_tuner.hpp"
+#include "sim/calib/calibration.hpp"
+#include "sim/core/units.hpp"
+#include "sim/topo/topology_graph.hpp"
+
+namespace racksim {
+
+namespace {
+
+bool nccl_func_of(CollectiveOp op, nccl::Func& f) {
+  switch (op) {
+    case CollectiveOp::all_reduce: f = nccl::Func::all_reduce; return true;
+    case CollectiveOp::all_gather: f = nccl::Func::all_gather; return true;
+    case CollectiveOp::reduce_scatter: f = nccl::Func::reduce_scatter; return true;
+    case CollectiveOp::broadcast: f = nccl::Func::broadcast; return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+std::string request_architecture(const TopologyGraph& graph, const CollectiveRequest& request) {
+  int cc = 1 << 30;
+  for (int g : request.gpus) cc = std::min(cc, graph.spec().gpu_type(graph.vertices()[graph.gpu_vertex(g)].type).compute_capability);
+  return request.gpus.empty() ? "" : architecture_of(cc);
+}
+
+ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration) {
+  ExecTerms e;
+  const std::string arch = request_architecture(graph, request);
+  const std::string key = std::string(to_string(request.op)) + "/" + request.algorithm;
+  e.flow.arch = arch;
+  std::string borrowed;
+  const AlgorithmCalibration& cal = calibration.algorithm(key, arch, &borrowed);
+  if (!borrowed.empty())
+    e.warnings.push_back(key + ": no " + arch + " calibration, using " + borrowed + "'s (" + cal.source + ")");
+  for (LinkKind k : {LinkKind::nvlink, LinkKind::nic}) {
+    std::string b;
+    const LinkCalibration& lc = calibration.link(k, arch, &b);
+    if (!b.empty()) e.warnings.push_back(std::string(to_string(k)) + " links: no " + arch + " calibration, using " + b + "'s (" + lc.source + ")");
+  }
+  nccl::Func func;
+  const bool nccl_algo = nccl_func_of(request.op, func) && is_nccl_algorithm(request.algorithm) && request.gpus.size() > 1;
+  double payload = 1;
+  if (nccl_algo) {
+    const nccl::NcclSystem s = nccl::nccl_system(graph, request.gpus);
+    nccl::ChannelLimits limits;
+    if (request.channels > 0) limits = {request.channels, request.channels};
+    const nccl::Graphs g = nccl::compute_graphs(s, limits);
+    const nccl::Proto proto = nccl::proto_from_string(request.protocol == "auto" ? "Simple" : request.protocol);
+    const nccl::Algo algo = nccl::algo_from_string(request.algorithm);
+    const nccl::AlgoTerms at = nccl::algo_terms(s, g, func, algo, proto);
+    e.flow.launch_s = units::us_to_s(at.launch_us + cal.launch_overhead_us);
+    e.flow.intra_step_s = units::us_to_s(at.intra_step_us + cal.step_overhead_us);
+    e.flow.net_step_s = units::us_to_s(at.net_step_us + cal.step_overhead_us);
+    if (algo != nccl::Algo::ring) {
+      // Pipelined (trees, NVLS, NVLS-tree): NCCL's latency counts each hop once, as the fill of a pipeline
+      // whose later items overlap their latency (NCCL_STEPS slots per connection): charge it at launch.
+      const nccl::TuneTables tables = nccl::tune_model(s, g);
+      e.flow.launch_s = units::us_to_s(tables.latency[int(func)][int(algo)][int(proto)] + cal.launch_overhead_us);
+      e.flow.intra_step_s = e.flow.net_step_s = 0;
+      e.flow.latency_at_launch = true;
+    }
+    payload = at.payload_fraction;
+    e.cap_algbw_Bps = units::GBps_to_Bps(at.algbw_cap_GBps);
+    e.cap_source = at.cap_source;
+  } else {
+    e.flow.launch_s = units::us_to_s(cal.launch_overhead_us);
+    e.flow.intra_step_s = e.flow.net_step_s = units::us_to_s(cal.step_overhead_us);
+  }
+  // Pass 1: the bandwidth part alone at the protocol's payload fraction.
+  const AlgorithmInfo& algo = find_algorithm(request.op, request.algorithm);
+  FlowTerms bw = e.flow;
+  bw.efficiency = payload;
+  bw.no_latency = true;
+  const CostModel m = algo.cost(graph, request, calibration, bw);
+  const double t_bw = m.time(planned_depth(graph, request).depth);
+  e.physical_algbw_Bps = t_bw > 0 ? static_cast<double>(request.bytes) / t_bw : 0;
+  double factor = 1;
+  if (e.cap_algbw_Bps > 0 && e.physical_algbw_Bps > e.cap_algbw_Bps) factor = e.cap_algbw_Bps / e.physical_algbw_Bps;
+  const double kappa = cal.efficiency_at(static_cast<double>(request.bytes));
+  e.flow.efficiency = payload * factor * (kappa > 0 ? kappa : 1);
+  return e;
+}
+
+}  // namespace racksim

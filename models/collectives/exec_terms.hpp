@@ -1,0 +1,32 @@
+#pragma once
+// How one resolved request runs, for both its closed form and the engine: NCCL's protocol and latency
+// terms for the algorithm NCCL runs (models/nccl: baseLat, hwLat per hop type, payload fraction of LL/LL128,
+// the explicit per-channel caps), the calibration of the GPU architecture on top (efficiency, overheads),
+// and what was borrowed from another architecture. The capacity scale is found in two passes: the
+// algorithm's traffic on the real links at the protocol's payload fraction gives its physical bandwidth;
+// where one of NCCL's explicit caps is lower the scale drops to meet it.
+#include <string>
+#include <vector>
+
+#include "models/analytic/flow_cost.hpp"
+#include "models/collectives/collective.hpp"
+
+namespace racksim {
+
+class TopologyGraph;
+
+struct ExecTerms {
+  FlowTerms flow;                     // what every flow of the algorithm gets
+  double physical_algbw_Bps = 0;      // the links' bound at the protocol's payload fraction
+  double cap_algbw_Bps = 0;           // NCCL's explicit cap (0: none)
+  std::string cap_source;
+  std::vector<std::string> warnings;  // calibration entries borrowed from another architecture
+};
+
+// `request` must be resolved (resolve_request: no "auto").
+ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration);
+
+// The GPU architecture of a request's ranks for calibration lookups ("hopper", "blackwell", ...).
+std::string request_architecture(const TopologyGraph& graph, const CollectiveRequest& request);
+
+}  // namespace racksim

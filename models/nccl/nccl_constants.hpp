@@ -1,0 +1,116 @@
+#pragma once
+// NCCL 2.28.9's tuning constants, copied with the file and line they come from (tag v2.28.9-1 of
+// github.com/NVIDIA/nccl; the device machine this project calibrates on runs NCCL 2.28). racksim's model of
+// what NCCL runs (nccl_graphs, nccl_tuner) uses these and nothing else for its decisions; what calibration
+// then corrects is in sim/calib. Units as NCCL has them: bandwidths in GB/s (1e9 B/s), latencies in us.
+#include <array>
+
+namespace racksim::nccl {
+
+// Algorithms and protocols in NCCL's own order (src/include/plugin/nccl_tuner.h:26-38: NCCL_ALGO_TREE 0 .. PAT 6;
+// NCCL_PROTO_LL 0, LL128 1, SIMPLE 2), so the tables below index like NCCL's.
+enum class Algo { tree = 0, ring, collnet_direct, collnet_chain, nvls, nvls_tree, pat };
+enum class Proto { ll = 0, ll128, simple };
+inline constexpr int kNumAlgos = 7;
+inline constexpr int kNumProtos = 3;
+// NCCL's collective functions that have algorithms (ncclFunc_t order: Broadcast, Reduce, AllGather,
+// ReduceScatter, AllReduce). all_to_all and send/recv are point-to-point in NCCL: no algorithm choice.
+enum class Func { broadcast = 0, reduce, all_gather, reduce_scatter, all_reduce };
+
+const char* to_string(Algo a);   // NCCL's names: "Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"
+const char* to_string(Proto p);  // "LL", "LL128", "Simple"
+
+// Compute-capability index of the per-architecture tables (tuning.cc:249).
+enum CompCapIndex { kVolta = 0, kAmpere = 1, kHopper = 2, kBlackwell = 3 };
+inline int compcap_index(int min_compcap) {
+  return min_compcap >= 100 ? kBlackwell : min_compcap >= 90 ? kHopper : min_compcap >= 80 ? kAmpere : kVolta;
+}
+
+// Per-link NVLink bandwidth NCCL assumes, GB/s (src/graph/topo.h:16-21; topo.h:276 picks it by compute
+// capability). A GPU's NVLink bandwidth to the NVSwitch is links x this.
+inline double nvlink_bw_per_link(int compcap) {
+  if (compcap >= 100) return 40.1;  // SM100_NVLINK_BW, topo.h:21
+  if (compcap >= 90) return 20.6;   // SM90_NVLINK_BW, topo.h:19
+  if (compcap == 86) return 12.0;   // SM86_NVLINK_BW, topo.h:20
+  if (compcap >= 80) return 20.0;   // SM80_NVLINK_BW, topo.h:18
+  if (compcap >= 70) return 20.0;   // SM70_NVLINK_BW, topo.h:17
+  return 18.0;                      // SM60_NVLINK_BW, topo.h:16
+}
+inline constexpr double kLocBw = 5000.0;  // LOC_BW, topo.h:15 (a GPU alone in its node)
+// PCIe link bandwidth NCCL reads from sysfs: width x speed / 80 GB/s with speed per lane in 100 Mb/s
+// (topo.cc:489-491, kvDictPciGen topo.cc:423-425): Gen4 x16 = 24, Gen5 x16 = 48, Gen6 x16 = 96.
+inline double pcie_bw(int gen, int width) {
+  const int speed = gen >= 6 ? 480 : gen == 5 ? 240 : gen == 4 ? 120 : gen == 3 ? 60 : 30;
+  return width * speed / 80.0;
+}
+// Network bandwidth: the NIC's speed in Mb/s / 8000 (topo.cc:373): 400 Gb/s -> 50 GB/s.
+inline double net_bw_from_gbps(double gbit_per_s) { return gbit_per_s * 1000.0 / 8000.0; }
+
+// NCCL's path types (topo.h:62-98), closest first.
+enum PathType { kPathLoc = 0, kPathNvl = 1, kPathNvb = 2, kPathC2c = 3, kPathPix = 4, kPathPxb = 5, kPathP2c = 6,
+                kPathPxn = 7, kPathPhb = 8, kPathSys = 9, kPathNet = 10, kPathDis = 11 };
+const char* path_type_name(int type);  // "NVL", "PIX", "P2C", ... (topo.cc:26)
+
+// Search speeds, GB/s per channel (search.cc:976-987): intra-node graphs, then graphs with a network.
+inline constexpr std::array<double, 13> kSpeedIntra = {40.0, 30.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0, 7.0, 6.0, 5.0, 4.0, 3.0};
+inline constexpr std::array<double, 19> kSpeedInter = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
+                                                       7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+inline constexpr std::array<double, 11> kSpeedIntraSm90 = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
+inline constexpr std::array<double, 17> kSpeedInterSm90 = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
+                                                           15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+inline constexpr std::array<double, 11> kSpeedIntraSm100 = {90.0, 80.0, 70.0, 60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
+inline constexpr std::array<double, 18> kSpeedInterSm100 = {96.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0,
+                                                            17.5, 15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+
+inline constexpr int kMaxChannels = 64;          // MAXCHANNELS, device.h:86; rings search up to half (init.cc:1019)
+inline constexpr int kMaxNvlsArity = 32;         // NCCL_MAX_NVLS_ARITY, device.h:207
+inline constexpr int kMaxNvlsTreeArity = 3;      // NCCL_MAX_NVLS_TREE_ARITY, device.h:208
+inline constexpr int kNvlsChannelsSm90 = 16;     // NVLS_NCHANNELS_SM90, transport/nvls.cc:148
+inline constexpr int kNvlsChannelsSm100 = 32;    // NVLS_NCHANNELS_SM100 (multi-node), nvls.cc:149
+inline constexpr int kNvlsChannelsSm100Nvl = 24; // NVLS_NCHANNELS_SM100_NVL (one node or MNNVL domain), nvls.cc:150
+inline constexpr int kNvlsChunkSize = 128 * 1024;  // NCCL_NVLS_CHUNKSIZE default, nvls.cc:153
+
+// Threads and buffers (device.h, comm.h, init.cc, collectives.h).
+inline constexpr int kWarpSize = 32;
+inline constexpr int kSteps = 8;                     // NCCL_STEPS, device.h:24
+inline constexpr int kMaxNthreads = 640;             // NCCL_MAX_NTHREADS, device.h:88
+inline constexpr int kSimpleMaxNthreads = 512;       // NCCL_SIMPLE_MAX_NTHREADS, device.h:90
+inline constexpr int kLlMaxNthreads = 512;           // NCCL_LL_MAX_NTHREADS, device.h:92
+inline constexpr int kLl128MaxNthreads = 640;        // NCCL_LL128_MAX_NTHREADS, device.h:109
+inline constexpr int kLlThreadThreshold = 8;         // NCCL_LL_THREAD_THRESHOLD, comm.h:41
+inline constexpr int kLl128ThreadThreshold = 8;      // NCCL_LL128_THREAD_THRESHOLD, comm.h:42
+inline constexpr int kSimpleThreadThreshold = 64;    // NCCL_SIMPLE_THREAD_THRESHOLD, comm.h:43
+// Buffer per protocol and connection (init.cc:697-699): LL 8 lines x 512 threads x 8 steps x 16 B;
+// LL128 120 elements x 640 threads x 8 steps x 8 B; Simple 4 MiB.
+inline constexpr long kLlBuffSize = 8L * 512 * 8 * 16;
+inline constexpr long kLl128BuffSize = 120L * 640 * 8 * 8;
+inline constexpr long kSimpleBuffSize = 1L << 22;
+inline constexpr int kAllReduceChunkSteps = kSteps / 2;  // ALLREDUCE_CHUNKSTEPS, collectives.h:18
+inline constexpr int kAllReduceSliceSteps = kSteps / 4;  // ALLREDUCE_SLICESTEPS, collectives.h:17
+inline constexpr int kLl128LineElems = 16;               // NCCL_LL128_LINESIZE 128 B / 8 (device.h:106)
+inline constexpr int kLl128DataElems = 15;               // one of 16 words is a flag (device.h:107)
+
+// The tuner's constants (tuning.cc:133-199). Latencies in us, bandwidths in GB/s.
+inline constexpr std::array<float, 4> kNvlsEfficiency = {0.0f, 0.0f, 0.85f, 0.74f};  // tuning.cc:134-139
+// baseLatencies[algo][proto], tuning.cc:143-148.
+inline constexpr float kBaseLat[kNumAlgos][kNumProtos] = {
+    {6.8f, 14.0f, 8.4f}, {6.6f, 14.0f, 8.4f}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {8.0f, 8.0f, 8.0f}};
+enum HwType { kHwNvlink = 0, kHwPci = 1, kHwNet = 2 };
+// hwLatencies[hw][algo][proto], tuning.cc:149-168.
+inline constexpr float kHwLat[3][kNumAlgos][kNumProtos] = {
+    {{.6f, 1.25f, 4.0f}, {.6f, 1.9f, 3.4f}, {0, 0, 3.7f}, {0, 0, 2.8f}, {0, 0, 25}, {0, 0, 25}, {0, 0, 4.0f}},
+    {{1.0f, 1.9f, 4.0f}, {1.0f, 2.5f, 5.7f}, {0, 0, 3.7f}, {0, 0, 2.8f}, {0, 0, 0}, {0, 0, 0}, {0, 0, 4.0f}},
+    {{5.0f, 8.5f, 14}, {2.7f, 4.0f, 14.0f}, {0, 0, 31}, {0, 0, 30}, {0, 0, 18}, {0, 0, 20.9f}, {0, 0, 14}}};
+// [compcap index or CPU index][node index: 1 node, 2 nodes, more], tuning.cc:169-198.
+inline constexpr double kLlMaxBw[4][3] = {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {2 * 141.0, 2 * 45.0, 2 * 35.0}};
+inline constexpr double kPerChMaxRingLl128Bw[4][3] = {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}, {2 * 36.7, 34.6, 2 * 36.7}};
+inline constexpr double kPerChMaxTreeLl128Bw[4][3] = {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
+inline constexpr double kPerChMaxTreeBw[4][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
+inline constexpr double kPerChMaxNvlsTreeBw[4][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}, {0.0, 96.0, 43.8}};
+// Tree correction by log2(bytes / 64), 64 B .. 256 MiB, per protocol (tuning.cc:578-582).
+inline constexpr float kTreeCorrection[kNumProtos][23] = {
+    {1.0f, 1.0f, 1.0f, 1.0f, .9f, .8f, .7f, .7f, .7f, .7f, .6f, .5f, .4f, .4f, .5f, .6f, .7f, .8f, .9f, 1.0f, 1.0f, 1.0f, 1.0f},
+    {1.0f, 1.0f, 1.0f, 1.0f, 1.0f, .9f, .8f, .8f, .8f, .7f, .6f, .6f, .6f, .6f, .6f, .6f, .8f, .9f, .9f, .9f, .9f, 1.0f, 1.0f},
+    {.9f, .9f, .9f, .9f, .9f, .9f, .9f, .8f, .7f, .6f, .6f, .5f, .5f, .5f, .5f, .6f, .7f, .8f, .7f, .7f, .8f, .9f, .9f}};
+
+}  // namespace racksim::nccl

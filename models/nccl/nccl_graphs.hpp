@@ -1,0 +1,39 @@
+#pragma once
+// NCCL's channel graphs for a communicator: how many channels its topology search finds for rings, trees
+// and NVLS, at what per-channel bandwidth (src/graph/search.cc ncclTopoCompute, init.cc:1016-1060,
+// connect.cc:452-491). racksim does not run NCCL's recursive search: on the topologies it models (GPUs on
+// an NVSwitch or on PCIe under their CPU, NICs on the GPU's PCIe or on its CPU) the search reduces to
+// counting how many channels fit on each link at a given speed, which this file does with the same speed
+// arrays, the same order of attempts, the same acceptance and duplication rules.
+#include "models/nccl/nccl_system.hpp"
+
+namespace racksim::nccl {
+
+enum class Pattern { ring, balanced_tree, tree, nvls };
+
+struct Graph {
+  Pattern pattern = Pattern::ring;
+  int n_channels = 0;        // 0: the search found nothing (NVLS unsupported)
+  double bw_intra = 0;       // GB/s per channel on intra-node links
+  double bw_inter = 0;       // GB/s per channel on the network
+  int type_intra = kPathNvl; // path types the channels use
+  int type_inter = kPathPix;
+  double latency_inter = 0;  // the NIC latency attribute (us)
+  bool same_channels = true;
+};
+
+struct Graphs {
+  Graph ring, tree, nvls;    // CollNet needs the SHARP plugin: not modelled
+  int comm_channels = 0;     // comm->nChannels: 2 x min(ring, tree) channels, doubled again on Hopper+ multi-node
+                             // when ring bwIntra > 45 GB/s and fewer than 16 (connect.cc:452, 483), then the
+                             // user's NCCL_MIN/MAX_NCHANNELS (connect.cc:490-491)
+  int nvls_channels = 0;     // comm->nvlsChannels: CTAs NVLS runs on (transport/nvls.cc:148-199), 0 without NVLS
+};
+
+struct ChannelLimits {       // NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS (0: not set)
+  int min_channels = 0, max_channels = 0;
+};
+
+Graphs compute_graphs(const NcclSystem& system, const ChannelLimits& limits = {});
+
+}  // namespace racksim::nccl

@@ -1,0 +1,259 @@
+// racksim's model of NCCL 2.28.9's decisions, checked against tables worked out by hand from NCCL's source
+// (tag v2.28.9-1; file:line in each comment). These are the decisions `--algo auto` reports.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "models/nccl/nccl_tuner.hpp"
+#include "sim/core/errors.hpp"
+#include "sim/topo/system_catalog.hpp"
+#include "sim/topo/topology_graph.hpp"
+
+namespace racksim::nccl {
+namespace {
+
+TopologyGraph shipped(const std::string& id, int racks = 1) {
+  return TopologyGraph(SystemCatalog(RACKSIM_TOPOLOGY_DIR).load(id), racks);
+}
+std::vector<int> first(int n) {
+  std::vector<int> g(n);
+  for (int i = 0; i < n; ++i) g[i] = i;
+  return g;
+}
+NcclSystem view(const std::string& id, int gpus, int racks = 1) {
+  const auto g = shipped(id, racks);
+  return nccl_system(g, first(gpus));
+}
+constexpr std::uint64_t KiB = 1024, MiB = KiB * 1024, GiB = MiB * 1024;
+
+// ---- what NCCL sees -----------------------------------------------------------------------------
+
+TEST(NcclSystem, HgxH100IsOneNodeOfEightOnNvswitch) {
+  const NcclSystem s = view("hgx-h100", 8);
+  EXPECT_EQ(s.n_nodes, 1);
+  EXPECT_EQ(s.max_local_ranks, 8);
+  EXPECT_EQ(s.min_compcap, 90);
+  EXPECT_TRUE(s.nvswitch);
+  EXPECT_TRUE(s.nvls_support);
+  EXPECT_FALSE(s.mnnvl);
+  EXPECT_NEAR(s.nvlink_bw, 18 * 20.6, 1e-9);  // 18 links x SM90_NVLINK_BW (topo.h:19)
+}
+
+TEST(NcclSystem, Nvl72RackIsOneMnnvlNode) {
+  const NcclSystem s = view("gb200-nvl72", 72);
+  EXPECT_EQ(s.n_nodes, 1);  // the trays' topologies are fused into one node (init.cc:914, 1095-1110)
+  EXPECT_TRUE(s.mnnvl);
+  EXPECT_NEAR(s.nvlink_bw, 18 * 40.1, 1e-9);  // SM100_NVLINK_BW (topo.h:21)
+  EXPECT_EQ(s.cpu_isa, "aarch64");
+}
+
+TEST(NcclSystem, Gb200NicIsReachedOverC2c) {
+  const NcclSystem s = view("gb200-nvl72", 144, 2);
+  EXPECT_EQ(s.n_nodes, 2);
+  EXPECT_EQ(s.nics_per_node, 72);
+  EXPECT_EQ(s.gpu_nic_path, kPathP2c);  // C2C + PHB merge into P2C (paths.cc:181)
+  EXPECT_NEAR(s.gpu_nic_bw, 48.0, 1e-9);  // the Grace's PCIe Gen5 x16: 16 x 240 / 80 (topo.cc:489-491)
+  EXPECT_NEAR(s.net_bw, 50.0, 1e-9);      // 400 Gb/s / 8 (topo.cc:373)
+}
+
+TEST(NcclSystem, Gb300NicSitsOnTheGpuPcieGen6) {
+  const NcclSystem s = view("gb300-nvl72", 144, 2);
+  EXPECT_EQ(s.gpu_nic_path, kPathPix);
+  EXPECT_NEAR(s.gpu_nic_bw, 96.0, 1e-9);  // Gen6 x16: 16 x 480 / 80
+  EXPECT_NEAR(s.net_bw, 100.0, 1e-9);     // ConnectX-8, 800 Gb/s
+}
+
+TEST(NcclSystem, HgxBoxesAreNodes) {
+  const NcclSystem s = view("hgx-h100", 64, 8);
+  EXPECT_EQ(s.n_nodes, 8);
+  EXPECT_EQ(s.nics_per_node, 8);
+  EXPECT_EQ(s.gpu_nic_path, kPathPix);
+  EXPECT_EQ(s.cpu_vendor, "intel");
+}
+
+// ---- channel graphs (search.cc ncclTopoCompute) ----------------------------------------------------
+
+// H100, 8 GPUs, NVSwitch at 370.8 GB/s per GPU. Ring: sm90 intra speeds start at 60 (search.cc:981,
+// 1075): floor(370.8/60) = 6 channels = 360 GB/s; 50, 40, 30 give no more (7x50, 9x40, 12x30); 24/60 < .49
+// stops (search.cc:1145). 60 >= 50 so the 6 channels are duplicated to 12 at 30 (search.cc:961-974); 40 with
+// 12 channels does not fit in pass 2. Tree: exactly 12 channels (init.cc:1026-1027), speed <= 12/423.8:
+// 30. NVLS: 8 heads each pulling (8+1) x s <= 370.8 -> 40 (search.cc:386-405, 1043-1046), pass 2 raises
+// bwInter to 60 (search.cc:1175-1178). comm->nChannels = 2 x 12 (connect.cc:452); NVLS CTAs 16 (nvls.cc:148).
+TEST(NcclGraphs, HgxH100) {
+  const Graphs g = compute_graphs(view("hgx-h100", 8));
+  EXPECT_EQ(g.ring.n_channels, 12);
+  EXPECT_DOUBLE_EQ(g.ring.bw_intra, 30.0);
+  EXPECT_EQ(g.tree.n_channels, 12);
+  EXPECT_DOUBLE_EQ(g.tree.bw_intra, 30.0);
+  EXPECT_EQ(g.nvls.n_channels, 8);
+  EXPECT_DOUBLE_EQ(g.nvls.bw_intra, 40.0);
+  EXPECT_DOUBLE_EQ(g.nvls.bw_inter, 60.0);
+  EXPECT_EQ(g.comm_channels, 24);
+  EXPECT_EQ(g.nvls_channels, 16);
+}
+
+// B200, 8 GPUs, 721.8 GB/s: ring 8 x 90 = 720 duplicated to 16 x 45; tree 16 channels fit at 40 (50 gives
+// 14); NVLS 8 heads at 80 ((8+1) x 80 = 720), bwInter 90; comm 32 channels, 24 NVLS CTAs on one node
+// (nvls.cc:150, 185-194).
+TEST(NcclGraphs, HgxB200) {
+  const Graphs g = compute_graphs(view("hgx-b200", 8));
+  EXPECT_EQ(g.ring.n_channels, 16);
+  EXPECT_DOUBLE_EQ(g.ring.bw_intra, 45.0);
+  EXPECT_EQ(g.tree.n_channels, 16);
+  EXPECT_DOUBLE_EQ(g.tree.bw_intra, 40.0);
+  EXPECT_EQ(g.nvls.n_channels, 8);
+  EXPECT_DOUBLE_EQ(g.nvls.bw_intra, 80.0);
+  EXPECT_DOUBLE_EQ(g.nvls.bw_inter, 90.0);
+  EXPECT_EQ(g.comm_channels, 32);
+  EXPECT_EQ(g.nvls_channels, 24);
+}
+
+// GB200 NVL72, one rack: NVLS heads are capped at 32 (NCCL_MAX_NVLS_ARITY, device.h:207) and must all be
+// found (min = max = 32); 33 x s <= 721.8 -> s = 20 (the sm100 array has 24, 20, 19, 18 there).
+TEST(NcclGraphs, Nvl72NvlsHas32HeadsAt20) {
+  const Graphs g = compute_graphs(view("gb200-nvl72", 72));
+  EXPECT_EQ(g.nvls.n_channels, 32);
+  EXPECT_DOUBLE_EQ(g.nvls.bw_intra, 20.0);
+  EXPECT_DOUBLE_EQ(g.nvls.bw_inter, 40.0);
+  EXPECT_EQ(g.nvls_channels, 24);
+}
+
+// Two GB200 racks: rings leave each rack through NICs at <= 48 GB/s (the GPU->NIC path's PCIe Gen5,
+// search.cc:19-27, 1075); the inter array (search.cc:987) gives 48: 15 channels fit the NVLink (721.8/48),
+// then 45.1 x 16 = 721.6 is better; no duplication below 50 with more than 4 channels. NVLS-tree heads: 32.
+TEST(NcclGraphs, TwoGb200Racks) {
+  const Graphs g = compute_graphs(view("gb200-nvl72", 144, 2));
+  EXPECT_EQ(g.ring.n_channels, 16);
+  EXPECT_DOUBLE_EQ(g.ring.bw_inter, 45.1);
+  EXPECT_EQ(g.nvls.n_channels, 32);
+  EXPECT_EQ(g.comm_channels, 32);
+  EXPECT_EQ(g.nvls_channels, 32);  // several MNNVL domains: NVLS_NCHANNELS_SM100 (nvls.cc:149)
+}
+
+TEST(NcclGraphs, ChannelLimitsPlayNcclMinMaxNchannels) {
+  const Graphs g = compute_graphs(view("hgx-h100", 8), ChannelLimits{0, 8});
+  EXPECT_EQ(g.comm_channels, 8);
+  EXPECT_EQ(g.nvls_channels, 8);
+  const Graphs h = compute_graphs(view("hgx-h100", 8), ChannelLimits{40, 0});
+  EXPECT_EQ(h.comm_channels, 40);
+}
+
+// ---- the tuner's table (tuning.cc:230-401) ---------------------------------------------------------
+
+float bus(const TuneTables& t, Func f, Algo a, Proto p, int n) {  // NCCL's algorithm bandwidth as nccl-tests' busbw
+  const double factor = f == Func::all_reduce ? 2.0 * (n - 1) / n : (n - 1.0) / n;
+  return static_cast<float>(t.bandwidth[int(f)][int(a)][int(p)] * factor);
+}
+
+TEST(NcclTuner, HgxH100Table) {
+  const NcclSystem s = view("hgx-h100", 8);
+  const Graphs g = compute_graphs(s);
+  const TuneTables t = tune_model(s, g);
+  const Func ar = Func::all_reduce;
+  EXPECT_NEAR(bus(t, ar, Algo::ring, Proto::simple, 8), 12 * 30.0, 1e-3);                 // nChannels x bw
+  EXPECT_NEAR(bus(t, ar, Algo::ring, Proto::ll, 8), 141.0, 1e-3);                         // llMaxBw Hopper N1 (:304)
+  EXPECT_NEAR(bus(t, ar, Algo::ring, Proto::ll128, 8), 360 * 0.92, 1e-2);                 // :305
+  EXPECT_NEAR(bus(t, ar, Algo::nvls, Proto::simple, 8), 8 * 40 * 0.85 * 7.0 / 8 * 2, 1e-2);  // 476 (:289-300)
+  EXPECT_NEAR(bus(t, ar, Algo::tree, Proto::simple, 8), 360 * 0.92 * 7.0 / 8, 1e-2);     // .92, then ratio .5 (:306, :349)
+  // Latencies: ring 8.4 + 14 x 3.4; LL 6.6 + 14 x 0.6; NVLS the NVLink NVLS hwLat 25 (:362-392).
+  EXPECT_NEAR(t.latency[int(ar)][int(Algo::ring)][int(Proto::simple)], 8.4 + 14 * 3.4, 1e-4);
+  EXPECT_NEAR(t.latency[int(ar)][int(Algo::ring)][int(Proto::ll)], 6.6 + 14 * 0.6, 1e-4);
+  EXPECT_NEAR(t.latency[int(ar)][int(Algo::nvls)][int(Proto::simple)], 25.0, 1e-6);
+  // NVLS-tree is off on one node (:465).
+  EXPECT_EQ(t.bandwidth[int(ar)][int(Algo::nvls_tree)][int(Proto::simple)], 0.0f);
+}
+
+TEST(NcclTuner, Nvl72NvlsBusBandwidth) {
+  const NcclSystem s = view("gb200-nvl72", 72);
+  const TuneTables t = tune_model(s, compute_graphs(s));
+  // 32 heads x 20 GB/s x 0.74 (Blackwell nvlsEfficiency, :134-139) x 31/32 x 2 = 917.6
+  EXPECT_NEAR(bus(t, Func::all_reduce, Algo::nvls, Proto::simple, 72), 32 * 20 * 0.74 * 31.0 / 32 * 2, 1e-2);
+}
+
+TEST(NcclTuner, LL128OffOverPcieAndOn) {
+  const NcclSystem s = view("hgx-h100", 8);
+  const TuneTables on = tune_model(s, compute_graphs(s));
+  EXPECT_GT(on.bandwidth[int(Func::all_reduce)][int(Algo::ring)][int(Proto::ll128)], 0.0f);
+  NcclSystem pcie = s;
+  pcie.nvswitch = false;
+  pcie.nvls_support = false;
+  pcie.intra_path = kPathPhb;
+  pcie.intra_pci_bw = 48;
+  const TuneTables off = tune_model(pcie, compute_graphs(pcie));  // typeIntra PHB > NVB (:491)
+  EXPECT_EQ(off.bandwidth[int(Func::all_reduce)][int(Algo::ring)][int(Proto::ll128)], 0.0f);
+}
+
+// ---- decisions: what `--algo auto` runs -------------------------------------------------------------
+
+struct Expect {
+  const char* system;
+  int gpus, racks;
+  std::uint64_t bytes;
+  Algo algo;
+  Proto proto;
+  int channels;
+};
+
+class NcclDecision : public ::testing::TestWithParam<Expect> {};
+
+// H100: LL ring for small (15 + S/80.6 beats NVLS 25 + S/272 below ~1.1 MB), NVLS above; NVLS runs on its
+// 16 CTAs (enqueue.cc:1879-1885); ring channels drop while bytes < nc x nt x 8 x nRanks (:1886-1891).
+// B200 one box: NVLS and ring Simple both reach 720 GB/s of bus bandwidth, NVLS's 25 us beats 56 us.
+// A 4-GPU GB200 tray: NVLS has only 4 heads (busbw 360) so ring Simple wins large (Azure's ND GB200 v6
+// runs say "Ring"). One NVL72 rack: NVLS at every size (25 us, 917.6 GB/s). Two racks: NVLS-tree.
+// Eight HGX H100 boxes: tree LL for small, NVLS-tree for large.
+INSTANTIATE_TEST_SUITE_P(
+    Table, NcclDecision,
+    ::testing::Values(Expect{"hgx-h100", 8, 1, 1 * KiB, Algo::ring, Proto::ll, 1},
+                      Expect{"hgx-h100", 8, 1, 1 * MiB, Algo::ring, Proto::ll, 24},
+                      Expect{"hgx-h100", 8, 1, 16 * MiB, Algo::nvls, Proto::simple, 16},
+                      Expect{"hgx-h100", 8, 1, 1 * GiB, Algo::nvls, Proto::simple, 16},
+                      Expect{"hgx-b200", 8, 1, 1 * GiB, Algo::nvls, Proto::simple, 24},
+                      Expect{"gb200-nvl72", 4, 1, 16 * MiB, Algo::ring, Proto::ll128, 32},
+                      Expect{"gb200-nvl72", 4, 1, 1 * GiB, Algo::ring, Proto::simple, 32},
+                      Expect{"gb200-nvl72", 72, 1, 1 * KiB, Algo::nvls, Proto::simple, 24},
+                      Expect{"gb200-nvl72", 72, 1, 1 * GiB, Algo::nvls, Proto::simple, 24},
+                      Expect{"gb200-nvl72", 144, 2, 1 * GiB, Algo::nvls_tree, Proto::simple, 32},
+                      Expect{"hgx-h100", 64, 8, 1 * KiB, Algo::tree, Proto::ll, 1},
+                      Expect{"hgx-h100", 64, 8, 1 * GiB, Algo::nvls_tree, Proto::simple, 16}));
+
+TEST_P(NcclDecision, MatchesTheHandTable) {
+  const Expect e = GetParam();
+  const Decision d = decide(view(e.system, e.gpus, e.racks), Func::all_reduce, e.bytes);
+  EXPECT_EQ(d.algo, e.algo) << to_string(d.algo);
+  EXPECT_EQ(d.proto, e.proto) << to_string(d.proto);
+  EXPECT_EQ(d.channels, e.channels);
+}
+
+TEST(NcclDecision, OverridesPlayNcclAlgoAndProto) {
+  const NcclSystem s = view("hgx-h100", 8);
+  Overrides ring_only;
+  ring_only.algos = {Algo::ring};
+  EXPECT_EQ(decide(s, Func::all_reduce, 1 * GiB, ring_only).algo, Algo::ring);
+  EXPECT_EQ(decide(s, Func::all_reduce, 1 * GiB, ring_only).proto, Proto::simple);
+  Overrides ll;
+  ll.algos = {Algo::ring};
+  ll.protos = {Proto::ll};
+  EXPECT_EQ(decide(s, Func::all_reduce, 1 * GiB, ll).proto, Proto::ll);
+  Overrides impossible;
+  impossible.algos = {Algo::nvls_tree};  // off on one node
+  EXPECT_THROW(decide(s, Func::all_reduce, 1 * GiB, impossible), InputError);
+}
+
+TEST(NcclDecision, OneRankCopies) {
+  const Decision d = decide(view("hgx-h100", 1), Func::all_reduce, 1 * MiB);
+  EXPECT_EQ(d.algo, Algo::ring);
+  EXPECT_EQ(d.channels, 1);
+}
+
+// calcCollChunking (enqueue.cc:2040-2049): NVLS on 16 channels x 8 heads: 128 KiB from 8 GiB down to
+// 64 x 128 ops x 128 KiB = 1 GiB, then 64 KiB, and 32 KiB below 8 x 128 x 64 KiB = 64 MiB.
+TEST(NcclDecision, NvlsChunkSizeFollowsTheSize) {
+  const NcclSystem s = view("hgx-h100", 8);
+  EXPECT_EQ(decide(s, Func::all_reduce, 2 * GiB).chunk_bytes, 128 * KiB);
+  EXPECT_EQ(decide(s, Func::all_reduce, 256 * MiB).chunk_bytes, 64 * KiB);
+  EXPECT_EQ(decide(s, Func::all_reduce, 16 * MiB).chunk_bytes, 32 * KiB);
+}
+
+}  // namespace
+}  // namespace racksim::nccl
