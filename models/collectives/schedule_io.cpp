@@ -40,10 +40,11 @@ json request_to_json(const CollectiveRequest& r) {
 }
 
 json exec_to_json(const ExecParams& e) {
+  // Seconds as they are (no unit conversion): a dumped schedule reloads to the same bytes of results.
   return json{{"efficiency", e.efficiency},
-              {"launch_us", e.launch_s * 1e6},
-              {"intra_step_us", e.intra_step_s * 1e6},
-              {"net_step_us", e.net_step_s * 1e6},
+              {"launch_s", e.launch_s},
+              {"intra_step_s", e.intra_step_s},
+              {"net_step_s", e.net_step_s},
               {"arch", e.arch},
               {"latency_at_launch", e.latency_at_launch}};
 }
@@ -52,9 +53,9 @@ ExecParams read_exec(JsonObjectReader r) {
   ExecParams e;
   e.set = true;
   e.efficiency = r.number_in("efficiency", 1e-6, 2.0);
-  e.launch_s = r.number_in("launch_us", 0.0, 1e9) * 1e-6;
-  e.intra_step_s = r.number_in("intra_step_us", 0.0, 1e9) * 1e-6;
-  e.net_step_s = r.number_in("net_step_us", 0.0, 1e9) * 1e-6;
+  e.launch_s = r.number_in("launch_s", 0.0, 1e3);
+  e.intra_step_s = r.number_in("intra_step_s", 0.0, 1e3);
+  e.net_step_s = r.number_in("net_step_s", 0.0, 1e3);
   e.arch = r.string_or("arch", "");
   e.latency_at_launch = r.boolean_or("latency_at_launch", false);
   r.finish();

@@ -89,7 +89,9 @@ std::vector<RunResult> Simulation::run_linked(const std::vector<const Schedule*>
     EngineRequest request = impl.server_request(after ? EngineRequest::Kind::after : EngineRequest::Kind::concurrent,
                                                 pointers, options);
     if (after) request.after = *after;
-    return run_on_engine_server(request);
+    std::vector<RunResult> results = run_on_engine_server(request);
+    impl.echo(results, pointers);  // what the wire leaves out (NCCL's choice, warnings)
+    return results;
   }
   // Compiled here, where the schedules are in cache; the engine process reads only the compact result.
   const CompiledRun run = compile_run(model, impl.calibration, pointers, nullptr, after);
@@ -108,7 +110,9 @@ std::vector<RunResult> Simulation::run_each(const std::vector<const Schedule*>& 
   if (threads_in_this_process() > 1) {
     EngineRequest request = impl.server_request(EngineRequest::Kind::each, pointers, options);
     request.jobs = jobs;
-    return run_on_engine_server(request);
+    std::vector<RunResult> results = run_on_engine_server(request);
+    impl.echo(results, pointers);
+    return results;
   }
   std::vector<CompiledRun> runs;
   runs.reserve(pointers.size());

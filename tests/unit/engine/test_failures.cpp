@@ -229,10 +229,16 @@ TEST(FailureScenario, NicDownRoutesThroughANeighboursNicInsteadOfFailing) {
   EXPECT_EQ(m.substitute_nic(1), -1);
   const Schedule pair = test::hand_ring_all_reduce({0, 72}, 1 << 20);
   const RunResult r = sim.run(pair);
-  EXPECT_GT(r.time_s, ok.run(pair).time_s);  // an NVLink hop and a cross-rail route longer
-  bool nvlink = false;
-  for (const auto& l : r.links) nvlink = nvlink || l.name == "r0.t0.gpu0.nvlink-port";
-  EXPECT_TRUE(nvlink);
+  EXPECT_GT(r.time_s, ok.run(pair).time_s);  // a cross-rail route longer
+  // GB200's NICs hang off the Grace CPU: GPU 0 reaches nic1 over its own C2C and Grace's PCIe, through
+  // no other GPU (NCCL prefers a path through no GPU), so its NVLink port stays idle.
+  bool nvlink = false, c2c = false;
+  for (const auto& l : r.links) {
+    nvlink = nvlink || l.name == "r0.t0.gpu0.nvlink-port";
+    c2c = c2c || l.kind == "c2c";
+  }
+  EXPECT_FALSE(nvlink);
+  EXPECT_TRUE(c2c);
 }
 
 TEST(FailureScenario, ImexDaemonDownStopsMultiTrayNvlinkCollectivesOnItsTrayOnly) {

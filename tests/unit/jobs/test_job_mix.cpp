@@ -156,9 +156,10 @@ TEST(JobMix, JobsSharingOversubscribedUplinksSlowEachOtherAsTheClosedFormSays) {
   const double half = S / 2;  // a ring of 2: two steps of S / 2 each way
   const double alone_bw = 50e9, shared_bw = 18 * 50e9 / 2 / 16;
   for (const auto& j : r.jobs) {
-    // Latency (a few us per step) is the only difference from the bandwidth terms.
-    EXPECT_NEAR(j.alone_s, 2 * half / alone_bw, 20e-6) << j.name;
-    EXPECT_NEAR(j.together_s, 2 * half / shared_bw, 20e-6) << j.name;
+    // Latency (NCCL's ring launch and two network steps, tens of us) is the only difference from the
+    // bandwidth terms.
+    EXPECT_NEAR(j.alone_s, 2 * half / alone_bw, 50e-6) << j.name;
+    EXPECT_NEAR(j.together_s, 2 * half / shared_bw, 50e-6) << j.name;
     EXPECT_NEAR(j.slowdown, alone_bw / shared_bw - 1, 0.01) << j.name;
   }
   ASSERT_EQ(r.shared_links.size(), 8u);  // both racks' leaf uplinks of the 4 rails

@@ -79,9 +79,11 @@ TEST(Partitions, RoutesBetweenPartitionsOfOneRackLeaveThroughTheNics) {
   EXPECT_EQ(before.hops.size(), 2u);  // the switch plane
   g.apply_partitions(parse_partitions("18x1", g));
   const Route after = find_route(g, g.gpu_vertex(0), g.gpu_vertex(4));  // same rail (local GPU 0)
-  ASSERT_EQ(after.hops.size(), 4u);
-  EXPECT_EQ(after.hops[1].kind, LinkKind::nic);
-  EXPECT_EQ(after.hops[1].to_name, "r0.leaf.rail0");
+  // GPU -C2C-> Grace -PCIe-> NIC -> rail leaf -> NIC -PCIe-> Grace -C2C-> GPU (GB200's NICs hang off Grace).
+  ASSERT_EQ(after.hops.size(), 6u);
+  EXPECT_EQ(after.hops[0].kind, LinkKind::c2c);
+  EXPECT_EQ(after.hops[2].kind, LinkKind::nic);
+  EXPECT_EQ(after.hops[2].to_name, "r0.leaf.rail0");
   EXPECT_NEAR(after.bottleneck_Bps, 50e9, 1);  // ConnectX-7, 400 Gb/s
   const Route inside = find_route(g, g.gpu_vertex(0), g.gpu_vertex(3));  // one tray = one partition
   EXPECT_EQ(inside.hops.size(), 2u);
