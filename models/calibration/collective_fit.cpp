@@ -87,6 +87,16 @@ std::vector<GroupFit> fit_collective_groups(const std::vector<const CollectivePo
     f.points = static_cast<int>(pts.size());
     std::set<double> sizes;
     for (const auto* p : pts) sizes.insert(p->m->bytes);
+    // A parameter is fitted only from data that can determine it: kappa needs a point whose model time is
+    // mostly bandwidth, L a point that is mostly latency (else a group of small messages alone would set
+    // kappa from noise in the latency, and predict large messages 20x off). Undetermined: kappa 1 (the
+    // physical model), L 0.
+    bool bandwidth_seen = false, latency_seen = false;
+    for (const auto* p : pts) {
+      const double share = p->bandwidth_s / std::max(1e-30, p->bandwidth_s + p->latency_s);
+      bandwidth_seen = bandwidth_seen || share >= 0.5;
+      latency_seen = latency_seen || share < 0.5;
+    }
     // Minimise sum ((L + c_i + b_i u - y_i) / y_i)^2 over L >= 0 and u = 1 / kappa > 0.
     auto solve_u = [&](double L) {
       double num = 0, den = 0;
@@ -97,8 +107,24 @@ std::vector<GroupFit> fit_collective_groups(const std::vector<const CollectivePo
       }
       return den > 0 ? num / den : 1.0;
     };
-    double L = 0, u = solve_u(0);
-    if (sizes.size() >= 2) {
+    auto solve_L = [&](double u) {
+      double num = 0, den = 0;
+      for (const auto* p : pts) {
+        const double y = p->m->time_s - p->m->timer_floor_s, w = 1 / (y * y);
+        num += w * (y - p->latency_s - u * p->bandwidth_s);
+        den += w;
+      }
+      return den > 0 ? std::max(0.0, num / den) : 0.0;
+    };
+    double L = 0, u = 1;
+    if (!bandwidth_seen) {
+      f.kappa_fixed = true;
+      L = solve_L(1.0);
+    } else if (sizes.size() < 2 || !latency_seen) {
+      f.launch_fixed = true;
+      u = solve_u(0);
+    } else {
+      u = solve_u(0);
       double s_w = 0, s_wb = 0, s_wbb = 0, s_wr = 0, s_wbr = 0;
       for (const auto* p : pts) {
         const double y = p->m->time_s - p->m->timer_floor_s, w = 1 / (y * y), r = y - p->latency_s;
@@ -117,8 +143,6 @@ std::vector<GroupFit> fit_collective_groups(const std::vector<const CollectivePo
         L = 0;
         u = solve_u(0);
       }
-    } else {
-      f.launch_fixed = true;
     }
     if (!(u > 0)) u = 1;
     f.bandwidth_efficiency = sig4(std::clamp(1 / u, 0.05, 2.0));
@@ -151,7 +175,9 @@ void apply_collective_fits(Calibration& c, const std::vector<GroupFit>& fits) {
                   "racksim calibrate fit (kappa and launch over racksim's physical model with NCCL's structure): %d point(s) "
                   "of %zu series; median |error| %.1f %%, worst %.1f %%%s; series: ",
                   f.points, f.series.size(), 100 * f.median_abs_error, 100 * f.worst_abs_error,
-                  f.launch_fixed ? "; launch_overhead_us fixed at 0 (one message size)" : "");
+                  f.kappa_fixed    ? "; bandwidth_efficiency fixed at 1 (no point is mostly bandwidth)"
+                  : f.launch_fixed ? "; launch_overhead_us fixed at 0 (one message size, or no point is mostly latency)"
+                                   : "");
     a.source = head;
     for (std::size_t i = 0; i < f.series.size(); ++i) a.source += (i ? "; " : "") + f.series[i];
     a.fit.points = f.points;

@@ -7,7 +7,9 @@
 // fill at the links' speed): t = L + latency + bandwidth / kappa. Per group, weighted least squares on
 // relative error fits kappa (bandwidth_efficiency: measured against racksim's model of the links and
 // NCCL's caps, so 1 when the physics explain the data) and L (launch_overhead_us, an extra fixed cost);
-// L is fixed at 0 when the group has one message size. Both are linear in (L, 1/kappa): no iteration.
+// A parameter is fitted only from points that can determine it: kappa from points whose model time is
+// mostly bandwidth, L from points mostly latency (and more than one size); else kappa = 1, L = 0.
+// Both are linear in (L, 1/kappa): no iteration.
 //
 // Held out: the same fit without one racksim system (leave-one-system-out), or without one GPU count,
 // then the left-out points predicted; a group with no training data left borrows the same algorithm from
@@ -39,7 +41,8 @@ std::vector<CollectivePoint> collective_points(const std::vector<Measurement>& d
 struct GroupFit {
   std::string arch, key;
   double bandwidth_efficiency = 1, launch_overhead_us = 0;
-  bool launch_fixed = false;
+  bool launch_fixed = false;   // one message size, or no point whose model time is mostly latency: L = 0
+  bool kappa_fixed = false;    // no point whose model time is mostly bandwidth: kappa = 1
   int points = 0;
   double median_abs_error = 0, worst_abs_error = 0, rms_log_residual = 0;
   std::vector<std::string> series, sources;

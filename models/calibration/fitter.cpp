@@ -332,9 +332,10 @@ FitResult fit_calibration(const std::vector<Measurement>& data, const Predictor&
   for (const auto& g : groups) {
     ParameterFit f;
     f.key = g.arch + ":" + g.key;
-    f.free_parameters = {"bandwidth_efficiency"};
+    if (!g.kappa_fixed) f.free_parameters.push_back("bandwidth_efficiency");
+    else f.fixed_parameters.push_back("bandwidth_efficiency = 1: no point is mostly bandwidth");
     if (!g.launch_fixed) f.free_parameters.push_back("launch_overhead_us");
-    else f.fixed_parameters.push_back("launch_overhead_us = 0: one message size");
+    else f.fixed_parameters.push_back("launch_overhead_us = 0: one message size, or no point is mostly latency");
     f.values = {{"bandwidth_efficiency", g.bandwidth_efficiency}, {"launch_overhead_us", g.launch_overhead_us}};
     f.series = g.series;
     f.sources = g.sources;

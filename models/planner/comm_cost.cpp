@@ -149,7 +149,7 @@ double engine_concurrent_s(const TopologyGraph& graph, const Calibration& calibr
   for (const auto& gpus : groups) {
     CollectiveRequest r = request;
     r.gpus = gpus;
-    schedules.push_back(find_algorithm(r.op, r.algorithm).build(r, graph));
+    schedules.push_back(build_schedule(r, graph, calibration));  // with NCCL's protocol terms, as priced
   }
   const Simulation simulation(graph, calibration);
   double slowest = 0;
