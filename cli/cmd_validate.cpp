@@ -52,7 +52,7 @@ static void add_validate_command(CLI::App& app, const GlobalOptions& global) {
                                              "without calibration; print the errors, write validation.md/.json");
   cmd->add_option("--data", opts->data,
                   "published-measurements JSON (repeatable; default: calibrate/data/published_measurements.json; "
-                  "'none' for no published file)");
+                  "'none' for no published file, and then no default --public file either)");
   cmd->add_option("--probes", opts->probes,
                   "probe directory, optionally DIR=SYSTEM (repeatable; default: every calibrate/data/*/ with .jsonl)");
   cmd->add_flag("--no-probes", opts->no_probes, "do not read the shipped probe directories");
@@ -82,7 +82,9 @@ static void add_validate_command(CLI::App& app, const GlobalOptions& global) {
     for (const auto& p : probes) data.append(load_probe_directory(p));
     for (const auto& f : opts->nccl_tests) data.append(nccl_tests_measurements(f));
     std::vector<std::string> public_files = opts->public_files;
-    if (public_files.empty() && std::filesystem::exists(default_public_collectives_path()))
+    // --data given (a file or 'none'): the caller chose the published data; the shipped public records
+    // come in only by default or through --public.
+    if (public_files.empty() && opts->data.empty() && std::filesystem::exists(default_public_collectives_path()))
       public_files.push_back(default_public_collectives_path());
     for (const auto& f : public_files)
       if (f != "none") data.append(load_public_collectives(f));

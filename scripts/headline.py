@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """The headline of `make run`: a 1 GiB all-reduce on GB200 NVL72 vs GB300 NVL72 on 1, 2, 4 and 8 racks
-(every GPU of each rack), flat ring vs NVLS vs hierarchical (NVLS or ring inside each rack, ring across),
+(every GPU of each rack), what NCCL runs vs flat ring vs NVLS vs hierarchical (NVLS or ring inside each
+rack, ring across),
 through the Python bindings, at vendor peaks (calibration none, the course's inputs) and with the shipped
 calibration, next to the course's Fig 4 model (seed course section 7).
 
@@ -31,6 +32,7 @@ GPUS_PER_RACK = 72
 SIZE = 1 << 30  # 1 GiB per GPU (nccl-tests' all_reduce size)
 # (case, label, collective() arguments)
 CASES = [
+    ("auto", "NCCL's choice", {"algo": "auto"}),
     ("ring", "flat ring", {"algo": "ring"}),
     ("nvls", "NVLS", {"algo": "nvls"}),
     ("hier-nvls", "hier. NVLS+ring", {"algo": "hierarchical", "inner": "nvls"}),
@@ -165,11 +167,11 @@ def print_tables(rows):
             print()
     for i, note in enumerate(notes):
         print(f"({i + 1}) n/a: {note}")
-    print("The flat ring is one ring through every GPU: 2, 4 or 8 of its hops cross a NIC, and every step waits "
-          "for them.")
-    print("a: analytic model, lockstep alpha-beta (flat ring across racks: the engine needs minutes for it and, "
-          "overlapping each step's NIC latency, gives 2-12 % less: 43.0 vs 43.9 ms at 2 racks, 42.9 vs 48.1 ms "
-          "at 8, vendor peaks); every other cell is the discrete-event engine.")
+    print("NCCL's choice: what NCCL 2.28 runs (NVLS in one rack, NVLS-tree across racks; docs/model.md section 7).")
+    print("The flat ring across racks is NCCL's: one ring per NIC rail its channels leave a rack through, each "
+          "with its share of the data.")
+    print("a: analytic model (flat ring across racks: the engine needs minutes for it; docs/model.md section 4 says "
+          "how the two differ); every other cell is the discrete-event engine.")
     print("\nGB300 / GB200 time with the shipped calibration (what ConnectX-8's doubled NIC bandwidth buys):")
     columns = [("racks", lambda r: str(r))]
     for case, label, _ in CASES:
@@ -180,6 +182,47 @@ def print_tables(rows):
             return f"{b['result']['time_us'] / a['result']['time_us']:.3f}"
         columns.append((label, ratio))
     print(plotting.results_table(RACKS, columns))
+
+
+# The headline before the NCCL-faithful collective model (issue 11), for the table of what changed: the same
+# cells computed by the commit before it (acd905f), kept in the repository.
+BEFORE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs", "headline-before-issue11.json")
+WHY = {
+    "ring": "inside a rack: NCCL's ring latencies (8.4 us + 3.4 us a step, Simple) and the Blackwell calibration; "
+            "across racks: one ring per NIC rail, as NCCL's channels run, instead of one ring through one NIC",
+    "nvls": "NCCL's NVLS bandwidth (heads x bwIntra x nvlsEfficiency, tuning.cc:285-300), about half the switch "
+            "ports' line rate, as the 835-919 GB/s measured on NVL72 racks say",
+    "hier-nvls": "racksim's own algorithm: GB200's NICs behind Grace (C2C + PCIe, NCCL's P2C path) and the "
+                 "per-architecture calibration (kappa, launch)",
+    "hier-ring": "as hier. NVLS+ring",
+}
+
+
+def print_changes(rows):
+    """Old -> new time per cell, against BEFORE (skipped when the file is absent)."""
+    if not os.path.exists(BEFORE):
+        return
+    before = {(r["system"], r["racks"], r["case"], r["calibration"]): r for r in json.load(open(BEFORE))["results"]}
+    print("
+What the NCCL-faithful model (issue 11) changed: time now / before, per cell (docs/headline-before-issue11.json):")
+    for calibration, cal_label in CALIBRATIONS:
+        print(f"{cal_label}")
+        columns = [("system", lambda k: k[0]), ("racks", lambda k: str(k[1]))]
+        for case, label, _ in CASES:
+            if case == "auto":
+                continue
+            def change(k, c=case):
+                new = next((r for r in rows if (r["system"], r["racks"], r["case"], r["calibration"]) == (k[0], k[1], c, calibration)), None)
+                old = before.get((k[0], k[1], c, calibration))
+                if not (new and old and new["available"] and old["available"]):
+                    return "n/a"
+                return f"{new['result']['time_us'] / old['result']['time_us']:.2f}"
+            columns.append((label, change))
+        keys = [(system, racks) for system in SYSTEMS for racks in RACKS]
+        print(plotting.results_table(keys, columns))
+    for case, label, _ in CASES:
+        if case in WHY:
+            print(f"  {label}: {WHY[case]}")
 
 
 def figure(results, rows, path):
@@ -237,7 +280,7 @@ def figure(results, rows, path):
     plotting.time_axis(ax2)
     ax2.grid(True, which="major", alpha=0.3)
     ax2.set_title("(b) 1 GiB all-reduce across racks over InfiniBand\n"
-                  "NVLS alone: n/a beyond 1 rack (one NVLink domain); at 1 rack hierarchical = NVLS\nflat ring beyond 1 rack: analytic model (lockstep; the engine gives 2-12 % less)", fontsize=10)
+                  "NVLS alone: n/a beyond 1 rack (one NVLink domain); at 1 rack hierarchical = NVLS\nflat ring beyond 1 rack: analytic model (NCCL's rings, one per NIC rail)", fontsize=10)
     plotting.layer_legends(ax2, configs, loc_configs="upper left", loc_layers="center right")
     fig.suptitle("All-reduce time on different machines (seed course, section 7, Fig 4), by racksim", fontsize=12)
     fig.tight_layout()
@@ -286,6 +329,7 @@ def main():
     results = run_all(max(1, args.workers))
     rows = headline_rows(results)
     print_tables(rows)
+    print_changes(rows)
     doc = {
         "what": "1 GiB all-reduce (nccl-tests size) on every GPU of 1, 2, 4 and 8 racks of GB200 and GB300 NVL72: "
                 "racksim's engine at vendor peaks (calibration none) and with the shipped calibration, and the "

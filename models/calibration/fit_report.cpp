@@ -38,7 +38,10 @@ std::string fit_report_markdown(const FitResult& r) {
   o << "|---|---|---|---|---|---|---|---|\n";
   for (const auto& f : r.fits) {
     for (const auto& [name, value] : f.values) {
-      std::string se = "fixed";
+      // "fixed": the data cannot determine it (fixed_parameters says why); "n/a": fitted, no standard error.
+      bool fixed = false;
+      for (const auto& x : f.fixed_parameters) fixed = fixed || x.rfind(name + " ", 0) == 0 || x.rfind(name + "=", 0) == 0;
+      std::string se = fixed ? "fixed" : "n/a";
       for (const auto& [n2, s] : f.std_errors)
         if (n2 == name) se = num(s, 3);
       o << "| " << f.key << " | " << name << " | " << num(value, 5) << " | " << se << " | " << f.points << " | "

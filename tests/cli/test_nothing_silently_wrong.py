@@ -71,7 +71,7 @@ def cases(tmp):
     misspelt_path = write(os.path.join(tmp, "misspelt.json"), json.dumps(misspelt))
     deep_path = write(os.path.join(tmp, "deep.json"), deep_json(100000))
     cal = json.load(open(os.path.join(SOURCE, "calibrate", "default.json")))
-    cal["algorithms"]["all_reduce/rign"] = cal["algorithms"].pop("all_reduce/ring")
+    cal["algorithms"]["hopper:all_reduce/rign"] = cal["algorithms"].pop("hopper:all_reduce/ring")
     bad_cal = write(os.path.join(tmp, "rign.json"), json.dumps(cal))
     cal = json.load(open(os.path.join(SOURCE, "calibrate", "default.json")))
     cal["links"]["nvlnk"] = cal["links"].pop("nvlink")
