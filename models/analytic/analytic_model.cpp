@@ -2,6 +2,7 @@
 
 #include "models/analytic/cost_model.hpp"
 #include "models/collectives/algorithm_support.hpp"
+#include "models/collectives/exec_terms.hpp"
 #include "models/collectives/nccl_choice.hpp"
 #include "models/collectives/registry.hpp"
 #include "sim/core/errors.hpp"
@@ -17,8 +18,11 @@ AnalyticEstimate analytic_collective(const TopologyGraph& graph, const Collectiv
   if (request.algorithm != "auto") find_algorithm(request.op, request.algorithm);  // InputError listing the valid names
   const NcclChoice choice = resolve_request(request, graph);
   const CollectiveRequest& r = choice.request;
-  const CostModel model = make_cost_model(graph, r, calibration);
-  const int depth = planned_depth(graph, r).depth;
+  const ExecTerms x = exec_terms(graph, r, calibration);
+  CostModel model = find_algorithm(r.op, r.algorithm).cost(graph, r, calibration, x.flow);
+  model.terms = x.flow;
+  model.warnings = x.warnings;
+  const int depth = x.depth;
   AnalyticEstimate e;
   e.algorithm = r.algorithm;
   e.protocol = r.protocol;
@@ -26,9 +30,7 @@ AnalyticEstimate analytic_collective(const TopologyGraph& graph, const Collectiv
   e.note = choice.note;
   e.time_s = model.time(depth);
   e.phases = model.phases(depth);
-  FlowTerms bw = model.terms;
-  bw.no_latency = true;
-  e.bandwidth_s = find_algorithm(r.op, r.algorithm).cost(graph, r, calibration, bw).time(depth);
+  e.bandwidth_s = x.bandwidth_s;
   e.warnings = model.warnings;
   return e;
 }

@@ -81,12 +81,16 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   bw.efficiency = payload;
   bw.no_latency = true;
   const CostModel m = algo.cost(graph, request, calibration, bw);
-  const double t_bw = m.time(planned_depth(graph, request).depth);
+  e.depth = planned_depth(graph, request).depth;
+  const double t_bw = m.time(e.depth);
   e.physical_algbw_Bps = t_bw > 0 ? static_cast<double>(request.bytes) / t_bw : 0;
   double factor = 1;
   if (e.cap_algbw_Bps > 0 && e.physical_algbw_Bps > e.cap_algbw_Bps) factor = e.cap_algbw_Bps / e.physical_algbw_Bps;
   const double kappa = cal.efficiency_at(static_cast<double>(request.bytes));
   e.flow.efficiency = payload * factor * (kappa > 0 ? kappa : 1);
+  // Every capacity (links, the switch plane's reduction) scales with the efficiency and nothing else does
+  // without latency, so the bandwidth part at the final efficiency follows from pass 1.
+  e.bandwidth_s = t_bw * payload / e.flow.efficiency;
   return e;
 }
 

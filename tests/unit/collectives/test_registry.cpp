@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "collective_test_support.hpp"
+#include "models/analytic/cost_model.hpp"
 #include "models/collectives/registry.hpp"
 #include "models/collectives/schedule_check.hpp"
 #include "sim/calib/calibration.hpp"
@@ -39,6 +40,19 @@ TEST(Registry, OneTableWithEveryAlgorithm) {
   // NCCL's name for each of its algorithms (NCCL_ALGO), none for racksim's own.
   EXPECT_EQ(find_algorithm(CollectiveOp::all_reduce, "nvls_tree").nccl_name, std::string("NVLSTree"));
   EXPECT_EQ(find_algorithm(CollectiveOp::all_reduce, "hierarchical").nccl_name, std::string());
+}
+
+// Issue 11: an algorithm registered without a cost model would be priced at 0 us and could win; every row
+// must carry both its schedule builder and its closed form, and the closed form must price a real request.
+TEST(Registry, EveryRowHasABuilderAndACostModel) {
+  const auto g = test::shipped("gb200-nvl72", 2);
+  for (const AlgorithmInfo& a : algorithm_table()) {
+    EXPECT_NE(a.build, nullptr) << to_string(a.op) << "/" << a.name;
+    ASSERT_NE(a.cost, nullptr) << to_string(a.op) << "/" << a.name;
+  }
+  const CollectiveRequest r = make_request(CollectiveOp::all_reduce, "ring", test::first_gpus(8), 1 << 20);
+  const CostModel m = find_algorithm(r.op, "ring").cost(g, r, Calibration::none(), FlowTerms{});
+  EXPECT_GT(m.time(1), 0);
 }
 
 TEST(Registry, UnknownAlgorithmListsTheValidNames) {
