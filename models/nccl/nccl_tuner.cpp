@@ -433,8 +433,14 @@ AlgoTerms algo_terms(const NcclSystem& s, const Graphs& g, Func func, Algo a, Pr
         // Inside one node bwInter is a by-product of the search's pass 2 (no network carries it): taking it
         // would cap 8 B200s at 720 GB/s where 829 follows from the heads and 844 is measured.
         const double bus = gr.n_channels * (nodes > 1 ? std::min(intra_bw, gr.bw_inter) : intra_bw);
-        t.algbw_cap_GBps = all_reduce ? bus * ring_ratio : bus;
-        t.cap_source = "NVLS: " + std::to_string(gr.n_channels) + " heads x bwIntra x nvlsEfficiency (tuning.cc:285-300)";
+        // A cap on all-reduce only: there it is the physics (835-919 GB/s measured on NVL72 racks against
+        // the ~1800 the switch ports would allow). For all-gather / reduce-scatter NCCL's figure (its
+        // bandwidth x (ppn-1)/ppn, without all-reduce's factor 2) is a selection estimate half of what 8
+        // B200s measure (674 GB/s NVLS all-gather, together-nccl-tests), so the ports' bound prices them.
+        if (all_reduce) {
+          t.algbw_cap_GBps = bus * ring_ratio;
+          t.cap_source = "NVLS: " + std::to_string(gr.n_channels) + " heads x bwIntra x nvlsEfficiency (tuning.cc:285-300)";
+        }
       }
       break;
     }
