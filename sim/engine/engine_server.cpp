@@ -80,7 +80,7 @@ class Reader {
 
 // Schedules travel as raw fields. Adding a field to Task, Schedule or CollectiveRequest changes their
 // sizes and stops the build here: encode it below (and in decode), then update the sizes.
-static_assert(sizeof(Task) == 96 && sizeof(Schedule) == 304 && sizeof(CollectiveRequest) == 184,
+static_assert(sizeof(Task) == 96 && sizeof(Schedule) == 448 && sizeof(CollectiveRequest) == 224 && sizeof(ExecParams) == 80,
               "a schedule struct changed: update encode_schedule/decode_schedule in engine_server.cpp");
 
 void put_schedule(Writer& w, const Schedule& s) {
@@ -93,6 +93,9 @@ void put_schedule(Writer& w, const Schedule& s) {
   w.str(q.dtype);
   w.pod(q.chunk_bytes);
   w.pod(q.root);
+  w.str(q.protocol);
+  w.pod(q.channels);
+  w.pod<std::uint8_t>(q.nvls_enabled);
   w.str(q.inner_algorithm);
   w.str(q.outer_algorithm);
   w.str(s.algorithm);
@@ -100,6 +103,16 @@ void put_schedule(Writer& w, const Schedule& s) {
   w.pod<std::uint64_t>(s.phases.size());
   for (const auto& p : s.phases) w.str(p);
   w.str(s.note);
+  w.pod<std::uint64_t>(s.warnings.size());
+  for (const auto& x : s.warnings) w.str(x);
+  const ExecParams& e = s.exec;
+  w.pod<std::uint8_t>(e.set);
+  w.pod(e.efficiency);
+  w.pod(e.launch_s);
+  w.pod(e.intra_step_s);
+  w.pod(e.net_step_s);
+  w.str(e.arch);
+  w.pod<std::uint8_t>(e.latency_at_launch);
   w.pod<std::uint64_t>(s.tasks.size());
   const auto endpoint = [&](const Endpoint& e) {
     w.pod(static_cast<std::uint8_t>(e.kind));
@@ -131,6 +144,9 @@ Schedule get_schedule(Reader& rd) {
   q.dtype = rd.str();
   q.chunk_bytes = rd.pod<std::uint64_t>();
   q.root = rd.pod<int>();
+  q.protocol = rd.str();
+  q.channels = rd.pod<int>();
+  q.nvls_enabled = rd.pod<std::uint8_t>() != 0;
   q.inner_algorithm = rd.str();
   q.outer_algorithm = rd.str();
   s.algorithm = rd.str();
@@ -138,6 +154,16 @@ Schedule get_schedule(Reader& rd) {
   s.phases.resize(rd.count());
   for (auto& p : s.phases) p = rd.str();
   s.note = rd.str();
+  s.warnings.resize(rd.count());
+  for (auto& x : s.warnings) x = rd.str();
+  ExecParams& e = s.exec;
+  e.set = rd.pod<std::uint8_t>() != 0;
+  e.efficiency = rd.pod<double>();
+  e.launch_s = rd.pod<double>();
+  e.intra_step_s = rd.pod<double>();
+  e.net_step_s = rd.pod<double>();
+  e.arch = rd.str();
+  e.latency_at_launch = rd.pod<std::uint8_t>() != 0;
   s.tasks.resize(rd.count());
   const auto endpoint = [&] {
     Endpoint e;
