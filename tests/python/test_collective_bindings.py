@@ -85,12 +85,18 @@ def test_result_keys_and_units(gb200):
     assert r["busbw_GBps"] == pytest.approx(r["algbw_GBps"] * 2 * 71 / 72, rel=1e-5)
 
 
-def test_nvls_close_to_the_course_model(gb200):
-    # Seed course s7: NVLS moves about S each way in one switch round trip: t ~ S / 900 GB/s = 1193 us.
-    # The engine pipelines reduce and multicast in chunks, adding the fill and drain of the pipeline.
+def test_nvls_against_the_course_model_and_nccls_cap(gb200):
+    # Seed course s7: NVLS moves about S each way in one switch round trip: t ~ S / 900 GB/s = 1193 us, a
+    # lower bound. NCCL caps NVLS all-reduce at heads x bwIntra x nvlsEfficiency (tuning.cc:285-300), about half
+    # of the ports' rate: full NVL72 racks measure 835-919 GB/s busbw at 4-16 GiB (CoreWeave's GB200 and
+    # DataCrunch's GB300 nccl-tests, calibrate/data/public_collectives.json), so the
+    # time sits near twice the course's figure, and the engine and the closed form agree on it.
     r = gb200.collective("all_reduce", 72, GiB, algo="nvls", calibration="none")
     lower = GiB / 900e9 * 1e6
-    assert lower < r["time_us"] < 1.06 * lower
+    assert 1.5 * lower < r["time_us"] < 2.2 * lower
+    assert r["protocol"] == "Simple" and r["channels"] == 24
+    closed = gb200.analytic("all_reduce", 72, GiB, algo="nvls", calibration="none")
+    assert r["time_us"] == pytest.approx(closed["time_us"], rel=0.02)
 
 
 def test_ring_close_to_closed_form(h100):
@@ -120,7 +126,8 @@ def test_partitions_from_load():
     assert three.summary()["nvlink_domains"] == 3
     t1 = one.collective("all_reduce", 12, GiB, calibration="none")["time_us"]
     r3 = three.collective("all_reduce", 12, GiB, calibration="none")
-    assert r3["algo"] == "hierarchical"
+    # NCCL across 3 nodes of 4 GPUs at 1 GiB runs rings (its tuner, models/nccl): never racksim's hierarchical.
+    assert r3["algo"] == "ring"
     assert r3["time_us"] > 5 * t1  # NIC-bound against NVLink-bound (tests/unit/engine/test_partitioned_collectives)
     with pytest.raises(racksim.InputError, match="partitions"):
         racksim.load("gb200-nvl72", partitions="19x1")

@@ -27,10 +27,10 @@ def main():
             failures.append("calibrate fit failed: " + r.stderr)
         else:
             doc = json.load(open(cal))
-            ring = doc["algorithms"].get("all_reduce/ring", {})
+            ring = doc["algorithms"].get("hopper:all_reduce/ring", {})
             if ring.get("fit", {}).get("points") != 31:
                 failures.append("all_reduce/ring fit should record the log's 31 rows: %s" % ring.get("fit"))
-            if doc["schema_version"] != 1:
+            if doc["schema_version"] != 2:
                 failures.append("schema_version")
             for f in ("a3-report.md", "a3-report.json"):
                 if not os.path.exists(os.path.join(tmp, f)):
