@@ -57,7 +57,7 @@ def main(argv):
                     status = re.search(r"exit status (\d+)", comment)
                     want = int(status.group(1)) if status else 0
                     args = shlex.split(text)
-                    if not args or args[0] != "racksim" or not shown:
+                    if not args or args[0] != "racksim":
                         out.extend(shown)
                         continue
                     try:
@@ -66,10 +66,15 @@ def main(argv):
                         by_hand.append(f"{os.path.relpath(path, SOURCE)}: {text.strip()} (no answer in 900 s)")
                         out.extend(shown)
                         continue
-                    printed = (run.stdout + run.stderr).rstrip("\n").split("\n")
+                    printed = [p.rstrip() for p in (run.stdout + run.stderr).rstrip("\n").split("\n")]
+                    # Blank lines that separated this output from the next command stay.
+                    trailing = len(shown) - len([s for s in "\n".join(shown).rstrip("\n").split("\n")]) if shown else 0
+                    printed += [""] * trailing
                     if any(s.strip() == "..." or s.rstrip().endswith(" ...") for s in shown) or run.returncode != want:
                         by_hand.append(f"{os.path.relpath(path, SOURCE)}: {text.strip()} (exit {run.returncode})")
                         out.extend(shown)
+                        continue
+                    if not any(x.strip() for x in shown):  # run for its files (a dump the next command reads); its output stays unshown
                         continue
                     changed = changed or printed != shown
                     out.extend(printed)
