@@ -203,8 +203,7 @@ def print_changes(rows):
     if not os.path.exists(BEFORE):
         return
     before = {(r["system"], r["racks"], r["case"], r["calibration"]): r for r in json.load(open(BEFORE))["results"]}
-    print("
-What the NCCL-faithful model (issue 11) changed: time now / before, per cell (docs/headline-before-issue11.json):")
+    print("\nWhat the NCCL-faithful model (issue 11) changed: time now / before, per cell (docs/headline-before-issue11.json):")
     for calibration, cal_label in CALIBRATIONS:
         print(f"{cal_label}")
         columns = [("system", lambda k: k[0]), ("racks", lambda k: str(k[1]))]

@@ -6,8 +6,9 @@
   * GB200 4-GPU tray ring all_reduce sweep (Azure ND GB200 v6, 24 sizes).
 Measured values: calibrate/data/published_measurements.json (each record's `source`). The error is
 predicted time / measured time - 1 from `racksim validate --calibration default --format json`.
-The vendor-peak (uncalibrated) error is checked to be far larger, so that the bound is not met by a
-model that needs no calibration. Both collective models are checked: the analytic model (which the
+The vendor-peak (uncalibrated) error is printed beside it: since NCCL's own protocol terms and caps went
+into the model (issue 11) it is often close already (HGX H100 NVLS >= 64 MiB: 4 %), so it is not asserted
+to be worse; the public records' leave-one-out errors are tests/validation/test_collective_cross_validation.py's. Both collective models are checked: the analytic model (which the
 calibration was fitted through) and the discrete-event engine (not fitted through: a second opinion)."""
 import json
 import os
@@ -36,7 +37,7 @@ def main():
     for model in ("analytic", "engine"):
         with tempfile.TemporaryDirectory() as out:
             run = subprocess.run([BIN, "validate", "--calibration", "default", "--model", model, "--no-probes",
-                                  "--out-dir", out, "--format", "json"], capture_output=True, text=True, timeout=300)
+                                  "--public", "none", "--no-cross-validation", "--out-dir", out, "--format", "json"], capture_output=True, text=True, timeout=300)
             if run.returncode != 0:
                 print(run.stderr)
                 return 1
@@ -66,9 +67,6 @@ def check(doc, failures):
             if err > bound:
                 failures.append("%s %s %s: median |error| %.1f %% > %.0f %%"
                                 % (doc["model"], series, band, 100 * err, 100 * bound))
-            if peak < 2 * err:
-                failures.append("%s %s: vendor-peak error %.1f %% is not clearly worse than calibrated %.1f %%"
-                                % (series, band, 100 * peak, 100 * err))
 
 
 if __name__ == "__main__":
