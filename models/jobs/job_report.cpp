@@ -115,8 +115,11 @@ std::string mix_result_to_table(const MixResult& m) {
     std::string items;
     for (const auto& i : f.items) items += (items.empty() ? "" : ", ") + i;
     out += fmt::format("failure {} ({} mode)\n", items, f.mode);
-    for (const auto& p : f.partitions)
-      out += fmt::format("  partition {:<10} {:<10} {}\n", p.name, p.state, p.reason);
+    for (const auto& p : f.partitions) {
+      std::string line = fmt::format("  partition {:<10} {:<10} {}", p.name, p.state, p.reason);
+      line.erase(line.find_last_not_of(' ') + 1);  // no trailing blanks where there is no reason
+      out += line + "\n";
+    }
     for (const auto& x : f.jobs) {
       out += fmt::format("  {:<12} {:<10}", x.name, x.fate);
       if (x.time_after_s >= 0) out += fmt::format(" after: {:.1f} us ({:+.2f}%)", x.time_after_s * 1e6, 100 * x.slowdown_after);
