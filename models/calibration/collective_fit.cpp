@@ -80,7 +80,9 @@ std::vector<GroupFit> fit_collective_groups(const std::vector<const CollectivePo
   std::map<std::pair<std::string, std::string>, std::vector<const CollectivePoint*>> groups;
   for (const CollectivePoint* p : train) groups[{p->arch, p->key}].push_back(p);
   std::vector<GroupFit> out;
-  for (const auto& [id, pts] : groups) {
+  for (const auto& group : groups) {
+    const auto& id = group.first;
+    const auto& pts = group.second;  // a plain reference: clang 14 cannot capture structured bindings in lambdas
     GroupFit f;
     f.arch = id.first;
     f.key = id.second;
