@@ -432,12 +432,13 @@ class Parser {
     };
     if (tk.size() < first + 4 || !is_number(tk[first])) {
       if (failed_text) {
-        cur_->failure = "line " + std::to_string(line_no) + ": " + t;
+        cur_->failure = "line " + std::to_string(line_no) + ": " + shorten(t);
         return;
       }
       throw InputError(where_, "line " + std::to_string(line_no), shorten(t),
                        "a row with " + std::to_string(first + 8) + " columns (size count" +
-                           [&] { std::string s; for (const auto& c : lead) s += " " + c; return s; }() +
+                           // the log's own column names, echoed shortened like the line itself
+                           shorten([&] { std::string s; for (const auto& c : lead) s += " " + c; return s; }()) +
                            " then time algbw busbw #wrong, out-of-place and in-place)");
     }
     NcclTestsRow r;

@@ -236,6 +236,16 @@ TEST(NcclTestsOutput, ALineOfOnlyVerticalWhitespaceIsSkipped) {
   EXPECT_EQ(runs[0].rows.size(), 1u);
 }
 
+// Found by fuzz_nccl_tests: a column header whose names run to thousands of characters was echoed whole
+// in the "allowed" part of the message about a short row, past the one-line message bound.
+TEST(NcclTestsOutput, AHugeColumnHeaderIsEchoedShortened) {
+  const std::string header = "#  size count " + std::string(20000, 'x') + " time algbw busbw #wrong time algbw busbw #wrong\n";
+  const std::string message = error_of(std::string(kHeader) + header + "8 2 1 2\n");
+  EXPECT_NE(message.find("a row with"), std::string::npos) << message;
+  EXPECT_LE(message.size(), kMaxMessageBytes);
+  EXPECT_EQ(message.find('\n'), std::string::npos);
+}
+
 TEST(NcclTestsOutput, LineShapesTheRegexesAccepted) {
   const std::string text = std::string("# nccl-tests version 2.17.1 nccl-headers=22602 nccl-library=22907\n") +
                            "=== begin all_gather_perf test ===\n" + kHeader +
