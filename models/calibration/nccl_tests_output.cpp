@@ -432,7 +432,7 @@ class Parser {
     };
     if (tk.size() < first + 4 || !is_number(tk[first])) {
       if (failed_text) {
-        cur_->failure = "line " + std::to_string(line_no) + ": " + shorten(t);
+        cur_->failure = "line " + std::to_string(line_no) + ": " + one_line(t);
         return;
       }
       throw InputError(where_, "line " + std::to_string(line_no), shorten(t),

@@ -76,11 +76,15 @@ std::string compose(const std::string& where, const std::string& json_path, cons
   msg.append(one_line(where));
   if (!json_path.empty()) {
     if (!msg.empty()) msg.append(": ");
-    msg.append("at ").append(json_path);
+    msg.append("at ").append(one_line(json_path));  // a JSON key is user text too (a newline in a key)
   }
   if (!msg.empty()) msg.append(": ");
   msg.append("invalid value ").append(one_line(value));
-  if (!allowed.empty()) msg.append("; allowed: ").append(one_line(allowed, kMaxMessageBytes));
+  // The list of allowed values gets what is left of the message's bound (a topology file's long
+  // reference keys once made a 4.3 KB message).
+  const std::size_t used = msg.size() + 11;
+  if (!allowed.empty())
+    msg.append("; allowed: ").append(one_line(allowed, used + 200 < kMaxMessageBytes ? kMaxMessageBytes - used : 200));
   return msg;
 }
 }  // namespace

@@ -72,6 +72,16 @@ TEST(OneLine, InputErrorMessagesAreOneLine) {
   EXPECT_EQ(std::string(f.what()).find('\n'), std::string::npos);
 }
 
+// Found by fuzz_jobs and fuzz_topology: the JSON pointer of a key holding a newline went into the message
+// raw, and a long value plus a long list of allowed values made a 4.3 KB message.
+TEST(OneLine, PointerAndAllowedListStayInsideTheBound) {
+  const InputError e("jobs.json", "/oversubscriptio\n", "unknown key 'oversubscriptio\n'", "the keys a, b");
+  EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+  const InputError f(std::string(500, 'w'), "/gpu_types/0/source", std::string(500, 'v'), std::string(10000, 'a'));
+  EXPECT_LE(std::string(f.what()).size(), kMaxMessageBytes + 100);
+  EXPECT_NE(std::string(f.what()).find("bytes) ..."), std::string::npos);
+}
+
 TEST(JsonDepth, DocumentNested100000DeepIsRefusedNotCrashed) {
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
   const std::string m = message_of([&] { parse_json_text(deep, "deep.json"); });
