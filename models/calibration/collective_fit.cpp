@@ -1,4 +1,5 @@
 #include "models/calibration/collective_fit.hpp"
+#include "sim/core/statistics.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -14,12 +15,7 @@ namespace racksim::calibration {
 
 namespace {
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using racksim::median;
 
 double sig4(double v) {
   if (v == 0 || !std::isfinite(v)) return v;

@@ -1,4 +1,5 @@
 #include "models/calibration/fitter.hpp"
+#include "sim/core/statistics.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -16,12 +17,7 @@ namespace racksim::calibration {
 
 namespace {
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using racksim::median;
 
 std::string pct(double x) {
   char b[32];

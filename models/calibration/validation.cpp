@@ -1,4 +1,5 @@
 #include "models/calibration/validation.hpp"
+#include "sim/core/statistics.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -16,12 +17,7 @@ namespace racksim::calibration {
 
 namespace {
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
+using racksim::median;
 double round6(double v) {
   if (v == 0 || !std::isfinite(v)) return std::isfinite(v) ? v : 0;
   const double mag = std::ceil(std::log10(std::fabs(v)));

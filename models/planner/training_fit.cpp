@@ -1,4 +1,5 @@
 #include "models/planner/training_fit.hpp"
+#include "sim/core/statistics.hpp"
 
 #include <Eigen/Dense>
 #include <algorithm>
@@ -366,12 +367,7 @@ Eigen::VectorXd solve(const FitProblem& pb, Eigen::VectorXd phi) {
   return phi;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
+using racksim::median;
 
 GroupError group_error(const std::string& name, const std::vector<const RowPrediction*>& rows) {
   GroupError g;
