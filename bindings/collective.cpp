@@ -52,7 +52,7 @@ py::object collective(const SystemHandle& s, const std::string& op, int gpus, co
                       const std::string& algo, const py::object& fail, const py::object& calibration,
                       const py::object& chunk_bytes, const py::object& inner, const py::object& outer,
                       const std::string& dtype, int root, const py::object& trace, const std::string& partition_mode,
-                      const std::string& protocol, const py::object& channels, bool nvls) {
+                      const std::string& protocol, const py::object& channels, bool nvls, bool aggregate) {
   const CollectiveRequest request = make_request(
       *s.graph, request_args(op, gpus, bytes_arg(bytes, "bytes"), algo, chunk_bytes, inner, outer, dtype, root, protocol,
                              channels, nvls));
@@ -60,6 +60,7 @@ py::object collective(const SystemHandle& s, const std::string& op, int gpus, co
   const FailureScenario failures = failures_arg(fail, partition_mode);
   RunOptions options;
   options.record_trace = !trace.is_none();
+  options.aggregate = aggregate;
   // Opened before the run (a bad path fails first), renamed into place only if the run succeeds.
   std::optional<AtomicFile> trace_file;
   if (!trace.is_none()) trace_file.emplace(py::module_::import("os").attr("fspath")(trace).cast<std::string>(), "trace");
@@ -121,6 +122,7 @@ void add_collective_bindings(py::module_& m) {
           py::arg("inner") = py::none(), py::arg("outer") = py::none(), py::arg("dtype") = "float",
           py::arg("root") = 0, py::arg("trace") = py::none(), py::arg("partition_mode") = "full-bandwidth",
           py::arg("protocol") = "auto", py::arg("channels") = py::none(), py::arg("nvls") = true,
+          py::arg("aggregate") = true,
           R"(Simulate one collective in the discrete-event engine (as `racksim collective --format json`).
 
 op: all_reduce | all_gather | reduce_scatter | all_to_all | broadcast | send_recv.
@@ -141,6 +143,8 @@ inner, outer: hierarchical's in-domain (auto | ring | nvls) and cross-domain (ri
 dtype: element type (float, half, bfloat16, double, int8, ...: nccl-tests' count column, reduction cost).
 root: broadcast root / send_recv first rank.
 trace: a path; writes a Chrome/Perfetto trace of the run there.
+aggregate: True (default): the engine simulates each class of symmetric copies once (exact; the full run
+  where symmetry is weak; 'engine' in the result says which ran); False: every transfer, the reference.
 
 Returns the CLI's JSON as a dict: time_us (microseconds), algbw_GBps and busbw_GBps (1e9 bytes/s,
 nccl-tests' rules), bytes, chunk_bytes (bytes), phases [{name, time_us}], links [{kind, links, bytes,

@@ -18,6 +18,10 @@ static void add_collective_command(CLI::App& app, const GlobalOptions& global) {
   add_collective_options(*cmd, *opts, true);
   add_format_option(*cmd, opts->format, "json", {"json", "table"});
   cmd->add_option("--trace", opts->trace, "write a Chrome/Perfetto trace (one track per GPU and per busy link)");
+  cmd->add_option("--aggregation", opts->aggregation,
+                  "auto (default): the engine simulates each class of symmetric copies once (exact; the full run "
+                  "where symmetry is weak); off: every transfer, the reference")
+      ->check(CLI::IsMember({"auto", "off"}));
   cmd->callback([&global, opts] {
     const CollectiveSetup setup = setup_collective(*opts, global);
     // Opened first (a bad path fails before the run), renamed into place only when the run succeeded.
@@ -27,6 +31,7 @@ static void add_collective_command(CLI::App& app, const GlobalOptions& global) {
     const Schedule schedule = build_schedule(setup.request, *setup.graph, setup.calibration);  // auto picks with it
     RunOptions options;
     options.record_trace = !opts->trace.empty();
+    options.aggregate = opts->aggregation == "auto";
     const RunResult result = simulation.run(schedule, options);
     if (trace) {
       trace->write(run_result_to_trace_json(result));

@@ -23,6 +23,7 @@ struct CollectiveOptions {
   int gpus = 0, root = 0, channels = 0;
   std::vector<std::string> fail;
   std::string partitions, partition_mode = "full-bandwidth";
+  std::string aggregation = "auto";  // collective only: the engine's exact aggregation (sim/engine/aggregation.hpp)
 };
 
 // Adds --system --racks --op --gpus [--bytes] --algo --inner --outer --fail --partitions --partition-mode

@@ -19,20 +19,14 @@ class TopologyGraph;
 // the engine (~590 k comms/s with few flows in flight, far fewer with thousands: TOOLCHAIN.md).
 inline constexpr long kDefaultTransferBudget = 20000;
 inline constexpr long kHierarchicalTransferBudget = 250000;
-// Limits on one schedule, checked before it is built (build_schedule; docs/errors.md):
+// Limit on one schedule, checked before it is built (build_schedule; docs/errors.md):
 // * kMaxTransfers: memory. A transfer costs ~0.4-1.4 KB across the schedule, its compiled form and the
 //   engine (4608-GPU hierarchical: ~700 k transfers, 295 MB; all_to_all on 144 GPUs: 20 592, 60 MB), so
 //   2 M transfers stay within ~3 GB. The analytic model alone lowers a --chunk-bytes to fit (its note).
-// * kMaxEngineWork: time. The engine re-solves the bandwidth sharing of every live comm at each
-//   completion, so its cost grows as transfers x transfers in flight (an all-to-all: all of them; else
-//   about ranks x pipeline depth, the pieces of a chunked ring moving together). Measured on the 2-core
-//   dev machine at load ~9: 1.6-1.9e-8 s per unit on all_to_all 72/144 and an 8-GPU ring chunked to
-//   depth 256/512 (about 6e-9 s idle); 5e9 units is about 30 s idle. The 576-GPU hierarchical all-reduce
-//   of the README (4.7e8, 1.2 s) and the 4608-GPU one of issue 14 (~3e9, 23 s) are inside; all_to_all
-//   on 288 GPUs (6.8e9, over 2 minutes measured) is not.
+// The engine's time budget (transfers x transfers in flight) is checked on what it simulates, after exact
+// aggregation of symmetric copies: kMaxEngineWork in sim/engine/aggregation.hpp.
 inline constexpr long kMaxTransfers = 2000000;
-inline constexpr double kMaxEngineWork = 5e9;
-inline constexpr double kEngineSecondsPerWork = 6e-9;  // idle 2-core dev machine, for the estimate shown
+inline constexpr double kBytesPerTransfer = 1400;  // the upper end above, for the estimate shown
 
 // Checks everything about a request that does not depend on the algorithm: ranks (>= 1, send_recv >= 2,
 // distinct, < graph.gpu_count()), bytes in [1, 1 TiB], chunk_bytes <= 1 TiB, root, dtype and the

@@ -74,31 +74,24 @@ std::string sci(double v) {
   return text;
 }
 
-// Refuses, before anything is built, a schedule too big for memory or for the engine's time
-// (kMaxTransfers, kMaxEngineWork in algorithm_support.hpp), with the estimate and what would fit.
-// `request` is resolved (NCCL's pipeline item may set its chunk); `chunked`: the user gave --chunk-bytes.
+// Refuses, before anything is built, a schedule too big for memory (kMaxTransfers in
+// algorithm_support.hpp), with the estimate and what would fit. The engine's time budget is checked on
+// what it would simulate, after aggregation (sim/engine/aggregation.hpp). `request` is resolved (NCCL's
+// pipeline item may set its chunk); `chunked`: the user gave --chunk-bytes.
 void check_schedule_size(const CollectiveRequest& request, const TopologyGraph& graph, bool chunked) {
   const CostModel m = make_cost_model(graph, request, Calibration::none());
   const long depth = chunked ? pieces_for_chunk(m.unit_bytes, request.chunk_bytes) : planned_depth(graph, request).depth;
   const auto transfers = [&](double d) { return static_cast<double>(m.transfers_fixed) + static_cast<double>(m.transfers_per_item) * d; };
-  // Transfers in flight at once: an all-to-all starts all of them together; otherwise each rank has about
-  // one piece per pipeline item moving (the pieces of a chunked ring travel together).
-  const double ranks = static_cast<double>(request.gpus.size());
-  const auto in_flight = [&](double d) { return request.op == CollectiveOp::all_to_all ? transfers(d) : ranks * d; };
-  const auto work = [&](double d) { return transfers(d) * in_flight(d); };
-  const double t = transfers(static_cast<double>(depth)), w = work(static_cast<double>(depth));
-  if (t <= static_cast<double>(kMaxTransfers) && w <= kMaxEngineWork) return;
+  const double t = transfers(static_cast<double>(depth));
+  if (t <= static_cast<double>(kMaxTransfers)) return;
   const std::string what = m.algorithm + " on " + std::to_string(request.gpus.size()) + " GPUs, " +
                            units::format_bytes(request.bytes) + (chunked ? " in " + std::to_string(depth) + " pieces" : "") +
-                           ": " + std::to_string(static_cast<long long>(t)) + " transfers, up to " +
-                           std::to_string(static_cast<long long>(in_flight(static_cast<double>(depth)))) +
-                           " at once (~" + sci(w) + " engine steps, ~" + sci(w * kEngineSecondsPerWork) + " s)";
-  const std::string limits = "at most " + std::to_string(kMaxTransfers) + " transfers and " + sci(kMaxEngineWork) +
-                             " engine steps (transfers x transfers in flight, ~" + sci(kMaxEngineWork * kEngineSecondsPerWork) +
-                             " s) in one run";
+                           ": " + std::to_string(static_cast<long long>(t)) + " transfers (~" +
+                           sci(t * kBytesPerTransfer / 1e9) + " GB to build)";
+  const std::string limits = "at most " + std::to_string(kMaxTransfers) + " transfers in one schedule (memory)";
   if (chunked) {
-    long fit = 1;  // the deepest pipeline within both limits
-    while (fit < depth && transfers(2.0 * fit) <= static_cast<double>(kMaxTransfers) && work(2.0 * fit) <= kMaxEngineWork) fit *= 2;
+    long fit = 1;  // the deepest pipeline within the limit
+    while (fit < depth && transfers(2.0 * fit) <= static_cast<double>(kMaxTransfers)) fit *= 2;
     const double min_chunk = std::ceil(m.unit_bytes / static_cast<double>(fit));
     throw InputError("--chunk-bytes", "", std::to_string(request.chunk_bytes) + " (" + what + ")",
                      limits + ": a chunk of at least " + std::to_string(static_cast<long long>(min_chunk)) + " bytes, or none");

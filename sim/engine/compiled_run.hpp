@@ -5,6 +5,7 @@
 // virtual machines every page a fresh process first touches costs a trap (27 us per 4 KiB page measured
 // on the dev VM), and a schedule of small scattered vectors spans thousands of pages.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,27 @@ struct CompiledRun {
   std::vector<int> hosts, links;          // what the engine process builds
   std::vector<PlatformHost> host_info;    // per entry of `hosts`: copied so that the engine process never
                                           // takes the model's memo lock (a fork may have copied it held)
+
+  // Exact aggregation (aggregation.hpp): in a quotient run, tasks, parts and routes stand for classes of a
+  // full run's copies; `schedules` keep the full run's numbering (first, count) and its per-link bytes, and
+  // `classes` maps the full run onto this one so that results name every task and link.
+  struct Classes {
+    int full_tasks = 0;
+    std::vector<int> task_class;         // full task -> task of this run
+    std::vector<int> directed_link_rep;  // 2 * link + up -> the directed link (same encoding) whose activity
+                                         // stands for it; -1 where the run never uses it
+  };
+  std::shared_ptr<const Classes> classes;  // null: a full run
+  // SimGrid's endpoints of route r where two quotient routes join the same hosts (SimGrid routes by host
+  // pair): alias hosts. Empty: route_src / route_dst.
+  std::vector<int> route_comm_src, route_comm_dst;
+  // Where route r's executions run (an in-switch reduction at its source, a GPU reduction at its
+  // destination): in a quotient run the representative host of the class. Empty: route_src / route_dst.
+  std::vector<int> route_exec_src, route_exec_dst;
+  int exec_src(int r) const { return route_exec_src.empty() ? route_src[r] : route_exec_src[r]; }
+  int exec_dst(int r) const { return route_exec_dst.empty() ? route_dst[r] : route_exec_dst[r]; }
+  std::string engine_note;                 // a full run: why it was not aggregated
+  int task_of_full(int t) const { return classes ? classes->task_class[t] : t; }
 
   static constexpr std::uint8_t kSwitchReduce = 1;  // the plane reduces before sending
   static constexpr std::uint8_t kReduce = 2;        // the receiver combines the data

@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "sim/core/errors.hpp"
+#include "sim/engine/aggregation.hpp"
 #include "sim/platform/simgrid_platform.hpp"
 
 namespace racksim {
@@ -54,6 +55,9 @@ class Executor {
   void on_completion(const sg4::Activity& a);
   void count_comm(int route, bool started);
   void sample(double delta);
+  int stat_key(const LinkUse& use) const;
+  const TaskState& full_task(int t) const { return tasks_[run_.task_of_full(t)]; }
+  LinkStat link_stat(int link) const;
   std::vector<RunResult> collect() const;
 
   const PlatformModel& model_;
@@ -105,7 +109,7 @@ void Executor::after_delay(int t) {
     // The plane reduces the chunk at the line rate of all its ports (PlatformModel: its host speed).
     const int part = run_.part_offset[t];
     auto exec = sg4::Exec::init();
-    exec->set_flops_amount(run_.payload[part])->set_host(platform_->host(run_.route_src[run_.part_route[part]]));
+    exec->set_flops_amount(run_.payload[part])->set_host(platform_->host(run_.exec_src(run_.part_route[part])));
     launch(ActRec::Kind::switch_reduce, t, part, exec);
     return;
   }
@@ -139,7 +143,9 @@ void Executor::start_parts(int t) {
 // all routes have the same latency SimGrid waits it itself (same weights, no timer per transfer).
 void Executor::start_comm(int t, int p) {
   const int r = run_.part_route[p];
-  auto comm = sg4::Comm::sendto_init(platform_->host(run_.route_src[r]), platform_->host(run_.route_dst[r]));
+  const bool alias = !run_.route_comm_src.empty();
+  auto comm = sg4::Comm::sendto_init(platform_->host(alias ? run_.route_comm_src[r] : run_.route_src[r]),
+                                     platform_->host(alias ? run_.route_comm_dst[r] : run_.route_dst[r]));
   comm->set_payload_size(static_cast<std::uint64_t>(std::llround(run_.payload[p])));
   launch(ActRec::Kind::comm, t, p, comm);
 }
@@ -155,7 +161,7 @@ void Executor::part_done(int t) {
 void Executor::count_comm(int route, bool started) {
   const double now = sg4::Engine::get_clock();
   for (int i = run_.route_link_offset[route]; i < run_.route_link_offset[route + 1]; ++i) {
-    const int link = run_.route_links[i].link;
+    const int link = stat_key(run_.route_links[i]);
     LinkStat& s = link_stats_[link];
     if (started) {
       if (s.active++ == 0) {
@@ -166,7 +172,7 @@ void Executor::count_comm(int route, bool started) {
       }
     } else if (--s.active == 0) {
       s.busy_s += now - s.busy_since;
-      if (options_.record_trace) s.intervals.emplace_back(s.busy_since, now);
+      if (options_.record_trace || run_.classes) s.intervals.emplace_back(s.busy_since, now);
       const int moved = active_links_.back();
       active_links_[s.active_pos] = moved;
       link_stats_[moved].active_pos = s.active_pos;
@@ -194,8 +200,7 @@ void Executor::on_completion(const sg4::Activity& a) {
       if (options_.gpu_reduce_kernel && (run_.flags[t] & CompiledRun::kReduce) && run_.part_rank[rec.part] >= 0) {
         // NCCL's reduction kernel: read two operands and write the sum at the GPU's HBM bandwidth.
         auto exec = sg4::Exec::init();
-        exec->set_flops_amount(3.0 * run_.task_bytes[t])
-            ->set_host(platform_->host(run_.route_dst[run_.part_route[rec.part]]));
+        exec->set_flops_amount(3.0 * run_.task_bytes[t])->set_host(platform_->host(run_.exec_dst(run_.part_route[rec.part])));
         launch(ActRec::Kind::gpu_reduce, t, rec.part, exec);
       } else {
         part_done(t);
@@ -208,11 +213,43 @@ void Executor::on_completion(const sg4::Activity& a) {
 void Executor::sample(double delta) {
   graveyard_.clear();  // no activity callback is running here: safe to drop finished activities
   if (!(delta > 0)) return;
-  for (int l : active_links_) {
-    const double capacity = model_.links()[l].bandwidth_Bps;
-    LinkStat& s = link_stats_[l];
-    for (bool up : {true, false}) s.max_utilization = std::max(s.max_utilization, platform_->link(l, up)->get_usage() / capacity);
+  for (int key : active_links_) {
+    LinkStat& s = link_stats_[key];
+    if (run_.classes) {  // keyed by directed link
+      const int l = key / 2;
+      s.max_utilization = std::max(s.max_utilization, platform_->link(l, (key & 1) != 0)->get_usage() / model_.links()[l].bandwidth_Bps);
+      continue;
+    }
+    const double capacity = model_.links()[key].bandwidth_Bps;
+    for (bool up : {true, false}) s.max_utilization = std::max(s.max_utilization, platform_->link(key, up)->get_usage() / capacity);
   }
+}
+
+// Activity per link (both directions together) in a full run; per directed link in a quotient run,
+// where one directed link stands for its class and the two directions of a link may be in different ones.
+int Executor::stat_key(const LinkUse& use) const { return run_.classes ? 2 * use.link + (use.up ? 1 : 0) : use.link; }
+
+LinkStat Executor::link_stat(int link) const {
+  if (!run_.classes) return link_stats_[link];
+  LinkStat out;
+  std::vector<std::pair<double, double>> all;
+  for (int d : {2 * link + 1, 2 * link}) {
+    const int rep = run_.classes->directed_link_rep[d];
+    if (rep < 0) continue;
+    const LinkStat& s = link_stats_[rep];
+    out.max_utilization = std::max(out.max_utilization, s.max_utilization);
+    all.insert(all.end(), s.intervals.begin(), s.intervals.end());
+  }
+  std::sort(all.begin(), all.end());
+  for (const auto& [a, b] : all) {  // busy while either direction is: the union of the intervals
+    if (!out.intervals.empty() && a <= out.intervals.back().second) {
+      out.intervals.back().second = std::max(out.intervals.back().second, b);
+    } else {
+      out.intervals.emplace_back(a, b);
+    }
+  }
+  for (const auto& [a, b] : out.intervals) out.busy_s += b - a;
+  return out;
 }
 
 std::vector<RunResult> Executor::execute() {
@@ -220,11 +257,13 @@ std::vector<RunResult> Executor::execute() {
   for (int t = 0; t < run_.tasks(); ++t) tasks_[t].pending = run_.pending[t];
   SimgridPlatform::init_engine();
   platform_ = std::make_unique<SimgridPlatform>(model_, run_);
-  link_stats_.assign(model_.links().size(), LinkStat{});
+  link_stats_.assign(model_.links().size() * (run_.classes ? 2 : 1), LinkStat{});
   sg4::Activity::on_completion_cb([this](const sg4::Activity& a) { on_completion(a); });
   sg4::Engine::on_time_advance_cb([this](double delta) { sample(delta); });
-  for (const auto& cs : run_.schedules)
-    if (tasks_[cs.first + cs.count].pending == 0) begin(cs.first + cs.count);  // chained ones wait
+  for (const auto& cs : run_.schedules) {
+    const int launch_task = run_.task_of_full(cs.first + cs.count);
+    if (tasks_[launch_task].pending == 0) begin(launch_task);  // chained ones wait
+  }
   sg4::Engine::get_instance()->run();
   graveyard_.clear();
   if (!failure_.empty()) throw SimulationError("the simulation failed: " + failure_);
@@ -246,34 +285,35 @@ std::vector<RunResult> Executor::collect() const {
     r.bytes = s.request.bytes;
     r.chunk_bytes = s.request.chunk_bytes;
     // From its launch (0, or when the schedule it follows ended) to its last task's end.
-    for (int i = 0; i <= cs.count; ++i) r.time_s = std::max(r.time_s, tasks_[cs.first + i].end);
-    r.time_s -= tasks_[cs.first + cs.count].start;
+    for (int i = 0; i <= cs.count; ++i) r.time_s = std::max(r.time_s, full_task(cs.first + i).end);
+    r.time_s -= full_task(cs.first + cs.count).start;
     if (r.time_s > 0) {
       r.algbw_Bps = static_cast<double>(s.request.bytes) / r.time_s;
       r.busbw_Bps = r.algbw_Bps * busbw_factor(s.request.op, r.gpus);
     }
     std::vector<double> first(s.phases.size(), std::numeric_limits<double>::infinity()), last(s.phases.size(), 0.0);
     for (int i = 0; i < cs.count; ++i) {
-      const int p = run_.phase[cs.first + i];
-      first[p] = std::min(first[p], tasks_[cs.first + i].start);
-      last[p] = std::max(last[p], tasks_[cs.first + i].end);
+      const int p = run_.phase[run_.task_of_full(cs.first + i)];
+      first[p] = std::min(first[p], full_task(cs.first + i).start);
+      last[p] = std::max(last[p], full_task(cs.first + i).end);
     }
     for (std::size_t p = 0; p < s.phases.size(); ++p)
       r.phases.push_back({s.phases[p], std::isfinite(first[p]) ? last[p] - first[p] : 0.0});
     for (const auto& [l, bytes] : cs.link_bytes) {
       const PlatformLink& pl = model_.links()[l];
-      r.links.push_back({pl.name, pl.kind, bytes, link_stats_[l].busy_s, std::min(1.0, link_stats_[l].max_utilization)});
+      const LinkStat stat = link_stat(l);
+      r.links.push_back({pl.name, pl.kind, bytes, stat.busy_s, std::min(1.0, stat.max_utilization)});
     }
     if (options_.record_trace) {
       for (int i = 0; i < cs.count; ++i) {
         const Task& t = s.tasks[i];
         const std::string track = t.src.kind == Endpoint::Kind::rank ? model_.host(cs.hosts_of_rank[t.src.index]).name
                                                                      : "switch d" + std::to_string(t.src.index);
-        r.trace.push_back({track, s.phases[t.phase] + ": task " + std::to_string(t.id), tasks_[cs.first + i].start,
-                           tasks_[cs.first + i].end});
+        r.trace.push_back({track, s.phases[t.phase] + ": task " + std::to_string(t.id), full_task(cs.first + i).start,
+                           full_task(cs.first + i).end});
       }
       for (const auto& [l, bytes] : cs.link_bytes)
-        for (const auto& [a, b] : link_stats_[l].intervals) r.trace.push_back({"link " + model_.links()[l].name, "busy", a, b});
+        for (const auto& [a, b] : link_stat(l).intervals) r.trace.push_back({"link " + model_.links()[l].name, "busy", a, b});
     }
     out.push_back(std::move(r));
   }
@@ -283,13 +323,25 @@ std::vector<RunResult> Executor::collect() const {
 }  // namespace
 
 std::vector<RunResult> execute_compiled(const PlatformModel& model, const CompiledRun& run, const RunOptions& options) {
-  return Executor(model, run, options).execute();
+  EngineRun engine;
+  for (const CompiledSchedule& cs : run.schedules) engine.tasks += cs.count;
+  if (run.classes) {
+    engine.mode = "aggregated";
+    for (int c = 0; c < run.tasks(); ++c) engine.simulated_tasks += !run.is_launch(c);
+  } else {
+    engine.mode = "full";
+    engine.simulated_tasks = engine.tasks;
+    engine.note = run.engine_note;
+  }
+  std::vector<RunResult> results = Executor(model, run, options).execute();
+  for (RunResult& r : results) r.engine = engine;
+  return results;
 }
 
 std::vector<RunResult> execute_schedules(const PlatformModel& model, const Calibration& calibration,
                                          const std::vector<const Schedule*>& schedules, const RunOptions& options,
                                          const std::vector<std::vector<int>>* rank_hosts) {
-  const CompiledRun run = compile_run(model, calibration, schedules, rank_hosts);
+  const CompiledRun run = engine_run(model, compile_run(model, calibration, schedules, rank_hosts), options);
   return execute_compiled(model, run, options);
 }
 

@@ -20,11 +20,12 @@
 
 namespace racksim {
 
-// Runs a compiled run (compiled_run.hpp) and fills every RunResult field except the configuration echo
-// (system, racks, calibration, failures). `model` must be the one the run was compiled against.
+// Runs a compiled run (compiled_run.hpp) as it is, full or a quotient (aggregation.hpp's engine_run
+// decides), and fills every RunResult field except the configuration echo (system, racks, calibration,
+// failures). `model` must be the one the run was compiled against.
 std::vector<RunResult> execute_compiled(const PlatformModel& model, const CompiledRun& run, const RunOptions& options);
 
-// compile_run + execute_compiled in this process (tests and tools that already are an engine process).
+// compile_run + engine_run + execute_compiled in this process (tests and tools that already are an engine process).
 std::vector<RunResult> execute_schedules(const PlatformModel& model, const Calibration& calibration,
                                          const std::vector<const Schedule*>& schedules, const RunOptions& options,
                                          const std::vector<std::vector<int>>* rank_hosts = nullptr);

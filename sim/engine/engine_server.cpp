@@ -366,6 +366,7 @@ std::string encode_engine_request(const EngineRequest& r) {
   }
   w.pod<std::uint8_t>(r.options.record_trace);
   w.pod<std::uint8_t>(r.options.gpu_reduce_kernel);
+  w.pod<std::uint8_t>(r.options.aggregate);
   w.pod(r.jobs);
   return w.take();
 }
@@ -396,6 +397,7 @@ EngineRequest decode_engine_request(const std::string& bytes) {
   }
   r.options.record_trace = rd.pod<std::uint8_t>() != 0;
   r.options.gpu_reduce_kernel = rd.pod<std::uint8_t>() != 0;
+  r.options.aggregate = rd.pod<std::uint8_t>() != 0;
   r.jobs = rd.pod<int>();
   return r;
 }

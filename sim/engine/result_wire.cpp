@@ -101,6 +101,10 @@ std::string encode_run_results(const std::vector<RunResult>& results) {
     w.str(r.calibration);
     w.pod<std::uint64_t>(r.failures.size());
     for (const auto& f : r.failures) w.str(f);
+    w.str(r.engine.mode);
+    w.pod(r.engine.tasks);
+    w.pod(r.engine.simulated_tasks);
+    w.str(r.engine.note);
   }
   return w.take();
 }
@@ -143,6 +147,10 @@ std::vector<RunResult> decode_run_results(const std::string& bytes) {
     r.calibration = rd.str();
     r.failures.resize(rd.count());
     for (auto& f : r.failures) f = rd.str();
+    r.engine.mode = rd.str();
+    r.engine.tasks = rd.pod<int>();
+    r.engine.simulated_tasks = rd.pod<int>();
+    r.engine.note = rd.str();
   }
   if (!rd.done()) throw SimulationError("internal: trailing bytes in a result from the engine process");
   return results;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "sim/core/errors.hpp"
+#include "sim/engine/aggregation.hpp"
 #include "sim/engine/dag_executor.hpp"
 #include "sim/engine/engine_process.hpp"
 #include "sim/engine/engine_server.hpp"
@@ -94,7 +95,7 @@ std::vector<RunResult> Simulation::run_linked(const std::vector<const Schedule*>
     return results;
   }
   // Compiled here, where the schedules are in cache; the engine process reads only the compact result.
-  const CompiledRun run = compile_run(model, impl.calibration, pointers, nullptr, after);
+  const CompiledRun run = engine_run(model, compile_run(model, impl.calibration, pointers, nullptr, after), options);
   const std::string bytes = run_in_child_process([&] { return encode_run_results(execute_compiled(model, run, options)); });
   std::vector<RunResult> results = decode_run_results(bytes);
   impl.echo(results, pointers);
@@ -116,7 +117,7 @@ std::vector<RunResult> Simulation::run_each(const std::vector<const Schedule*>& 
   }
   std::vector<CompiledRun> runs;
   runs.reserve(pointers.size());
-  for (const Schedule* s : pointers) runs.push_back(compile_run(impl.model, impl.calibration, {s}));
+  for (const Schedule* s : pointers) runs.push_back(engine_run(impl.model, compile_run(impl.model, impl.calibration, {s}), options));
   std::vector<std::function<std::string()>> works;
   for (const CompiledRun& run : runs)
     works.push_back([&impl, &run, &options] { return encode_run_results(execute_compiled(impl.model, run, options)); });
@@ -161,7 +162,7 @@ RunResult Simulation::run_transfers(const std::vector<DeviceTransfer>& transfers
     request.transfers = transfers;
     return run_on_engine_server(request).front();
   }
-  const CompiledRun run = compile_run(impl.model, impl.calibration, {&s}, &rank_hosts);
+  const CompiledRun run = engine_run(impl.model, compile_run(impl.model, impl.calibration, {&s}, &rank_hosts), options);
   const std::string bytes =
       run_in_child_process([&] { return encode_run_results(execute_compiled(impl.model, run, options)); });
   RunResult r = decode_run_results(bytes).front();

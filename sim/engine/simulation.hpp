@@ -28,6 +28,9 @@ struct RunOptions {
   // transfer: 3 x bytes (read two operands, write one) at the GPU's HBM bandwidth. Off by default: NCCL
   // fuses the reduction into the receive, so at NVLink speeds it hides behind the transfer.
   bool gpu_reduce_kernel = false;
+  // Simulate each class of symmetric copies once (sim/engine/aggregation.hpp): exact, and the full run is
+  // taken automatically where symmetry is too weak. false: always the full run (the reference).
+  bool aggregate = true;
 };
 
 class Simulation {

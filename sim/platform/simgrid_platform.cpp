@@ -27,7 +27,10 @@ namespace {
 class ModelZone : public routing::NetZoneImpl {
  public:
   explicit ModelZone(const CompiledRun& run) : NetZoneImpl("racksim"), run_(run) {
-    for (std::size_t r = 0; r < run.route_src.size(); ++r) route_of_.emplace(key(run.route_src[r], run.route_dst[r]), r);
+    // A quotient run (sim/engine/aggregation.hpp) may join two hosts by two routes: one leaves from an alias.
+    const bool alias = !run.route_comm_src.empty();
+    for (std::size_t r = 0; r < run.route_src.size(); ++r)
+      route_of_.emplace(key(alias ? run.route_comm_src[r] : run.route_src[r], alias ? run.route_comm_dst[r] : run.route_dst[r]), r);
   }
 
   void set_host_of_netpoint(unsigned long netpoint, int host) {

@@ -53,6 +53,14 @@ ojson result_json(const RunResult& r) {
   j["calibration"] = r.calibration;
   j["failures"] = r.failures;
   j["warnings"] = r.warnings;
+  if (!r.engine.mode.empty()) {
+    ojson e;
+    e["mode"] = r.engine.mode;
+    e["tasks"] = r.engine.tasks;
+    e["simulated_tasks"] = r.engine.simulated_tasks;
+    if (!r.engine.note.empty()) e["note"] = r.engine.note;
+    j["engine"] = e;
+  }
   return j;
 }
 
@@ -128,6 +136,11 @@ std::string run_result_to_table(const RunResult& r) {
   for (const auto& s : summarize_links(r))
     out += fmt::format("  links {:<8}{:>6} used {:>14.0f} B   max utilisation {:.3f}\n", s.kind, s.links, s.bytes,
                        s.max_utilization);
+  if (r.engine.mode == "aggregated")
+    out += fmt::format("  engine: aggregated, {} of {} tasks simulated (symmetric copies once each, exact)\n",
+                       r.engine.simulated_tasks, r.engine.tasks);
+  else if (!r.engine.mode.empty())
+    out += fmt::format("  engine: full, {} tasks ({})\n", r.engine.tasks, r.engine.note);
   return out;
 }
 

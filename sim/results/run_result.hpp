@@ -26,6 +26,13 @@ struct TraceEvent {            // one task on one track, for the Chrome/Perfetto
   double start_s = 0, end_s = 0;
 };
 
+struct EngineRun {            // how the discrete-event engine ran it (empty mode: not the engine)
+  std::string mode;            // "aggregated" (each class of symmetric copies once) or "full"
+  int tasks = 0;               // tasks of the schedule(s)
+  int simulated_tasks = 0;     // tasks the engine simulated
+  std::string note;            // why the full run was taken
+};
+
 struct RunResult {
   std::string system;
   int racks = 1;
@@ -44,6 +51,7 @@ struct RunResult {
   std::vector<TraceEvent> trace;      // filled only when a trace is requested
   std::string calibration;            // name of the calibration used
   std::vector<std::string> failures;  // the failure items, as given
+  EngineRun engine;
 };
 
 }  // namespace racksim

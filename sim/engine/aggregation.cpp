@@ -1,0 +1,546 @@
+#include "sim/engine/aggregation.hpp"
+
+#include "sim/core/errors.hpp"
+#include "sim/core/units.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace racksim {
+
+namespace {
+
+// A run shrinks by less than this factor: the full run is simulated (the refinement's cost is wasted
+// only where symmetry is weak, and the full run is the reference).
+constexpr double kMinShrink = 2.0;
+// Colour refinement stops growing after a few rounds on collectives (the initial colours carry each
+// task's depth in the DAG); a run still splitting after this many has too little symmetry to pay.
+constexpr int kMaxRounds = 200;
+
+std::uint64_t mix(std::uint64_t x) {  // splitmix64's finaliser: a bijection with good avalanche
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+std::uint64_t combine(std::uint64_t h, std::uint64_t v) { return mix(h * 0x9e3779b97f4a7c15ull ^ mix(v)); }
+std::uint64_t bits_of(double d) {
+  std::uint64_t u = 0;
+  std::memcpy(&u, &d, sizeof u);
+  return u;
+}
+
+// Compressed adjacency lists: items of i are items[offset[i] .. offset[i + 1]).
+struct Csr {
+  std::vector<int> offset, items;
+  int begin(int i) const { return offset[i]; }
+  int end(int i) const { return offset[i + 1]; }
+};
+
+Csr build_csr(int n, const std::vector<std::pair<int, int>>& pairs) {  // (from, to) pairs
+  Csr c;
+  c.offset.assign(n + 1, 0);
+  for (const auto& [a, b] : pairs) ++c.offset[a + 1];
+  for (int i = 0; i < n; ++i) c.offset[i + 1] += c.offset[i];
+  c.items.resize(pairs.size());
+  std::vector<int> fill(c.offset.begin(), c.offset.end() - 1);
+  for (const auto& [a, b] : pairs) c.items[fill[a]++] = b;
+  return c;
+}
+
+// Sizes this close are one size: a collective's chunks are S / N rounded, so copies differ by a byte or
+// so (1 GiB over 72 ranks: 14 913 080 and 14 913 081 B; 1 MiB over 144 ranks and 16 rings: 455 and 456 B).
+// The quotient moves the class's mean size, so the bytes on every link are kept; a transfer's time can
+// move by kSameSizeBytes at the link's rate (16 B at 50 GB/s: 0.3 ns a step) or kSameSizeFraction of itself.
+constexpr double kSameSizeFraction = 1e-3;
+constexpr double kSameSizeBytes = 16;
+
+// Group ids of values (sorted distinct values; a group spans at most kSameSize of its smallest).
+std::vector<int> size_groups(const std::vector<double>& values) {
+  std::vector<double> distinct(values);
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  std::unordered_map<double, int> group;
+  double start = 0;
+  int id = -1;
+  for (double v : distinct) {
+    if (id < 0 || v > start + std::max(kSameSizeBytes, kSameSizeFraction * std::abs(start))) {
+      start = v;
+      ++id;
+    }
+    group.emplace(v, id);
+  }
+  std::vector<int> out(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) out[i] = group.at(values[i]);
+  return out;
+}
+
+// Dense class ids in order of first appearance (deterministic).
+int relabel(const std::vector<std::uint64_t>& hashes, std::vector<int>& ids) {
+  std::unordered_map<std::uint64_t, int> index;
+  index.reserve(hashes.size());
+  ids.resize(hashes.size());
+  for (std::size_t i = 0; i < hashes.size(); ++i) ids[i] = index.emplace(hashes[i], static_cast<int>(index.size())).first->second;
+  return static_cast<int>(index.size());
+}
+
+// The run's incidence structure: tasks, parts (transfers), directed links (2 * link + up) and hosts
+// (dense indices into full.hosts plus multicast groups as they appear).
+struct Structure {
+  int tasks = 0, parts = 0, dlinks = 0, hosts = 0;
+  Csr pred, succ, part_links, link_parts, host_src_parts, host_dst_parts;
+  std::vector<int> part_task, part_src, part_dst;  // dense host indices
+  std::vector<int> host_id;                        // dense index -> platform host id
+  std::vector<double> host_speed;
+  std::vector<int> host_cores;
+  std::vector<int> task_size, part_size;  // size_groups of task bytes and part payloads
+};
+
+Structure structure_of(const PlatformModel& model, const CompiledRun& r) {
+  Structure s;
+  s.tasks = r.tasks();
+  s.parts = static_cast<int>(r.part_route.size());
+  s.dlinks = 2 * static_cast<int>(model.links().size());
+  std::unordered_map<int, int> dense;
+  for (std::size_t i = 0; i < r.hosts.size(); ++i) {
+    dense.emplace(r.hosts[i], static_cast<int>(s.host_id.size()));
+    s.host_id.push_back(r.hosts[i]);
+    s.host_speed.push_back(r.host_info[i].speed);
+    s.host_cores.push_back(r.host_info[i].cores);
+  }
+  s.hosts = static_cast<int>(s.host_id.size());
+  std::vector<std::pair<int, int>> pairs;
+  for (int t = 0; t < s.tasks; ++t)
+    for (int i = r.succ_offset[t]; i < r.succ_offset[t + 1]; ++i) pairs.emplace_back(r.succ[i], t);
+  s.pred = build_csr(s.tasks, pairs);
+  s.succ.offset = r.succ_offset;
+  s.succ.items = r.succ;
+  s.part_task.resize(s.parts);
+  for (int t = 0; t < s.tasks; ++t)
+    for (int p = r.part_offset[t]; p < r.part_offset[t + 1]; ++p) s.part_task[p] = t;
+  pairs.clear();
+  std::vector<std::pair<int, int>> src_pairs, dst_pairs;
+  s.part_src.resize(s.parts);
+  s.part_dst.resize(s.parts);
+  for (int p = 0; p < s.parts; ++p) {
+    const int route = r.part_route[p];
+    for (int i = r.route_link_offset[route]; i < r.route_link_offset[route + 1]; ++i)
+      pairs.emplace_back(p, 2 * r.route_links[i].link + (r.route_links[i].up ? 1 : 0));
+    s.part_src[p] = dense.at(r.route_src[route]);
+    s.part_dst[p] = dense.at(r.route_dst[route]);
+    src_pairs.emplace_back(s.part_src[p], p);
+    dst_pairs.emplace_back(s.part_dst[p], p);
+  }
+  s.part_links = build_csr(s.parts, pairs);
+  for (auto& [a, b] : pairs) std::swap(a, b);
+  s.link_parts = build_csr(s.dlinks, pairs);
+  s.host_src_parts = build_csr(s.hosts, src_pairs);
+  s.host_dst_parts = build_csr(s.hosts, dst_pairs);
+  s.task_size = size_groups(r.task_bytes);
+  s.part_size = size_groups(r.payload);
+  return s;
+}
+
+// Longest path from a root, in tasks: the same for every member of an equitable class, and what lets the
+// refinement settle in a few rounds instead of one round per ring step.
+std::vector<int> depths(const Structure& s, const CompiledRun& r) {
+  std::vector<int> depth(s.tasks, 0), waiting(r.pending.begin(), r.pending.end()), ready;
+  for (int t = 0; t < s.tasks; ++t)
+    if (waiting[t] == 0) ready.push_back(t);
+  while (!ready.empty()) {
+    const int t = ready.back();
+    ready.pop_back();
+    for (int i = s.succ.begin(t); i < s.succ.end(t); ++i) {
+      const int u = s.succ.items[i];
+      depth[u] = std::max(depth[u], depth[t] + 1);
+      if (--waiting[u] == 0) ready.push_back(u);
+    }
+  }
+  return depth;
+}
+
+struct Partition {
+  std::vector<int> task, part, link, host;
+  int tasks = 0, parts = 0, links = 0, hosts = 0;
+  int total() const { return tasks + parts + links + hosts; }
+};
+
+// What must be equal inside a class besides its neighbours' classes.
+std::uint64_t task_attributes(const Structure& s, const CompiledRun& r, int t) {
+  std::uint64_t h = mix(static_cast<std::uint64_t>(r.task_schedule[t]));
+  h = combine(h, static_cast<std::uint64_t>(r.pending[t]));
+  h = combine(h, static_cast<std::uint64_t>(r.phase[t] + 1));
+  h = combine(h, static_cast<std::uint64_t>(s.task_size[t]));
+  h = combine(h, r.flags[t]);
+  h = combine(h, bits_of(r.task_delay_s[t]));
+  return combine(h, static_cast<std::uint64_t>(r.part_offset[t + 1] - r.part_offset[t]));
+}
+std::uint64_t part_attributes(const Structure& s, const CompiledRun& r, int p) {
+  const int route = r.part_route[p];
+  std::uint64_t h = mix(static_cast<std::uint64_t>(s.part_size[p]));
+  h = combine(h, bits_of(r.route_latency_s[route]));
+  h = combine(h, r.route_src[route] == r.route_dst[route] ? 1 : 2);
+  return combine(h, r.part_rank[p] >= 0 ? 1 : 2);
+}
+
+Partition refine(const Structure& s, const CompiledRun& r, const PlatformModel& model, std::string& why_not) {
+  Partition part;
+  const std::vector<int> depth = depths(s, r);
+  std::vector<std::uint64_t> ht(s.tasks), hp(s.parts), hl(s.dlinks), hh(s.hosts);
+  for (int t = 0; t < s.tasks; ++t) ht[t] = combine(task_attributes(s, r, t), static_cast<std::uint64_t>(depth[t]));
+  for (int p = 0; p < s.parts; ++p) hp[p] = part_attributes(s, r, p);
+  for (int d = 0; d < s.dlinks; ++d) hl[d] = mix(bits_of(model.links()[d / 2].bandwidth_Bps));
+  for (int h = 0; h < s.hosts; ++h) hh[h] = combine(mix(bits_of(s.host_speed[h])), static_cast<std::uint64_t>(s.host_cores[h]));
+  part.tasks = relabel(ht, part.task);
+  part.parts = relabel(hp, part.part);
+  part.links = relabel(hl, part.link);
+  part.hosts = relabel(hh, part.host);
+  // A multiset's hash: the sum of its members' mixed colours (order-free, counts multiplicity). Collisions
+  // are caught by verify() below.
+  auto sum = [](const Csr& c, int i, const std::vector<int>& colour, std::uint64_t salt) {
+    std::uint64_t acc = 0;
+    for (int k = c.begin(i); k < c.end(i); ++k) acc += mix(static_cast<std::uint64_t>(colour[c.items[k]]) ^ salt);
+    return acc;
+  };
+  int previous = part.total();
+  for (int round = 0;; ++round) {
+    if (round == kMaxRounds) {
+      why_not = "the classes of copies did not settle in " + std::to_string(kMaxRounds) + " refinement rounds";
+      return {};
+    }
+    for (int t = 0; t < s.tasks; ++t) {
+      std::uint64_t h = mix(static_cast<std::uint64_t>(part.task[t]));
+      h = combine(h, sum(s.pred, t, part.task, 1));
+      h = combine(h, sum(s.succ, t, part.task, 2));
+      std::uint64_t parts = 0;
+      for (int p = r.part_offset[t]; p < r.part_offset[t + 1]; ++p) parts += mix(static_cast<std::uint64_t>(part.part[p]) ^ 3);
+      ht[t] = combine(h, parts);
+    }
+    for (int p = 0; p < s.parts; ++p) {
+      std::uint64_t h = mix(static_cast<std::uint64_t>(part.part[p]));
+      h = combine(h, static_cast<std::uint64_t>(part.task[s.part_task[p]]));
+      h = combine(h, sum(s.part_links, p, part.link, 4));
+      h = combine(h, static_cast<std::uint64_t>(part.host[s.part_src[p]]));
+      hp[p] = combine(h, static_cast<std::uint64_t>(part.host[s.part_dst[p]]) ^ 5);
+    }
+    for (int d = 0; d < s.dlinks; ++d) hl[d] = combine(mix(static_cast<std::uint64_t>(part.link[d])), sum(s.link_parts, d, part.part, 6));
+    for (int h = 0; h < s.hosts; ++h)
+      hh[h] = combine(combine(mix(static_cast<std::uint64_t>(part.host[h])), sum(s.host_src_parts, h, part.part, 7)),
+                      sum(s.host_dst_parts, h, part.part, 8));
+    part.tasks = relabel(ht, part.task);
+    part.parts = relabel(hp, part.part);
+    part.links = relabel(hl, part.link);
+    part.hosts = relabel(hh, part.host);
+    if (part.tasks * kMinShrink > s.tasks) {
+      why_not = std::to_string(part.tasks) + " classes of copies among " + std::to_string(s.tasks) +
+                " tasks (too little symmetry to gain from aggregation)";
+      return {};
+    }
+    if (part.total() == previous) break;  // stable: each round only splits classes
+    previous = part.total();
+  }
+  return part;
+}
+
+// The partition must be equitable exactly (the hashes above could collide): every member's attributes
+// and sorted neighbour classes equal its class representative's.
+bool verify(const Structure& s, const CompiledRun& r, const PlatformModel& model, const Partition& part) {
+  auto sorted = [](const Csr& c, int i, const std::vector<int>& colour, std::vector<std::int64_t>& out) {
+    const std::size_t from = out.size();
+    for (int k = c.begin(i); k < c.end(i); ++k) out.push_back(colour[c.items[k]]);
+    std::sort(out.begin() + static_cast<std::ptrdiff_t>(from), out.end());
+    out.push_back(-1);
+  };
+  auto check = [](int n, const std::vector<int>& cls, int classes, const auto& signature) {
+    std::vector<std::vector<std::int64_t>> rep(classes);
+    std::vector<char> seen(classes, 0);
+    std::vector<std::int64_t> sig;
+    for (int i = 0; i < n; ++i) {
+      sig.clear();
+      signature(i, sig);
+      if (!seen[cls[i]]) {
+        seen[cls[i]] = 1;
+        rep[cls[i]] = sig;
+      } else if (rep[cls[i]] != sig) {
+        return false;
+      }
+    }
+    return true;
+  };
+  const bool tasks_ok = check(s.tasks, part.task, part.tasks, [&](int t, std::vector<std::int64_t>& sig) {
+    sig = {r.task_schedule[t], r.pending[t], r.phase[t], s.task_size[t], r.flags[t],
+           static_cast<std::int64_t>(bits_of(r.task_delay_s[t]))};
+    sorted(s.pred, t, part.task, sig);
+    sorted(s.succ, t, part.task, sig);
+    const std::size_t from = sig.size();
+    for (int p = r.part_offset[t]; p < r.part_offset[t + 1]; ++p) sig.push_back(part.part[p]);
+    std::sort(sig.begin() + static_cast<std::ptrdiff_t>(from), sig.end());
+  });
+  const bool parts_ok = check(s.parts, part.part, part.parts, [&](int p, std::vector<std::int64_t>& sig) {
+    const int route = r.part_route[p];
+    sig = {s.part_size[p], static_cast<std::int64_t>(bits_of(r.route_latency_s[route])),
+           r.route_src[route] == r.route_dst[route], r.part_rank[p] >= 0, part.task[s.part_task[p]],
+           part.host[s.part_src[p]], part.host[s.part_dst[p]]};
+    sorted(s.part_links, p, part.link, sig);
+  });
+  const bool links_ok = check(s.dlinks, part.link, part.links, [&](int d, std::vector<std::int64_t>& sig) {
+    sig = {static_cast<std::int64_t>(bits_of(model.links()[d / 2].bandwidth_Bps))};
+    sorted(s.link_parts, d, part.part, sig);
+  });
+  const bool hosts_ok = check(s.hosts, part.host, part.hosts, [&](int h, std::vector<std::int64_t>& sig) {
+    sig = {static_cast<std::int64_t>(bits_of(s.host_speed[h])), s.host_cores[h]};
+    sorted(s.host_src_parts, h, part.part, sig);
+    sorted(s.host_dst_parts, h, part.part, sig);
+  });
+  return tasks_ok && parts_ok && links_ok && hosts_ok;
+}
+
+std::vector<int> representatives(const std::vector<int>& cls, int classes) {
+  std::vector<int> rep(classes, -1);
+  for (std::size_t i = 0; i < cls.size(); ++i)
+    if (rep[cls[i]] < 0) rep[cls[i]] = static_cast<int>(i);
+  return rep;
+}
+
+// Executions (in-switch reductions, GPU reduction kernels) share their host's speed equally. In the
+// quotient they run on the representative host of their host's class; when every class of executions
+// there has c members per host, the host at 1/c of its speed gives each the share it has among the
+// copies. Hosts where classes have different multiplicities: no quotient (the reason is returned).
+std::string exec_hosts(const Structure& s, const CompiledRun& full, const Partition& part, bool gpu_reduce,
+                       std::vector<int>& host_copies) {
+  const std::vector<int> rep_host = representatives(part.host, part.hosts);
+  std::vector<std::vector<int>> count_by_class(part.hosts);  // per host class: members per exec class on its rep
+  std::map<std::pair<int, int>, int> count;                  // (exec class, host) -> members there
+  auto add = [&](std::int64_t exec_class, int host) {
+    if (host == rep_host[part.host[host]]) ++count[{static_cast<int>(exec_class), host}];
+  };
+  for (int t = 0; t < s.tasks; ++t)
+    if ((full.flags[t] & CompiledRun::kSwitchReduce) && full.task_bytes[t] > 0 && full.part_offset[t + 1] > full.part_offset[t])
+      add(part.task[t], s.part_src[full.part_offset[t]]);
+  if (gpu_reduce)
+    for (int p = 0; p < s.parts; ++p)
+      if ((full.flags[s.part_task[p]] & CompiledRun::kReduce) && full.part_rank[p] >= 0) add(part.tasks + part.part[p], s.part_dst[p]);
+  host_copies.assign(s.hosts, 1);
+  std::vector<char> seen(s.hosts, 0);
+  for (const auto& [key, n] : count) {
+    const int host = key.second;
+    if (seen[host] && host_copies[host] != n)
+      return "executions on " + full.host_info[host].name + " come in different multiplicities";
+    seen[host] = 1;
+    host_copies[host] = n;
+  }
+  return "";
+}
+
+CompiledRun build_quotient(const Structure& s, const CompiledRun& full, const Partition& part,
+                           const std::vector<int>& host_copies) {
+  const std::vector<int> rep_task = representatives(part.task, part.tasks);
+  const std::vector<int> rep_part = representatives(part.part, part.parts);
+  const std::vector<int> rep_link = representatives(part.link, part.links);
+  const std::vector<int> rep_host = representatives(part.host, part.hosts);
+  // Sizes of a class: its mean (members differ by a rounded byte or so, size_groups).
+  std::vector<double> task_bytes(part.tasks, 0.0), payload(part.parts, 0.0);
+  std::vector<int> task_members(part.tasks, 0), part_members(part.parts, 0);
+  for (int t = 0; t < s.tasks; ++t) {
+    task_bytes[part.task[t]] += full.task_bytes[t];
+    ++task_members[part.task[t]];
+  }
+  for (int p = 0; p < s.parts; ++p) {
+    payload[part.part[p]] += full.payload[p];
+    ++part_members[part.part[p]];
+  }
+  for (int c = 0; c < part.tasks; ++c) task_bytes[c] /= task_members[c];
+  for (int c = 0; c < part.parts; ++c) payload[c] /= part_members[c];
+  CompiledRun q;
+  q.schedules = full.schedules;  // full numbering, per-link bytes of the full run
+  auto classes = std::make_shared<CompiledRun::Classes>();
+  classes->full_tasks = s.tasks;
+  classes->task_class = part.task;
+  classes->directed_link_rep.assign(s.dlinks, -1);
+  for (int d = 0; d < s.dlinks; ++d)
+    if (s.link_parts.end(d) > s.link_parts.begin(d)) classes->directed_link_rep[d] = rep_link[part.link[d]];
+  q.classes = classes;
+
+  // Routes of part classes: the representative link of each link class the class crosses, listed once
+  // per member of the class that crosses that representative (its weight on the link).
+  std::map<std::vector<std::int64_t>, int> route_index;
+  std::map<std::pair<int, int>, int> pair_uses;
+  int next_alias = 0;
+  for (int h : full.hosts) next_alias = std::max(next_alias, h + 1);
+  std::vector<int> route_of_class(part.parts, -1);
+  auto route_for = [&](int cls) {
+    if (route_of_class[cls] >= 0) return route_of_class[cls];
+    const int p = rep_part[cls], route = full.part_route[p];
+    std::vector<int> link_classes;
+    for (int k = s.part_links.begin(p); k < s.part_links.end(p); ++k)
+      if (std::find(link_classes.begin(), link_classes.end(), part.link[s.part_links.items[k]]) == link_classes.end())
+        link_classes.push_back(part.link[s.part_links.items[k]]);
+    std::vector<LinkUse> links;
+    for (int lc : link_classes) {
+      const int d = rep_link[lc];
+      int b = 0;
+      for (int k = s.link_parts.begin(d); k < s.link_parts.end(d); ++k) b += part.part[s.link_parts.items[k]] == cls;
+      for (int i = 0; i < b; ++i) links.push_back({d / 2, (d & 1) != 0});
+    }
+    std::vector<std::int64_t> key = {full.route_src[route], full.route_dst[route], rep_host[part.host[s.part_src[p]]],
+                                     rep_host[part.host[s.part_dst[p]]],
+                                     static_cast<std::int64_t>(bits_of(full.route_latency_s[route]))};
+    for (const LinkUse& u : links) key.push_back(2 * u.link + (u.up ? 1 : 0));
+    auto [it, added] = route_index.emplace(key, static_cast<int>(q.route_src.size()));
+    if (added) {
+      q.route_src.push_back(full.route_src[route]);
+      q.route_dst.push_back(full.route_dst[route]);
+      q.route_latency_s.push_back(full.route_latency_s[route]);
+      q.route_links.insert(q.route_links.end(), links.begin(), links.end());
+      q.route_link_offset.push_back(static_cast<int>(q.route_links.size()));
+      // SimGrid finds a route by its hosts: a second route between the same hosts leaves from an alias.
+      const int uses = pair_uses[{full.route_src[route], full.route_dst[route]}]++;
+      q.route_comm_src.push_back(uses == 0 ? full.route_src[route] : next_alias++);
+      q.route_comm_dst.push_back(full.route_dst[route]);
+      q.route_exec_src.push_back(s.host_id[rep_host[part.host[s.part_src[p]]]]);
+      q.route_exec_dst.push_back(s.host_id[rep_host[part.host[s.part_dst[p]]]]);
+    }
+    return route_of_class[cls] = it->second;
+  };
+  q.route_link_offset.push_back(0);
+
+  q.task_schedule.resize(part.tasks);
+  q.pending.resize(part.tasks);
+  q.phase.resize(part.tasks);
+  q.task_bytes.resize(part.tasks);
+  q.task_delay_s.resize(part.tasks);
+  q.flags.resize(part.tasks);
+  q.part_offset.push_back(0);
+  std::vector<std::pair<int, int>> edges;
+  for (int c = 0; c < part.tasks; ++c) {
+    const int t = rep_task[c];
+    q.task_schedule[c] = full.task_schedule[t];
+    q.pending[c] = full.pending[t];
+    q.phase[c] = full.phase[t];
+    q.task_bytes[c] = task_bytes[c];
+    q.task_delay_s[c] = full.task_delay_s[t];
+    q.flags[c] = full.flags[t];
+    for (int k = s.pred.begin(t); k < s.pred.end(t); ++k) edges.emplace_back(part.task[s.pred.items[k]], c);
+    std::vector<int> seen;
+    for (int p = full.part_offset[t]; p < full.part_offset[t + 1]; ++p) {
+      const int cls = part.part[p];
+      if (std::find(seen.begin(), seen.end(), cls) != seen.end()) continue;  // one flow per class of the task's parts
+      seen.push_back(cls);
+      q.part_route.push_back(route_for(cls));
+      q.part_rank.push_back(full.part_rank[rep_part[cls]]);
+      q.payload.push_back(payload[cls]);
+    }
+    q.part_offset.push_back(static_cast<int>(q.part_route.size()));
+  }
+  const Csr succ = build_csr(part.tasks, edges);
+  q.succ_offset = succ.offset;
+  q.succ = succ.items;
+
+  q.latency_in_routes = true;
+  for (double latency : q.route_latency_s) q.latency_in_routes = q.latency_in_routes && latency == q.route_latency_s.front();
+  // Hosts: the full run's (real ones keep their ids and speeds), then the aliases.
+  q.hosts = full.hosts;
+  q.host_info = full.host_info;
+  for (int h = 0; h < s.hosts; ++h) q.host_info[h].speed /= host_copies[h];  // dense index = position in full.hosts
+  std::unordered_map<int, int> info_of;
+  for (std::size_t i = 0; i < full.hosts.size(); ++i) info_of.emplace(full.hosts[i], static_cast<int>(i));
+  for (std::size_t r = 0; r < q.route_comm_src.size(); ++r)
+    if (q.route_comm_src[r] != q.route_src[r]) {
+      PlatformHost alias = full.host_info[info_of.at(q.route_src[r])];
+      alias.name += "~" + std::to_string(q.route_comm_src[r]);
+      q.hosts.push_back(q.route_comm_src[r]);
+      q.host_info.push_back(alias);
+    }
+  std::vector<char> used(s.dlinks / 2, 0);
+  for (const LinkUse& u : q.route_links) used[u.link] = 1;
+  for (int l = 0; l < s.dlinks / 2; ++l)
+    if (used[l]) q.links.push_back(l);
+  return q;
+}
+
+}  // namespace
+
+AggregationOutcome aggregate_run(const PlatformModel& model, const CompiledRun& full, bool gpu_reduce_kernel) {
+  AggregationOutcome out;
+  if (full.classes) {
+    out.reason = "already aggregated";
+    return out;
+  }
+  const Structure s = structure_of(model, full);
+  const Partition part = refine(s, full, model, out.reason);
+  if (!out.reason.empty()) return out;
+  if (!verify(s, full, model, part)) {
+    out.reason = "internal: the classes of copies were not exact (a hash collision); simulated in full";
+    return out;
+  }
+  std::vector<int> host_copies;
+  out.reason = exec_hosts(s, full, part, gpu_reduce_kernel, host_copies);
+  if (!out.reason.empty()) return out;
+  out.quotient = build_quotient(s, full, part, host_copies);
+  out.aggregated = true;
+  return out;
+}
+
+namespace {
+
+std::string sci(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2g", v);
+  return text;
+}
+
+// Transfers x transfers in flight, with in flight = transfers / levels of the DAG.
+double engine_work(const CompiledRun& run, int& parts, int& in_flight) {
+  Structure s;
+  s.tasks = run.tasks();
+  s.succ.offset = run.succ_offset;
+  s.succ.items = run.succ;
+  const std::vector<int> depth = depths(s, run);
+  const int levels = depth.empty() ? 1 : *std::max_element(depth.begin(), depth.end()) + 1;
+  parts = static_cast<int>(run.part_route.size());
+  in_flight = std::max(1, static_cast<int>(std::ceil(static_cast<double>(parts) / levels)));
+  return static_cast<double>(parts) * in_flight;
+}
+
+}  // namespace
+
+CompiledRun engine_run(const PlatformModel& model, CompiledRun full, const RunOptions& options) {
+  CompiledRun out;
+  if (options.aggregate) {
+    AggregationOutcome a = aggregate_run(model, full, options.gpu_reduce_kernel);
+    if (a.aggregated) {
+      out = std::move(a.quotient);
+    } else {
+      full.engine_note = a.reason;
+      out = std::move(full);
+    }
+  } else {
+    full.engine_note = "aggregation turned off";
+    out = std::move(full);
+  }
+  int parts = 0, in_flight = 0;
+  const double work = engine_work(out, parts, in_flight);
+  if (work > kMaxEngineWork) {
+    std::string what;
+    for (const CompiledSchedule& cs : out.schedules)
+      what += (what.empty() ? "" : " with ") + cs.schedule->algorithm + " on " + std::to_string(cs.hosts_of_rank.size()) +
+              " GPUs, " + units::format_bytes(cs.schedule->request.bytes);
+    what += ": " + std::to_string(parts) + (out.classes ? " transfer classes" : " transfers") + " to simulate, ~" +
+            std::to_string(in_flight) + " at once (~" + sci(work) + " engine steps, ~" + sci(work * kEngineSecondsPerWork) +
+            " s)" + (out.classes ? "" : " (" + out.engine_note + ")");
+    throw InputError("--gpus", "", what,
+                     "at most " + sci(kMaxEngineWork) + " engine steps (transfers x transfers in flight, ~" +
+                         sci(kMaxEngineWork * kEngineSecondsPerWork) +
+                         " s) in one run; fewer GPUs, or the analytic model (racksim.analytic)");
+  }
+  return out;
+}
+
+}  // namespace racksim
