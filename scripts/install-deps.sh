@@ -10,6 +10,7 @@ packages=(
   libcpp-httplib-dev libjs-d3 chromium chromium-driver python3-selenium
   python3-numpy python3-matplotlib python3-pandas python3-pytest
   jupyter-nbconvert python3-nbclient python3-ipykernel
+  python3-distributed python3-tqdm
 )
 if [ "${1:-}" = "fuzz" ]; then
   packages+=(clang-14 libclang-rt-14-dev)
