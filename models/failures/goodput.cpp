@@ -78,11 +78,8 @@ JobRates job_rates(const GoodputRequest& r) {
   return j;
 }
 
-struct Trial {
-  double wall_s = 0;
-  double events[kCauses] = {};
-  double rework_s = 0, restart_s = 0, wait_s = 0, checkpoint_s = 0, slow_s = 0;
-};
+static_assert(kCauses == kGoodputCauses, "goodput.hpp's cause count");
+using Trial = GoodputTrial;
 
 // One whole run. Failures of the job's components arrive as one Poisson process in wall-clock time,
 // whatever the job is doing (hardware fails while a job waits too), so that runs with more spares see the
@@ -256,7 +253,16 @@ double restart_only_goodput(double rate_per_s, double interval_s, double write_s
   return interval_s / expected;
 }
 
-GoodputResult run_goodput(const GoodputRequest& r) {
+namespace {
+
+// What the Monte Carlo's trials need, computed from the request (and echoed into `out`).
+struct RunShape {
+  JobRates rates;
+  double interrupting = 0, tau = 0, delta = 0, work = 0;
+  int segments = 1;
+};
+
+RunShape run_shape(const GoodputRequest& r, GoodputResult& out) {
   auto check = [](bool ok, const std::string& what, double value, const std::string& allowed) {
     if (!ok) throw InputError(what, "", std::to_string(value), allowed);
   };
@@ -275,7 +281,6 @@ GoodputResult run_goodput(const GoodputRequest& r) {
   for (const Duration* d : {&r.recovery.restart, &r.recovery.hardware_repair, &r.recovery.switch_repair})
     check(d->seconds >= 0 && d->seconds <= 1e7, "recovery time", d->seconds, "[0, 1e7] seconds");
 
-  GoodputResult out;
   out.request = r;
   out.gpus = r.units * r.trays_per_unit * r.gpus_per_tray;
   out.idle_gpus = (r.units * r.spare_trays_per_unit + r.hot_spare_units * (r.trays_per_unit + r.spare_trays_per_unit)) *
@@ -300,7 +305,36 @@ GoodputResult run_goodput(const GoodputRequest& r) {
   tau = std::max(r.step_s, std::round(std::min(tau, r.work_hours * 3600) / r.step_s) * r.step_s);  // whole steps
   out.interval_s = tau;
   const int segments = std::max(1, static_cast<int>(std::ceil(r.work_hours * 3600 / tau)));
-  const double work = segments * tau;
+  return {rates, interrupting, tau, delta, segments * tau, segments};
+}
+
+std::vector<GoodputTrial> simulate_trials(const GoodputRequest& r, const RunShape& shape, int begin, int end) {
+  std::vector<GoodputTrial> trials;
+  trials.reserve(end - begin);
+  for (int i = begin; i < end; ++i) {
+    Rng rng(splitmix64(r.seed * 0x100000001B3ULL + static_cast<std::uint64_t>(i)));
+    trials.push_back(simulate(r, shape.rates, shape.tau, shape.delta, shape.segments, rng));
+  }
+  return trials;
+}
+
+}  // namespace
+
+std::vector<GoodputTrial> goodput_trials(const GoodputRequest& r, int begin, int end) {
+  GoodputResult scratch;
+  const RunShape shape = run_shape(r, scratch);
+  if (begin < 0 || begin > end || end > r.trials)
+    throw InputError("trials", "", std::to_string(begin) + ".." + std::to_string(end),
+                     "a range of trial indices within 0.." + std::to_string(r.trials));
+  return simulate_trials(r, shape, begin, end);
+}
+
+GoodputResult run_goodput(const GoodputRequest& r, const std::vector<GoodputTrial>* given_trials) {
+  GoodputResult out;
+  const RunShape shape = run_shape(r, out);
+  const JobRates& rates = shape.rates;
+  const bool adaptive = r.mode == PartitionMode::adaptive_bandwidth;
+  const double interrupting = shape.interrupting, tau = shape.tau, delta = shape.delta, work = shape.work;
 
   // Analytic: Daly's restart-only expectation, exact when nothing waits for hardware. A failure that finds
   // no spare tray in its unit (N ~ Poisson trays of the unit in repair, PASTA) and no hot-spare unit waits
@@ -331,9 +365,11 @@ GoodputResult run_goodput(const GoodputRequest& r) {
   // Monte Carlo.
   std::vector<double> walls, goodputs;
   double events[kCauses] = {}, rework = 0, restart = 0, wait = 0, ckpt = 0, slow = 0;
-  for (int i = 0; i < r.trials; ++i) {
-    Rng rng(splitmix64(r.seed * 0x100000001B3ULL + static_cast<std::uint64_t>(i)));
-    const Trial t = simulate(r, rates, tau, delta, segments, rng);
+  if (given_trials && given_trials->size() != static_cast<std::size_t>(r.trials))
+    throw SimulationError("goodput: " + std::to_string(given_trials->size()) + " trials given for a request of " +
+                          std::to_string(r.trials));
+  const std::vector<GoodputTrial> computed = given_trials ? std::vector<GoodputTrial>{} : simulate_trials(r, shape, 0, r.trials);
+  for (const Trial& t : given_trials ? *given_trials : computed) {
     walls.push_back(t.wall_s);
     goodputs.push_back(work / t.wall_s);
     for (int c = 0; c < kCauses; ++c) events[c] += t.events[c];

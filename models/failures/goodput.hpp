@@ -85,8 +85,22 @@ double daly_interval_s(double write_s, double mtbf_s);
 // too): tau / E[time per segment], E = e^(lambda R) (e^(lambda (tau + delta)) - 1) / lambda (Daly 2006).
 double restart_only_goodput(double rate_per_s, double interval_s, double write_s, double restart_s);
 
+// One Monte Carlo run of the whole job (trial i draws from its own seed, splitmix64 of the request's seed
+// and i, so any range of trials can be computed anywhere and the whole is the same).
+inline constexpr int kGoodputCauses = 5;  // tray, NIC, scale-out network, software, NVLink switch tray
+struct GoodputTrial {
+  double wall_s = 0;
+  double events[kGoodputCauses] = {};
+  double rework_s = 0, restart_s = 0, wait_s = 0, checkpoint_s = 0, slow_s = 0;
+};
+
 // InputError for counts or times out of range. Deterministic: the same request gives the same result.
-GoodputResult run_goodput(const GoodputRequest& request);
+// `trials`: the request's trials already computed (goodput_trials over 0..request.trials, in order, e.g.
+// on Dask workers: models/work/work_units.hpp); nullptr computes them here. Either way the same result.
+GoodputResult run_goodput(const GoodputRequest& request, const std::vector<GoodputTrial>* trials = nullptr);
+// Trials [begin, end) of the request's Monte Carlo. InputError as run_goodput, or for a range outside
+// 0..request.trials.
+std::vector<GoodputTrial> goodput_trials(const GoodputRequest& request, int begin, int end);
 
 std::string goodput_to_json_text(const std::vector<GoodputResult>& results);
 std::string goodput_to_table(const std::vector<GoodputResult>& results);

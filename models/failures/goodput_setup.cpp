@@ -125,7 +125,7 @@ std::vector<GoodputRequest> goodput_comparison(const GoodputSetup& s, const Good
   return out;
 }
 
-std::vector<GoodputResult> run_goodput_call(const GoodputCall& c) {
+std::vector<GoodputRequest> goodput_call_requests(const GoodputCall& c) {
   GoodputRequest base;
   base.mode = partition_mode_from_string(c.partition_mode, "--partition-mode");
   base.adaptive_slowdown = c.adaptive_slowdown;
@@ -142,9 +142,12 @@ std::vector<GoodputResult> run_goodput_call(const GoodputCall& c) {
   given(base.recovery.restart, c.restart_s, 1, "--restart-s");
   given(base.recovery.hardware_repair, c.repair_h, 3600, "--repair-h");
   given(base.recovery.switch_repair, c.switch_repair_h, 3600, "--switch-repair-h");
+  return c.compare ? goodput_comparison(c.setup, base) : std::vector<GoodputRequest>{goodput_request(c.setup, base)};
+}
+
+std::vector<GoodputResult> run_goodput_call(const GoodputCall& c) {
   std::vector<GoodputResult> out;
-  for (const auto& r : c.compare ? goodput_comparison(c.setup, base) : std::vector<GoodputRequest>{goodput_request(c.setup, base)})
-    out.push_back(run_goodput(r));
+  for (const auto& r : goodput_call_requests(c)) out.push_back(run_goodput(r));
   return out;
 }
 

@@ -50,5 +50,7 @@ struct GoodputCall {
   bool compare = false;
 };
 std::vector<GoodputResult> run_goodput_call(const GoodputCall& call);
+// Its requests (one, or three with compare), before any Monte Carlo: what run_goodput_call runs.
+std::vector<GoodputRequest> goodput_call_requests(const GoodputCall& call);
 
 }  // namespace racksim
