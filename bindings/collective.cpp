@@ -17,6 +17,7 @@
 #include "sim/core/errors.hpp"
 #include "models/collectives/registry.hpp"
 #include "models/collectives/sweep_sizes.hpp"
+#include "models/work/work_units.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/results/results_io.hpp"
 
@@ -84,7 +85,8 @@ py::object sweep(const SystemHandle& s, const std::string& op, int gpus, const p
                  const py::object& max_bytes, double step_factor, const std::string& algo, const py::object& fail,
                  const py::object& calibration, const py::object& chunk_bytes, const py::object& inner,
                  const py::object& outer, const std::string& dtype, int root, int jobs,
-                 const std::string& partition_mode, const std::string& protocol, const py::object& channels, bool nvls) {
+                 const std::string& partition_mode, const std::string& protocol, const py::object& channels, bool nvls,
+                 const py::object& client, const py::object& progress) {
   if (jobs < 1 || jobs > 64) throw InputError("jobs", "", std::to_string(jobs), "1 to 64 engine processes at once");
   const auto sizes = sweep_sizes(bytes_arg(min_bytes, "min_bytes"), bytes_arg(max_bytes, "max_bytes"), step_factor,
                                  {"min_bytes", "max_bytes", "step_factor"});
@@ -94,7 +96,29 @@ py::object sweep(const SystemHandle& s, const std::string& op, int gpus, const p
   const Calibration cal = calibration_arg(calibration);
   const FailureScenario failures = failures_arg(fail, partition_mode);
   std::vector<RunResult> results(sizes.size());
-  {
+  if (!client.is_none()) {
+    // On a Dask cluster: one work unit per size, results back in order (racksim/work.py, docs/dask.md).
+    std::vector<CollectiveRequest> requests;
+    for (const std::uint64_t size : sizes) {
+      CollectiveRequest r = base;
+      r.bytes = size;
+      requests.push_back(r);
+    }
+    {
+      py::gil_scoped_release release;
+      const Simulation check(*s.graph, cal, failures);   // bad failure items and
+      build_schedule(requests.front(), *s.graph, cal);  // bad requests fail here, not on a worker
+    }
+    results = collective_unit_results(run_units(collective_units(*s.graph, cal, failures, requests), client, progress, "sweep"));
+  } else {
+    py::object bar = progress_bar(sizes.size(), progress, "sweep");
+    std::size_t shown = 0;
+    const auto update = [&bar, &shown](std::size_t done) {
+      if (bar.is_none()) return;
+      py::gil_scoped_acquire acquire;
+      bar.attr("update")(done - shown);
+      shown = done;
+    };
     py::gil_scoped_release release;
     const Simulation simulation(*s.graph, cal, failures);
     std::vector<Schedule> schedules;
@@ -107,7 +131,9 @@ py::object sweep(const SystemHandle& s, const std::string& op, int gpus, const p
     // sweep --jobs`; in a multi-threaded interpreter the engine server forks them: engine_process.hpp).
     std::vector<const Schedule*> pointers;
     for (const auto& sc : schedules) pointers.push_back(&sc);
-    results = simulation.run_each(pointers, jobs);
+    results = simulation.run_each(pointers, jobs, {}, update);
+    py::gil_scoped_acquire acquire;
+    if (!bar.is_none()) bar.attr("close")();
   }
   const py::object records = json_loads(run_results_to_json_text(results));
   return py::module_::import("pandas").attr("DataFrame")(records);
@@ -157,9 +183,12 @@ racksim.SimulationError when the run cannot happen (e.g. a rank on a failed tray
           py::arg("inner") = py::none(), py::arg("outer") = py::none(), py::arg("dtype") = "float",
           py::arg("root") = 0, py::arg("jobs") = 1, py::arg("partition_mode") = "full-bandwidth",
           py::arg("protocol") = "auto", py::arg("channels") = py::none(), py::arg("nvls") = true,
+          py::arg("client") = py::none(), py::arg("progress") = py::none(),
           R"(Simulate a collective at sizes min_bytes, min_bytes * step_factor, ... <= max_bytes (nccl-tests'
 sequence, as `racksim sweep --format json`). Sizes are bytes (int or "64K", "1G"); jobs: engine
-processes run at once (as --jobs); the other arguments as in collective(). Returns a pandas.DataFrame, one row per size, with the columns of collective()'s
+processes run at once (as --jobs); client: a dask.distributed Client to run the sizes on
+its workers instead (one unit per size; the result is identical, byte for byte: docs/dask.md); progress:
+a tqdm bar on stderr (None: only when stderr is a terminal; True; False); the other arguments as in collective(). Returns a pandas.DataFrame, one row per size, with the columns of collective()'s
 dict: bytes, time_us (microseconds), algbw_GBps, busbw_GBps (1e9 bytes/s), algo, phases, links, ...)");
 }
 

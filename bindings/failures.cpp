@@ -11,6 +11,7 @@
 #include "bindings/request_args.hpp"
 #include "models/failures/goodput_setup.hpp"
 #include "models/jobs/job_runner.hpp"
+#include "models/work/work_units.hpp"
 #include "sim/core/errors.hpp"
 
 namespace py = pybind11;
@@ -66,7 +67,8 @@ py::object goodput(int gpus, const std::string& system, const std::string& unit,
                    const py::object& step_s, const py::object& checkpoint_bytes, const std::string& model, int global_batch,
                    int seq_len, double storage_GBps, const py::object& interval_s, const py::object& restart_s,
                    const py::object& repair_h, const py::object& switch_repair_h, const std::string& partition_mode,
-                   double adaptive_slowdown, double days, int trials, std::uint64_t seed, bool compare) {
+                   double adaptive_slowdown, double days, int trials, std::uint64_t seed, bool compare,
+                   const py::object& client, const py::object& progress) {
   GoodputCall c;
   c.setup.system = system;
   c.setup.unit = unit;
@@ -90,7 +92,20 @@ py::object goodput(int gpus, const std::string& system, const std::string& unit,
   c.seed = seed;
   c.compare = compare;
   std::string text;
-  {
+  if (!client.is_none()) {
+    // The Monte Carlo's trials in ranges on the Client's workers (racksim/work.py, docs/dask.md): each trial
+    // has its own seed, so the result is the local one, byte for byte.
+    std::vector<GoodputRequest> requests;
+    std::vector<std::string> units;
+    {
+      py::gil_scoped_release release;
+      requests = goodput_call_requests(c);
+      units = goodput_units(requests);
+    }
+    const std::vector<std::string> results = run_units(units, client, progress, "goodput");
+    py::gil_scoped_release release;
+    text = goodput_to_json_text(goodput_unit_results(requests, results));
+  } else {
     py::gil_scoped_release release;
     text = goodput_to_json_text(run_goodput_call(c));
   }
@@ -112,11 +127,14 @@ Times in microseconds (*_us), slowdowns as fractions. Raises racksim.InputError 
         py::arg("seq_len") = 0, py::arg("storage_GBps") = 1.0, py::arg("interval_s") = py::none(),
         py::arg("restart_s") = py::none(), py::arg("repair_h") = py::none(), py::arg("switch_repair_h") = py::none(),
         py::arg("partition_mode") = "full-bandwidth", py::arg("adaptive_slowdown") = 0.05, py::arg("days") = 30.0,
-        py::arg("trials") = 200, py::arg("seed") = 1, py::arg("compare") = false,
+        py::arg("trials") = 200, py::arg("seed") = 1, py::arg("compare") = false, py::arg("client") = py::none(),
+        py::arg("progress") = py::none(),
         R"(Training goodput under failures (as `racksim goodput --format json`): a list with one dict per allocation
 (three with compare=True: GB200 NVL72 racks, NVL72 partitions of 9 trays, HGX B200 nodes). Keys: analytic_goodput,
 mc_goodput, mc_standard_error, p5/p50/p95 (fractions), mtbf_h, interval_s, checkpoint_write_s, lost_hours,
-rates (per hour, with sources). The same seed gives identical results.)");
+rates (per hour, with sources). The same seed gives identical results. client: a dask.distributed Client
+to run the trials on its workers (in ranges; identical result, byte for byte: docs/dask.md); progress: a
+tqdm bar of those ranges (None: only when stderr is a terminal).)");
 }
 
 }  // namespace racksim::bindings

@@ -19,4 +19,5 @@ PYBIND11_MODULE(_racksim, m) {
   racksim::bindings::add_analytic_bindings(m);
   racksim::bindings::add_planner_bindings(m);
   racksim::bindings::add_failure_bindings(m);
+  racksim::bindings::add_work_bindings(m);
 }

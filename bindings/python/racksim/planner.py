@@ -69,7 +69,8 @@ def layouts_frame(plan_dict):
     return df
 
 
-def plan(*, system="gb200-nvl72", racks=None, model, global_batch, seq_len, top=10, engine_top=3, **options):
+def plan(*, system="gb200-nvl72", racks=None, model, global_batch, seq_len, top=10, engine_top=3, client=None,
+         **options):
     """Rank the TP x EP x CP x PP x DP layouts of one training step of `model` on `racks` racks of `system`.
 
     system: a system id (racksim.systems()) or a topology JSON path; racks: racks (default: the system's);
@@ -96,20 +97,38 @@ def plan(*, system="gb200-nvl72", racks=None, model, global_batch, seq_len, top=
     (NVL68/NVL64 after losing trays), "comparison" (the same model and GPU count on other systems),
     "search" (how many layouts were considered and why the others were rejected).
     Raises racksim.InputError on bad input (unknown model or system, degrees that do not divide the GPUs).
+    client: a dask.distributed Client; the plan then runs on one of its workers, as one unit (the search is
+    not split), with the same answer byte for byte (docs/dask.md). Paths must be valid on the worker.
     """
-    result = _racksim.plan(system=system, racks=racks, model=model, global_batch=global_batch, seq_len=seq_len,
-                           top=top, engine_top=engine_top, **options)
+    kwargs = dict(system=_plain(system), racks=racks, model=_plain(model), global_batch=global_batch, seq_len=seq_len,
+                  top=top, engine_top=engine_top, **options)
+    if client is not None:
+        from .work import submit_call
+
+        result = submit_call(client, "plan", kwargs)
+    else:
+        result = _racksim.plan(**kwargs)
     return layouts_frame(result)
 
 
-def validate_training(rows, *, leave_one_model_out=True, layouts=False, calibration="default"):
+def _plain(value):
+    """A pathlib.Path as str (what a worker elsewhere unpickles the same way); other values unchanged."""
+    return value.__fspath__() if hasattr(value, "__fspath__") else value
+
+
+def validate_training(rows, *, leave_one_model_out=True, layouts=False, calibration="default", client=None):
     """Every published training run of `rows` (a file like calibrate/training/published_training_throughput.json)
     priced with its layout pinned: the dict of `racksim plan --validate ROWS --format json` ("rows" with
     published and predicted tokens/s/GPU and the error, "overall" and per-group median and worst |error|,
     "excluded" records with the reason, "layouts" with the planner's own best layout per job when
-    layouts=True). leave_one_model_out=False uses the shipped fit for every row (in-sample)."""
-    return _racksim.validate_training(rows, leave_one_model_out=leave_one_model_out, layouts=layouts,
-                                      calibration=calibration)
+    layouts=True). leave_one_model_out=False uses the shipped fit for every row (in-sample). client: a
+    dask.distributed Client; the validation then runs on one of its workers, as one unit (docs/dask.md)."""
+    kwargs = dict(rows=_plain(rows), leave_one_model_out=leave_one_model_out, layouts=layouts, calibration=calibration)
+    if client is not None:
+        from .work import submit_call
+
+        return submit_call(client, "validate_training", kwargs)
+    return _racksim.validate_training(**kwargs)
 
 
 def training_frame(validation):
