@@ -4,7 +4,9 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/dask_units.hpp"
 #include "models/failures/goodput_setup.hpp"
+#include "models/work/work_units.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/units.hpp"
 
@@ -16,6 +18,7 @@ struct GoodputOptions {
   GoodputCall call;
   std::string format = "table", checkpoint;
   std::optional<double> step_s;
+  DaskOptions dask;
 };
 
 void add_goodput_command(CLI::App& app, const GlobalOptions& global) {
@@ -43,6 +46,7 @@ void add_goodput_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--trials", o->call.trials, "Monte Carlo runs (default 200)");
   cmd->add_option("--seed", o->call.seed, "random seed (default 1); the same seed gives byte-identical output");
   cmd->add_flag("--compare", o->call.compare, "GB200 NVL72 racks vs NVL72 partitions of 9 trays vs HGX B200 nodes");
+  add_dask_options(*cmd, o->dask);
   add_format_option(*cmd, o->format, "table", {"table", "json"});
   cmd->callback([&global, o] {
     GoodputCall c = o->call;
@@ -53,7 +57,15 @@ void add_goodput_command(CLI::App& app, const GlobalOptions& global) {
       if (b == 0) throw InputError("--checkpoint-bytes", "", "'" + o->checkpoint + "'", "a positive size such as 5700GB");
       c.setup.checkpoint_bytes = static_cast<double>(b);
     }
-    const std::vector<GoodputResult> results = run_goodput_call(c);
+    std::vector<GoodputResult> results;
+    if (o->dask.address.empty()) {
+      results = run_goodput_call(c);
+    } else {
+      // The Monte Carlo's trials in ranges on the Dask cluster (docs/dask.md): each trial has its own seed,
+      // so the output is the local one, byte for byte.
+      const std::vector<GoodputRequest> requests = goodput_call_requests(c);
+      results = goodput_unit_results(requests, run_units_on_dask(o->dask, goodput_units(requests), "goodput"));
+    }
     std::cout << (o->format == "json" ? goodput_to_json_text(results) : goodput_to_table(results));
   });
 }
