@@ -73,8 +73,8 @@ def engine_run(system, racks, calibration, kwargs):
     except racksim.InputError as e:
         if "engine steps" not in str(e):
             return {"n/a": str(e)}
-        # Beyond the engine's per-run budget (NCCL's NVLS-tree on 576 GPUs: 714 k transfers): the analytic
-        # model prices it, marked 'a' like the flat rings.
+        # Beyond the engine's per-run budget: the analytic model prices it, marked 'a' like the flat rings.
+        # (NCCL's NVLS-tree on 576 GPUs was, until the engine aggregated symmetric copies: issue 14.)
         return system_handle.analytic("all_reduce", GPUS_PER_RACK * racks, SIZE, calibration=calibration, **kwargs)
     finally:
         if VERBOSE:
@@ -174,9 +174,9 @@ def print_tables(rows):
     print("NCCL's choice: what NCCL 2.28 runs (NVLS in one rack, NVLS-tree across racks; docs/model.md section 7).")
     print("The flat ring across racks is NCCL's: one ring per NIC rail its channels leave a rack through, each "
           "with its share of the data.")
-    print("a: analytic model (flat ring across racks: the engine needs minutes for it; NCCL's NVLS-tree on 8 racks: "
-          "beyond the engine's per-run budget; docs/model.md section 4 says how the two differ); every other cell is "
-          "the discrete-event engine.")
+    print("a: analytic model (flat ring across racks: NCCL's rail rings are not copies of one another, so the engine "
+          "cannot aggregate them and needs minutes; docs/model.md section 4 says how the two differ); every other cell "
+          "is the discrete-event engine.")
     print("\nGB300 / GB200 time with the shipped calibration (what ConnectX-8's doubled NIC bandwidth buys):")
     columns = [("racks", lambda r: str(r))]
     for case, label, _ in CASES:
