@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 
 #include "sim/core/errors.hpp"
 #include "sim/engine/aggregation.hpp"
@@ -70,6 +71,9 @@ class Executor {
   std::unique_ptr<SimgridPlatform> platform_;
   std::vector<LinkStat> link_stats_;
   std::vector<int> active_links_;
+  // Merged activity of a (representative up, representative down) pair in a quotient run: many links
+  // share one pair (every GPU port of a class), each needing the same merge.
+  mutable std::map<std::pair<int, int>, LinkStat> merged_;
   std::string failure_;
 };
 
@@ -231,7 +235,10 @@ int Executor::stat_key(const LinkUse& use) const { return run_.classes ? 2 * use
 
 LinkStat Executor::link_stat(int link) const {
   if (!run_.classes) return link_stats_[link];
-  LinkStat out;
+  const std::pair<int, int> pair{run_.classes->directed_link_rep[2 * link + 1], run_.classes->directed_link_rep[2 * link]};
+  const auto cached = merged_.find(pair);
+  if (cached != merged_.end()) return cached->second;
+  LinkStat& out = merged_[pair];
   std::vector<std::pair<double, double>> all;
   for (int d : {2 * link + 1, 2 * link}) {
     const int rep = run_.classes->directed_link_rep[d];
