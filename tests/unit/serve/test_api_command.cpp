@@ -61,6 +61,9 @@ TEST(ServeApiCommand, RefusesWhatACommandLineCouldNotSayOrTheServerMustNotDo) {
   EXPECT_EQ(message(t, "route", {{"system", "hgx-h100"}, {"dst", "gpu1"}}),
             "400 racksim serve: route parameter 'dst' needs 'src' too");
   EXPECT_EQ(message(t, "route", {{"system", "hgx-h100"}, {"src", "gpu0"}, {"dst", "gpu1"}}), "accepted");
+  // The CLI's sweep and goodput take --dask ADDRESS; a request must not make the server connect elsewhere.
+  EXPECT_TRUE(is_denied_option("dask"));
+  EXPECT_TRUE(is_denied_option("dask-timeout"));
 }
 
 TEST(ServeApiCommand, ShellQuoting) {
