@@ -1,0 +1,156 @@
+#include "models/planner/step_costs.hpp"
+
+#include <algorithm>
+#include <functional>
+
+namespace racksim::step_detail {
+
+LayerShape layer_shape(const TrainingJob& job, const ParallelLayout& l) {
+  LayerShape s;
+  s.par = ParallelShape{l.tp, l.cp, l.ep, l.etp};
+  s.micro_batch = l.micro_batch;
+  s.seq_len = job.seq_len;
+  s.imbalance = job.moe_imbalance;
+  s.saved_input_bytes = job.precision.saved_input_bytes;
+  return s;
+}
+
+namespace {
+
+// Forward compute of the items of a layer's work that `keep` accepts (by recompute module), `passes`
+// times (GEMMs), with the backward factors when `backward`.
+Work compute_work(const LayerWork& w, const TrainingJob& job, const ComputeModel& cm, const std::function<bool(unsigned)>& keep,
+                  bool backward) {
+  Work out;
+  const double gemm_passes = backward ? 2 : 1;
+  const double other = backward ? kOtherBackward : 1;
+  const bool quantised = job.precision.quantize_bytes > 0;
+  for (const auto& g : w.gemms) {
+    if (!keep(g.module)) continue;
+    cm.add_gemm(out, g.shape, g.low_precision ? job.precision.gemm_dtype : "bf16", gemm_passes);
+    if (g.low_precision && quantised) {
+      const double elements = backward ? g.shape.m * g.shape.n * g.shape.count : g.shape.m * g.shape.k * g.shape.count;
+      cm.add_hbm(out, elements * job.precision.quantize_bytes);
+    }
+  }
+  if (keep(kRecCoreAttn)) cm.add_attention(out, w.attention_flops * (backward ? kAttentionBackward : 1));
+  if (keep(0)) cm.add_ssm(out, w.ssm_flops * other);
+  w.elementwise.each([&](unsigned module, double bytes) {
+    if (keep(module)) cm.add_hbm(out, bytes * other);
+  });
+  return out;
+}
+
+void add_blocks(Work& w, const LayerWork& lw, double passes) {
+  w.x[kBlockPasses] += passes * lw.blocks;
+  w.x[kMoePasses] += passes * lw.moe_blocks;
+}
+
+// The communication groups' times for one layer type.
+struct LayerComm {
+  double tp_fwd = 0, tp_bwd = 0;   // TP + ETP collectives
+  double ep_fwd = 0;               // dispatch + combine of one pass (backward the same)
+  double ep_one = 0;               // one all-to-all
+  double cp_fwd = 0, cp_bwd = 0;
+};
+
+LayerComm layer_comm(const LayerWork& w, const TrainingJob& job, const MeshGroups& g, CommCost& comm, int top_k) {
+  LayerComm c;
+  if (w.tp_pairs > 0) {
+    const double ag = comm.time_s(CollectiveOp::all_gather, g.tp.id, w.tp_bytes);
+    const double rs = comm.time_s(CollectiveOp::reduce_scatter, g.tp.id, w.tp_bytes);
+    // Megatron's sequence parallelism: forward all-gather + reduce-scatter; backward all-gathers the
+    // output gradient and (for wgrad) the input again, and reduce-scatters the input gradient.
+    c.tp_fwd += w.tp_pairs * (ag + rs);
+    c.tp_bwd += w.tp_pairs * (2 * ag + rs);
+  }
+  if (w.etp_pairs > 0) {
+    const double ag = comm.time_s(CollectiveOp::all_gather, g.etp.id, w.etp_bytes);
+    const double rs = comm.time_s(CollectiveOp::reduce_scatter, g.etp.id, w.etp_bytes);
+    c.tp_fwd += w.etp_pairs * (ag + rs);
+    c.tp_bwd += w.etp_pairs * (ag + rs);
+  }
+  if (w.ep_all_to_alls > 0) {
+    // the busiest EP rank bounds the exchange: imbalance x the mean bytes
+    const double bytes = w.ep_bytes * job.moe_imbalance;
+    c.ep_one = comm.moe_dispatch_s(job.dispatcher, g.ep.id, g.ep.inner, g.ep.outer, bytes, bytes / top_k, top_k);
+    c.ep_fwd = w.ep_all_to_alls * c.ep_one;
+  }
+  if (w.cp_steps > 0) {
+    c.cp_fwd = w.cp_steps * comm.time_s(CollectiveOp::send_recv, g.cp_pair.id, w.cp_bytes);
+    c.cp_bwd = w.cp_steps * comm.time_s(CollectiveOp::send_recv, g.cp_pair.id, 2 * w.cp_bytes);
+  }
+  return c;
+}
+
+}  // namespace
+
+LayerCost cost_of(const LayerWork& w, const CostContext& cx, bool full_recompute, int moe_top_k) {
+  const ComputeModel& cm = *cx.sys.compute;
+  const RecomputePlan& rc = cx.layout.recompute;
+  LayerCost c;
+  const auto all = [](unsigned) { return true; };
+  Work fwd = compute_work(w, cx.job, cm, all, false);
+  add_blocks(fwd, w, 1);
+  Work bwd = compute_work(w, cx.job, cm, all, true);
+  add_blocks(bwd, w, 2);
+  c.compute = fwd + bwd;
+  c.fwd_window = fwd;
+  bool rec_moe = false;
+  if (full_recompute) {
+    c.recompute = fwd;
+  } else if (rc.granularity == Recompute::selective) {
+    const unsigned mods = rc.modules;
+    c.recompute = compute_work(w, cx.job, cm, [mods](unsigned m) { return m != 0 && (m & mods); }, false);
+    rec_moe = (mods & kRecMoe) && w.moe_blocks > 0;
+    if (rec_moe) c.recompute.x[kMoePasses] += w.moe_blocks;
+  }
+  if (!cx.groups) return c;
+  const LayerComm lc = layer_comm(w, cx.job, *cx.groups, *cx.comm, std::max(1, moe_top_k));
+  const double tp = lc.tp_fwd + lc.tp_bwd + (full_recompute ? lc.tp_fwd : 0);
+  c.comm.x[kTpComm] += tp;
+  c.fwd_window.x[kTpComm] += lc.tp_fwd;
+  c.tp_total = tp;
+  const double ep = 2 * lc.ep_fwd + (full_recompute ? lc.ep_fwd : 0) + (rec_moe ? lc.ep_one * w.moe_recompute_all_to_alls : 0);
+  c.comm.x[cx.job.ep_overlap ? kEpOverlapComm : kFixed] += ep;
+  c.fwd_window.x[cx.job.ep_overlap ? kEpOverlapComm : kFixed] += lc.ep_fwd;
+  c.ep_total = ep;
+  if (lc.cp_fwd > 0) {
+    // Ring attention overlaps each K/V step with the attention core on the chunk in hand.
+    Work att_f, att_b;
+    cm.add_attention(att_f, w.attention_flops);
+    cm.add_attention(att_b, w.attention_flops * kAttentionBackward);
+    const double ef = std::max(0.0, lc.cp_fwd - cm.time_s(att_f)), eb = std::max(0.0, lc.cp_bwd - cm.time_s(att_b));
+    c.cp_total = lc.cp_fwd + lc.cp_bwd + (full_recompute ? lc.cp_fwd : 0);
+    c.cp_exposed = ef + eb + (full_recompute ? ef : 0);
+    c.comm.add_fixed(c.cp_exposed);
+    c.fwd_window.add_fixed(ef);
+  }
+  return c;
+}
+
+ChunkCost chunk_cost(const StageSlice& st, Costs& costs) {
+  const CostContext& cx = costs.context();
+  ChunkCost c;
+  for (int i = 0; i < st.layers; ++i)
+    c.add(costs.layer(cx.model.layer_type(st.first_layer + i), full_recompute_at(cx.layout.recompute, i)));
+  if (st.has_head) c.add(costs.head());
+  if (st.has_mtp && cx.job.mtp && cx.model.mtp_layers > 0)
+    for (int k = 0; k < cx.model.mtp_layers; ++k) {
+      c.add(costs.mtp());
+      c.add(costs.head());
+    }
+  return c;
+}
+
+CostContext context_for(const ModelSpec& model, const TrainingJob& job, const SystemContext& sys, const ParallelLayout& l,
+                        const MeshGroups* groups, CommCost* comm) {
+  return CostContext{model, job, sys, l, groups, comm, layer_shape(job, l)};
+}
+
+double layer_weight(Costs& costs, const LayerType& t) {
+  const CostContext& cx = costs.context();
+  return cx.sys.compute->time_s(costs.layer(t, false).compute);
+}
+
+}  // namespace racksim::step_detail

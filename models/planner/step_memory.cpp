@@ -1,0 +1,129 @@
+// Memory per GPU of a layout's fullest pipeline stage, under the memory savers a search tries
+// (step_model.hpp); the byte counts are the memory model's (models/workload/memory_fit.hpp).
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "models/planner/step_costs.hpp"
+
+namespace racksim {
+
+namespace step_detail {
+
+double in_flight(const ParallelLayout& l, int stage) {
+  if (l.pp == 1) return 1;
+  return std::min<double>(l.micro_batches, l.pp - stage);
+}
+
+double interleave_factor(const ParallelLayout& l) {
+  if (l.schedule != PipelineSchedule::interleaved) return 1;
+  return 1 + static_cast<double>(l.pp - 1) / (static_cast<double>(l.pp) * l.virtual_stages);
+}
+
+TrainingMemoryConfig memory_config(const TrainingJob& job, const ParallelLayout& l, int stage) {
+  TrainingMemoryConfig c;
+  c.shape = ParallelShape{l.tp, l.cp, l.ep, l.etp};
+  c.dp = l.dp;
+  c.micro_batch = l.micro_batch;
+  c.seq_len = job.seq_len;
+  c.zero_stage = l.zero_stage;
+  c.shard_group = l.shard_group;
+  c.recompute = l.recompute;
+  c.grad_bytes = job.grad_bytes;
+  c.weight_copy_bytes = job.precision.weight_copy_bytes;
+  c.param_bytes = job.precision.param_bytes;
+  c.saved_input_bytes = job.precision.saved_input_bytes;
+  c.imbalance = job.moe_imbalance;
+  c.mtp = job.mtp;
+  c.micro_batches_in_flight = in_flight(l, stage);
+  c.interleave_factor = interleave_factor(l);
+  c.offload_optimizer = l.offload_optimizer;
+  c.offload_activations = l.offload_activations;
+  return c;
+}
+
+}  // namespace step_detail
+
+using namespace step_detail;
+
+namespace {
+
+// Stages holding the same layers (types and counts) and the same embedding/head differ only in
+// micro-batches in flight, which fall with the stage index: the first of each make-up is the fullest.
+std::vector<int> distinct_stages(const ModelSpec& model, const std::vector<StageSlice>& chunks, int pp) {
+  std::vector<int> out;
+  std::vector<std::vector<int>> seen;
+  for (int s = 0; s < pp; ++s) {
+    std::vector<int> makeup;
+    for (const auto& c : chunks_of_stage(chunks, pp, s)) {
+      makeup.insert(makeup.end(), {c.layers, c.has_embedding, c.has_head, c.has_mtp});
+      for (int i = 0; i < c.layers; ++i) {
+        const LayerType t = model.layer_type(c.first_layer + i);
+        makeup.push_back(t.attention * 100 + t.ffn * 10 + (t.mamba ? 1 : 0));
+      }
+    }
+    if (std::find(seen.begin(), seen.end(), makeup) != seen.end()) continue;
+    seen.push_back(makeup);
+    out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace
+
+MemoryBreakdown layout_memory(const ModelSpec& model, const TrainingJob& job, const SystemContext& sys, const ParallelLayout& l,
+                              int* stage_out, const std::vector<StageSlice>* given) {
+  const std::vector<StageSlice> chunks = given ? *given : pipeline_chunks(model, job, sys, l);
+  MemoryFitter fitter(model, job, l, chunks);
+  return fitter.worst(l.zero_stage, l.shard_group, l.recompute, l.offload_optimizer, l.offload_activations, stage_out);
+}
+
+MemoryFitter::MemoryFitter(const ModelSpec& model, const TrainingJob& job, const ParallelLayout& layout, const std::vector<StageSlice>& chunks)
+    : model_(model), job_(job), layout_(layout), stages_(distinct_stages(model, chunks, layout.pp)) {
+  for (int s : stages_) chunks_.push_back(chunks_of_stage(chunks, layout.pp, s));
+}
+
+MemoryBreakdown MemoryFitter::worst(int zero, int shard, const RecomputePlan& rc, bool oo, bool oa, int* stage_out) {
+  MemoryBreakdown worst;
+  int worst_stage = 0;
+  const std::string rkey = rc.text();
+  for (std::size_t i = 0; i < stages_.size(); ++i) {
+    const int s = stages_[i];
+    // the parameter part (weights, gradients, optimizer) with no activations, and the activation part
+    auto pk = std::make_tuple(i, zero, shard, oo);
+    auto pit = params_.find(pk);
+    if (pit == params_.end()) {
+      ParallelLayout l = layout_;
+      l.zero_stage = zero, l.shard_group = shard, l.offload_optimizer = oo, l.offload_activations = false;
+      l.recompute = RecomputePlan{};
+      TrainingMemoryConfig c = memory_config(job_, l, s);
+      pit = params_.emplace(pk, training_memory_per_gpu(model_, chunks_[i], c)).first;
+    }
+    auto ak = std::make_tuple(i, rkey, oa);
+    auto ait = activations_.find(ak);
+    if (ait == activations_.end()) {
+      ParallelLayout l = layout_;
+      l.recompute = rc, l.offload_activations = oa, l.offload_optimizer = false;
+      ait = activations_.emplace(ak, training_memory_per_gpu(model_, chunks_[i], memory_config(job_, l, s))).first;
+    }
+    MemoryBreakdown b = pit->second;
+    const MemoryBreakdown& a = ait->second;
+    b.activations = a.activations;
+    b.logits = a.logits;
+    b.host_offloaded = pit->second.host_offloaded + (a.host_offloaded - 0);  // activation offload (optimizer off there)
+    if (i == 0 || b.total() > worst.total()) {
+      worst = b;
+      worst_stage = s;
+    }
+  }
+  if (stage_out) *stage_out = worst_stage;
+  return worst;
+}
+
+bool fits(const MemoryBreakdown& m, const TrainingJob& job, const SystemContext& sys) {
+  // The reserve fraction applies to host memory too (data loading, the framework, page cache).
+  return m.total() <= sys.hbm_bytes * (1 - job.memory_reserve) &&
+         m.host_offloaded <= sys.host_bytes_per_gpu * (1 - job.memory_reserve);
+}
+
+}  // namespace racksim

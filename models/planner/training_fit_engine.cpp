@@ -1,0 +1,352 @@
+#include "models/planner/training_fit_engine.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "sim/core/errors.hpp"
+#include "sim/core/json_reader.hpp"
+#include "sim/core/statistics.hpp"
+
+#ifndef RACKSIM_TOPOLOGY_DIR
+#error "RACKSIM_TOPOLOGY_DIR must be defined by the build"
+#endif
+
+namespace racksim::fit_detail {
+
+namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------------------------------------------
+const char* const kFieldNames[kFieldCount] = {"gemm_efficiency.bf16", "gemm_efficiency.fp8", "gemm_efficiency.fp4", "grouped_gemm_factor",
+                                        "attention_efficiency", "ssm_efficiency",      "hbm_efficiency",      "gemm_overhead_us",
+                                        "block_overhead_us",    "moe_block_overhead_us", "pp_transfer_overhead_us", "tp_exposed",
+                                        "ep_exposed_overlapped"};
+// logit for fractions in (0, 1), log for the rest
+bool is_fraction(int f) { return f != kFGrouped && f != kFGemmOver && f != kFBlockOver && f != kFMoeOver && f != kFPpOver; }
+double to_phi(int f, double v) { return is_fraction(f) ? std::log(v / (1 - v)) : std::log(v); }
+double from_phi(int f, double p) { return is_fraction(f) ? 1 / (1 + std::exp(-p)) : std::exp(p); }
+double scale_of(int f) { return f == kFGemmOver || f == kFBlockOver || f == kFMoeOver || f == kFPpOver ? 1e-6 : 1; }  // us -> s
+
+// Starting points and priors (natural units; sigma in the transformed units). Each is stated in the
+// report: what no row constrains stays near these.
+struct Prior {
+  int field;
+  double value;
+  double sigma;
+  const char* why;
+};
+const Prior kPriors[] = {
+    {kFGemmBf16, 0.787, 1.0, "the H200 cuBLAS probe's large-GEMM fraction (docs/planner.md); the probe points themselves are fitted"},
+    {kFAttention, 0.6, 1.0, "between FlashAttention-3's forward (0.75 of the H100 peak, arXiv 2407.08608) and its slower backward"},
+    {kFSsm, 0.3, 1.5, "assumption: the SSD scan kernels reach well under the attention kernels' fraction"},
+    {kFHbm, 0.7, 1.0, "assumption: unfused elementwise kernels below the probe's 0.91 of HBM bandwidth"},
+    {kFGrouped, 0.8, 0.7, "assumption: grouped expert GEMMs a little below dense ones at the same shapes"},
+    {kFGemmOver, 12.8, 0.3, "the H200 probe's fixed time per cuBLAS product (12.8 us)"},
+    {kFBlockOver, 30, 2.0, "assumption: tens of microseconds of launch gaps per layer block"},
+    {kFMoeOver, 300, 2.0, "assumption: hundreds of microseconds of routing and host synchronisation per MoE block"},
+    {kFPpOver, 30, 2.0, "assumption: tens of microseconds per pipeline send/recv"},
+    {kFTpExposed, 0.5, 2.0, "assumption: half of the sequence-parallel traffic exposed"},
+    {kFEpExposed, 0.5, 2.0, "assumption: half of an overlapped all-to-all exposed"},
+};
+constexpr double kFp8TieSigma = 0.7;     // fp8 efficiency near bf16's (logit units)
+constexpr double kFp4TieSigma = 0.7;     // fp4 near fp8's
+constexpr double kGenerationTie = 0.7;   // Blackwell near Hopper, every shared field
+// A probe point measures the GEMM alone, where a training run mixes every part of the step: each weighs as
+// much as kProbeWeight^2 runs (assumption), so the GEMM efficiency follows the probe and the runs'
+// other costs go to the parameters that describe them.
+constexpr double kProbeWeight = 3;
+
+const std::vector<std::string> kGenerations{"hopper", "blackwell"};
+
+ParamIndex make_index() {
+  ParamIndex ix;
+  for (int g = 0; g < 2; ++g)
+    for (int f = 0; f < kFieldCount; ++f)
+      if (!(f == kFGemmFp4 && kGenerations[static_cast<std::size_t>(g)] == "hopper")) ix.slots.push_back({g, f});
+  return ix;
+}
+
+Eigen::VectorXd start_vector(const ParamIndex& ix) {
+  Eigen::VectorXd phi(static_cast<long>(ix.slots.size()));
+  for (std::size_t i = 0; i < ix.slots.size(); ++i) {
+    const int f = ix.slots[i].second;
+    double v = 0.6;
+    for (const auto& p : kPriors)
+      if (p.field == f) v = p.value;
+    if (f == kFGemmFp8 || f == kFGemmFp4) v = 0.7;
+    phi[static_cast<long>(i)] = to_phi(f, v);
+  }
+  return phi;
+}
+
+ComputeParams params_of(const ParamIndex& ix, const Eigen::VectorXd& phi, int g) {
+  auto get = [&](int f) { return from_phi(f, phi[ix.index(g, f)]) * scale_of(f); };
+  ComputeParams p;
+  p.gemm_efficiency["bf16"] = get(kFGemmBf16);
+  p.gemm_efficiency["fp8"] = get(kFGemmFp8);
+  if (ix.index(g, kFGemmFp4) >= 0) p.gemm_efficiency["fp4"] = get(kFGemmFp4);
+  p.grouped_gemm_factor = get(kFGrouped);
+  p.attention_efficiency = get(kFAttention);
+  p.ssm_efficiency = get(kFSsm);
+  p.hbm_efficiency = get(kFHbm);
+  p.gemm_overhead_s = get(kFGemmOver);
+  p.block_overhead_s = get(kFBlockOver);
+  p.moe_block_overhead_s = get(kFMoeOver);
+  p.pp_transfer_overhead_s = get(kFPpOver);
+  p.tp_exposed = get(kFTpExposed);
+  p.ep_exposed_overlapped = get(kFEpExposed);
+  return p;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// One observation of the fit: features and a measured time.
+struct Observation {
+  int generation = 0;
+  Work work;
+  double measured_s = 0;
+  std::string label;
+};
+
+std::vector<ProbePoint> read_probes(const std::vector<std::string>& dirs) {
+  std::vector<ProbePoint> out;
+  for (const auto& dir : dirs) {
+    const fs::path file = fs::path(dir) / "gemm_bf16.jsonl";
+    std::ifstream f(file);
+    if (!f) throw InputError(file.string(), "", "(missing)", "a GEMM probe file (calibrate/probes/gemm_bf16.cu output)");
+    std::string line;
+    while (std::getline(f, line)) {
+      if (line.empty()) continue;
+      const nlohmann::json j = parse_json_text(line, file.string());
+      if (j.value("record", "") != "gemm") continue;
+      const double n = j.at("m").get<double>();
+      // 2048 to 8192: smaller squares are launch-bound, 16384 ran power-limited (the probe's SUMMARY.md)
+      if (n < 2048 || n > 8192) continue;
+      out.push_back({fmt::format("H200 bf16 GEMM {0}x{0}x{0} ({1})", static_cast<int>(n), fs::path(dir).filename().string()),
+                     GemmShape{n, j.at("n").get<double>(), j.at("k").get<double>(), 1, false}, j.at("time_us").get<double>() * 1e-6});
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> default_probe_dirs() {
+  const fs::path data = fs::path(RACKSIM_TOPOLOGY_DIR).parent_path() / "calibrate" / "data";
+  return {(data / "h200-pcie-1gpu-2026-11-29").string(), (data / "h200-nvswitch-2gpu-2026-11-29").string()};
+}
+
+struct FitProblem {
+  const ParamIndex& ix;
+  std::vector<Observation> obs;
+  std::vector<ProbePoint> probes;
+  ProbeModel probe;
+};
+
+Eigen::VectorXd residuals(const FitProblem& pb, const Eigen::VectorXd& phi) {
+  std::vector<Coefficients> coeff;
+  for (int g = 0; g < 2; ++g) coeff.push_back(coefficients_of(params_of(pb.ix, phi, g)));
+  std::vector<double> r;
+  for (const auto& o : pb.obs) {
+    double t = 0;
+    for (int k = 0; k < kFeatureCount; ++k) t += coeff[static_cast<std::size_t>(o.generation)][static_cast<std::size_t>(k)] * o.work.x[static_cast<std::size_t>(k)];
+    r.push_back(std::log(std::max(t, 1e-12) / o.measured_s));
+  }
+  if (pb.probe.gpu) {
+    const ComputeModel cm(*pb.probe.gpu, params_of(pb.ix, phi, 0), pb.probe.hbm_Bps, pb.probe.sm_count);
+    for (const auto& p : pb.probes) {
+      Work w;
+      cm.add_gemm(w, p.shape, "bf16", 1);
+      r.push_back(kProbeWeight * std::log(cm.time_s(w) / p.measured_s));
+    }
+  }
+  // priors
+  for (std::size_t i = 0; i < pb.ix.slots.size(); ++i) {
+    const auto [g, f] = pb.ix.slots[i];
+    const double x = phi[static_cast<long>(i)];
+    if (g == 0) {
+      for (const auto& p : kPriors)
+        if (p.field == f) r.push_back((x - to_phi(f, p.value)) / p.sigma);
+      if (f == kFGemmFp8) r.push_back((x - phi[pb.ix.index(0, kFGemmBf16)]) / kFp8TieSigma);
+    } else {
+      const int h = pb.ix.index(0, f);
+      if (h >= 0) r.push_back((x - phi[h]) / kGenerationTie);
+      if (f == kFGemmFp4) r.push_back((x - phi[pb.ix.index(1, kFGemmFp8)]) / kFp4TieSigma);
+    }
+  }
+  return Eigen::Map<Eigen::VectorXd>(r.data(), static_cast<long>(r.size()));
+}
+
+// Levenberg-Marquardt on the residuals above, from phi.
+Eigen::VectorXd solve(const FitProblem& pb, Eigen::VectorXd phi) {
+  double lambda = 1e-3;
+  Eigen::VectorXd r = residuals(pb, phi);
+  double cost = r.squaredNorm();
+  for (int it = 0; it < 200; ++it) {
+    const long n = phi.size();
+    Eigen::MatrixXd J(r.size(), n);
+    for (long j = 0; j < n; ++j) {
+      Eigen::VectorXd a = phi, b = phi;
+      a[j] += 1e-6, b[j] -= 1e-6;
+      J.col(j) = (residuals(pb, a) - residuals(pb, b)) / 2e-6;
+    }
+    const Eigen::MatrixXd A = J.transpose() * J;
+    const Eigen::VectorXd g = J.transpose() * r;
+    bool improved = false;
+    for (int tries = 0; tries < 20; ++tries) {
+      Eigen::MatrixXd M = A;
+      M.diagonal() += lambda * (A.diagonal().array() + 1e-9).matrix();
+      const Eigen::VectorXd step = M.ldlt().solve(-g);
+      const Eigen::VectorXd trial = phi + step;
+      const Eigen::VectorXd rt = residuals(pb, trial);
+      if (rt.squaredNorm() < cost) {
+        phi = trial, r = rt;
+        const double gain = cost - rt.squaredNorm();
+        cost = rt.squaredNorm();
+        lambda = std::max(1e-9, lambda / 3);
+        improved = true;
+        if (gain < 1e-12 * std::max(1.0, cost)) it = 1000;
+        break;
+      }
+      lambda *= 4;
+    }
+    if (!improved) break;
+  }
+  return phi;
+}
+
+using racksim::median;
+
+GroupError group_error(const std::string& name, const std::vector<const RowPrediction*>& rows) {
+  GroupError g;
+  g.name = name;
+  g.rows = static_cast<int>(rows.size());
+  std::vector<double> a;
+  double s = 0;
+  for (const auto* r : rows) {
+    a.push_back(std::fabs(r->error));
+    s += r->error;
+    g.worst_abs = std::max(g.worst_abs, std::fabs(r->error));
+  }
+  g.median_abs = median(a);
+  g.mean_signed = rows.empty() ? 0 : s / static_cast<double>(rows.size());
+  return g;
+}
+
+std::string breakdown_words(const StepEstimate& e) {
+  std::string comm;
+  for (const auto& c : e.comm) comm += fmt::format(" {} {:.2f}/{:.2f}", c.kind, c.exposed_s, c.total_s);
+  return fmt::format("step {:.2f} s: compute {:.2f} (overhead {:.2f}, recompute {:.2f}), bubble {:.2f}, exposed comm {:.2f} [exposed/total:{}], optimizer {:.2f}",
+                     e.step_s, e.compute_s, e.overhead_s, e.recompute_s, e.bubble_s, e.comm_exposed_s, comm, e.optimizer_s);
+}
+
+Engine::Engine(const TrainingFitOptions& o, const std::vector<PublishedRun>& runs) : pricer(o) {
+  probes = read_probes(o.probe_dirs.empty() ? default_probe_dirs() : o.probe_dirs);
+  Pricer::Env& h200 = pricer.env("hgx-h200", 8);
+  probe.gpu = h200.gpu;
+  probe.hbm_Bps = h200.base.hbm_Bps;
+  probe.sm_count = h200.sm_count;
+  for (const auto& r : runs)
+    if (r.excluded.empty()) used.push_back(&r);
+}
+
+int Engine::gen_index(const PublishedRun& r) {
+  const std::string g = pricer.generation(r);
+  for (std::size_t i = 0; i < kGenerations.size(); ++i)
+    if (kGenerations[i] == g) return static_cast<int>(i);
+  throw InputError("--fit", "", "a run on generation " + g, "hopper or blackwell runs");
+}
+
+Eigen::VectorXd Engine::fit(const std::function<bool(const PublishedRun&)>& keep, Eigen::VectorXd phi, int outer, int* iterations) {
+  int it = 0;
+  for (; it < outer; ++it) {
+    FitProblem pb{ix, {}, probes, probe};
+    for (const PublishedRun* r : used) {
+      if (!keep(*r)) continue;
+      const int g = gen_index(*r);
+      const Pricer::Priced p = pricer.price(*r, params_of(ix, phi, g));
+      pb.obs.push_back({g, p.estimate.work, r->step_s(), r->label});
+    }
+    const Eigen::VectorXd next = solve(pb, phi);
+    const double change = (next - phi).cwiseAbs().maxCoeff();
+    phi = next;
+    if (change < 1e-4) {
+      ++it;
+      break;
+    }
+  }
+  if (iterations) *iterations = it;
+  return phi;
+}
+
+RowPrediction Engine::predict(const PublishedRun& r, const ComputeParams& p) {
+  RowPrediction out;
+  out.run = r;
+  out.generation = pricer.generation(r);
+  const Pricer::Priced pr = pricer.price(r, p);
+  out.predicted_tokens_per_s_per_gpu = pr.estimate.tokens_per_s_per_gpu;
+  out.error = out.predicted_tokens_per_s_per_gpu / r.tokens_per_s_per_gpu - 1;
+  out.fits_in_memory = pr.estimate.fits;
+  out.recompute = pr.recompute;
+  out.breakdown = breakdown_words(pr.estimate);
+  {
+    const Coefficients c = coefficients_of(p);
+    std::string f;
+    for (int k = 0; k < kFeatureCount; ++k)
+      if (pr.estimate.work.x[static_cast<std::size_t>(k)] != 0)
+        f += fmt::format(" {}={:.3g}s", feature_name(k), c[static_cast<std::size_t>(k)] * pr.estimate.work.x[static_cast<std::size_t>(k)]);
+    out.breakdown += "; time by feature:" + f;
+  }
+  return out;
+}
+
+std::string round_text(double v) { return fmt::format("{:.6g}", v); }
+
+double r6(double v) { return std::stod(round_text(v)); }
+
+std::vector<GroupError> groups_of(const std::vector<RowPrediction>& rows, GroupError* overall) {
+  std::vector<GroupError> out;
+  std::vector<const RowPrediction*> all;
+  std::map<std::string, std::vector<const RowPrediction*>> by_system, by_model, by_precision;
+  for (const auto& r : rows) {
+    all.push_back(&r);
+    by_system[r.run.system_label].push_back(&r);
+    by_model[r.run.model_label].push_back(&r);
+    by_precision[r.run.precision].push_back(&r);
+  }
+  if (overall) *overall = group_error("all", all);
+  for (const auto& [k, v] : by_system) out.push_back(group_error("system " + k, v));
+  for (const auto& [k, v] : by_model) out.push_back(group_error("model " + k, v));
+  for (const auto& [k, v] : by_precision) out.push_back(group_error("precision " + k, v));
+  return out;
+}
+
+Eigen::VectorXd phi_of(const ParamIndex& ix, const std::map<std::string, ComputeParams>& params) {
+  Eigen::VectorXd phi(static_cast<long>(ix.slots.size()));
+  for (std::size_t i = 0; i < ix.slots.size(); ++i) {
+    const auto [g, f] = ix.slots[i];
+    const ComputeParams& p = params.at(kGenerations[static_cast<std::size_t>(g)]);
+    const double values[kFieldCount] = {p.gemm_efficiency.at("bf16"),
+                                        p.gemm_efficiency.count("fp8") ? p.gemm_efficiency.at("fp8") : 0.7,
+                                        p.gemm_efficiency.count("fp4") ? p.gemm_efficiency.at("fp4") : 0.7,
+                                        p.grouped_gemm_factor, p.attention_efficiency, p.ssm_efficiency, p.hbm_efficiency,
+                                        p.gemm_overhead_s * 1e6, p.block_overhead_s * 1e6, p.moe_block_overhead_s * 1e6,
+                                        p.pp_transfer_overhead_s * 1e6, p.tp_exposed, p.ep_exposed_overlapped};
+    phi[static_cast<long>(i)] = to_phi(f, std::clamp(values[f], 1e-6, is_fraction(f) ? 1 - 1e-6 : 1e9));
+  }
+  return phi;
+}
+
+std::vector<std::string> prior_descriptions() {
+  std::vector<std::string> out;
+  for (const auto& p : kPriors)
+    out.push_back(fmt::format("{} ~ {} (sigma {} in {} units): {}", kFieldNames[p.field], p.value, p.sigma,
+                              is_fraction(p.field) ? "logit" : "log", p.why));
+  out.push_back(fmt::format("gemm_efficiency.fp8 ~ gemm_efficiency.bf16 of the same generation (sigma {} logit)", kFp8TieSigma));
+  out.push_back(fmt::format("gemm_efficiency.fp4 ~ gemm_efficiency.fp8 (sigma {} logit)", kFp4TieSigma));
+  out.push_back(fmt::format("every Blackwell parameter ~ the Hopper one (sigma {} in its units): what the Blackwell rows do not constrain stays at Hopper's", kGenerationTie));
+  out.push_back(fmt::format("each H200 GEMM probe point weighs as much as {:.0f} training runs (assumption: it measures the GEMM alone)", kProbeWeight * kProbeWeight));
+  return out;
+}
+
+}  // namespace racksim::fit_detail

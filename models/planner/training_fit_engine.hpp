@@ -1,0 +1,200 @@
+#pragma once
+// Internal to the training fit (training_fit.cpp, training_validation.cpp): the fitted parameters as a
+// vector, the pricing of published runs on their systems (cached across the fit's iterations), and the
+// Levenberg-Marquardt fit with its priors (training_fit_engine.cpp).
+#include <Eigen/Dense>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/planner/placement.hpp"
+#include "models/planner/plan.hpp"
+#include "models/planner/search.hpp"
+#include "models/planner/step_model.hpp"
+#include "models/planner/training_fit.hpp"
+#include "models/workload/model_catalog.hpp"
+#include "sim/calib/calibration.hpp"
+#include "sim/topo/system_catalog.hpp"
+#include "sim/topo/topology_graph.hpp"
+
+namespace racksim::fit_detail {
+
+// The parameters as a vector: per generation, each field of ComputeParams the fit learns.
+enum Field { kFGemmBf16, kFGemmFp8, kFGemmFp4, kFGrouped, kFAttention, kFSsm, kFHbm, kFGemmOver, kFBlockOver, kFMoeOver,
+             kFPpOver, kFTpExposed, kFEpExposed, kFieldCount };
+extern const char* const kFieldNames[kFieldCount];
+bool is_fraction(int f);
+double to_phi(int f, double v);
+double from_phi(int f, double p);
+
+extern const std::vector<std::string> kGenerations;  // "hopper", "blackwell": the generation index g
+
+struct ParamIndex {
+  std::vector<std::pair<int, int>> slots;  // (generation, field) of each vector entry
+  int index(int g, int f) const {
+    for (std::size_t i = 0; i < slots.size(); ++i)
+      if (slots[i].first == g && slots[i].second == f) return static_cast<int>(i);
+    return -1;
+  }
+};
+ParamIndex make_index();
+Eigen::VectorXd start_vector(const ParamIndex& ix);
+ComputeParams params_of(const ParamIndex& ix, const Eigen::VectorXd& phi, int g);
+// The vector of the given parameters per generation (clamped into each field's domain).
+Eigen::VectorXd phi_of(const ParamIndex& ix, const std::map<std::string, ComputeParams>& params);
+// Every prior and weight of the fit, in words (the report lists them).
+std::vector<std::string> prior_descriptions();
+
+// ---------------------------------------------------------------------------------------------------
+// Pricing published runs on their systems, with caches that live across the fit's iterations.
+class Pricer {
+ public:
+  Pricer(const TrainingFitOptions& o)
+      : systems_(o.topology_dir.empty() ? SystemCatalog::shipped() : SystemCatalog(o.topology_dir)),
+        models_(ModelCatalog::shipped()),
+        table_(ComputeTable::shipped()),
+        calibration_(load_calibration(o.calibration)) {}
+
+  struct Env {
+    std::unique_ptr<TopologyGraph> graph;
+    std::unique_ptr<RankPlacement> placement;
+    std::unique_ptr<AnalyticCommCost> comm;
+    const GpuCompute* gpu = nullptr;
+    SystemContext base;
+    int sm_count = 1;
+  };
+  struct Priced {
+    StepEstimate estimate;
+    std::string recompute;
+  };
+
+  Env& env(const std::string& system, int gpus) {
+    const auto key = std::make_pair(system, gpus);
+    auto it = envs_.find(key);
+    if (it != envs_.end()) return *it->second;
+    auto e = std::make_unique<Env>();
+    const TopologySpec spec = systems_.load(system);
+    const int per_rack = spec.rack.trays * static_cast<int>(spec.tray.gpus.size());
+    const int racks = (gpus + per_rack - 1) / per_rack;
+    e->graph = std::make_unique<TopologyGraph>(spec, racks);
+    const int d = e->graph->gpus_per_domain();
+    e->placement = std::make_unique<RankPlacement>(*e->graph, (gpus + d - 1) / d, std::min(d, gpus));
+    e->comm = std::make_unique<AnalyticCommCost>(*e->graph, calibration_);
+    e->gpu = &table_.lookup(spec.id, spec.tray.gpus.at(0).type);
+    e->base = make_system_context(*e->graph, *e->gpu, table_.params(e->gpu->generation));
+    e->sm_count = spec.gpu_type(spec.tray.gpus.at(0).type).sm_count;
+    return *envs_.emplace(key, std::move(e)).first->second;
+  }
+  const ModelSpec& model(const std::string& id) {
+    auto it = models_cache_.find(id);
+    if (it == models_cache_.end()) it = models_cache_.emplace(id, models_.load(id)).first;
+    return it->second;
+  }
+  const ComputeTable& table() const { return table_; }
+  const Calibration& calibration() const { return calibration_; }
+  std::string generation(const PublishedRun& r) { return env(r.system, r.gpus).gpu->generation; }
+
+  TrainingJob job_of(const PublishedRun& r) {
+    Env& e = env(r.system, r.gpus);
+    TrainingJob job;
+    job.global_batch = r.global_batch;
+    job.seq_len = r.seq_len;
+    job.precision = precision_for(table_, r.precision, *e.gpu);
+    // The Megatron-Bridge pages: "In MoE training benchmarks, we force-balance the token distribution
+    // among experts"; the dgxc-benchmarking MoE rows are assumed to do the same.
+    job.moe_imbalance = 1;
+    job.dispatcher = r.dispatcher;
+    job.ep_overlap = r.ep_overlap;
+    job.mtp = r.mtp;
+    // The performance recipes reduce gradients in bf16 (grad_reduce_in_fp32 = False in Megatron-Bridge's
+    // and NeMo's performance configs).
+    job.grad_bytes = 2;
+    return job;
+  }
+
+  SystemContext context(const PublishedRun& r, const ComputeParams& p) {
+    Env& e = env(r.system, r.gpus);
+    SystemContext sys = e.base;
+    sys.compute = std::make_shared<ComputeModel>(*e.gpu, p, sys.hbm_Bps, e.sm_count);
+    return sys;
+  }
+
+  Priced price(const PublishedRun& r, const ComputeParams& p) {
+    Env& e = env(r.system, r.gpus);
+    const ModelSpec& m = model(r.model);
+    const TrainingJob job = job_of(r);
+    const SystemContext sys = context(r, p);
+    ParallelLayout l = r.layout;
+    std::string how = " (recipe)";
+    if (!r.recompute_from_recipe && r.measured) {
+      // A measured run whose record names no recompute: none (the performance recipes list their
+      // recompute modules when they set any). Whether the memory model agrees it fits is reported.
+      l.recompute = RecomputePlan{};
+      how = " (not named: none)";
+    } else if (!r.recompute_from_recipe) {
+      // A recipe without a measurement and without a recompute setting: the least that fits.
+      const std::vector<RecomputePlan> ladder = recompute_ladder(m);
+      l.recompute = ladder.back();
+      for (const auto& rc : ladder) {
+        l.recompute = rc;
+        if (fits(layout_memory(m, job, sys, l), job, sys)) break;
+      }
+      how = " (least that fits)";
+    }
+    auto git = groups_.find(r.index);
+    if (git == groups_.end()) git = groups_.emplace(r.index, mesh_groups(*e.placement, l, *e.comm)).first;
+    Priced out;
+    out.estimate = estimate_step(m, job, sys, *e.placement, l, *e.comm, &git->second);
+    out.recompute = l.recompute.text() + how;
+    return out;
+  }
+
+ private:
+  SystemCatalog systems_;
+  ModelCatalog models_;
+  ComputeTable table_;
+  Calibration calibration_;
+  std::map<std::pair<std::string, int>, std::unique_ptr<Env>> envs_;
+  std::map<std::string, ModelSpec> models_cache_;
+  std::map<int, MeshGroups> groups_;
+};
+
+struct ProbePoint {
+  std::string label;
+  GemmShape shape;
+  double measured_s = 0;
+};
+std::vector<ProbePoint> read_probes(const std::vector<std::string>& dirs);
+std::vector<std::string> default_probe_dirs();
+
+// The H200 as the probe ran it: hgx-h200's GPU (same die as the lent one).
+struct ProbeModel {
+  const GpuCompute* gpu = nullptr;
+  double hbm_Bps = 0;
+  int sm_count = 132;
+};
+
+// The fit over the usable runs of a file.
+struct Engine {
+  Pricer pricer;
+  ParamIndex ix = make_index();
+  ProbeModel probe;
+  std::vector<ProbePoint> probes;
+  std::vector<const PublishedRun*> used;
+
+  Engine(const TrainingFitOptions& o, const std::vector<PublishedRun>& runs);
+  int gen_index(const PublishedRun& r);
+  // Alternating fit on the runs `keep` accepts, from phi.
+  Eigen::VectorXd fit(const std::function<bool(const PublishedRun&)>& keep, Eigen::VectorXd phi, int outer, int* iterations = nullptr);
+  RowPrediction predict(const PublishedRun& r, const ComputeParams& p);
+};
+
+GroupError group_error(const std::string& name, const std::vector<const RowPrediction*>& rows);
+std::vector<GroupError> groups_of(const std::vector<RowPrediction>& rows, GroupError* overall);
+std::string round_text(double v);
+double r6(double v);
+
+}  // namespace racksim::fit_detail
