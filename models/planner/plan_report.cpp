@@ -77,7 +77,8 @@ nlohmann::ordered_json estimate_json(const StepEstimate& e) {
   j["communication"] = comm;
   j["memory_GB"] = {{"weights", gb(e.memory.weights)},       {"gradients", gb(e.memory.grads)},
                     {"optimizer", gb(e.memory.optimizer)},   {"activations", gb(e.memory.activations)},
-                    {"logits", gb(e.memory.logits)},         {"total", gb(e.memory.total())},
+                    {"logits", gb(e.memory.logits)},         {"fsdp_gathered", gb(e.memory.gathered)},
+                    {"total", gb(e.memory.total())},
                     {"usable", gb(e.memory_capacity)},       {"host_offloaded", gb(e.memory.host_offloaded)},
                     {"fullest_stage", e.memory_stage}};
   return j;
@@ -277,9 +278,11 @@ std::string plan_to_table_text(const PlanResult& p) {
     o += fmt::format("  {:<3} {:>9.3f} s total {:>9.3f} s exposed  group {:>4} GPUs in {} domain(s), {}: {}\n", c.kind, c.total_s,
                      c.exposed_s, c.group, c.domains, c.algorithm, c.what);
   const MemoryBreakdown& m = best.estimate.memory;
-  o += fmt::format("Memory per GPU (stage {}): weights {:.1f} + gradients {:.1f} + optimizer {:.1f} + activations {:.1f} + logits {:.1f} = {:.1f} GB of {:.1f} usable{}\n",
+  o += fmt::format("Memory per GPU (stage {}): weights {:.1f} + gradients {:.1f} + optimizer {:.1f} + activations {:.1f} + logits {:.1f}{} = {:.1f} GB of {:.1f} usable{}\n",
                    best.estimate.memory_stage, m.weights / units::kGB, m.grads / units::kGB, m.optimizer / units::kGB,
-                   m.activations / units::kGB, m.logits / units::kGB, m.total() / units::kGB, best.estimate.memory_capacity / units::kGB,
+                   m.activations / units::kGB, m.logits / units::kGB,
+                   m.gathered > 0 ? fmt::format(" + FSDP units gathered {:.1f}", m.gathered / units::kGB) : "",
+                   m.total() / units::kGB, best.estimate.memory_capacity / units::kGB,
                    m.host_offloaded > 0 ? fmt::format(" ({:.1f} GB offloaded to host)", m.host_offloaded / units::kGB) : "");
   if (!p.failures.empty()) {
     const FailureImpact& f = p.failures.front();

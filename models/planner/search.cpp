@@ -106,9 +106,9 @@ bool simpler(const ParallelLayout& a, const ParallelLayout& b) {
 std::string gb(double bytes) { return fmt::format("{:.1f}", bytes / units::kGB); }
 
 std::string memory_detail(const MemoryBreakdown& b, double capacity) {
-  return fmt::format("needs {} GB per GPU (weights {}, gradients {}, optimizer {}, activations {}, logits {}) > {} GB usable",
+  return fmt::format("needs {} GB per GPU (weights {}, gradients {}, optimizer {}, activations {}, logits {}{}) > {} GB usable",
                      gb(b.total()), gb(b.weights), gb(b.grads), gb(b.optimizer), gb(b.activations), gb(b.logits),
-                     gb(capacity));
+                     b.gathered > 0 ? ", FSDP units gathered " + gb(b.gathered) : "", gb(capacity));
 }
 
 bool kv_ok(const ModelSpec& m, int tp) {

@@ -16,6 +16,31 @@ void add_layer(const ModelSpec& m, const LayerType& t, const ParallelShape& s, d
   expert += p.routed_experts / (static_cast<double>(s.ep) * s.etp);
 }
 
+// Parameters of the largest FSDP unit (a decoder or MTP layer, the embedding, the LM head) on one GPU
+// holding `chunks`, before sharding: its TP and EP x ETP share.
+double largest_unit(const ModelSpec& m, const std::vector<StageSlice>& chunks, const ParallelShape& s, bool mtp) {
+  const double embedding = static_cast<double>(m.vocab_size) * m.hidden_size / s.tp;
+  auto layer = [&](const LayerType& t) {
+    double dense = 0, expert = 0;
+    add_layer(m, t, s, dense, expert);
+    return dense + expert;
+  };
+  std::map<LayerType, double> seen;
+  double unit = 0;
+  for (const StageSlice& st : chunks) {
+    for (int l = st.first_layer; l < st.first_layer + st.layers; ++l) {
+      const LayerType t = m.layer_type(l);
+      auto it = seen.find(t);
+      if (it == seen.end()) it = seen.emplace(t, layer(t)).first;
+      unit = std::max(unit, it->second);
+    }
+    if (st.has_embedding || st.has_head) unit = std::max(unit, embedding);
+    if (st.has_mtp && mtp && m.mtp_layers > 0)
+      unit = std::max(unit, layer(m.mtp_layer_type()) + 3.0 * m.hidden_size + 2.0 * m.hidden_size * m.hidden_size / s.tp);
+  }
+  return unit;
+}
+
 }  // namespace
 
 std::pair<double, double> chunk_params(const ModelSpec& m, const std::vector<StageSlice>& chunks, const ParallelShape& s, bool mtp) {
@@ -53,6 +78,7 @@ MemoryBreakdown training_memory_per_gpu(const ModelSpec& m, const std::vector<St
   }
   b.weights = (cfg.param_bytes + cfg.weight_copy_bytes) * (cfg.zero_stage >= 3 ? fsdp : whole);
   b.grads = cfg.grad_bytes * (cfg.zero_stage >= 3 ? fsdp : cfg.zero_stage >= 2 ? sharded : whole);
+  if (cfg.zero_stage >= 3) b.gathered = 2 * largest_unit(m, chunks, cfg.shape, cfg.mtp) * (cfg.param_bytes + cfg.grad_bytes);
   const double optimizer = cfg.optimizer_bytes * (cfg.zero_stage >= 1 ? sharded : whole);
   if (cfg.offload_optimizer) b.host_offloaded += optimizer;
   else b.optimizer = optimizer;

@@ -50,11 +50,23 @@ struct MemoryBreakdown {
   double dense_params = 0;        // parameters on this GPU before ZeRO sharding
   double expert_params = 0;
   double weights = 0, grads = 0, optimizer = 0, activations = 0, logits = 0;
+  // ZeRO-3 / FSDP: the unsharded copies of the FSDP units (a layer, the embedding, the LM head) in use,
+  // parameters and gradients (see training_memory_per_gpu)
+  double gathered = 0;
   double host_offloaded = 0;      // bytes placed in host memory instead of HBM
-  double total() const { return weights + grads + optimizer + activations + logits; }
+  double total() const { return weights + grads + optimizer + activations + logits + gathered; }
 };
 
 // The GPU holding `chunks` (its pipeline chunks; one without virtual pipelining).
+// ZeRO-3 (Megatron FSDP, HSDP) keeps each parameter sharded but runs every FSDP unit (each decoder layer,
+// the embedding, the LM head) on its whole parameters: before the unit's forward and backward they are
+// all-gathered into an unsharded buffer, and its backward writes unsharded gradients that are then
+// reduce-scattered. With the next unit prefetched while one computes, and one unit's gradients reducing
+// while the next one's are produced, two units' parameters (param_bytes) and two units' gradients
+// (grad_bytes) are alive at the peak (PyTorch FSDP notes, "FSDP Prefetch Nuances"; Megatron-FSDP's
+// all-gather pipeline and double buffers). The unit is the largest on this GPU before sharding: a MoE
+// layer with EP = 1 holds every routed expert (DeepSeek-V3: 11.3 B parameters, 45 GB in bf16 for the
+// two copies of its parameters alone).
 MemoryBreakdown training_memory_per_gpu(const ModelSpec& model, const std::vector<StageSlice>& chunks,
                                         const TrainingMemoryConfig& config);
 inline MemoryBreakdown training_memory_per_gpu(const ModelSpec& model, const StageSlice& stage, const TrainingMemoryConfig& config) {

@@ -8,6 +8,7 @@
 #include "models/workload/gpu_compute.hpp"
 #include "models/workload/memory_fit.hpp"
 #include "models/workload/model_catalog.hpp"
+#include "models/workload/model_costs.hpp"
 #include "models/workload/model_spec.hpp"
 #include "sim/core/errors.hpp"
 
@@ -50,6 +51,13 @@ TEST(MemoryFit, TinyModelByHand) {
   const MemoryBreakdown z3 = training_memory_per_gpu(m, all, cfg);
   EXPECT_DOUBLE_EQ(z3.weights, 1352);
   EXPECT_DOUBLE_EQ(z3.grads, 2704);
+  // and runs each FSDP unit (here a decoder layer, larger than the 80-parameter embedding) on whole
+  // parameters and gradients: two units of each alive at the peak (one computing, one prefetched or reducing)
+  const double unit = layer_params(m, m.layer_type(0)).total();
+  EXPECT_GT(unit, 80);
+  EXPECT_DOUBLE_EQ(z3.gathered, 2 * unit * (2 + 4));
+  EXPECT_DOUBLE_EQ(z3.total(), z3.weights + z3.grads + z3.optimizer + z3.activations + z3.logits + z3.gathered);
+  EXPECT_DOUBLE_EQ(b.gathered, 0);  // ZeRO-1 keeps whole weights: nothing to gather
   cfg.zero_stage = 0;
   EXPECT_DOUBLE_EQ(training_memory_per_gpu(m, all, cfg).optimizer, 16224);
 
@@ -101,6 +109,28 @@ TEST(MemoryFit, ExpertsFoldIntoTheDataParallelRanks) {
   const double experts = 4 * 16 * 3.0 * 64 * 32;  // layers x experts x 3 h f
   EXPECT_DOUBLE_EQ(b.expert_params, experts / 4);
   EXPECT_DOUBLE_EQ(b.optimizer, 12 * (b.dense_params / 8 + b.expert_params / 2));
+}
+
+TEST(MemoryFit, FsdpWithoutExpertParallelismGathersEveryExpert) {
+  // DeepSeek-V3 under FSDP: with EP = 1 a MoE layer's unit holds all 256 experts (11.3 B parameters of
+  // 3 x 7168 x 2048, plus attention and the shared expert), so two layers' bf16 parameters and gradients
+  // alone take 93 GB, half of a B200's 186; with EP = 64 each GPU gathers its 4 experts per layer and the
+  // largest unit is the 129280 x 7168 embedding.
+  const ModelSpec m = ModelCatalog::shipped().load("deepseek-v3");
+  TrainingMemoryConfig cfg;
+  cfg.seq_len = 4096;
+  cfg.dp = 256;
+  cfg.zero_stage = 3;
+  cfg.grad_bytes = 2;
+  const StageSlice all{0, m.layers, true, true, true};
+  const double experts = 256 * 3.0 * 7168 * 2048;
+  const MemoryBreakdown one = training_memory_per_gpu(m, all, cfg);
+  EXPECT_GT(one.gathered, 2 * experts * (2 + 2));
+  EXPECT_LT(one.gathered, 2 * 1.05 * experts * (2 + 2));
+  EXPECT_GT(one.gathered, 90e9);
+  cfg.shape.ep = 64;
+  const MemoryBreakdown wide = training_memory_per_gpu(m, all, cfg);
+  EXPECT_DOUBLE_EQ(wide.gathered, 2 * 129280.0 * 7168 * (2 + 2));
 }
 
 TEST(MemoryFit, InferenceKvCache) {
