@@ -72,6 +72,20 @@ std::string CommCost::algorithm(CollectiveOp op, int g, double bytes, const std:
   return answer(op, g, bytes, dtype).algorithm;
 }
 
+int CommCost::sms(CollectiveOp op, int g, double bytes, const std::string& dtype) {
+  if (groups_.at(g).size() < 2 || bytes <= 0) return 0;
+  const double limit = static_cast<double>(units::kMaxBytesPerRank);
+  return answer(op, g, bytes / std::ceil(bytes / limit), dtype).channels;
+}
+
+int CommCost::moe_dispatch_sms(MoeDispatcher d, int g, int inner, int outer, double bytes) {
+  // Megatron-Core's TransformerConfig defaults: moe_deepep_num_sms 20, moe_hybridep_num_sms 24.
+  if (d == MoeDispatcher::deepep) return 20;
+  if (d == MoeDispatcher::hybridep) return 24;
+  if (inner < 0 || outer < 0) return sms(CollectiveOp::all_to_all, g, bytes);
+  return std::max(sms(CollectiveOp::all_to_all, inner, bytes), sms(CollectiveOp::all_to_all, outer, bytes));
+}
+
 double CommCost::moe_dispatch_s(MoeDispatcher d, int g, int inner, int outer, double bytes, double tokens_bytes, int top_k) {
   if (inner < 0 || outer < 0) return time_s(CollectiveOp::all_to_all, g, bytes);
   // A group spanning D domains with the same members in each: the part of every GPU's buffer bound for
@@ -136,7 +150,7 @@ std::vector<int> AnalyticCommCost::canonical(const std::vector<int>& gpus) const
 
 CommCost::Answer AnalyticCommCost::evaluate(const CollectiveRequest& request) {
   const AnalyticEstimate e = analytic_collective(graph_, request, calibration_);
-  Answer a{e.time_s, e.algorithm};
+  Answer a{e.time_s, e.algorithm, e.channels};
   auto it = overrides_.find({static_cast<int>(request.op), request.gpus, request.bytes, request.dtype});
   if (it != overrides_.end()) a.time_s = it->second;
   records_.push_back({request, a.time_s, a.algorithm});

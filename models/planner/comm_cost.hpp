@@ -43,11 +43,17 @@ class CommCost {
   }
   // The algorithm the model picks for this request ("" for one GPU).
   std::string algorithm(CollectiveOp op, int g, double bytes, const std::string& dtype = "bfloat16");
+  // The SMs the collective's kernel holds while it runs: NCCL runs one CTA per channel, one SM each
+  // (0 for one GPU or an implementation that does not say).
+  int sms(CollectiveOp op, int g, double bytes, const std::string& dtype = "bfloat16");
   // One MoE dispatch (or combine) over the EP group `g`: `bytes` is each GPU's send buffer with one copy
   // per (token, expert) pair; `tokens_bytes` the same tokens counted once; `top_k` experts per token.
   // inner/outer: the members in the first domain and one member per domain (-1 when the group stays in
   // one domain or the domains hold unequal shares: then one all-to-all over the group).
   double moe_dispatch_s(MoeDispatcher d, int g, int inner, int outer, double bytes, double tokens_bytes, int top_k);
+  // The SMs one dispatch (or combine) holds: NCCL's channels for alltoall, the fused kernels' SM budget
+  // for DeepEP and HybridEP (Megatron-Core's moe_deepep_num_sms = 20, moe_hybridep_num_sms = 24).
+  int moe_dispatch_sms(MoeDispatcher d, int g, int inner, int outer, double bytes);
   virtual std::string name() const = 0;
   std::size_t evaluations() const { return evaluations_; }
 
@@ -55,6 +61,7 @@ class CommCost {
   struct Answer {
     double time_s = 0;
     std::string algorithm;
+    int channels = 0;      // NCCL channels (one SM each while the kernel runs)
   };
   virtual Answer evaluate(const CollectiveRequest& request) = 0;
   // A representative of the groups that cost the same as `gpus` (default: itself).

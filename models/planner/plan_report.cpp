@@ -61,6 +61,7 @@ nlohmann::ordered_json estimate_json(const StepEstimate& e) {
   j["breakdown_s"] = {{"compute", r6(e.compute_s - e.recompute_s - e.overhead_s)}, {"launch_overhead", r6(e.overhead_s)},
                       {"recompute", r6(e.recompute_s)},
                       {"pipeline_bubble", r6(e.bubble_s)},        {"communication_exposed", r6(e.comm_exposed_s)},
+                      {"sm_contention", r6(e.contention_s)},
                       {"optimizer", r6(e.optimizer_s)},          {"offload", r6(e.offload_s)}};
   nlohmann::ordered_json comm = nlohmann::ordered_json::array();
   for (const auto& c : e.comm) {
@@ -69,6 +70,7 @@ nlohmann::ordered_json estimate_json(const StepEstimate& e) {
                     {"total_s", r6(c.total_s)},
                     {"exposed_s", r6(c.exposed_s)},
                     {"hidden_s", r6(std::max(0.0, c.total_s - c.exposed_s))},
+                    {"sm_contention_s", r6(c.contention_s)},
                     {"bytes", r6(c.bytes)},
                     {"group_gpus", c.group},
                     {"nvlink_domains", c.domains},

@@ -51,10 +51,11 @@ struct LayerComm {
   double tp_fwd = 0, tp_bwd = 0;   // TP + ETP collectives
   double ep_fwd = 0;               // dispatch + combine of one pass (backward the same)
   double ep_one = 0;               // one all-to-all
+  double ep_sm_share = 0;          // the SMs one all-to-all holds, of the GPU's
   double cp_fwd = 0, cp_bwd = 0;
 };
 
-LayerComm layer_comm(const LayerWork& w, const TrainingJob& job, const MeshGroups& g, CommCost& comm, int top_k) {
+LayerComm layer_comm(const LayerWork& w, const TrainingJob& job, const MeshGroups& g, CommCost& comm, int top_k, int sm_count) {
   LayerComm c;
   if (w.tp_pairs > 0) {
     const double ag = comm.time_s(CollectiveOp::all_gather, g.tp.id, w.tp_bytes);
@@ -75,6 +76,7 @@ LayerComm layer_comm(const LayerWork& w, const TrainingJob& job, const MeshGroup
     const double bytes = w.ep_bytes * job.moe_imbalance;
     c.ep_one = comm.moe_dispatch_s(job.dispatcher, g.ep.id, g.ep.inner, g.ep.outer, bytes, bytes / top_k, top_k);
     c.ep_fwd = w.ep_all_to_alls * c.ep_one;
+    c.ep_sm_share = comm.moe_dispatch_sms(job.dispatcher, g.ep.id, g.ep.inner, g.ep.outer, bytes) / static_cast<double>(sm_count);
   }
   if (w.cp_steps > 0) {
     c.cp_fwd = w.cp_steps * comm.time_s(CollectiveOp::send_recv, g.cp_pair.id, w.cp_bytes);
@@ -106,14 +108,26 @@ LayerCost cost_of(const LayerWork& w, const CostContext& cx, bool full_recompute
     if (rec_moe) c.recompute.x[kMoePasses] += w.moe_blocks;
   }
   if (!cx.groups) return c;
-  const LayerComm lc = layer_comm(w, cx.job, *cx.groups, *cx.comm, std::max(1, moe_top_k));
+  const LayerComm lc = layer_comm(w, cx.job, *cx.groups, *cx.comm, std::max(1, moe_top_k), cm.sm_count());
   const double tp = lc.tp_fwd + lc.tp_bwd + (full_recompute ? lc.tp_fwd : 0);
   c.comm.x[kTpComm] += tp;
   c.fwd_window.x[kTpComm] += lc.tp_fwd;
   c.tp_total = tp;
   const double ep = 2 * lc.ep_fwd + (full_recompute ? lc.ep_fwd : 0) + (rec_moe ? lc.ep_one * w.moe_recompute_all_to_alls : 0);
-  c.comm.x[cx.job.ep_overlap ? kEpOverlapComm : kFixed] += ep;
-  c.fwd_window.x[cx.job.ep_overlap ? kEpOverlapComm : kFixed] += lc.ep_fwd;
+  if (cx.job.ep_overlap) {
+    // The fitted fraction f of an overlapped all-to-all stays exposed; the rest runs beside computation
+    // that meanwhile lacks the SMs the dispatch kernels hold (share s), which costs s of the overlapped
+    // time: f ep + s (1 - f) ep = s ep + (1 - s) f ep, linear in f.
+    const double sm = std::min(1.0, lc.ep_sm_share);
+    c.comm.x[kEpOverlapComm] += (1 - sm) * ep;
+    c.comm.add_fixed(sm * ep);
+    c.fwd_window.x[kEpOverlapComm] += (1 - sm) * lc.ep_fwd;
+    c.fwd_window.add_fixed(sm * lc.ep_fwd);
+    c.ep_sm = sm * ep;
+  } else {
+    c.comm.add_fixed(ep);
+    c.fwd_window.add_fixed(lc.ep_fwd);
+  }
   c.ep_total = ep;
   if (lc.cp_fwd > 0) {
     // Ring attention overlaps each K/V step with the attention core on the chunk in hand.

@@ -25,6 +25,7 @@ struct LayerCost {
   Work comm;            // exposed TP/EP/CP (features kTpComm, kEpOverlapComm, kFixed)
   Work fwd_window;      // forward compute + exposed comm (DP overlap windows)
   double tp_total = 0, ep_total = 0, cp_total = 0, cp_exposed = 0;
+  double ep_sm = 0;     // overlapped EP (--ep-overlap): all-to-all seconds x the SM share its kernels hold
 };
 
 struct CostContext {
@@ -76,13 +77,18 @@ inline bool full_recompute_at(const RecomputePlan& rc, int index_in_chunk) {
 // The cost of one chunk for one micro-batch.
 struct ChunkCost {
   Work compute, recompute, comm, fwd_window;
-  double tp = 0, ep = 0, cp = 0, cp_exposed = 0;
+  double tp = 0, ep = 0, cp = 0, cp_exposed = 0, ep_sm = 0;
   void add(const LayerCost& c) {
     compute += c.compute;
     recompute += c.recompute;
     comm += c.comm;
     fwd_window += c.fwd_window;
-    tp += c.tp_total, ep += c.ep_total, cp += c.cp_total, cp_exposed += c.cp_exposed;
+    tp += c.tp_total, ep += c.ep_total, cp += c.cp_total, cp_exposed += c.cp_exposed, ep_sm += c.ep_sm;
+  }
+  ChunkCost& operator+=(const ChunkCost& c) {
+    compute += c.compute, recompute += c.recompute, comm += c.comm, fwd_window += c.fwd_window;
+    tp += c.tp, ep += c.ep, cp += c.cp, cp_exposed += c.cp_exposed, ep_sm += c.ep_sm;
+    return *this;
   }
   Work total() const { return compute + recompute + comm; }
 };

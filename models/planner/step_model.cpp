@@ -98,6 +98,7 @@ double offload_time(const SystemContext& sys, double optimizer_params, double ac
 struct GroupTime {
   double time_s = 0;
   std::string algorithm;
+  double sm_s = 0;  // SM-seconds its kernels hold: each piece's time x its NCCL channels
 };
 GroupTime group_collective(CollectiveOp op, const GroupSpan& g, double bytes, const std::string& dtype, CommCost& comm) {
   if (g.id < 0 || g.size < 2 || bytes <= 0) return {};
@@ -107,11 +108,14 @@ GroupTime group_collective(CollectiveOp op, const GroupSpan& g, double bytes, co
     // NIC rail). The flat ring over every GPU moves the same bytes per NIC with more latency steps, and
     // pricing it costs the collective model a route per member, so it is not asked.
     const double d = static_cast<double>(comm.gpus(g.inner).size());
-    const double t = comm.time_s(op, g.inner, bytes, dtype) + comm.time_s(op, g.outer, bytes / d, dtype);
-    return GroupTime{t, "two-level (" + comm.algorithm(op, g.inner, bytes, dtype) + " in domain, " +
-                            comm.algorithm(op, g.outer, bytes / d, dtype) + " across)"};
+    const double in = comm.time_s(op, g.inner, bytes, dtype), across = comm.time_s(op, g.outer, bytes / d, dtype);
+    return GroupTime{in + across,
+                     "two-level (" + comm.algorithm(op, g.inner, bytes, dtype) + " in domain, " +
+                         comm.algorithm(op, g.outer, bytes / d, dtype) + " across)",
+                     in * comm.sms(op, g.inner, bytes, dtype) + across * comm.sms(op, g.outer, bytes / d, dtype)};
   }
-  return GroupTime{comm.time_s(op, g.id, bytes, dtype), comm.algorithm(op, g.id, bytes, dtype)};
+  const double t = comm.time_s(op, g.id, bytes, dtype);
+  return GroupTime{t, comm.algorithm(op, g.id, bytes, dtype), t * comm.sms(op, g.id, bytes, dtype)};
 }
 
 GroupSpan span_of(const RankPlacement& p, const std::vector<int>& ranks, CommCost& comm) {
@@ -157,9 +161,9 @@ double step_lower_bound(const ModelSpec& model, const TrainingJob& job, const Sy
   const ComputeModel& cm = *sys.compute;
   double t_max = 0, t_sum = 0;
   for (int s = 0; s < l.pp; ++s) {
-    Work w;
-    for (const auto& c : chunks_of_stage(chunks, l.pp, s)) w += chunk_cost(c, costs).total();
-    const double t = cm.time_s(w);
+    ChunkCost w;
+    for (const auto& c : chunks_of_stage(chunks, l.pp, s)) w += chunk_cost(c, costs);
+    const double t = cm.time_s(w.total());
     t_max = std::max(t_max, t);
     t_sum += t;
   }
@@ -204,10 +208,7 @@ StepEstimate estimate_step(const ModelSpec& model, const TrainingJob& job, const
   for (int s = 0; s < l.pp; ++s) {
     int layers = 0;
     for (const auto& c : chunks_of_stage(chunks, l.pp, s)) {
-      const ChunkCost cc = chunk_cost(c, costs);
-      ChunkCost& x = st[static_cast<std::size_t>(s)];
-      x.compute += cc.compute, x.recompute += cc.recompute, x.comm += cc.comm, x.fwd_window += cc.fwd_window;
-      x.tp += cc.tp, x.ep += cc.ep, x.cp += cc.cp, x.cp_exposed += cc.cp_exposed;
+      st[static_cast<std::size_t>(s)] += chunk_cost(c, costs);
       layers += c.layers;
     }
     est.stage_layers.push_back(layers);
@@ -238,6 +239,7 @@ StepEstimate estimate_step(const ModelSpec& model, const TrainingJob& job, const
   auto add = [&](CommTime c) {
     est.comm_total_s += c.total_s;
     est.comm_exposed_s += c.exposed_s;
+    est.contention_s += c.contention_s;
     est.comm.push_back(std::move(c));
   };
   const LayerShape shape = layer_shape(job, l);
@@ -250,9 +252,11 @@ StepEstimate estimate_step(const ModelSpec& model, const TrainingJob& job, const
   if (b.ep > 0) {
     const double exposed = job.ep_overlap ? cm.coefficients()[kEpOverlapComm] : 1;
     const double bytes = tokens_mb / l.tp * model.moe.top_k * (model.moe.latent_size > 0 ? model.moe.latent_size : h) * 2;
-    add({"ep", std::string("MoE dispatch + combine (") + to_string(job.dispatcher) + ") per MoE block, forward and backward" +
-                   (job.ep_overlap ? ", overlapped with computation" : ""),
-         m * b.ep, m * b.ep * exposed, bytes, l.ep, g.ep.domains, comm.algorithm(CollectiveOp::all_to_all, g.ep.id, bytes)});
+    CommTime c{"ep", std::string("MoE dispatch + combine (") + to_string(job.dispatcher) + ") per MoE block, forward and backward" +
+                         (job.ep_overlap ? ", overlapped with computation" : ""),
+               m * b.ep, m * b.ep * exposed, bytes, l.ep, g.ep.domains, comm.algorithm(CollectiveOp::all_to_all, g.ep.id, bytes)};
+    c.contention_s = m * b.ep_sm * (1 - exposed);
+    add(c);
   }
   if (b.cp > 0)
     add({"cp", "ring attention K/V exchange per layer, overlapped with attention", m * b.cp, m * b.cp_exposed,
@@ -302,7 +306,7 @@ StepEstimate estimate_step(const ModelSpec& model, const TrainingJob& job, const
     const ChunkCost& pst = st[static_cast<std::size_t>(ps)];
     const double window = std::max(0.0, cm.time_s(pst.compute + pst.recompute) - pst.tp - pst.ep);
     const double F = window / 3, B = window - F;
-    double total = 0, exposed = 0;
+    double total = 0, exposed = 0, sm = 0;  // sm: SM-seconds the collectives' kernels hold
     std::string what, algo;
     auto coll = [&](CollectiveOp op, const GroupSpan& grp, double bytes, const std::string& dt) {
       return group_collective(op, grp, bytes, dt, comm);
@@ -311,23 +315,27 @@ StepEstimate estimate_step(const ModelSpec& model, const TrainingJob& job, const
     const GroupSpan& eg = g.expert_dp;
     if (dg.size > 1 || eg.size > 1) {
       if (l.zero_stage == 0) {
-        const GroupTime a = coll(CollectiveOp::all_reduce, dg, gd, gdt);
-        const double t = a.time_s + coll(CollectiveOp::all_reduce, eg, ge, gdt).time_s;
+        const GroupTime a = coll(CollectiveOp::all_reduce, dg, gd, gdt), ae = coll(CollectiveOp::all_reduce, eg, ge, gdt);
+        const double t = a.time_s + ae.time_s;
         total = t;
+        sm = a.sm_s + ae.sm_s;
         exposed = std::max(0.0, t - B) / v;
         what = "gradient all-reduce, overlapped with the last backward";
         algo = a.algorithm;
       } else if (l.zero_stage <= 2) {
-        const GroupTime rsd = coll(CollectiveOp::reduce_scatter, dg, gd, gdt);
-        const double rs = rsd.time_s + coll(CollectiveOp::reduce_scatter, eg, ge, gdt).time_s;
-        const double ag = coll(CollectiveOp::all_gather, dg, pd, pdt).time_s + coll(CollectiveOp::all_gather, eg, pe, pdt).time_s;
+        const GroupTime rsd = coll(CollectiveOp::reduce_scatter, dg, gd, gdt), rse = coll(CollectiveOp::reduce_scatter, eg, ge, gdt);
+        const GroupTime agd = coll(CollectiveOp::all_gather, dg, pd, pdt), age = coll(CollectiveOp::all_gather, eg, pe, pdt);
+        const double rs = rsd.time_s + rse.time_s, ag = agd.time_s + age.time_s;
+        const double rs_sm = rsd.sm_s + rse.sm_s, ag_sm = agd.sm_s + age.sm_s;
         algo = rsd.algorithm;
         if (l.zero_stage == 1) {
           total = rs + ag;
+          sm = rs_sm + ag_sm;
           exposed = (std::max(0.0, rs - B) + std::max(0.0, ag - F)) / v;
           what = "gradient reduce-scatter (overlapped with the last backward) + parameter all-gather (with the next forward)";
         } else {
           total = m * rs + ag;
+          sm = m * rs_sm + ag_sm;
           exposed = m * std::max(0.0, rs - B) + std::max(0.0, ag - F) / v;
           what = "gradient reduce-scatter every micro-batch (with its backward) + parameter all-gather (with the next forward)";
         }
@@ -337,10 +345,11 @@ StepEstimate estimate_step(const ModelSpec& model, const TrainingJob& job, const
         const bool hsdp = l.shard_group > 0 && g.shard.id >= 0;
         const GroupSpan& sd = hsdp ? g.shard : dg;
         const GroupSpan& se = hsdp ? g.expert_shard : eg;
-        const GroupTime agd = coll(CollectiveOp::all_gather, sd, pd, pdt);
-        const double ag = agd.time_s + coll(CollectiveOp::all_gather, se, pe, pdt).time_s;
-        const double rs = coll(CollectiveOp::reduce_scatter, sd, gd, gdt).time_s + coll(CollectiveOp::reduce_scatter, se, ge, gdt).time_s;
+        const GroupTime agd = coll(CollectiveOp::all_gather, sd, pd, pdt), age = coll(CollectiveOp::all_gather, se, pe, pdt);
+        const GroupTime rsd = coll(CollectiveOp::reduce_scatter, sd, gd, gdt), rse = coll(CollectiveOp::reduce_scatter, se, ge, gdt);
+        const double ag = agd.time_s + age.time_s, rs = rsd.time_s + rse.time_s;
         total = m * (2 * ag + rs);
+        sm = m * (2 * (agd.sm_s + age.sm_s) + rsd.sm_s + rse.sm_s);
         exposed = m * (std::max(0.0, ag - F) + std::max(0.0, ag + rs - B));
         algo = agd.algorithm;
         what = hsdp ? "HSDP: parameter all-gather before forward and backward, gradient reduce-scatter, every micro-batch, inside shard groups of " +
@@ -349,13 +358,19 @@ StepEstimate estimate_step(const ModelSpec& model, const TrainingJob& job, const
         if (hsdp && dg.size > sd.size) {
           // replicas: one all-reduce of this GPU's shard over the groups' counterparts (priced on the
           // whole group with the shard's bytes: an upper bound of the cross-replica ring)
-          const double ar = coll(CollectiveOp::all_reduce, dg, gd / sd.size, gdt).time_s;
-          total += ar;
-          exposed += std::max(0.0, ar - B);
+          const GroupTime ar = coll(CollectiveOp::all_reduce, dg, gd / sd.size, gdt);
+          total += ar.time_s;
+          sm += ar.sm_s;
+          exposed += std::max(0.0, ar.time_s - B);
         }
       }
-      add({"dp", what, total, exposed, gd, dg.size, dg.domains, algo});
-      step.add_fixed(exposed);
+      // The hidden part runs beside computation that meanwhile lacks the SMs NCCL's kernels hold (one
+      // per channel): it loses that share of the overlapped time.
+      const double contention = total > 0 ? (total - exposed) / total * sm / cm.sm_count() : 0;
+      CommTime c{"dp", what, total, exposed, gd, dg.size, dg.domains, algo};
+      c.contention_s = contention;
+      add(c);
+      step.add_fixed(exposed + contention);
     }
     // Optimizer: Adam over this GPU's shard, HBM-bound: read grad + fp32 master + m + v, write master,
     // m, v and the bf16 weight.

@@ -75,6 +75,9 @@ struct CommTime {
   int group = 1;           // GPUs in the group
   int domains = 1;         // fast domains the group spans
   std::string algorithm;   // what the collective model picked
+  // Computation lost while the hidden part runs: its kernels hold SMs (NCCL: one per channel; DeepEP and
+  // HybridEP: their SM budget) that the overlapped computation then lacks. Part of the step time.
+  double contention_s = 0;
 };
 
 struct StepEstimate {
@@ -88,6 +91,7 @@ struct StepEstimate {
   double offload_s = 0;          // exposed C2C/PCIe offload traffic
   std::vector<CommTime> comm;
   double comm_total_s = 0, comm_exposed_s = 0;
+  double contention_s = 0;       // sum of the comm's contention_s
   double tokens_per_s = 0, tokens_per_s_per_gpu = 0;
   double model_tflops_per_gpu = 0;  // model FLOPs (no recompute, no MTP) / step / GPUs
   double mfu = 0;                // of the dense peak of the recipe's GEMM type

@@ -236,8 +236,8 @@ GroupError group_error(const std::string& name, const std::vector<const RowPredi
 std::string breakdown_words(const StepEstimate& e) {
   std::string comm;
   for (const auto& c : e.comm) comm += fmt::format(" {} {:.2f}/{:.2f}", c.kind, c.exposed_s, c.total_s);
-  return fmt::format("step {:.2f} s: compute {:.2f} (overhead {:.2f}, recompute {:.2f}), bubble {:.2f}, exposed comm {:.2f} [exposed/total:{}], optimizer {:.2f}",
-                     e.step_s, e.compute_s, e.overhead_s, e.recompute_s, e.bubble_s, e.comm_exposed_s, comm, e.optimizer_s);
+  return fmt::format("step {:.2f} s: compute {:.2f} (overhead {:.2f}, recompute {:.2f}), bubble {:.2f}, exposed comm {:.2f} [exposed/total:{}], SM contention {:.2f}, optimizer {:.2f}",
+                     e.step_s, e.compute_s, e.overhead_s, e.recompute_s, e.bubble_s, e.comm_exposed_s, comm, e.contention_s, e.optimizer_s);
 }
 
 Engine::Engine(const TrainingFitOptions& o, const std::vector<PublishedRun>& runs) : pricer(o) {

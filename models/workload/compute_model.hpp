@@ -68,6 +68,7 @@ class ComputeModel {
   const ComputeParams& params() const { return params_; }
   const Coefficients& coefficients() const { return coeff_; }
   double hbm_Bps() const { return hbm_Bps_; }
+  int sm_count() const { return sm_count_; }
   double time_s(const Work& w) const;
 
   // A GEMM at `dtype` ("bf16", "fp8", "fp4"), `passes` times (backward = 2: dgrad and wgrad): the

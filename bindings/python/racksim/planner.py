@@ -24,7 +24,8 @@ def layout_row(layout):
     """One layout dict of the planner's JSON (an item of plan["layouts"], or plan["comparison"][i]["layout"])
     as a flat dict: the degrees, `mesh` (the DeviceMesh, outermost first), step_time_s, tokens_per_s,
     tokens_per_s_per_gpu, mfu (model FLOPs utilisation, 0-1), the step breakdown in seconds
-    (compute_s, recompute_s, pipeline_bubble_s, communication_exposed_s, optimizer_s, offload_s),
+    (compute_s, recompute_s, pipeline_bubble_s, communication_exposed_s, sm_contention_s = computation lost to the SMs
+    that overlapped communication kernels hold, optimizer_s, offload_s),
     per parallelism kind the communication per step and the part of it not hidden behind compute
     (<kind>_comm_s, <kind>_exposed_s, <kind>_domains = NVLink domains one group spans; 0 / absent when the
     kind is not used), pipeline_layout (the chunks as Megatron's --pipeline-model-parallel-layout), memory per GPU in GB (memory_GB = total, memory_usable_GB = HBM the job may use),

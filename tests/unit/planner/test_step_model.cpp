@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <numeric>
+#include <utility>
+#include <vector>
 #include <stdexcept>
 
 #include "models/planner/comm_cost.hpp"
@@ -18,17 +20,18 @@
 namespace racksim {
 namespace {
 
-// Every collective takes `fixed` seconds, whatever its size and group.
+// Every collective takes `fixed` seconds, whatever its size and group, on `channels` NCCL channels.
 class FixedCost : public CommCost {
  public:
-  explicit FixedCost(double fixed) : fixed_(fixed) {}
+  explicit FixedCost(double fixed, int channels = 0) : fixed_(fixed), channels_(channels) {}
   std::string name() const override { return "fixed"; }
 
  protected:
-  Answer evaluate(const CollectiveRequest&) override { return {fixed_, "fixed"}; }
+  Answer evaluate(const CollectiveRequest&) override { return {fixed_, "fixed", channels_}; }
 
  private:
   double fixed_;
+  int channels_;
 };
 
 const char* kDense = R"({"schema_version": 1, "id": "d4", "name": "d4", "source": "test",
@@ -207,6 +210,46 @@ TEST(StepModel, DataParallelOverlapWindow) {
   l.zero_stage = 3;
   const StepEstimate z = estimate_step(m, f.job, f.sys, p, l, slow);
   EXPECT_NEAR(z.comm_exposed("dp"), 8 * (300 - z.stage_times[0]), 1e-6);
+}
+
+TEST(StepModel, HiddenTrafficHoldsSmsTheComputationLacks) {
+  Fixture f;
+  const double sms = 152;  // GB200's B200 (topologies/gb200-nvl72.json)
+  // FSDP: the hidden part of the gathers and reduce-scatters runs on 32 of the SMs: the computation beside
+  // it loses 32 / 152 of that time, which the step pays.
+  const ModelSpec d = model_from_json_text(kDense, "d4");
+  const RankPlacement p8(f.graph, 1, 8);
+  ParallelLayout l;
+  l.dp = 8, l.micro_batches = 8, l.zero_stage = 3;
+  FixedCost no_sms(1e-4, 0), nccl(1e-4, 32);
+  const StepEstimate free = estimate_step(d, f.job, f.sys, p8, l, no_sms);
+  const StepEstimate held = estimate_step(d, f.job, f.sys, p8, l, nccl);
+  double hidden = 0, contention = 0;
+  for (const auto& c : held.comm)
+    if (c.kind == "dp") hidden = c.total_s - c.exposed_s, contention = c.contention_s;
+  EXPECT_GT(hidden, 0);
+  EXPECT_NEAR(contention, hidden * 32 / sms, 1e-12);
+  EXPECT_NEAR(held.step_s - free.step_s, contention, 1e-12);
+  EXPECT_NEAR(held.contention_s, contention, 1e-12);
+  // An overlapped all-to-all: the fitted fraction (0.25 here) stays exposed, the rest costs the share of
+  // the SMs the dispatcher holds: NCCL's channels for alltoall, 20 for DeepEP, 24 for HybridEP
+  // (Megatron-Core's moe_deepep_num_sms, moe_hybridep_num_sms).
+  const ModelSpec m = model_from_json_text(kMoe, "m4");
+  ParallelLayout e;
+  e.tp = 2, e.dp = 4, e.ep = 8, e.micro_batch = 2, e.micro_batches = 8;
+  f.job.ep_overlap = true;
+  FixedCost comm(1e-4, 32);
+  const double ep = 8 * 4 * 4 * 1e-4;
+  for (const auto& [d, held_sms] : std::vector<std::pair<MoeDispatcher, double>>{
+           {MoeDispatcher::alltoall, 32}, {MoeDispatcher::deepep, 20}, {MoeDispatcher::hybridep, 24}}) {
+    f.job.dispatcher = d;
+    const StepEstimate o = estimate_step(m, f.job, f.sys, p8, e, comm);
+    for (const auto& c : o.comm)
+      if (c.kind == "ep") {
+        EXPECT_NEAR(c.exposed_s, 0.25 * ep, 1e-12);
+        EXPECT_NEAR(c.contention_s, 0.75 * ep * held_sms / sms, 1e-12) << to_string(d);
+      }
+  }
 }
 
 TEST(StepModel, PrecisionRecipesRunAtTheirTensorCoreRate) {
