@@ -8,6 +8,8 @@
 
 #include "models/planner/comm_cost.hpp"
 #include "models/planner/placement.hpp"
+#include "models/planner/step_model.hpp"
+#include "sim/core/units.hpp"
 
 namespace racksim {
 
@@ -143,8 +145,31 @@ std::string explain_difference(const Candidate& best, const Candidate& other) {
 
 namespace racksim {
 
+namespace {
+
+// What the layout would need per GPU without EP: every routed expert of its layers on every GPU.
+std::string without_ep_words(const Candidate& best, const ModelSpec& model, const TrainingJob& job, const SystemContext& sys) {
+  ParallelLayout one = best.layout;
+  one.ep = 1, one.etp = 1;
+  const double usable = sys.hbm_bytes * (1 - job.memory_reserve);
+  const MemoryBreakdown same = layout_memory(model, job, sys, one);
+  one.zero_stage = 3, one.shard_group = 0;
+  const MemoryBreakdown fsdp = layout_memory(model, job, sys, one);
+  const auto [dense, experts] = chunk_params(model, {StageSlice{0, model.layers, false, false, false}},
+                                             ParallelShape{one.tp, one.cp, 1, 1}, false);
+  (void)dense;
+  return fmt::format(
+      " Without EP every GPU would hold all {} routed experts of its stage's layers ({:.1f} B parameters per GPU over the {} "
+      "pipeline stages): this layout would need {:.1f} GB per GPU with its {}, {:.1f} GB with FSDP (which holds two whole layers "
+      "at a time, each {:.1f} GB of parameters and gradients), of {:.1f} GB usable.",
+      model.moe.experts, experts / best.layout.pp / 1e9, best.layout.pp, same.total() / units::kGB, best.layout.fsdp_text(),
+      fsdp.total() / units::kGB, fsdp.gathered / 2 / units::kGB, usable / units::kGB);
+}
+
+}  // namespace
+
 std::string explain_expert_placement(const Candidate& best, const RankPlacement& p, CommCost& comm, const ModelSpec& model,
-                                     const TrainingJob& job) {
+                                     const TrainingJob& job, const SystemContext& sys) {
   const ParallelLayout& l = best.layout;
   if (!model.is_moe() || l.ep < 2) return "";
   const CommTime* ep = nullptr;
@@ -187,16 +212,18 @@ std::string explain_expert_placement(const Candidate& best, const RankPlacement&
   if (here <= 0) return "";
   const double per_step = ep->total_s / here;  // all-to-alls per step on the bottleneck GPU
   const int other_domains = p.domains_spanned(other);
+  const std::string memory = without_ep_words(best, model, job, sys);
   if (spanned == 1)
     return fmt::format(
         " EP={} stays inside one NVLink domain: its {:.0f} dispatch/combine all-to-alls per step ({:.1f} MB per GPU each, {}) "
         "take {:.3f} s there; spread over {} domains the same all-to-alls would take {:.3f} s ({:.1f}x), because the share "
         "leaving the domain rides the scale-out NICs instead of NVLink.",
-        l.ep, per_step, ep->bytes / 1e6, to_string(job.dispatcher), ep->total_s, other_domains, per_step * there, there / here);
+        l.ep, per_step, ep->bytes / 1e6, to_string(job.dispatcher), ep->total_s, other_domains, per_step * there, there / here) +
+           memory;
   return fmt::format(
       " EP={} spans {} NVLink domains: its {:.0f} all-to-alls per step take {:.3f} s ({:.3f} s exposed); packed into one domain "
       "they would take {:.3f} s, but this layout's other degrees need the spread.",
-      l.ep, spanned, per_step, ep->total_s, ep->exposed_s, per_step * there);
+      l.ep, spanned, per_step, ep->total_s, ep->exposed_s, per_step * there) + memory;
 }
 
 }  // namespace racksim

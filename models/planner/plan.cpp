@@ -236,7 +236,7 @@ PlanResult run_plan(const PlanRequest& req) {
   out.explanation = describe_placement(best, best_placement, graph.gpus_per_domain());
   {
     AnalyticCommCost ecomm(graph, calibration);
-    out.explanation += explain_expert_placement(best, best_placement, ecomm, model, job);
+    out.explanation += explain_expert_placement(best, best_placement, ecomm, model, job, sys);
   }
   // The runner-up: the next layout that is measurably slower (equal-time variants, such as CP=2 with
   // half the DP and twice the micro-batch, do the same work and are named as ties).
