@@ -31,6 +31,7 @@ struct CollectivePoint {
   std::string protocol;        // what the model runs
   double latency_s = 0;        // model time at identity algorithm calibration, minus bandwidth_s
   double bandwidth_s = 0;      // the part that scales with 1 / kappa
+  int domains = 1;             // NVLink domains (NCCL nodes) the ranks span
 };
 
 // One point per collective measurement the analytic model can express (others are reported through
@@ -43,6 +44,8 @@ struct GroupFit {
   double bandwidth_efficiency = 1, launch_overhead_us = 0;
   bool launch_fixed = false;   // one message size, or no point whose model time is mostly latency: L = 0
   bool kappa_fixed = false;    // no point whose model time is mostly bandwidth: kappa = 1
+  double scale_out_launch_overhead_us = -1;  // across NVLink domains; -1: not determinable, launch_overhead_us
+  bool scale_out_launch_fitted = false;
   int points = 0;
   double median_abs_error = 0, worst_abs_error = 0, rms_log_residual = 0;
   std::vector<std::string> series, sources;
@@ -62,9 +65,16 @@ struct FoldError {
   int points = 0, points_small = 0, points_large = 0;
   double median_small = 0, worst_small = 0, median_large = 0, worst_large = 0;  // |pred/meas - 1|
 };
+// One held-out prediction, with what the model knew of the point (for listing the worst ones).
+struct HeldOutPrediction {
+  std::string fold, id, series, system, arch, key, protocol;
+  int gpus = 0, domains = 1;
+  double bytes = 0, measured_s = 0, predicted_s = 0, latency_s = 0, bandwidth_s = 0, timer_floor_s = 0;
+};
 struct CrossValidation {
   std::string by;              // "system", "GPU count"
   std::vector<FoldError> folds;
+  std::vector<HeldOutPrediction> predictions;  // every held-out point under its fold's calibration
   FoldError all;               // every held-out prediction together
 };
 

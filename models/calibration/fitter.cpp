@@ -332,7 +332,9 @@ FitResult fit_calibration(const std::vector<Measurement>& data, const Predictor&
     else f.fixed_parameters.push_back("bandwidth_efficiency = 1: no point is mostly bandwidth");
     if (!g.launch_fixed) f.free_parameters.push_back("launch_overhead_us");
     else f.fixed_parameters.push_back("launch_overhead_us = 0: one message size, or no point is mostly latency");
+    if (g.scale_out_launch_fitted) f.free_parameters.push_back("scale_out_launch_overhead_us");
     f.values = {{"bandwidth_efficiency", g.bandwidth_efficiency}, {"launch_overhead_us", g.launch_overhead_us}};
+    if (g.scale_out_launch_fitted) f.values.push_back({"scale_out_launch_overhead_us", g.scale_out_launch_overhead_us});
     f.series = g.series;
     f.sources = g.sources;
     f.points = g.points;

@@ -39,6 +39,11 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   e.flow.arch = arch;
   std::string borrowed;
   const AlgorithmCalibration& cal = calibration.algorithm(key, arch, &borrowed);
+  bool spans_domains = false;
+  for (int g : request.gpus)
+    spans_domains = spans_domains || graph.vertices()[graph.gpu_vertex(g)].domain !=
+                                         graph.vertices()[graph.gpu_vertex(request.gpus.front())].domain;
+  const double extra_launch_us = cal.launch_us(spans_domains);
   if (!borrowed.empty())
     e.warnings.push_back(key + ": no " + arch + " calibration, using " + borrowed + "'s (" + cal.source + ")");
   for (LinkKind k : {LinkKind::nvlink, LinkKind::nic}) {
@@ -57,14 +62,14 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
     const nccl::Proto proto = nccl::proto_from_string(request.protocol == "auto" ? "Simple" : request.protocol);
     const nccl::Algo algo = nccl::algo_from_string(request.algorithm);
     const nccl::AlgoTerms at = nccl::algo_terms(s, g, func, algo, proto);
-    e.flow.launch_s = units::us_to_s(at.launch_us + cal.launch_overhead_us);
+    e.flow.launch_s = units::us_to_s(at.launch_us + extra_launch_us);
     e.flow.intra_step_s = units::us_to_s(at.intra_step_us + cal.step_overhead_us);
     e.flow.net_step_s = units::us_to_s(at.net_step_us + cal.step_overhead_us);
     if (algo != nccl::Algo::ring) {
       // Pipelined (trees, NVLS, NVLS-tree): NCCL's latency counts each hop once, as the fill of a pipeline
       // whose later items overlap their latency (NCCL_STEPS slots per connection): charge it at launch.
       const nccl::TuneTables tables = nccl::tune_model(s, g);
-      e.flow.launch_s = units::us_to_s(tables.latency[int(func)][int(algo)][int(proto)] + cal.launch_overhead_us);
+      e.flow.launch_s = units::us_to_s(tables.latency[int(func)][int(algo)][int(proto)] + extra_launch_us);
       e.flow.intra_step_s = e.flow.net_step_s = 0;
       e.flow.latency_at_launch = true;
     }
@@ -72,7 +77,7 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
     e.cap_algbw_Bps = units::GBps_to_Bps(at.algbw_cap_GBps);
     e.cap_source = at.cap_source;
   } else {
-    e.flow.launch_s = units::us_to_s(cal.launch_overhead_us);
+    e.flow.launch_s = units::us_to_s(extra_launch_us);
     e.flow.intra_step_s = e.flow.net_step_s = units::us_to_s(cal.step_overhead_us);
   }
   // Pass 1: the bandwidth part alone at the protocol's payload fraction.

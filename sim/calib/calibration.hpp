@@ -35,6 +35,13 @@ struct AlgorithmCalibration {
   double half_efficiency_bytes = 0.0; // efficiency(S) = bandwidth_efficiency * S / (S + half): 0 = flat
   std::string source;
   FitSummary fit;
+  // launch_overhead_us for a collective whose ranks span several NVLink domains (NCCL nodes): the network's proxy
+  // threads and RDMA round trips cost more than NCCL's hwLat NET terms say, and nothing of that applies inside
+  // one domain. < 0: not given, launch_overhead_us applies everywhere (files written before it existed).
+  double scale_out_launch_overhead_us = -1.0;
+  double launch_us(bool spans_domains) const {
+    return spans_domains && scale_out_launch_overhead_us >= 0 ? scale_out_launch_overhead_us : launch_overhead_us;
+  }
   double efficiency_at(double bytes) const {
     return half_efficiency_bytes > 0 ? bandwidth_efficiency * bytes / (bytes + half_efficiency_bytes)
                                      : bandwidth_efficiency;

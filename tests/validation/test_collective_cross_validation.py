@@ -6,10 +6,12 @@ calibrate/data/published_measurements.json and calibrate/data/public_collectives
 express; sources in each record).
 
 The issue's goals, on the pooled held-out predictions: |predicted / measured - 1| median <= 5 % and worst
-<= 15 % at >= 64 MiB, median <= 15 % below. They are NOT met yet (measured 2026-12-01, leave one system
-out: 17.2 % median, 109.0 % worst at >= 64 MiB, 25.4 % median below; leave one GPU count out: 13.0 %,
-262.8 %, 36.6 %): this test prints how far each is and fails on regressions past the measured values
-(BOUNDS, a few points above them), so that a model change that makes prediction worse is caught.
+<= 15 % at >= 64 MiB, median <= 15 % below. They are NOT met yet (measured 2026-12-02 with kappa pulled
+toward the physical model, series-weighted, and a scale-out launch cost of its own: leave one system out
+10.7 % median, 105.2 % worst at >= 64 MiB, 24.9 % median below; leave one GPU count out: 9.1 %, 102.9 %,
+31.5 %; before that change 17.2 / 109.0 / 25.4 and 13.0 / 262.8 / 36.6): this test prints how far each is
+and fails on regressions past the measured values (BOUNDS, a little above them), so that a model change
+that makes prediction worse is caught.
 The same numbers are printed by `racksim validate` and written to cross_validation.json."""
 import json
 import os
@@ -20,10 +22,10 @@ import tempfile
 BIN = os.environ["RACKSIM_BIN"]
 GOALS = {"median_abs_error_at_or_above_64MiB": 0.05, "worst_abs_error_at_or_above_64MiB": 0.15,
          "median_abs_error_below_64MiB": 0.15}
-BOUNDS = {"system": {"median_abs_error_at_or_above_64MiB": 0.20, "worst_abs_error_at_or_above_64MiB": 1.25,
-                     "median_abs_error_below_64MiB": 0.28},
-          "GPU count": {"median_abs_error_at_or_above_64MiB": 0.15, "worst_abs_error_at_or_above_64MiB": 2.8,
-                        "median_abs_error_below_64MiB": 0.40}}
+BOUNDS = {"system": {"median_abs_error_at_or_above_64MiB": 0.12, "worst_abs_error_at_or_above_64MiB": 1.10,
+                     "median_abs_error_below_64MiB": 0.27},
+          "GPU count": {"median_abs_error_at_or_above_64MiB": 0.10, "worst_abs_error_at_or_above_64MiB": 1.10,
+                        "median_abs_error_below_64MiB": 0.34}}
 
 
 def main():
