@@ -1,6 +1,7 @@
 #include "models/analytic/flow_cost.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 
 #include "sim/core/errors.hpp"
@@ -16,6 +17,67 @@ double StageCost::time(double bytes) const {
   return t;
 }
 
+namespace {
+thread_local FlowCache* active_cache = nullptr;
+// Tables of paths kept per set of terms; a search uses a handful (per algorithm, protocol and channel
+// count). Beyond this many, FlowCosters keep their own paths.
+constexpr std::size_t kMaxTables = 256;
+
+std::uint64_t bits(double x) {
+  std::uint64_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+}
+}  // namespace
+
+struct FlowCache::Table {
+  std::array<std::uint64_t, 18> terms{};
+  std::vector<std::unique_ptr<FlowCoster::Path>> paths;  // by raw path id
+};
+
+// Dense GPU -> GPU index up to this many GPUs (4 MiB of ids at 1 024 GPUs, 14 racks of 72).
+constexpr int kMaxDenseGpus = 1024;
+
+FlowCache::FlowCache(const TopologyGraph& graph) : graph_(graph) {
+  gpus_ = graph.gpu_count();
+  if (gpus_ > kMaxDenseGpus) return;
+  gpu_index_.assign(graph.vertices().size(), -1);
+  for (int g = 0; g < gpus_; ++g) gpu_index_[static_cast<std::size_t>(graph.gpu_vertex(g))] = g;
+}
+
+int* FlowCache::full_slot(int src, int dst) {
+  if (gpu_index_.empty() || src < 0 || dst < 0 || static_cast<std::size_t>(src) >= gpu_index_.size() ||
+      static_cast<std::size_t>(dst) >= gpu_index_.size())
+    return nullptr;
+  const int a = gpu_index_[static_cast<std::size_t>(src)], b = gpu_index_[static_cast<std::size_t>(dst)];
+  if (a < 0 || b < 0) return nullptr;
+  if (full_dense_.empty()) full_dense_.assign(static_cast<std::size_t>(gpus_) * static_cast<std::size_t>(gpus_), -1);
+  return &full_dense_[static_cast<std::size_t>(a) * static_cast<std::size_t>(gpus_) + static_cast<std::size_t>(b)];
+}
+FlowCache::~FlowCache() = default;
+
+FlowCache::Scope::Scope(FlowCache& cache) : previous_(active_cache) { active_cache = &cache; }
+FlowCache::Scope::~Scope() { active_cache = previous_; }
+
+FlowCache* FlowCache::active(const TopologyGraph& graph) {
+  return active_cache != nullptr && &active_cache->graph_ == &graph ? active_cache : nullptr;
+}
+
+FlowCache::Table* FlowCache::table(const std::array<std::uint64_t, 18>& terms) {
+  for (auto& t : tables_)
+    if (t->terms == terms) return t.get();
+  if (tables_.size() >= kMaxTables) return nullptr;
+  tables_.push_back(std::make_unique<Table>());
+  tables_.back()->terms = terms;
+  return tables_.back().get();
+}
+
+std::size_t FlowCache::VectorHash::operator()(const std::vector<int>& v) const {
+  std::size_t h = v.size();
+  for (int x : v) h ^= static_cast<std::size_t>(x) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  return h;
+}
+
 FlowCoster::FlowCoster(const TopologyGraph& graph, const Calibration& calibration, const std::string& op_slash_algo,
                        double bytes)
     : graph_(graph), calibration_(calibration) {
@@ -24,6 +86,7 @@ FlowCoster::FlowCoster(const TopologyGraph& graph, const Calibration& calibratio
   if (!(algorithm_efficiency_ > 0)) algorithm_efficiency_ = 1;
   launch_s_ = units::us_to_s(a.launch_overhead_us);
   step_s_ = units::us_to_s(a.step_overhead_us);
+  use_cache();
 }
 
 FlowCoster::FlowCoster(const TopologyGraph& graph, const Calibration& calibration, const FlowTerms& terms)
@@ -31,6 +94,28 @@ FlowCoster::FlowCoster(const TopologyGraph& graph, const Calibration& calibratio
   algorithm_efficiency_ = terms.efficiency > 0 ? terms.efficiency : 1;
   launch_s_ = terms.no_latency ? 0 : terms.launch_s;
   step_s_ = 0;
+  use_cache();
+}
+
+void FlowCoster::use_cache() {
+  cache_ = FlowCache::active(graph_);
+  if (cache_ == nullptr) return;
+  // Everything make_path() reads besides the route: the step latency and terms, and the link calibration
+  // of every link kind (compared bit for bit).
+  std::array<std::uint64_t, 18> t{};
+  t[0] = bits(step_s_);
+  t[1] = has_terms_;
+  t[2] = terms_.no_latency;
+  t[3] = terms_.latency_at_launch;
+  t[4] = bits(terms_.intra_step_s);
+  t[5] = bits(terms_.net_step_s);
+  std::size_t i = 6;
+  for (LinkKind k : {LinkKind::nvlink, LinkKind::c2c, LinkKind::pcie, LinkKind::cpu_cpu, LinkKind::nic, LinkKind::ib}) {
+    const LinkCalibration& lc = link_calibration(k);
+    t[i++] = bits(lc.extra_latency_us);
+    t[i++] = bits(lc.bandwidth_efficiency);
+  }
+  table_ = cache_->table(t);
 }
 
 namespace {
@@ -39,16 +124,11 @@ constexpr long long kEdge = 0, kPort = 1, kShare = 2, kTrunk = 3;
 long long link_key(long long tag, long long id, int direction) { return (tag << 48) | (id << 1) | direction; }
 }  // namespace
 
-FlowCoster::Path FlowCoster::make_path(const Route& route, std::size_t first_hop, std::size_t end_hop) const {
-  Path p;
-  p.alpha_s = step_s_;
-  bool crosses_nic = false;
+std::vector<FlowCache::Hop> FlowCoster::raw_hops(const Route& route, std::size_t first_hop, std::size_t end_hop) const {
+  std::vector<FlowCache::Hop> out;
+  out.reserve(route.hops.size());
   for (std::size_t i = first_hop; i < end_hop && i < route.hops.size(); ++i) {
     const RouteHop& h = route.hops[i];
-    const LinkCalibration& lc = calibration_.link(h.kind, terms_.arch);
-    crosses_nic = crosses_nic || h.kind == LinkKind::nic;
-    p.alpha_s += h.latency_s + units::us_to_s(lc.extra_latency_us);
-    const double capacity = h.bandwidth_Bps * lc.bandwidth_efficiency * algorithm_efficiency_;
     long long key;
     if (h.from >= 0 && h.to >= 0 && h.edges.size() == 1) {
       const Edge& e = graph_.edges()[h.edges[0]];
@@ -62,7 +142,28 @@ FlowCoster::Path FlowCoster::make_path(const Route& route, std::size_t first_hop
       const int dir = graph_.vertices()[route.src].rack < graph_.vertices()[route.dst].rack ? 0 : 1;
       key = link_key(kTrunk, h.edges.empty() ? 0 : h.edges[0], dir);
     }
-    p.links.emplace_back(key, capacity);
+    out.push_back({key, h.bandwidth_Bps, h.latency_s, h.kind});
+  }
+  return out;
+}
+
+const LinkCalibration& FlowCoster::link_calibration(LinkKind kind) const {
+  const auto k = static_cast<std::size_t>(kind);
+  if (k >= link_cal_.size()) return calibration_.link(kind, terms_.arch);
+  if (link_cal_[k] == nullptr) link_cal_[k] = &calibration_.link(kind, terms_.arch);
+  return *link_cal_[k];
+}
+
+FlowCoster::Path FlowCoster::make_path(const std::vector<FlowCache::Hop>& hops) const {
+  Path p;
+  p.alpha_s = step_s_;
+  bool crosses_nic = false;
+  p.links.reserve(hops.size());
+  for (const FlowCache::Hop& h : hops) {
+    const LinkCalibration& lc = link_calibration(h.kind);
+    crosses_nic = crosses_nic || h.kind == LinkKind::nic;
+    p.alpha_s += h.latency_s + units::us_to_s(lc.extra_latency_us);
+    p.links.emplace_back(h.key, h.bandwidth_Bps * lc.bandwidth_efficiency);  // x algorithm_efficiency_ when used
   }
   p.crosses_nic = crosses_nic;
   // NCCL's per-step latency is the whole step's latency; the wire's is part of it (never less than the wire).
@@ -71,11 +172,75 @@ FlowCoster::Path FlowCoster::make_path(const Route& route, std::size_t first_hop
   return p;
 }
 
+const std::vector<FlowCache::Hop>& FlowCoster::raw_path(int which, int a, int b, std::vector<FlowCache::Hop>& own, int* id) {
+  auto compute = [&]() {
+    if (which == 0) {
+      const Route r = find_route(graph_, a, b);
+      return raw_hops(r, 0, r.hops.size());
+    }
+    if (which == 1) return raw_hops(find_route(graph_, a, b), 0, 1);  // a: the GPU, b: its peer
+    const Route r = find_route(graph_, b, a);                          // a: the GPU, b: its peer
+    return raw_hops(r, r.hops.size() - 1, r.hops.size());
+  };
+  if (cache_ == nullptr) {
+    own = compute();
+    return own;
+  }
+  int* slot = which == 0 ? cache_->full_slot(a, b) : nullptr;
+  if (slot != nullptr) {
+    if (*slot >= 0) {
+      *id = *slot;
+      return cache_->raw_[static_cast<std::size_t>(*slot)];
+    }
+    std::vector<FlowCache::Hop> hops = compute();
+    *id = static_cast<int>(cache_->raw_.size());
+    cache_->raw_.push_back(std::move(hops));
+    *slot = *id;
+    return cache_->raw_.back();
+  }
+  auto& index = which == 0 ? cache_->full_ : which == 1 ? cache_->up_ : cache_->down_;
+  const long long k = which == 0 ? (static_cast<long long>(a) << 32) | static_cast<unsigned>(b) : a;
+  const auto it = index.find(k);
+  if (it != index.end()) {
+    *id = it->second;
+    return cache_->raw_[static_cast<std::size_t>(it->second)];
+  }
+  std::vector<FlowCache::Hop> hops = compute();
+  *id = static_cast<int>(cache_->raw_.size());
+  cache_->raw_.push_back(std::move(hops));
+  index.emplace(k, *id);
+  return cache_->raw_.back();
+}
+
+const FlowCoster::Path& FlowCoster::cached_path(int id, const std::vector<FlowCache::Hop>& hops) {
+  auto& paths = table_->paths;
+  if (paths.size() <= static_cast<std::size_t>(id)) paths.resize(cache_->raw_.size());
+  auto& slot = paths[static_cast<std::size_t>(id)];
+  if (!slot) {
+    slot = std::make_unique<Path>(make_path(hops));
+    slot->raw = id;
+  }
+  return *slot;
+}
+
 const FlowCoster::Path& FlowCoster::gpu_to_gpu(int src, int dst) {
+  if (table_ != nullptr) {
+    if (const int* slot = cache_->full_slot(src, dst)) {
+      if (*slot >= 0) return cached_path(*slot, cache_->raw_[static_cast<std::size_t>(*slot)]);
+    } else {
+      const auto it = cache_->full_.find((static_cast<long long>(src) << 32) | static_cast<unsigned>(dst));
+      if (it != cache_->full_.end()) return cached_path(it->second, cache_->raw_[static_cast<std::size_t>(it->second)]);
+    }
+  }
   const auto it = paths_.find({src, dst});
   if (it != paths_.end()) return it->second;
-  const Route r = find_route(graph_, src, dst);
-  return paths_.emplace(std::make_pair(src, dst), make_path(r, 0, r.hops.size())).first->second;
+  std::vector<FlowCache::Hop> own;
+  int id = -1;
+  const std::vector<FlowCache::Hop>& hops = raw_path(0, src, dst, own, &id);
+  if (table_ != nullptr) return cached_path(id, hops);
+  Path p = make_path(hops);
+  p.raw = id;
+  return paths_.emplace(std::make_pair(src, dst), std::move(p)).first->second;
 }
 
 int FlowCoster::domain_peer(int gpu_vertex) const {
@@ -104,24 +269,43 @@ int FlowCoster::domain_peer(int gpu_vertex) const {
 }
 
 const FlowCoster::Path& FlowCoster::gpu_to_switch(int gpu) {
+  if (table_ != nullptr) {  // cached only for GPUs with a peer (domain_peer() succeeded then)
+    const auto c = cache_->up_.find(gpu);
+    if (c != cache_->up_.end()) return cached_path(c->second, cache_->raw_[static_cast<std::size_t>(c->second)]);
+  }
   const auto it = up_.find(gpu);
   if (it != up_.end()) return it->second;
   const int peer = domain_peer(gpu);
   Path p;
-  if (peer >= 0) p = make_path(find_route(graph_, gpu, peer), 0, 1);
-  return up_.emplace(gpu, p).first->second;
+  if (peer >= 0) {
+    std::vector<FlowCache::Hop> own;
+    int id = -1;
+    const std::vector<FlowCache::Hop>& hops = raw_path(1, gpu, peer, own, &id);
+    if (table_ != nullptr) return cached_path(id, hops);
+    p = make_path(hops);
+    p.raw = id;
+  }
+  return up_.emplace(gpu, std::move(p)).first->second;
 }
 
 const FlowCoster::Path& FlowCoster::switch_to_gpu(int gpu) {
+  if (table_ != nullptr) {
+    const auto c = cache_->down_.find(gpu);
+    if (c != cache_->down_.end()) return cached_path(c->second, cache_->raw_[static_cast<std::size_t>(c->second)]);
+  }
   const auto it = down_.find(gpu);
   if (it != down_.end()) return it->second;
   const int peer = domain_peer(gpu);
   Path p;
   if (peer >= 0) {
-    const Route r = find_route(graph_, peer, gpu);
-    p = make_path(r, r.hops.size() - 1, r.hops.size());
+    std::vector<FlowCache::Hop> own;
+    int id = -1;
+    const std::vector<FlowCache::Hop>& hops = raw_path(2, gpu, peer, own, &id);
+    if (table_ != nullptr) return cached_path(id, hops);
+    p = make_path(hops);
+    p.raw = id;
   }
-  return down_.emplace(gpu, p).first->second;
+  return down_.emplace(gpu, std::move(p)).first->second;
 }
 
 double FlowCoster::plane_reduce_s_per_byte(int domain) {
@@ -130,27 +314,56 @@ double FlowCoster::plane_reduce_s_per_byte(int domain) {
     const int v = graph_.gpu_vertex(g);
     if (graph_.vertices()[v].domain != domain) continue;
     const Path& up = gpu_to_switch(v);
-    if (!up.links.empty()) sum += up.links.front().second;
+    if (!up.links.empty()) sum += up.links.front().second * algorithm_efficiency_;
   }
   return sum > 0 ? 1 / sum : 0;
 }
 
 StageCost FlowCoster::stage(const std::vector<const Path*>& flows) const {
-  // Flows per link: sorted keys, counted by binary search (a std::map here was 13 % of a planner search).
-  std::vector<long long> keys;
-  for (const Path* f : flows)
-    for (const auto& [key, cap] : f->links) keys.push_back(key);
-  std::sort(keys.begin(), keys.end());
-  auto load = [&keys](long long key) {
-    const auto range = std::equal_range(keys.begin(), keys.end(), key);
-    return static_cast<double>(range.second - range.first);
-  };
+  // Flows per link, in the order of the flows' links: with a cache, once per flow set (its raw path ids);
+  // else sorted keys, counted by binary search (a std::map here was 13 % of a planner search).
+  const std::vector<double>* loads = nullptr;
+  std::vector<double> own;
+  std::vector<int>* ids = nullptr;
+  if (cache_ != nullptr) {
+    ids = &cache_->scratch_;
+    ids->clear();
+    for (const Path* f : flows) {
+      if (f->raw < 0) {
+        ids = nullptr;
+        break;
+      }
+      ids->push_back(f->raw);
+    }
+    if (ids != nullptr) {
+      const auto it = cache_->loads_.find(*ids);
+      if (it != cache_->loads_.end()) loads = &it->second;
+    }
+  }
+  if (loads == nullptr) {
+    std::vector<long long> keys;
+    for (const Path* f : flows)
+      for (const auto& [key, cap] : f->links) keys.push_back(key);
+    std::sort(keys.begin(), keys.end());
+    auto load = [&keys](long long key) {
+      const auto range = std::equal_range(keys.begin(), keys.end(), key);
+      return static_cast<double>(range.second - range.first);
+    };
+    own.reserve(keys.size());
+    for (const Path* f : flows)
+      for (const auto& [key, cap] : f->links) own.push_back(load(key));
+    loads = ids != nullptr ? &cache_->loads_.emplace(*ids, std::move(own)).first->second : &own;
+  }
   StageCost c;
   c.lines.reserve(flows.size());
+  std::size_t i = 0;
   for (const Path* f : flows) {
     double per_byte = 0;
-    for (const auto& [key, cap] : f->links)
-      per_byte = std::max(per_byte, cap > 0 ? load(key) / cap : std::numeric_limits<double>::infinity());
+    for (const auto& [key, base] : f->links) {
+      const double cap = base * algorithm_efficiency_;
+      per_byte = std::max(per_byte, cap > 0 ? (*loads)[i] / cap : std::numeric_limits<double>::infinity());
+      ++i;
+    }
     c.lines.emplace_back(f->alpha_s, per_byte);
   }
   std::sort(c.lines.begin(), c.lines.end());

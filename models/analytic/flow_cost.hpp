@@ -7,8 +7,13 @@
 // the largest over flows being the set's time: flows of one algorithm step that share a link (two GPUs
 // of a superchip on C2C, positions of a rail on an oversubscribed leaf uplink, n-1 multicasts into one
 // GPU port) share its capacity; nothing else contends.
+#include <array>
+#include <cstddef>
+#include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -40,12 +45,75 @@ struct FlowTerms {
   bool latency_at_launch = false;  // pipelined NCCL algorithm: launch_s holds its whole latency, alphas 0
 };
 
+// What a flow's cost takes from the graph alone (its route's hops: link key, bandwidth, latency, kind), how
+// a set of flows loads the links it crosses (both independent of the calibration, the algorithm's terms and
+// the bytes), and the paths themselves per set of terms other than the algorithm's efficiency (which
+// scales every capacity and is applied when a stage is costed). A planner search prices the same routes
+// and flow sets millions of times at different bytes (issue 14): while a FlowCache::Scope lives, every
+// FlowCoster built on this thread on the cache's graph takes them from the cache instead of finding the
+// routes, building the paths and counting the flows per link again. Same arithmetic, so the same results
+// to the bit; without a scope nothing is cached across FlowCosters.
+class FlowCoster;
+
+class FlowCache {
+ public:
+  explicit FlowCache(const TopologyGraph& graph);
+  ~FlowCache();
+  FlowCache(const FlowCache&) = delete;
+  FlowCache& operator=(const FlowCache&) = delete;
+  const TopologyGraph& graph() const { return graph_; }
+
+  class Scope {
+   public:
+    explicit Scope(FlowCache& cache);
+    ~Scope();
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    FlowCache* previous_;
+  };
+
+ private:
+  friend class FlowCoster;
+  struct Hop {
+    long long key = 0;        // the link it loads (flow_cost.cpp: link_key)
+    double bandwidth_Bps = 0;
+    double latency_s = 0;
+    LinkKind kind = LinkKind::nvlink;
+  };
+  struct VectorHash {
+    std::size_t operator()(const std::vector<int>& v) const;
+  };
+  static FlowCache* active(const TopologyGraph& graph);
+  // Paths built under one set of terms (what FlowCoster::make_path reads besides the route, bit for bit:
+  // FlowCoster::use_cache), by raw path id.
+  struct Table;
+  Table* table(const std::array<std::uint64_t, 18>& terms);
+
+  const TopologyGraph& graph_;
+  std::vector<std::unique_ptr<Table>> tables_;
+  std::vector<std::vector<Hop>> raw_;                   // by raw path id
+  std::unordered_map<long long, int> full_, up_, down_; // (src, dst) / GPU vertex -> raw path id
+  // GPU -> GPU raw path ids by GPU index pair (-1: not yet), when there are few enough GPUs; else full_.
+  int* full_slot(int src_vertex, int dst_vertex);
+  std::vector<int> gpu_index_;                          // per vertex: its GPU index, -1 for other devices
+  std::vector<int> full_dense_;
+  int gpus_ = 0;
+  // A flow set (its raw path ids, in order) -> the number of its flows on each link of each flow, in order.
+  std::unordered_map<std::vector<int>, std::vector<double>, VectorHash> loads_;
+  std::vector<int> scratch_;
+};
+
 class FlowCoster {
  public:
   struct Path {
     double alpha_s = 0;
     bool crosses_nic = false;
-    std::vector<std::pair<long long, double>> links;  // (link key, capacity in bytes/s)
+    // (link key, capacity in bytes/s before the algorithm's efficiency, which scales every capacity of the
+    // FlowCoster's flows and is applied by stage() and plane_reduce_s_per_byte())
+    std::vector<std::pair<long long, double>> links;
+    int raw = -1;  // its route in the active FlowCache (-1: none)
   };
 
   // op_slash_algo picks the calibration's algorithm entry; bytes is the request size (for the
@@ -70,7 +138,15 @@ class FlowCoster {
   double step_overhead_s() const { return step_s_; }
 
  private:
-  Path make_path(const Route& route, std::size_t first_hop, std::size_t end_hop) const;
+  std::vector<FlowCache::Hop> raw_hops(const Route& route, std::size_t first_hop, std::size_t end_hop) const;
+  Path make_path(const std::vector<FlowCache::Hop>& hops) const;
+  // The raw hops of GPU -> GPU (which 0), GPU -> its switch plane (1), switch plane -> GPU (2): from the
+  // cache when one is active (then *id is its raw path id), else computed into `own`.
+  const std::vector<FlowCache::Hop>& raw_path(int which, int a, int b, std::vector<FlowCache::Hop>& own, int* id);
+  const LinkCalibration& link_calibration(LinkKind kind) const;
+  void use_cache();
+  // Path of raw path `id` in the cache's table for this FlowCoster's terms.
+  const Path& cached_path(int id, const std::vector<FlowCache::Hop>& hops);
   int domain_peer(int gpu_vertex) const;
 
   const TopologyGraph& graph_;
@@ -81,6 +157,9 @@ class FlowCoster {
   std::map<std::pair<int, int>, Path> paths_;
   std::map<int, Path> up_, down_;
   mutable std::map<int, int> peer_of_domain_[2];
+  FlowCache* cache_ = nullptr;
+  FlowCache::Table* table_ = nullptr;
+  mutable std::array<const LinkCalibration*, 8> link_cal_{};  // by LinkKind
 };
 
 }  // namespace racksim

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "models/analytic/analytic_model.hpp"
+#include "models/analytic/flow_cost.hpp"
 #include "models/collectives/registry.hpp"
 #include "sim/core/units.hpp"
 #include "sim/engine/simulation.hpp"
@@ -108,7 +109,7 @@ double CommCost::moe_dispatch_s(MoeDispatcher d, int g, int inner, int outer, do
 }
 
 AnalyticCommCost::AnalyticCommCost(const TopologyGraph& graph, Calibration calibration)
-    : graph_(graph), calibration_(std::move(calibration)) {
+    : graph_(graph), calibration_(std::move(calibration)), flow_cache_(std::make_shared<FlowCache>(graph)) {
   // Each GPU's domain (NVLink domain, else rack) and its position there in (tray, slot) order.
   const int n = graph.gpu_count();
   domain_of_.assign(static_cast<std::size_t>(n), 0);
@@ -149,6 +150,7 @@ std::vector<int> AnalyticCommCost::canonical(const std::vector<int>& gpus) const
 }
 
 CommCost::Answer AnalyticCommCost::evaluate(const CollectiveRequest& request) {
+  const FlowCache::Scope scope(*flow_cache_);
   const AnalyticEstimate e = analytic_collective(graph_, request, calibration_);
   Answer a{e.time_s, e.algorithm, e.channels};
   auto it = overrides_.find({static_cast<int>(request.op), request.gpus, request.bytes, request.dtype});

@@ -19,6 +19,7 @@
 namespace racksim {
 
 class TopologyGraph;
+class FlowCache;
 
 // Megatron's MoE token dispatchers.
 //  * alltoall: NCCL all-to-all over the EP group; every (token, expert) pair travels;
@@ -112,6 +113,8 @@ class AnalyticCommCost : public CommCost {
   std::vector<int> domain_of_, local_of_;        // per GPU index
   std::vector<std::vector<int>> gpu_at_;         // [domain][local] -> GPU index
   Calibration calibration_;
+  // Routes and per-link flow counts of the whole search (they depend on the graph only): issue 14.
+  std::shared_ptr<FlowCache> flow_cache_;
   std::vector<Record> records_;
   std::map<std::tuple<int, std::vector<int>, std::uint64_t, std::string>, double> overrides_;
 };
