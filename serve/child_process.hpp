@@ -9,9 +9,28 @@
 
 namespace racksim::serve {
 
+// Whether this build runs under AddressSanitizer (make sanitize). ASan reserves terabytes of address space
+// for its shadow memory before main, so an instrumented racksim cannot start under any RLIMIT_AS: every
+// request of `racksim serve` ended on SIGABRT ("ReserveShadowMemoryRange failed ... ulimit -v").
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kAddressSanitizerBuild = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kAddressSanitizerBuild = true;
+#else
+inline constexpr bool kAddressSanitizerBuild = false;
+#endif
+#else
+inline constexpr bool kAddressSanitizerBuild = false;
+#endif
+
+// The children's address-space limit: 4 GiB, none in an AddressSanitizer build (its children are the
+// instrumented binary itself, which the limit would stop before main).
+inline constexpr std::uint64_t kDefaultChildAddressSpace = kAddressSanitizerBuild ? 0 : 4ULL << 30;
+
 struct ChildLimits {
   double wall_s = 30;                           // killed (with its process group) after this
-  std::uint64_t address_space_bytes = 4ULL << 30;  // RLIMIT_AS of the child (0: unlimited)
+  std::uint64_t address_space_bytes = kDefaultChildAddressSpace;  // RLIMIT_AS of the child (0: unlimited)
   std::size_t max_output_bytes = 64u << 20;     // stdout beyond this is dropped and the run fails
 };
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "serve/api_command.hpp"
+#include "serve/child_process.hpp"
 #include "serve/interactive_policy.hpp"
 
 namespace racksim::serve {
@@ -23,7 +24,7 @@ struct ServeOptions {
   int workers = 2;                  // child processes at once
   double request_timeout_s = 60;    // wall-clock limit of one child
   double queue_timeout_s = 60;      // longest wait for a free worker before 503
-  std::uint64_t child_memory_bytes = 4ULL << 30;
+  std::uint64_t child_memory_bytes = kDefaultChildAddressSpace;  // RLIMIT_AS of each child (0: none)
   std::string program;              // the racksim binary (/proc/self/exe)
   std::vector<std::string> global_args;  // before the command in every child (--topologies=DIR)
   std::string web_dir;              // index.html and its scripts

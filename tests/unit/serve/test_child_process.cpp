@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "serve/child_process.hpp"
+#include "serve/http_server.hpp"
 
 namespace racksim::serve {
 namespace {
@@ -59,6 +60,18 @@ TEST(ServeChildProcess, AddressSpaceLimitApplies) {
   EXPECT_NE(r.err.find("memory"), std::string::npos) << r.err;
   const ChildResult ok = sh("dd if=/dev/zero of=/dev/null bs=1M count=1 2>/dev/null", limits);
   EXPECT_EQ(ok.exit_status, 0);
+}
+
+TEST(ServeChildProcess, TheServersDefaultLimitLetsThisBuildStart) {
+  // The server's children are the racksim binary itself, built like this test binary. Under
+  // AddressSanitizer (make sanitize) a 4 GiB RLIMIT_AS stopped every one before main (ASan reserves ~15 TB
+  // of shadow memory); that build runs them without the limit.
+  ChildLimits limits;
+  limits.address_space_bytes = ServeOptions{}.child_memory_bytes;
+  EXPECT_EQ(limits.address_space_bytes, kAddressSanitizerBuild ? 0 : 4ULL << 30);
+  const ChildResult r = run_child("/proc/self/exe", {"--gtest_filter=ServeChildProcess.AMissingProgramIsAnError"}, limits);
+  EXPECT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_NE(r.out.find("[  PASSED  ] 1 test"), std::string::npos) << r.out;
 }
 
 TEST(ServeChildProcess, AMissingProgramIsAnError) {
