@@ -191,7 +191,10 @@ def main():
         for flag in CHROMIUM_FLAGS + ["--user-data-dir=" + profile]:
             options.add_argument(flag)
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+        # Without the sanitizer build's LD_PRELOAD (libasan): chromedriver's memory map leaves ASan no room for
+        # its shadow ("Shadow memory range interleaves with an existing memory mapping"), and it aborted.
+        browser_env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+        driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver", env=browser_env), options=options)
         driver.set_page_load_timeout(60)
         start = time.monotonic()
         driver.get(server.url)
