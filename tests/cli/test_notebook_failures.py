@@ -12,6 +12,7 @@ import tempfile
 import time
 
 SOURCE = os.environ["RACKSIM_SOURCE_DIR"]
+TIMEOUT_SCALE = int(os.environ.get("RACKSIM_TEST_TIMEOUT_SCALE", "1"))  # 4 in the sanitizer build (tests/CMakeLists.txt)
 BUILD = os.environ["RACKSIM_BUILD_DIR"]
 NOTEBOOK = os.path.join(SOURCE, "notebooks", "failures.ipynb")
 
@@ -29,8 +30,8 @@ env = dict(os.environ, MPLBACKEND="Agg",
 start = time.monotonic()
 with tempfile.TemporaryDirectory() as tmp:
     run = subprocess.run(["jupyter", "nbconvert", "--to", "notebook", "--execute", NOTEBOOK, "--output-dir", tmp,
-                          "--ExecutePreprocessor.timeout=300"],
-                         env=env, cwd=os.path.join(SOURCE, "notebooks"), capture_output=True, text=True, timeout=600)
+                          f"--ExecutePreprocessor.timeout={300 * TIMEOUT_SCALE}"],
+                         env=env, cwd=os.path.join(SOURCE, "notebooks"), capture_output=True, text=True, timeout=600 * TIMEOUT_SCALE)
     if run.returncode != 0:
         print(run.stdout[-4000:])
         print(run.stderr[-6000:])

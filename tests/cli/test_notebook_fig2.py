@@ -9,6 +9,7 @@ import sys
 import tempfile
 
 SOURCE = os.environ["RACKSIM_SOURCE_DIR"]
+TIMEOUT_SCALE = int(os.environ.get("RACKSIM_TEST_TIMEOUT_SCALE", "1"))  # 4 in the sanitizer build (tests/CMakeLists.txt)
 NOTEBOOK = os.path.join(SOURCE, "notebooks", "fig2_placement.ipynb")
 
 with open(NOTEBOOK) as f:
@@ -21,7 +22,7 @@ if stale:
 env = dict(os.environ, MPLBACKEND="Agg")  # RACKSIM_BIN comes from ctest's environment
 with tempfile.TemporaryDirectory() as tmp:
     run = subprocess.run(["jupyter", "nbconvert", "--to", "notebook", "--execute", NOTEBOOK, "--output-dir", tmp],
-                         env=env, cwd=os.path.join(SOURCE, "notebooks"), capture_output=True, text=True, timeout=300)
+                         env=env, cwd=os.path.join(SOURCE, "notebooks"), capture_output=True, text=True, timeout=300 * TIMEOUT_SCALE)
     if run.returncode != 0:
         print(run.stdout[-4000:])
         print(run.stderr[-4000:])

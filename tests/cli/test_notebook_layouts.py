@@ -10,6 +10,7 @@ import sys
 import tempfile
 
 SOURCE = os.environ["RACKSIM_SOURCE_DIR"]
+TIMEOUT_SCALE = int(os.environ.get("RACKSIM_TEST_TIMEOUT_SCALE", "1"))  # 4 in the sanitizer build (tests/CMakeLists.txt)
 BUILD = os.environ["RACKSIM_BUILD_DIR"]
 NOTEBOOK = os.path.join(SOURCE, "notebooks", "layouts.ipynb")
 passed, failed = 0, 0
@@ -44,7 +45,7 @@ env = dict(os.environ, MPLBACKEND="Agg",
            PYTHONPATH=os.pathsep.join([bindings, os.path.join(SOURCE, "bindings", "python")]))
 with tempfile.TemporaryDirectory() as tmp:
     run = subprocess.run(["jupyter", "nbconvert", "--to", "notebook", "--execute", NOTEBOOK, "--output-dir", tmp],
-                         env=env, cwd=os.path.join(SOURCE, "notebooks"), capture_output=True, text=True, timeout=600)
+                         env=env, cwd=os.path.join(SOURCE, "notebooks"), capture_output=True, text=True, timeout=600 * TIMEOUT_SCALE)
     if run.returncode != 0:
         print(run.stdout[-4000:])
         print(run.stderr[-4000:])

@@ -11,6 +11,7 @@ import tempfile
 import time
 
 SOURCE = os.environ["RACKSIM_SOURCE_DIR"]
+TIMEOUT_SCALE = int(os.environ.get("RACKSIM_TEST_TIMEOUT_SCALE", "1"))  # 4 in the sanitizer build (tests/CMakeLists.txt)
 BUILD = os.environ["RACKSIM_BUILD_DIR"]
 NOTEBOOKS = ["fig4_allreduce.ipynb", "gb200_vs_gb300.ipynb"]
 
@@ -35,10 +36,10 @@ with tempfile.TemporaryDirectory() as tmp:
     for name in NOTEBOOKS:
         runs[name] = (time.monotonic(), subprocess.Popen(
             ["jupyter", "nbconvert", "--to", "notebook", "--execute", os.path.join(SOURCE, "notebooks", name),
-             "--output-dir", tmp, "--ExecutePreprocessor.timeout=300"],
+             "--output-dir", tmp, f"--ExecutePreprocessor.timeout={300 * TIMEOUT_SCALE}"],
             env=env, cwd=os.path.join(SOURCE, "notebooks"), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
     for name, (start, proc) in runs.items():
-        out, err = proc.communicate(timeout=600)
+        out, err = proc.communicate(timeout=600 * TIMEOUT_SCALE)
         seconds = time.monotonic() - start
         if proc.returncode != 0:
             print(out[-4000:])

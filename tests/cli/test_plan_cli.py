@@ -11,6 +11,7 @@ import tempfile
 import time
 
 BIN = os.environ["RACKSIM_BIN"]
+TIMEOUT_SCALE = int(os.environ.get("RACKSIM_TEST_TIMEOUT_SCALE", "1"))  # 4 in the sanitizer build (tests/CMakeLists.txt)
 failures = []
 
 
@@ -21,7 +22,7 @@ def check(cond, what):
 
 
 def run(args):
-    return subprocess.run([BIN, "plan"] + args, capture_output=True, text=True, timeout=300)
+    return subprocess.run([BIN, "plan"] + args, capture_output=True, text=True, timeout=300 * TIMEOUT_SCALE)
 
 
 base = ["--system", "gb200-nvl72", "--racks", "4", "--model", "deepseek-v3", "--global-batch", "4096", "--seq-len", "4096"]

@@ -22,6 +22,7 @@ import tempfile
 
 BIN = os.environ["RACKSIM_BIN"]
 SOURCE = os.environ["RACKSIM_SOURCE_DIR"]
+TIMEOUT_SCALE = int(os.environ.get("RACKSIM_TEST_TIMEOUT_SCALE", "1"))  # 4 in the sanitizer build (tests/CMakeLists.txt)
 NUMERIC_TOLERANCE = 1e-3  # relative; the docs print 4-6 significant digits
 NUMBER = re.compile(r"^([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)(.*)$")
 
@@ -121,7 +122,7 @@ def main():
                         continue
                     ran += 1
                     argv = [BIN] + shlex.split(text)[1:]
-                    run = subprocess.run(argv, capture_output=True, text=True, cwd=tmp, timeout=600)
+                    run = subprocess.run(argv, capture_output=True, text=True, cwd=tmp, timeout=600 * TIMEOUT_SCALE)
                     printed = (run.stdout + run.stderr).splitlines()
                     while shown and not shown[-1].strip():
                         shown = shown[:-1]

@@ -20,6 +20,7 @@ import sys
 import tempfile
 
 BIN = os.environ["RACKSIM_BIN"]
+TIMEOUT_SCALE = int(os.environ.get("RACKSIM_TEST_TIMEOUT_SCALE", "1"))  # 4 in the sanitizer build (tests/CMakeLists.txt)
 GOALS = {"median_abs_error_at_or_above_64MiB": 0.05, "worst_abs_error_at_or_above_64MiB": 0.15,
          "median_abs_error_below_64MiB": 0.15}
 BOUNDS = {"system": {"median_abs_error_at_or_above_64MiB": 0.12, "worst_abs_error_at_or_above_64MiB": 1.10,
@@ -31,7 +32,7 @@ BOUNDS = {"system": {"median_abs_error_at_or_above_64MiB": 0.12, "worst_abs_erro
 def main():
     with tempfile.TemporaryDirectory() as out:
         run = subprocess.run([BIN, "validate", "--calibration", "default", "--out-dir", out], capture_output=True,
-                             text=True, timeout=600)
+                             text=True, timeout=600 * TIMEOUT_SCALE)
         if run.returncode != 0:
             print(run.stdout, run.stderr)
             return 1
