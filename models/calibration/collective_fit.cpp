@@ -39,7 +39,7 @@ std::vector<CollectivePoint> collective_points(const std::vector<Measurement>& d
   for (const auto& m : data) {
     if (m.kind != MeasurementKind::collective) continue;
     try {
-      const TopologyGraph& g = predictor.graph(m.system, m.racks);
+      const TopologyGraph& g = predictor.graph(m);
       CollectiveRequest req;
       req.op = m.op;
       req.algorithm = m.algorithm;

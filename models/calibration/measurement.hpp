@@ -23,6 +23,9 @@ struct Measurement {
   MeasurementKind kind = MeasurementKind::collective;
   std::string system;       // racksim system id (topologies/<id>.json)
   int racks = 1;
+  // NVLink partitions as `--partitions` takes them; empty: the system as shipped. "18x1" on an NVL72 is
+  // NCCL_MNNVL_ENABLE=0: every compute tray its own NVLink domain, the trays joined by their NICs.
+  std::string partitions;
   std::string measured_on;  // the source's own words for the machine
 
   // collective

@@ -5,6 +5,7 @@
 
 #include "sim/core/errors.hpp"
 #include "sim/core/units.hpp"
+#include "sim/topo/nvlink_partitions.hpp"
 #include "sim/topo/routes.hpp"
 #include "sim/topo/system_catalog.hpp"
 #include "sim/topo/topology_graph.hpp"
@@ -18,14 +19,18 @@ Predictor::Predictor(std::string topology_dir, CollectiveModel collective_model,
 
 Predictor::~Predictor() = default;
 
-const TopologyGraph& Predictor::graph(const std::string& system, int racks) const {
-  auto& slot = graphs_[{system, racks}];
-  if (!slot) slot = std::make_unique<TopologyGraph>(catalog_->load(system), racks);
+const TopologyGraph& Predictor::graph(const std::string& system, int racks, const std::string& partitions) const {
+  auto& slot = graphs_[{system, racks, partitions}];
+  if (!slot) {
+    auto g = std::make_unique<TopologyGraph>(catalog_->load(system), racks);
+    if (!partitions.empty()) g->apply_partitions(parse_partitions(partitions, *g, "the record's NVLink partitions"));
+    slot = std::move(g);
+  }
   return *slot;
 }
 
 TransferRoute Predictor::transfer_route(const Measurement& m) const {
-  const TopologyGraph& g = graph(m.system, m.racks);
+  const TopologyGraph& g = graph(m);
   const int a = g.find_vertex(m.src), b = g.find_vertex(m.dst);
   if (a < 0 || b < 0)
     throw InputError(m.id, "", (a < 0 ? m.src : m.dst) + " on " + m.system,
@@ -46,7 +51,7 @@ TransferRoute Predictor::transfer_route(const Measurement& m) const {
 }
 
 double Predictor::hbm_bandwidth_Bps(const Measurement& m) const {
-  const TopologyGraph& g = graph(m.system, m.racks);
+  const TopologyGraph& g = graph(m);
   const int v = g.find_vertex(m.src.empty() ? "gpu0" : m.src);
   if (v < 0) throw InputError(m.id, "", m.src, "a GPU of " + m.system);
   return units::GBps_to_Bps(g.spec().gpu_type(g.vertices()[v].type).hbm_bandwidth_GBps);
@@ -56,7 +61,7 @@ double Predictor::time_s(const Measurement& m, const Calibration& c) const {
   switch (m.kind) {
     case MeasurementKind::collective: {
       if (!collective_model_) throw InputError(m.id, "", "collective", "a predictor with a collective model");
-      const TopologyGraph& g = graph(m.system, m.racks);
+      const TopologyGraph& g = graph(m);
       CollectiveRequest req;
       req.op = m.op;
       req.algorithm = m.algorithm;
@@ -70,7 +75,7 @@ double Predictor::time_s(const Measurement& m, const Calibration& c) const {
     }
     case MeasurementKind::transfer: {
       const TransferRoute r = transfer_route(m);
-      const TopologyGraph& g = graph(m.system, m.racks);
+      const TopologyGraph& g = graph(m);
       const std::string arch =
           g.gpu_count() > 0 ? architecture_of(g.spec().gpu_type(g.vertices()[g.gpu_vertex(0)].type).compute_capability) : "";
       double alpha = 0, bw = std::numeric_limits<double>::infinity();

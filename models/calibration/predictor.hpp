@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -57,14 +58,16 @@ class Predictor {
 
   TransferRoute transfer_route(const Measurement& m) const;  // kind transfer only
   double hbm_bandwidth_Bps(const Measurement& m) const;      // kind memory only
-  const TopologyGraph& graph(const std::string& system, int racks) const;  // cached per (system, racks)
+  // Cached per (system, racks, partitions); `partitions` as --partitions takes it, empty for the default.
+  const TopologyGraph& graph(const std::string& system, int racks, const std::string& partitions = "") const;
+  const TopologyGraph& graph(const Measurement& m) const { return graph(m.system, m.racks, m.partitions); }
   const std::string& model_name() const { return model_name_; }
 
  private:
   std::unique_ptr<SystemCatalog> catalog_;
   CollectiveModel collective_model_;
   std::string model_name_;
-  mutable std::map<std::pair<std::string, int>, std::unique_ptr<TopologyGraph>> graphs_;
+  mutable std::map<std::tuple<std::string, int, std::string>, std::unique_ptr<TopologyGraph>> graphs_;
 };
 
 // nccl-tests' bus bandwidth of a collective measurement at time t (GB/s); 0 for other kinds.

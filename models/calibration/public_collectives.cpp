@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <optional>
+#include <regex>
 
 #include "sim/core/errors.hpp"
 #include "sim/core/json_reader.hpp"
@@ -24,24 +25,43 @@ struct Target {
   std::string system;
   int racks = 1;
   std::vector<int> gpus;
-  std::string reason;  // non-empty: not expressible
+  std::string reason;      // non-empty: not expressible
+  std::string partitions;  // --partitions form; "18x1": MNNVL off (every tray its own NVLink domain)
 };
+
+Target refused(std::string reason) {
+  Target t;
+  t.reason = std::move(reason);
+  return t;
+}
+
+// "2 domains x 8 nodes" in a record's notes: the nodes split evenly over that many NVLink domains.
+int stated_domains(const std::string& notes) {
+  static const std::regex pattern(R"((\d+) domains? x (\d+) nodes)");
+  std::smatch m;
+  if (!std::regex_search(notes, m, pattern)) return 0;
+  return std::stoi(m[1].str());
+}
+
+// NCCL_MNNVL_ENABLE=0 (or a source saying MNNVL was disabled): NCCL does not use NVLink between trays.
+bool mnnvl_disabled(const std::string& net, const std::string& algo) {
+  return has(net, "MNNVL disabled") || has(net, "MNNVL+NVLS disabled") || has(algo, "MNNVL_ENABLE=0");
+}
 
 // GPU model + interconnect + node shape -> system, racks, ranks. HGX systems are one 8-GPU node per
 // "rack" (racksim's racks of hgx-*: one box each); NVL72 systems 72 GPUs per rack.
-Target target_of(const std::string& model, const std::string& net, int gpus, int nodes, int per_node) {
+Target target_of(const std::string& model, const std::string& net, const std::string& algo, const std::string& notes,
+                 int gpus, int nodes, int per_node) {
   Target t;
-  if (has(net, "EFA")) return {"", 0, {}, "AWS EFA (libfabric, many 100-200 Gb/s interfaces): racksim models InfiniBand/RoCE ConnectX NICs"};
-  if (has(net, "not stated")) return {"", 0, {}, "the interconnect is not stated"};
-  if (has(net, "MNNVL disabled") || has(net, "MNNVL+NVLS disabled"))
-    return {"", 0, {}, "NVL72 trays run as separate nodes (MNNVL disabled): racksim's NVL72 systems are one NVLink domain"};
+  if (has(net, "EFA")) return refused("AWS EFA (libfabric, many 100-200 Gb/s interfaces): racksim models InfiniBand/RoCE ConnectX NICs");
+  if (has(net, "not stated")) return refused("the interconnect is not stated");
   if (model == "H100" || model == "H200" || model == "B200" || model == "B300") {
-    if (has(net, "H800")) return {"", 0, {}, "no racksim system for the H800"};
+    if (has(net, "H800")) return refused("no racksim system for the H800");
     t.system = model == "H100" ? "hgx-h100" : model == "H200" ? "hgx-h200" : model == "B200" ? "hgx-b200" : "hgx-b300";
     const int n = std::max(1, nodes), p = per_node > 0 ? per_node : (gpus + n - 1) / n;
-    if (p > 8 || n * p != gpus) return {"", 0, {}, "GPUs per node (" + std::to_string(p) + ") x nodes does not give " + std::to_string(gpus)};
+    if (p > 8 || n * p != gpus) return refused("GPUs per node (" + std::to_string(p) + ") x nodes does not give " + std::to_string(gpus));
     if (n > 1 && !(has(net, "IB") || has(net, "InfiniBand") || has(net, "RoCE")))
-      return {"", 0, {}, "several nodes on an interconnect racksim does not model"};
+      return refused("several nodes on an interconnect racksim does not model");
     t.racks = n;
     for (int k = 0; k < n; ++k)
       for (int g = 0; g < p; ++g) t.gpus.push_back(k * 8 + g);
@@ -49,15 +69,21 @@ Target target_of(const std::string& model, const std::string& net, int gpus, int
   }
   if (model == "GB200" || model == "GB300") {
     t.system = model == "GB200" ? "gb200-nvl72" : "gb300-nvl72";
-    if (has(net, "NET only")) return {"", 0, {}, "trays over the network only (no NVLink)"};
-    // As racksim places ranks (N / R per rack from each rack's first tray): 128 GPUs = 2 racks of 64.
+    if (has(net, "NET only")) return refused("trays over the network only (no NVLink)");
+    // As racksim places ranks (N / R per rack from each rack's first tray): 128 GPUs = 2 racks of 64,
+    // unless the source says how the nodes split over NVLink domains ("2 domains x 2 nodes": 16 GPUs as
+    // 2 racks of 8).
     t.racks = std::max(1, (gpus + 71) / 72);
-    if (gpus % t.racks != 0) return {"", 0, {}, std::to_string(gpus) + " GPUs do not split evenly over " + std::to_string(t.racks) + " racks"};
+    if (const int domains = stated_domains(notes); domains > 0) t.racks = std::max(t.racks, domains);
+    // NCCL_MNNVL_ENABLE=0: each tray is its own NVLink domain (NVLink P2P inside the tray, the NICs
+    // between trays: NVIDIA MNNVL/IMEX guide; models/fabric/mnnvl_estimate.hpp).
+    if (mnnvl_disabled(net, algo)) t.partitions = "18x1";
+    if (gpus % t.racks != 0) return refused(std::to_string(gpus) + " GPUs do not split evenly over " + std::to_string(t.racks) + " racks");
     for (int r = 0; r < t.racks; ++r)
       for (int g = 0; g < gpus / t.racks; ++g) t.gpus.push_back(r * 72 + g);
     return t;
   }
-  return {"", 0, {}, "no racksim system for " + model};
+  return refused("no racksim system for " + model);
 }
 
 // The word after "KEY=" (letters and digits), empty when absent.
@@ -147,9 +173,12 @@ MeasurementSet load_public_collectives(const std::string& path) {
     const int gpus = gpus_v.get<int>();
     const int nodes = nodes_v.is_number_integer() ? nodes_v.get<int>() : 1;
     const int per_node = per_node_v.is_number_integer() ? per_node_v.get<int>() : 0;
+    // A bug report's numbers (the reporter says the setup underperforms and asks why) measure a fault,
+    // not the system: predicting them would need the fault.
+    if (has(notes, "Underperforming setup")) { skip("the source reports this setup as underperforming (a fault being debugged)"); continue; }
     const auto op = op_of(collective);
     if (!op) { skip("collective '" + collective + "' is not one racksim models"); continue; }
-    const Target t = target_of(model, net, gpus, nodes, per_node);
+    const Target t = target_of(model, net, algo, notes, gpus, nodes, per_node);
     if (!t.reason.empty()) { skip(t.reason); continue; }
     const Settings s = settings_of(algo, nodes);
     if (!s.reason.empty()) { skip(s.reason); continue; }
@@ -159,6 +188,7 @@ MeasurementSet load_public_collectives(const std::string& path) {
     m.kind = MeasurementKind::collective;
     m.system = t.system;
     m.racks = t.racks;
+    m.partitions = t.partitions;
     m.measured_on = system_text;
     m.op = *op;
     m.algorithm = s.algorithm;
@@ -168,7 +198,8 @@ MeasurementSet load_public_collectives(const std::string& path) {
     m.gpus = t.gpus;
     m.bytes = bytes_v.get<double>();
     m.series = system_text + " " + collective + " " + std::to_string(gpus) + " GPUs " + s.algorithm +
-               (s.protocol != "auto" ? "/" + s.protocol : "") + (s.nvls ? "" : " nvls-off");
+               (s.protocol != "auto" ? "/" + s.protocol : "") + (s.nvls ? "" : " nvls-off") +
+               (t.partitions.empty() ? "" : " mnnvl-off");
     m.source = source;
     m.confidence = confidence;
     m.nccl_version = nccl_v.is_string() ? nccl_v.get<std::string>() : "";

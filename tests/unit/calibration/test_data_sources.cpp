@@ -6,6 +6,7 @@
 #include <map>
 
 #include "models/calibration/probe_data.hpp"
+#include "models/calibration/public_collectives.hpp"
 #include "models/calibration/published_data.hpp"
 #include "sim/core/errors.hpp"
 
@@ -87,6 +88,42 @@ TEST(PublishedData, MissingFileAndUnknownKeysAreInputErrors) {
     EXPECT_NE(std::string(e.what()).find("colour"), std::string::npos);
   }
   std::filesystem::remove(path);
+}
+
+// What a public record says about how NCCL ran decides the configuration it is predicted on.
+TEST(PublicCollectives, RecordsRunAsTheirSourceSays) {
+  const std::string path = (std::filesystem::temp_directory_path() / "racksim-public-mapping.json").string();
+  {
+    std::ofstream out(path);
+    auto record = [](const std::string& gpus, const std::string& nodes, const std::string& algo, const std::string& notes) {
+      return R"({"record_type": "collective", "system": "x", "gpus": )" + gpus + R"(, "nodes": )" + nodes +
+             R"(, "gpus_per_node": 4, "gpu_model": "GB200", "interconnect": "NVL72 trays", "collective": "all_reduce",
+             "algo_if_known": ")" + algo + R"(", "bytes": 1073741824, "algbw_GBps": null, "busbw_GBps": 100,
+             "time_us": null, "inplace": null, "nccl_version": null, "source": "s", "notes": ")" + notes +
+             R"(", "confidence": "low"})";
+    };
+    out << "[" << record("8", "2", "NCCL_MNNVL_ENABLE=0 (RDMA only)", "pure RDMA") << ","
+        << record("16", "4", "NCCL_MNNVL_ENABLE=2", "Cross-domain 2 domains x 2 nodes") << ","
+        << record("16", "4", "default", "Underperforming setup per the reporter") << ","
+        << record("128", "32", "default", "") << "]";
+  }
+  const MeasurementSet s = load_public_collectives(path);
+  std::filesystem::remove(path);
+  ASSERT_EQ(s.measurements.size(), 3u);
+  // MNNVL off: every tray its own NVLink domain, the trays joined by their NICs.
+  EXPECT_EQ(s.measurements[0].partitions, "18x1");
+  EXPECT_EQ(s.measurements[0].racks, 1);
+  // Two NVLink domains of two trays each: 8 GPUs in each of 2 racks.
+  EXPECT_EQ(s.measurements[1].partitions, "");
+  EXPECT_EQ(s.measurements[1].racks, 2);
+  EXPECT_EQ(s.measurements[1].gpus, (std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 72, 73, 74, 75, 76, 77, 78, 79}));
+  // Nothing said: as racksim places ranks, 128 GPUs = 2 racks of 64.
+  EXPECT_EQ(s.measurements[2].racks, 2);
+  EXPECT_EQ(s.measurements[2].gpus.size(), 128u);
+  EXPECT_EQ(s.measurements[2].gpus[64], 72);
+  ASSERT_EQ(s.skipped.size(), 1u);
+  EXPECT_EQ(s.skipped[0].id, "public#2");
+  EXPECT_NE(s.skipped[0].reason.find("underperforming"), std::string::npos);
 }
 
 TEST(ProbeData, H200DirectoryMapsOntoTheH200PcieSystem) {
