@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "models/analytic/cost_model.hpp"
+#include "models/analytic/flow_cost.hpp"
+#include "models/collectives/algorithm_support.hpp"
 #include "models/collectives/nccl_choice.hpp"
 #include "models/collectives/registry.hpp"
 #include "models/nccl/nccl_tuner.hpp"
@@ -22,6 +24,36 @@ bool nccl_func_of(CollectiveOp op, nccl::Func& f) {
     case CollectiveOp::broadcast: f = nccl::Func::broadcast; return true;
     default: return false;
   }
+}
+
+// NCCL runs an all-to-all as grouped send/recv in rounds: round k pairs every rank with one peer to send
+// to and one to receive from (init.cc, the p2p schedule: node delta outer, local delta inner, so a round is
+// all same-node or all across the network), and enqueue.cc posts the rounds in that order, each a
+// connection handshake (a flag over NVLink, a proxy-driven message through the NIC) with its peer. The
+// rounds follow one another, so the latency is the sum over the n-1 rounds: a same-node round pays a
+// step inside the NVLink domain, a round across pays the network's. Measured floors follow it: 64 GB300
+// ranks in one rack 32.6 us, 128 over two racks ~ 450-580 us (calibrate/data/public_collectives.json,
+// the OCI GB300 all-to-all series). What exceeds the one round the all-to-all's single stage already
+// pays, from rank 0's side (the ranks see the same peers' classes).
+double p2p_rounds_extra_latency_s(const TopologyGraph& graph, const CollectiveRequest& request,
+                                  const Calibration& calibration, const FlowTerms& terms) {
+  const int n = static_cast<int>(request.gpus.size());
+  if (n < 3) return 0;
+  FlowCoster fc(graph, calibration, terms);
+  const int first = rank_vertex(request, graph, 0);
+  double local_s = 0, network_s = 0;
+  int local_rounds = 0, network_rounds = 0;
+  for (int r = 1; r < n; ++r) {
+    const FlowCoster::Path& p = fc.gpu_to_gpu(first, rank_vertex(request, graph, r));
+    if (p.crosses_nic) {
+      network_s = std::max(network_s, p.alpha_s);
+      ++network_rounds;
+    } else {
+      local_s = std::max(local_s, p.alpha_s);
+      ++local_rounds;
+    }
+  }
+  return local_rounds * local_s + network_rounds * network_s - std::max(local_s, network_s);
 }
 
 }  // namespace
@@ -80,6 +112,7 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
     e.flow.launch_s = units::us_to_s(extra_launch_us);
     e.flow.intra_step_s = e.flow.net_step_s = units::us_to_s(cal.step_overhead_us);
   }
+  if (request.op == CollectiveOp::all_to_all) e.flow.launch_s += p2p_rounds_extra_latency_s(graph, request, calibration, e.flow);
   // Pass 1: the bandwidth part alone at the protocol's payload fraction.
   const AlgorithmInfo& algo = find_algorithm(request.op, request.algorithm);
   FlowTerms bw = e.flow;
