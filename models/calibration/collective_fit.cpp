@@ -123,6 +123,7 @@ std::vector<GroupFit> fit_collective_groups(const std::vector<const CollectivePo
     //    RDMA round trips that NCCL's hwLat NET terms miss), so a 2-GPU NVLink point does not pay for a
     //    multi-node tree, nor the reverse.
     constexpr double kKappaPriorSeries = 1.0;
+    constexpr double kLatencyPriorSeries = 1.0;
     double M[3][3] = {}, v[3] = {};
     for (const auto* p : pts) {
       const double y = p->m->time_s - p->m->timer_floor_s;
@@ -136,6 +137,17 @@ std::vector<GroupFit> fit_collective_groups(const std::vector<const CollectivePo
     }
     M[2][2] += kKappaPriorSeries;
     v[2] += kKappaPriorSeries * 1.0;
+    // The extra latency across domains likewise, toward 0 (NCCL's own latency model and the wire's are
+    // right), with the information of its average series: one cluster's network stack (a RoCE fabric's or a
+    // cloud's proxy path) moves its group's latency only as far as other series agree, and a system held out
+    // does not inherit it whole. The in-domain L stays free: a kernel launch and NVLink's flags are the
+    // GPU's and NCCL's, the same on every machine of an architecture.
+    {
+      std::set<std::string> series_out;
+      for (const auto* p : pts)
+        if (p->domains > 1) series_out.insert(p->m->series);
+      if (!series_out.empty()) M[1][1] += kLatencyPriorSeries * M[1][1] / static_cast<double>(series_out.size());
+    }
     // Parameters held: L's not determinable (0), kappa without a bandwidth point (u = 1); L's that come out
     // negative are held at 0 and the rest solved again (active set).
     bool held[3] = {!fit_L_in, !fit_L_out, f.kappa_fixed};

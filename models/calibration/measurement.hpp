@@ -26,6 +26,7 @@ struct Measurement {
   // NVLink partitions as `--partitions` takes them; empty: the system as shipped. "18x1" on an NVL72 is
   // NCCL_MNNVL_ENABLE=0: every compute tray its own NVLink domain, the trays joined by their NICs.
   std::string partitions;
+  bool placement_known = true;  // false: the source leaves the ranks' nodes or NICs open (validation only)
   std::string measured_on;  // the source's own words for the machine
 
   // collective

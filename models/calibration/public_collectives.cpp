@@ -55,6 +55,8 @@ Target target_of(const std::string& model, const std::string& net, const std::st
   Target t;
   if (has(net, "EFA")) return refused("AWS EFA (libfabric, many 100-200 Gb/s interfaces): racksim models InfiniBand/RoCE ConnectX NICs");
   if (has(net, "not stated")) return refused("the interconnect is not stated");
+  // Before the IB/RoCE test below: "TCP-based GPUDirect, not IB/RoCE" names both.
+  if (has(net, "TCPX")) return refused("GPUDirect-TCPX/TCPXO (TCP through the host's stack): racksim models InfiniBand/RoCE ConnectX NICs");
   if (model == "H100" || model == "H200" || model == "B200" || model == "B300") {
     if (has(net, "H800")) return refused("no racksim system for the H800");
     t.system = model == "H100" ? "hgx-h100" : model == "H200" ? "hgx-h200" : model == "B200" ? "hgx-b200" : "hgx-b300";
@@ -204,6 +206,9 @@ MeasurementSet load_public_collectives(const std::string& path) {
     m.confidence = confidence;
     m.nccl_version = nccl_v.is_string() ? nccl_v.get<std::string>() : "";
     m.note = notes;
+    // Kubernetes pods that may share a VM, each given a subset of the NICs: where the ranks are and which
+    // NICs they use is not known, so the record is predicted (as placed) but never fitted to.
+    m.placement_known = !has(notes, "may share a VM") && !has(net, "subset of NICs");
     const double factor = busbw_factor(*op, gpus);
     if (time_v.is_number() && time_v.get<double>() > 0) {
       m.time_s = units::us_to_s(time_v.get<double>());

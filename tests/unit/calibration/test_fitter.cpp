@@ -117,6 +117,45 @@ TEST(Fitter, KappaIsPulledTowardThePhysicsWithTheWeightOfOneSeries) {
   EXPECT_LT(three, one);
 }
 
+TEST(Fitter, ScaleOutLatencyIsPulledTowardNcclsOwnWithTheWeightOfOneSeries) {
+  const Predictor p(RACKSIM_TOPOLOGY_DIR, unused_collective_model, "analytic");
+  FitOptions o;
+  o.held_out = false;
+  // Rings over 2-4 HGX H100 boxes made with 100 us of extra latency across nodes (12 us inside one box).
+  Calibration made = truth(1.0);
+  made.arch_algorithms["hopper"]["all_reduce/ring"].scale_out_launch_overhead_us = 100;
+  auto sweep = [&](int racks) {
+    std::vector<Measurement> v = ring_sweep(p, "hgx-h100", racks, {8 * racks}, "cluster " + std::to_string(racks), 1 << 30,
+                                            "high", 1.0);
+    for (auto& m : v) {
+      CollectiveRequest r;
+      r.op = m.op;
+      r.algorithm = m.algorithm;
+      r.gpus = m.gpus;
+      r.bytes = static_cast<std::uint64_t>(m.bytes);
+      m.time_s = analytic_collective(p.graph(m.system, m.racks), r, made).time_s;
+    }
+    return v;
+  };
+  auto L_out = [&](const std::vector<int>& racks) {
+    std::vector<Measurement> data = ring_sweep(p, "hgx-h100", 1, {8}, "one box", 1 << 30, "high", 1.0);
+    for (int r : racks) {
+      const auto v = sweep(r);
+      data.insert(data.end(), v.begin(), v.end());
+    }
+    const FitResult fit = fit_calibration(data, p, o);
+    return fit.calibration.arch_algorithms.at("hopper").at("all_reduce/ring").scale_out_launch_overhead_us;
+  };
+  // One multi-node series is matched about halfway to NCCL's own latency (extra 0); three agreeing series
+  // move it most of the way to the 100 us they show, never past it.
+  const double one = L_out({2}), three = L_out({2, 3, 4});
+  EXPECT_GT(one, 30);
+  EXPECT_LT(one, 70);
+  EXPECT_GT(three, one);
+  EXPECT_GT(three, 65);
+  EXPECT_LE(three, 100.5);
+}
+
 TEST(Fitter, OneMessageSizeCannotSeparateLaunchFromKappaAndSaysSo) {
   const Predictor p(RACKSIM_TOPOLOGY_DIR, unused_collective_model, "analytic");
   std::vector<Measurement> data = ring_sweep(p, "hgx-h100", 1, {8}, "machine A");
