@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
+#include <system_error>
 #include <thread>
 
 #include "sim/core/errors.hpp"
@@ -175,7 +176,29 @@ std::string finish_child(Child& c, std::string& died) {
 
 }  // namespace
 
+namespace {
+bool disposable = false;  // set_disposable_engine_process(): the first run goes in place
+}  // namespace
+
+void set_disposable_engine_process() { disposable = true; }
+
+namespace {
+// The first run of a disposable process, in place: on a new thread, for the malloc arena (child_main).
+std::string run_in_place(const std::function<std::string()>& work) {
+  disposable = false;
+  std::string frame;
+  try {
+    std::thread worker([&] { frame = framed(work); });
+    worker.join();
+  } catch (const std::system_error&) {
+    frame = framed(work);
+  }
+  return unframe(frame, "the engine run ended without a result");
+}
+}  // namespace
+
 std::string run_in_child_process(const std::function<std::string()>& work) {
+  if (disposable) return run_in_place(work);
   Child c = start_child(work);
   char buffer[65536];
   for (;;) {
@@ -191,6 +214,11 @@ std::string run_in_child_process(const std::function<std::string()>& work) {
 
 std::vector<std::string> run_in_child_processes(const std::vector<std::function<std::string()>>& works, int jobs,
                                                 const std::function<void(std::size_t)>& progress) {
+  if (disposable && works.size() == 1) {
+    std::vector<std::string> one{run_in_place(works.front())};
+    if (progress) progress(1);
+    return one;
+  }
   std::vector<std::string> frames(works.size()), died(works.size());
   std::vector<Child> running;
   std::vector<std::size_t> index_of;  // parallel to running

@@ -35,6 +35,11 @@ std::string run_in_child_process(const std::function<std::string()>& work);
 std::vector<std::string> run_in_child_processes(const std::vector<std::function<std::string()>>& works, int jobs,
                                                 const std::function<void(std::size_t)>& progress = {});
 
+// Marks this process as disposable (the engine daemon's child for one request, engine_server.cpp): its
+// first engine run happens here, without a fork (the process ends after it anyway; SimGrid's one engine
+// per process is respected), and any later one is forked as usual.
+void set_disposable_engine_process();
+
 // The framing used on the pipes (exposed for the engine server): `framed` runs work and encodes its
 // result or its exception; `unframe` returns the result or re-throws the exception.
 std::string framed(const std::function<std::string()>& work);

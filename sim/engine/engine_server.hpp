@@ -35,6 +35,7 @@ struct EngineRequest {
   std::vector<DeviceTransfer> transfers;    // transfers
   RunOptions options;
   int jobs = 1;                             // each: engine processes at once
+  std::uint64_t address_space_limit = 0;    // the caller's RLIMIT_AS (0: none), applied by the server
 };
 
 std::string encode_engine_request(const EngineRequest& request);
@@ -44,8 +45,22 @@ std::string encode_schedule(const Schedule& schedule);
 Schedule decode_schedule(const std::string& bytes);
 
 // Sends the request to an engine server and returns the results (or re-throws its InputError /
-// SimulationError). SimulationError when no server can be started.
+// SimulationError). SimulationError when no server can be started. A process that has the SimGrid engine
+// (local_engine.hpp) uses a server of its own, spawned on demand; one without it (the CLI) uses the warm
+// engine daemon below, started on first use, unless RACKSIM_ENGINE_DAEMON=off (then a server of its own too).
 std::vector<RunResult> run_on_engine_server(const EngineRequest& request);
+
+// The warm engine daemon (issue 14): `racksim-engine --daemon PATH` listens on a Unix socket in a directory
+// of this user's only ($XDG_RUNTIME_DIR, else /tmp/racksim-<uid>, mode 0700), named after the engine
+// executable's identity (a rebuilt engine gets a daemon of its own), and ends after kDaemonIdleSeconds
+// without a connection. Each connection is served by a forked child in its own process group, which forks
+// the engine processes as a server does; when the caller goes away before its answer (killed, timed out)
+// the daemon kills that group. Results are the same bytes as a direct run.
+inline constexpr int kDaemonIdleSeconds = 60;
+std::string engine_daemon_socket_path();
+// The daemon's loop; `ready_fd` (>= 0) gets one byte once the socket listens (or the daemon found another
+// one already listening there) and is closed. Returns the exit status.
+int serve_engine_daemon(const std::string& socket_path, int ready_fd, int idle_seconds = kDaemonIdleSeconds);
 
 // The server's loop: reads length-prefixed requests from `in_fd`, answers each on `out_fd`, returns at
 // end of input. Used by the racksim-engine executable.

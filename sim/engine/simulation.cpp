@@ -4,14 +4,20 @@
 
 #include "sim/core/errors.hpp"
 #include "sim/engine/aggregation.hpp"
-#include "sim/engine/dag_executor.hpp"
 #include "sim/engine/engine_process.hpp"
 #include "sim/engine/engine_server.hpp"
+#include "sim/engine/local_engine.hpp"
 #include "sim/engine/result_wire.hpp"
 #include "sim/platform/platform_model.hpp"
 #include "sim/topo/topology_graph.hpp"
 
 namespace racksim {
+
+namespace {
+// A process without the SimGrid objects (the CLI) or with several threads (which must not fork) sends its
+// runs to an engine server; the others fork their engine processes themselves (engine_process.hpp).
+bool use_engine_server() { return local_engine() == nullptr || threads_in_this_process() > 1; }
+}  // namespace
 
 struct Simulation::Impl {
   Impl(const TopologyGraph& g, Calibration c, FailureScenario f)
@@ -86,7 +92,7 @@ std::vector<RunResult> Simulation::run_linked(const std::vector<const Schedule*>
   const Impl& impl = *impl_;
   const PlatformModel& model = impl.model;
   impl.check_gpus(pointers);
-  if (threads_in_this_process() > 1) {
+  if (use_engine_server()) {
     EngineRequest request = impl.server_request(after ? EngineRequest::Kind::after : EngineRequest::Kind::concurrent,
                                                 pointers, options);
     if (after) request.after = *after;
@@ -96,7 +102,7 @@ std::vector<RunResult> Simulation::run_linked(const std::vector<const Schedule*>
   }
   // Compiled here, where the schedules are in cache; the engine process reads only the compact result.
   const CompiledRun run = engine_run(model, compile_run(model, impl.calibration, pointers, nullptr, after), options);
-  const std::string bytes = run_in_child_process([&] { return encode_run_results(execute_compiled(model, run, options)); });
+  const std::string bytes = run_in_child_process([&] { return encode_run_results(local_engine()(model, run, options)); });
   std::vector<RunResult> results = decode_run_results(bytes);
   impl.echo(results, pointers);
   return results;
@@ -108,7 +114,7 @@ std::vector<RunResult> Simulation::run_each(const std::vector<const Schedule*>& 
   if (pointers.empty()) return {};
   const Impl& impl = *impl_;
   impl.check_gpus(pointers);
-  if (threads_in_this_process() > 1) {
+  if (use_engine_server()) {
     EngineRequest request = impl.server_request(EngineRequest::Kind::each, pointers, options);
     request.jobs = jobs;
     std::vector<RunResult> results = run_on_engine_server(request);
@@ -120,7 +126,7 @@ std::vector<RunResult> Simulation::run_each(const std::vector<const Schedule*>& 
   for (const Schedule* s : pointers) runs.push_back(engine_run(impl.model, compile_run(impl.model, impl.calibration, {s}), options));
   std::vector<std::function<std::string()>> works;
   for (const CompiledRun& run : runs)
-    works.push_back([&impl, &run, &options] { return encode_run_results(execute_compiled(impl.model, run, options)); });
+    works.push_back([&impl, &run, &options] { return encode_run_results(local_engine()(impl.model, run, options)); });
   std::vector<RunResult> results;
   for (const std::string& bytes : run_in_child_processes(works, jobs, progress))
     results.push_back(decode_run_results(bytes).front());
@@ -157,14 +163,14 @@ RunResult Simulation::run_transfers(const std::vector<DeviceTransfer>& transfers
     s.request.bytes = std::max(s.request.bytes, t.bytes);
     s.tasks.push_back(task);
   }
-  if (threads_in_this_process() > 1) {
+  if (use_engine_server()) {
     EngineRequest request = impl.server_request(EngineRequest::Kind::transfers, {}, options);
     request.transfers = transfers;
     return run_on_engine_server(request).front();
   }
   const CompiledRun run = engine_run(impl.model, compile_run(impl.model, impl.calibration, {&s}, &rank_hosts), options);
   const std::string bytes =
-      run_in_child_process([&] { return encode_run_results(execute_compiled(impl.model, run, options)); });
+      run_in_child_process([&] { return encode_run_results(local_engine()(impl.model, run, options)); });
   RunResult r = decode_run_results(bytes).front();
   r.op = "transfers";
   r.gpus = static_cast<int>(transfers.size());

@@ -1,0 +1,165 @@
+#!/usr/bin/python3
+"""The warm engine daemon of the `racksim` CLI (issue 14; docs/model.md section 6): the CLI links no SimGrid
+(and no HTTP/TLS libraries), starts `racksim-engine --daemon` on first use in a private directory, gets
+the same bytes as a CLI without the daemon, kills the run of a caller that went away, and ends by itself
+after its idle time (or on SIGTERM), removing its socket. Every case uses its own XDG_RUNTIME_DIR so that it
+meets no other test's daemon."""
+import glob
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+BIN = os.environ["RACKSIM_BIN"]
+SCALE = int(os.environ.get("RACKSIM_TEST_TIMEOUT_SCALE", "1"))
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def env_with(runtime_dir, **extra):
+    e = dict(os.environ)
+    e["XDG_RUNTIME_DIR"] = runtime_dir
+    e.update(extra)
+    return e
+
+
+def racksim(env, *args, timeout=120):
+    return subprocess.run([BIN, *args], capture_output=True, text=True, env=env, timeout=timeout * SCALE)
+
+
+def daemon_pids(runtime_dir):
+    pids = []
+    for cmdline in glob.glob("/proc/[0-9]*/cmdline"):
+        try:
+            argv = open(cmdline, "rb").read().split(b"\0")
+        except OSError:
+            continue
+        if len(argv) > 2 and argv[0].endswith(b"racksim-engine") and argv[1] == b"--daemon" and \
+                argv[2].decode(errors="replace").startswith(runtime_dir + "/"):
+            pids.append(int(cmdline.split("/")[2]))
+    # The daemon's children (a request's run) have its command line too: keep the daemon itself.
+    def parent(pid):
+        try:
+            return int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            return 0
+    return [p for p in pids if parent(p) not in pids]
+
+
+def children_of(pid):
+    try:
+        return [int(p) for p in open(f"/proc/{pid}/task/{pid}/children").read().split()]
+    except OSError:
+        return []
+
+
+def wait_until(cond, seconds):
+    end = time.time() + seconds * SCALE
+    while time.time() < end:
+        if cond():
+            return True
+        time.sleep(0.05)
+    return cond()
+
+
+def stop(runtime_dir):
+    for pid in daemon_pids(runtime_dir):
+        os.kill(pid, signal.SIGTERM)
+    wait_until(lambda: not daemon_pids(runtime_dir), 5)
+
+
+RING8 = ["collective", "--system", "hgx-h100", "--op", "all_reduce", "--gpus", "8", "--bytes", "1G", "--algo", "ring"]
+
+
+def test_light_cli():
+    libs = subprocess.run(["ldd", BIN], capture_output=True, text=True).stdout
+    check("libsimgrid" not in libs, "the racksim CLI does not link libsimgrid (the engine is the daemon's)")
+    check("libssl" not in libs and "httplib" not in libs, "nor cpp-httplib and OpenSSL (racksim serve hands over to racksim-serve)")
+    run = subprocess.run([BIN, "serve", "--help"], capture_output=True, text=True)
+    check(run.returncode == 0 and "--port" in run.stdout, "racksim serve --help is racksim-serve's help")
+
+
+def test_same_bytes_and_reuse():
+    with tempfile.TemporaryDirectory() as d:
+        os.chmod(d, 0o700)
+        try:
+            first = racksim(env_with(d), *RING8)
+            check(first.returncode == 0, "a collective through the daemon succeeds")
+            socks = glob.glob(os.path.join(d, "racksim-engine-*.sock"))
+            check(len(socks) == 1, f"the daemon listens in the private directory: {socks}")
+            pids = daemon_pids(d)
+            check(len(pids) == 1, f"one daemon: {pids}")
+            second = racksim(env_with(d), *RING8)
+            check(second.stdout == first.stdout, "byte-identical JSON from the warm daemon")
+            check(daemon_pids(d) == pids, "the second call used the same daemon")
+            direct = racksim(env_with(d, RACKSIM_ENGINE_DAEMON="off"), *RING8)
+            check(direct.returncode == 0 and direct.stdout == first.stdout,
+                  "byte-identical JSON without the daemon (RACKSIM_ENGINE_DAEMON=off: a server of the call's own)")
+            other = racksim(env_with(d), "collective", "--system", "gb200-nvl72", "--op", "all_to_all", "--gpus", "16",
+                            "--bytes", "64M")
+            check(other.returncode == 0 and '"all_to_all' in other.stdout, "another system through the same daemon")
+            again = racksim(env_with(d), *RING8)
+            check(again.stdout == first.stdout, "and back: the same bytes after another system's run")
+        finally:
+            stop(d)
+
+
+def test_caller_killed_ends_its_run():
+    with tempfile.TemporaryDirectory() as d:
+        os.chmod(d, 0o700)
+        try:
+            racksim(env_with(d), *RING8)  # the daemon is up
+            daemon = daemon_pids(d)[0]
+            # A run of minutes (659 000 transfers, aggregation off), abandoned after a second.
+            p = subprocess.Popen([BIN, "collective", "--system", "gb200-nvl72", "--racks", "2", "--op", "all_reduce",
+                                  "--gpus", "144", "--bytes", "1G", "--algo", "ring", "--aggregation", "off"],
+                                 env=env_with(d), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            check(wait_until(lambda: children_of(daemon), 10), "the run is a child of the daemon")
+            time.sleep(1)
+            p.kill()
+            p.wait()
+            check(wait_until(lambda: not children_of(daemon), 5),
+                  "the caller killed: the daemon ends its run (no child left within 5 s)")
+            check(racksim(env_with(d), *RING8).returncode == 0, "and serves the next caller")
+        finally:
+            stop(d)
+
+
+def test_idle_exit_and_sigterm():
+    with tempfile.TemporaryDirectory() as d:
+        os.chmod(d, 0o700)
+        try:
+            check(racksim(env_with(d, RACKSIM_ENGINE_IDLE_S="2"), *RING8).returncode == 0, "a call with a 2 s idle time")
+            check(len(daemon_pids(d)) == 1, "the daemon outlives the call")
+            check(wait_until(lambda: not daemon_pids(d) and not glob.glob(os.path.join(d, "*.sock")), 8),
+                  "idle for 2 s: the daemon ended and removed its socket")
+            check(racksim(env_with(d), *RING8).returncode == 0, "the next call starts a new one")
+            for pid in daemon_pids(d):
+                os.kill(pid, signal.SIGTERM)
+            check(wait_until(lambda: not daemon_pids(d) and not glob.glob(os.path.join(d, "*.sock")), 5),
+                  "SIGTERM: the daemon ends and removes its socket")
+        finally:
+            stop(d)
+
+
+def main():
+    test_light_cli()
+    test_same_bytes_and_reuse()
+    test_caller_killed_ends_its_run()
+    test_idle_exit_and_sigterm()
+    if failures:
+        print(f"{len(failures)} failure(s)")
+        return 1
+    print("all daemon checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
