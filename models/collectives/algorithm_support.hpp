@@ -19,14 +19,22 @@ class TopologyGraph;
 // the engine (~590 k comms/s with few flows in flight, far fewer with thousands: TOOLCHAIN.md).
 inline constexpr long kDefaultTransferBudget = 20000;
 inline constexpr long kHierarchicalTransferBudget = 250000;
-// Limit on one schedule, checked before it is built (build_schedule; docs/errors.md):
-// * kMaxTransfers: memory. A transfer costs ~0.4-1.4 KB across the schedule, its compiled form and the
-//   engine (4608-GPU hierarchical: ~700 k transfers, 295 MB; all_to_all on 144 GPUs: 20 592, 60 MB), so
-//   2 M transfers stay within ~3 GB. The analytic model alone lowers a --chunk-bytes to fit (its note).
+// Limits on one schedule, checked before it is built (build_schedule; docs/errors.md):
+// * memory: every schedule's estimate (schedule_bytes, beside the graph's estimate_graph) against the
+//   memory budget (sim/core/memory_budget.hpp: 8 GiB or less; issue 14). Peak memory per task and per
+//   transfer (schedule, compiled run, engine process; caller and engine summed) measured on hierarchical
+//   all-reduces (ring and tree outer, 32-256 racks) less the graph and the process start-up: ~310 B per
+//   task and ~360 B per transfer, rounded up (docs/performance.md).
+// * kMaxTransfers: a fixed cap that single-level rings and all_to_all keep, and that the analytic model
+//   lowers a --chunk-bytes to (its note; results must not depend on the machine's memory).
 // The engine's time budget (transfers x transfers in flight) is checked on what it simulates, after exact
 // aggregation of symmetric copies: kMaxEngineWork in sim/engine/aggregation.hpp.
 inline constexpr long kMaxTransfers = 2000000;
-inline constexpr double kBytesPerTransfer = 1400;  // the upper end above, for the estimate shown
+inline constexpr double kScheduleBytesPerTask = 400;
+inline constexpr double kScheduleBytesPerTransfer = 380;
+inline double schedule_bytes(double tasks, double transfers) {
+  return tasks * kScheduleBytesPerTask + transfers * kScheduleBytesPerTransfer;
+}
 
 // Checks everything about a request that does not depend on the algorithm: ranks (>= 1, send_recv >= 2,
 // distinct, < graph.gpu_count()), bytes in [1, 1 TiB], chunk_bytes <= 1 TiB, root, dtype and the

@@ -10,6 +10,7 @@
 #include "models/collectives/nccl_choice.hpp"
 #include "sim/calib/calibration.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/core/memory_budget.hpp"
 #include "sim/core/units.hpp"
 #include "sim/topo/topology_graph.hpp"
 
@@ -68,35 +69,45 @@ Schedule build_schedule(const CollectiveRequest& request, const TopologyGraph& g
 
 namespace {
 
-std::string sci(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2g", v);
-  return text;
-}
-
-// Refuses, before anything is built, a schedule too big for memory (kMaxTransfers in
-// algorithm_support.hpp), with the estimate and what would fit. The engine's time budget is checked on
-// what it would simulate, after aggregation (sim/engine/aggregation.hpp). `request` is resolved (NCCL's
-// pipeline item may set its chunk); `chunked`: the user gave --chunk-bytes.
+// Refuses, before anything is built, a schedule too big for memory, with the estimate and what would fit:
+// its tasks and transfers at kScheduleBytesPerTask / kScheduleBytesPerTransfer (algorithm_support.hpp),
+// beside the graph already built (estimate_graph) and the process itself, against the memory budget
+// (sim/core/memory_budget.hpp). The engine's time budget is checked on what it would simulate, after
+// aggregation (sim/engine/aggregation.hpp). `request` is resolved (NCCL's pipeline item may set its
+// chunk); `chunked`: the user gave --chunk-bytes.
 void check_schedule_size(const CollectiveRequest& request, const TopologyGraph& graph, bool chunked) {
   const CostModel m = make_cost_model(graph, request, Calibration::none());
   const long depth = chunked ? pieces_for_chunk(m.unit_bytes, request.chunk_bytes) : planned_depth(graph, request).depth;
   const auto transfers = [&](double d) { return static_cast<double>(m.transfers_fixed) + static_cast<double>(m.transfers_per_item) * d; };
+  const auto tasks = [&](double d) { return static_cast<double>(m.tasks_fixed) + static_cast<double>(m.tasks_per_item) * d; };
+  const auto bytes = [&](double d) { return schedule_bytes(tasks(d), transfers(d)); };
+  const MemoryBudget& budget = memory_budget();
+  const double graph_bytes = estimate_graph(graph.spec(), graph.racks()).bytes;
+  const double room = static_cast<double>(budget.bytes) - kProcessBaseBytes - graph_bytes;
   const double t = transfers(static_cast<double>(depth));
-  if (t <= static_cast<double>(kMaxTransfers)) return;
+  const double need = bytes(static_cast<double>(depth));
+  // A --chunk-bytes deeper than kMaxTransfers allows would be lowered by choose_depth (the builders plan
+  // their depth with it): refused instead, so that what runs is what was asked for.
+  const bool over_cap = chunked && t > static_cast<double>(kMaxTransfers);
+  if (need <= room && !over_cap) return;
   const std::string what = m.algorithm + " on " + std::to_string(request.gpus.size()) + " GPUs, " +
                            units::format_bytes(request.bytes) + (chunked ? " in " + std::to_string(depth) + " pieces" : "") +
-                           ": " + std::to_string(static_cast<long long>(t)) + " transfers (~" +
-                           sci(t * kBytesPerTransfer / 1e9) + " GB to build)";
-  const std::string limits = "at most " + std::to_string(kMaxTransfers) + " transfers in one schedule (memory)";
+                           ": " + std::to_string(static_cast<long long>(t)) + " transfers, " +
+                           std::to_string(static_cast<long long>(tasks(static_cast<double>(depth)))) + " tasks (~" +
+                           format_MB(need + graph_bytes + kProcessBaseBytes) + " with the " + format_MB(graph_bytes) +
+                           " graph)";
+  const std::string limits =
+      over_cap && need <= room
+          ? "at most " + std::to_string(kMaxTransfers) + " transfers in one pipelined schedule (kMaxTransfers)"
+          : "at most " + format_MB(static_cast<double>(budget.bytes)) + " in all (memory budget: " + budget.basis + ")";
   if (chunked) {
-    long fit = 1;  // the deepest pipeline within the limit
-    while (fit < depth && transfers(2.0 * fit) <= static_cast<double>(kMaxTransfers)) fit *= 2;
+    long fit = 1;  // the deepest pipeline within both limits
+    while (fit < depth && bytes(2.0 * fit) <= room && transfers(2.0 * fit) <= static_cast<double>(kMaxTransfers)) fit *= 2;
     const double min_chunk = std::ceil(m.unit_bytes / static_cast<double>(fit));
     throw InputError("--chunk-bytes", "", std::to_string(request.chunk_bytes) + " (" + what + ")",
                      limits + ": a chunk of at least " + std::to_string(static_cast<long long>(min_chunk)) + " bytes, or none");
   }
-  throw InputError("--gpus", "", what, limits + "; fewer GPUs, or the analytic model (racksim.analytic)");
+  throw InputError("--gpus", "", what, limits + "; fewer GPUs or racks, or the analytic model (racksim.analytic)");
 }
 
 }  // namespace

@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/connected_components.hpp>
+#include <cmath>
+#include <cstdio>
 #include <map>
 
 #include "sim/core/errors.hpp"
+#include "sim/core/memory_budget.hpp"
 #include "sim/core/units.hpp"
 
 namespace racksim {
@@ -39,11 +42,69 @@ int TopologyGraph::add_edge(Edge e) {
   return id;
 }
 
+GraphEstimate estimate_graph(const TopologySpec& spec, double racks) {
+  GraphEstimate e;
+  const double trays = racks * spec.rack.trays;
+  e.vertices = trays * static_cast<double>(spec.tray.cpus.size() + spec.tray.gpus.size() + spec.tray.nics.size());
+  e.edges = trays * static_cast<double>(spec.tray.links.size());
+  const double gpus = trays * static_cast<double>(spec.tray.gpus.size());
+  if (spec.nvlink_domain) {
+    const auto& d = *spec.nvlink_domain;
+    const double domains = std::floor(racks / d.racks);
+    const double chips = static_cast<double>(d.switch_trays) * d.chips_per_switch_tray;
+    const bool rack_scope = d.gpu_links_scope == GpuLinksScope::rack;
+    const double reached = rack_scope ? chips / d.racks : chips;
+    e.vertices += domains * chips;
+    e.edges += gpus * reached;                                                        // GPU-chip edges
+    if (rack_scope) e.edges += domains * reached * d.racks * (d.racks - 1) / 2.0;  // trunks
+  }
+  if (spec.scale_out && !spec.tray.nics.empty()) {
+    const double rails = static_cast<double>(spec.tray.nics.size());
+    e.vertices += (racks > 1 ? 1 : 0) + rails + racks * rails;          // core, spines, leaves
+    e.edges += trays * rails + racks * rails + (racks > 1 ? rails : 0);  // ports, uplinks, spine-core
+  }
+  // Peak RSS of `racksim show` less the process's own (~40 MB), fitted on GB200 NVL72 (202 vertices and
+  // 1 552 edges per rack: 64-1 389 racks, 0.46 MB per rack), NVL36x2 and HGX H100 (30 vertices, 54 edges
+  // per node: 512-4 096 nodes, 22 KB per node): a vertex (its names, incidence list, BGL copy for the
+  // connectivity check) ~300 B, an edge ~270 B, rounded up; vectors grown by doubling are in the constants.
+  e.bytes = e.vertices * kGraphBytesPerVertex + e.edges * kGraphBytesPerEdge;
+  return e;
+}
+
+int max_racks_in_budget(const TopologySpec& spec, double reserved_bytes) {
+  const double budget = static_cast<double>(memory_budget().bytes) - kProcessBaseBytes - reserved_bytes;
+  const int step = spec.nvlink_domain ? spec.nvlink_domain->racks : 1;
+  if (estimate_graph(spec, step).bytes > budget) return 0;
+  // The estimate grows with racks: bisect over multiples of the domain's racks.
+  long lo = 1, hi = std::max(1, spec.rack.max_racks / step);
+  if (estimate_graph(spec, static_cast<double>(hi) * step).bytes <= budget) return static_cast<int>(hi * step);
+  while (hi - lo > 1) {
+    const long mid = lo + (hi - lo) / 2;
+    (estimate_graph(spec, static_cast<double>(mid) * step).bytes <= budget ? lo : hi) = mid;
+  }
+  return static_cast<int>(lo * step);
+}
+
 TopologyGraph::TopologyGraph(const TopologySpec& spec, int racks) : spec_(spec), racks_(racks) {
   const std::string where = "--racks";
-  if (racks < 1 || racks > spec.rack.max_racks)
+  if (racks < 1 || (spec.rack.capped() && racks > spec.rack.max_racks))
     throw InputError(where, "", std::to_string(racks),
-                     "an integer in [1, " + std::to_string(spec.rack.max_racks) + "] for " + spec.id);
+                     spec.rack.capped() ? "an integer in [1, " + std::to_string(spec.rack.max_racks) + "] for " + spec.id
+                                        : "a positive integer");
+  // Refused before anything is built: what the graph would need against what this process may use.
+  const GraphEstimate estimate = estimate_graph(spec, racks);
+  const MemoryBudget& budget = memory_budget();
+  if (estimate.bytes + kProcessBaseBytes > static_cast<double>(budget.bytes)) {
+    const int fit = max_racks_in_budget(spec);
+    char counts[96];
+    std::snprintf(counts, sizeof counts, "%.3g vertices, %.3g edges", estimate.vertices, estimate.edges);
+    throw InputError(where, "", std::to_string(racks) + " (a graph of " + counts + ", ~" + format_MB(estimate.bytes) +
+                                    " to build)",
+                     "at most " + std::to_string(fit) + " racks of " + spec.id + " in the memory budget of " +
+                         budget.describe());
+  }
+  if (racks > spec.rack.max_racks)  // kUncappedRacks: only a topology of very small racks gets here
+    throw InputError(where, "", std::to_string(racks), "at most " + std::to_string(spec.rack.max_racks) + " racks");
   const int domain_racks = spec.nvlink_domain ? spec.nvlink_domain->racks : 1;
   if (racks % domain_racks != 0)
     throw InputError(where, "", std::to_string(racks),

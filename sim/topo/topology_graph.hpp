@@ -47,10 +47,29 @@ struct TopologySummary {
   double hbm_total_TB = 0, lpddr_total_TB = 0, host_memory_total_TB = 0;  // integrated GPUs add no HBM
 };
 
+// What a graph of `racks` racks of `spec` holds and costs, computed from the spec alone (no graph is
+// built, any racks up to INT_MAX): vertices and edges exactly as TopologyGraph's constructor makes them,
+// and the memory to build it (measured on GB200 NVL72, NVL36x2 and HGX H100 graphs: peak RSS of
+// `racksim show`, connectivity check included; docs/performance.md, issue 14).
+struct GraphEstimate {
+  double vertices = 0, edges = 0;
+  double bytes = 0;  // peak while building, the process's own start-up memory not included
+};
+GraphEstimate estimate_graph(const TopologySpec& spec, double racks);
+// The racks a request may ask for in the memory budget (sim/core/memory_budget.hpp) with
+// `reserved_bytes` already spoken for: the largest multiple of the NVLink domain's racks whose graph fits
+// (0 when not even one domain fits).
+int max_racks_in_budget(const TopologySpec& spec, double reserved_bytes = 0);
+inline constexpr double kGraphBytesPerVertex = 300;
+inline constexpr double kGraphBytesPerEdge = 270;
+// Start-up memory of a racksim process (SimGrid and its ns-3 libraries, the catalog): ~40 MB measured.
+inline constexpr double kProcessBaseBytes = 48e6;
+
 class TopologyGraph {
  public:
-  // Throws InputError if racks is outside [1, spec.rack.max_racks] or not a multiple of the NVLink
-  // domain's racks, or if some GPU cannot reach the others.
+  // Throws InputError, before building anything, if racks is below 1, above the spec's fixed
+  // rack.max_racks (where it has one), or its graph's estimate (estimate_graph) is over the memory budget;
+  // if racks is not a multiple of the NVLink domain's racks; or if some GPU cannot reach the others.
   TopologyGraph(const TopologySpec& spec, int racks);
   ~TopologyGraph();
   TopologyGraph(TopologyGraph&&) noexcept;

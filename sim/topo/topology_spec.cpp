@@ -226,7 +226,8 @@ TopologySpec topology_from_json_text(const std::string& text, const std::string&
   {
     auto rk = root.object("rack");
     spec.rack.trays = static_cast<int>(rk.integer_in("trays", 1, 4096));
-    spec.rack.max_racks = static_cast<int>(rk.integer_in_or("max_racks", 1, 4096, 64));
+    // Absent: no fixed cap (kUncappedRacks), the memory estimate decides (issue 14).
+    spec.rack.max_racks = static_cast<int>(rk.integer_in_or("max_racks", 1, kUncappedRacks - 1, kUncappedRacks));
     spec.rack.default_racks = static_cast<int>(rk.integer_in_or("default_racks", 1, spec.rack.max_racks, 1));
     spec.rack.source = sources.read(rk);
     rk.finish();
@@ -292,7 +293,7 @@ TopologySpec topology_from_json_text(const std::string& text, const std::string&
                          "the sum must equal GPU type '" + type.id + "' nvlink_ports (" +
                              std::to_string(type.nvlink_ports) + ")");
     }
-    if (spec.rack.default_racks % d.racks != 0 || spec.rack.max_racks % d.racks != 0)
+    if (spec.rack.default_racks % d.racks != 0 || (spec.rack.capped() && spec.rack.max_racks % d.racks != 0))
       throw InputError(where, "/rack/default_racks", std::to_string(spec.rack.default_racks),
                        "a multiple of nvlink_domain.racks (" + std::to_string(d.racks) + ")");
     spec.nvlink_domain = d;
@@ -354,8 +355,8 @@ std::string topology_to_json_text(const TopologySpec& s) {
   }
   if (!tray.contains("links")) tray["links"] = json::array();
   j["tray"] = tray;
-  j["rack"] = {{"trays", s.rack.trays}, {"default_racks", s.rack.default_racks}, {"max_racks", s.rack.max_racks},
-               {"source", s.rack.source}};
+  j["rack"] = {{"trays", s.rack.trays}, {"default_racks", s.rack.default_racks}, {"source", s.rack.source}};
+  if (s.rack.capped()) j["rack"]["max_racks"] = s.rack.max_racks;
   if (s.nvlink_domain) {
     const auto& d = *s.nvlink_domain;
     j["nvlink_domain"] = {{"racks", d.racks}, {"switch_trays", d.switch_trays},

@@ -76,11 +76,17 @@ struct TraySpec {
   std::string source;
 };
 
+// rack.max_racks when a file gives none: no fixed cap, the memory estimate of the graph and of the run
+// decides (estimate_graph in sim/topo/topology_graph.hpp, issue 14). A number, not a flag, so that code
+// comparing rack counts with it needs no special case; 2^20 racks keeps products with GPUs per rack in int.
+inline constexpr int kUncappedRacks = 1 << 20;
+
 struct RackSpec {
   int trays = 1;          // compute trays (or nodes) per rack
   int default_racks = 1;  // racks when the user does not say (gb200-nvl36x2: 2)
-  int max_racks = 1;      // largest instantiation allowed
+  int max_racks = kUncappedRacks;  // a fixed, physical cap (single hosts: 1), or kUncappedRacks
   std::string source;
+  bool capped() const { return max_racks < kUncappedRacks; }
 };
 
 // Which switch chips a GPU's NVLinks reach: every chip of the domain (NVL72, HGX), or only the chips in

@@ -29,7 +29,8 @@ def cases(tmp):
     # (arguments, words the one stderr line must contain)
     return [
         (["show", "gb999"], ["'gb999' (unknown system)", "gb200-nvl72", "hgx-h100"]),
-        (["show", "gb200-nvl72", "--racks", "0"], ["--racks", "invalid value 0", "[1, 64]"]),
+        (["show", "gb200-nvl72", "--racks", "0"], ["--racks", "invalid value 0", "a positive integer"]),
+        (["show", "gb200-nvl72", "--racks", "1000000"], ["--racks", "invalid value 1000000", "MB to build", "at most"]),
         (["show", "gb200-nvl36x2", "--racks", "3"], ["--racks", "invalid value 3", "a multiple of 2"]),
         (["show", unknown_key], [unknown_key, "/tray/gpus/0/colour", "unknown key 'colour'"]),
         (["show", malformed], [malformed, "malformed JSON at byte"]),
