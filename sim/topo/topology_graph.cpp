@@ -64,9 +64,10 @@ GraphEstimate estimate_graph(const TopologySpec& spec, double racks) {
     e.edges += trays * rails + racks * rails + (racks > 1 ? rails : 0);  // ports, uplinks, spine-core
   }
   // Peak RSS of `racksim show` less the process's own (~40 MB), fitted on GB200 NVL72 (202 vertices and
-  // 1 552 edges per rack: 64-1 389 racks, 0.46 MB per rack), NVL36x2 and HGX H100 (30 vertices, 54 edges
-  // per node: 512-4 096 nodes, 22 KB per node): a vertex (its names, incidence list, BGL copy for the
-  // connectivity check) ~300 B, an edge ~270 B, rounded up; vectors grown by doubling are in the constants.
+  // 1 534 edges per rack: 64-1 389 racks, 0.46 MB per rack measured), NVL36x2 and HGX H100 (30 vertices,
+  // 65 edges per node: 512-4 096 nodes, 23 KB per node measured): a vertex (its names, incidence list, BGL
+  // copy for the connectivity check) ~300 B, an edge ~270 B, rounded up; vectors grown by doubling are in
+  // the constants.
   e.bytes = e.vertices * kGraphBytesPerVertex + e.edges * kGraphBytesPerEdge;
   return e;
 }

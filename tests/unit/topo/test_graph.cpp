@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include "sim/core/errors.hpp"
+#include "sim/core/memory_budget.hpp"
 #include "sim/topo/routes.hpp"
 #include "sim/topo/system_catalog.hpp"
 #include "sim/topo/topology_graph.hpp"
@@ -34,6 +36,46 @@ TEST(TopologyGraph, RacksMultiplyEverything) {
   EXPECT_EQ(s.nvlink_domains, 4);
   EXPECT_EQ(s.gpus_per_domain, 72);
   EXPECT_EQ(s.switch_chips, 72);
+}
+
+// The rack limit's estimate (issue 14) counts vertices and edges from the spec as the constructor makes
+// them, for every shipped system: NVL72, NVL36x2's rack-scope trunks, HGX nodes, single hosts.
+TEST(TopologyGraph, EstimateCountsWhatTheConstructorBuilds) {
+  const SystemCatalog catalog(RACKSIM_TOPOLOGY_DIR);
+  for (const std::string id : {"gb200-nvl72", "gb300-nvl72", "gb200-nvl36x2", "hgx-h100", "hgx-b200", "gh200",
+                               "dgx-spark", "rtx4090-pcie", "h200-pcie"}) {
+    const TopologySpec spec = catalog.load(id);
+    const int step = spec.nvlink_domain ? spec.nvlink_domain->racks : 1;
+    for (int racks : {step, 2 * step, 6 * step}) {
+      if (racks > spec.rack.max_racks) continue;
+      const TopologyGraph g(spec, racks);
+      const GraphEstimate e = estimate_graph(spec, racks);
+      EXPECT_EQ(e.vertices, static_cast<double>(g.vertices().size())) << id << " x" << racks;
+      EXPECT_EQ(e.edges, static_cast<double>(g.edges().size())) << id << " x" << racks;
+    }
+  }
+}
+
+// Beyond the memory budget --racks is refused before anything is built, naming the estimate; the
+// single hosts keep their physical cap of one rack; gb200-nvl72 runs past its old max_racks of 64.
+TEST(TopologyGraph, RacksBeyondTheMemoryEstimateAreRefusedAtOnce) {
+  const TopologySpec spec = SystemCatalog(RACKSIM_TOPOLOGY_DIR).load("gb200-nvl72");
+  EXPECT_FALSE(spec.rack.capped());
+  const int fit = max_racks_in_budget(spec);
+  EXPECT_GT(fit, 64);
+  EXPECT_LE(estimate_graph(spec, fit).bytes + kProcessBaseBytes, static_cast<double>(memory_budget().bytes));
+  EXPECT_GT(estimate_graph(spec, fit + 1).bytes + kProcessBaseBytes, static_cast<double>(memory_budget().bytes));
+  try {
+    TopologyGraph(spec, 1000000);
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("--racks"), std::string::npos) << m;
+    EXPECT_NE(m.find("MB to build"), std::string::npos) << m;
+    EXPECT_NE(m.find("at most " + std::to_string(fit) + " racks of gb200-nvl72"), std::string::npos) << m;
+  }
+  EXPECT_EQ(TopologyGraph(spec, 80).gpu_count(), 80 * 72);
+  EXPECT_EQ(SystemCatalog(RACKSIM_TOPOLOGY_DIR).load("dgx-spark").rack.max_racks, 1);
 }
 
 TEST(Routes, InsideTheDomainTwoStripedHopsAt900GBps) {
