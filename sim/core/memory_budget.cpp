@@ -52,7 +52,9 @@ MemoryBudget compute_budget() {
   b.basis = "racksim's 8 GiB budget";
   if (const char* env = std::getenv("RACKSIM_MEMORY_BUDGET"); env && *env) {
     try {
-      b.bytes = units::parse_bytes(env, "RACKSIM_MEMORY_BUDGET");
+      const std::uint64_t bytes = units::parse_bytes(env, "RACKSIM_MEMORY_BUDGET");
+      if (bytes == 0) throw InputError("RACKSIM_MEMORY_BUDGET", "", "0", "a positive size");
+      b.bytes = bytes;
       b.basis = std::string("RACKSIM_MEMORY_BUDGET=") + one_line(env, 40);
     } catch (const InputError&) {
       // A bad value keeps the default; the basis says so rather than failing every command.
