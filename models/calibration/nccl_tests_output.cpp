@@ -18,6 +18,14 @@
 namespace racksim::calibration {
 
 namespace {
+// The most racks a log may need on a system without a physical max_racks: validation prices each of its
+// rows with the analytic model flow by flow, 64 NVL72 racks (4 608 ranks) in ~2 s a row, while a claimed
+// 100 000 ranks (1 389 racks) took over 4 minutes (measured 2026-12-02, docs/errors.md). The largest
+// published run in calibrate/data is 1 440 GPUs (20 racks).
+constexpr int kMaxLogRacks = 64;
+}  // namespace
+
+namespace {
 
 std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t\r\n");
@@ -552,12 +560,17 @@ MeasurementSet nccl_tests_measurements(const std::string& spec) {
     const int gpus_per_rack = static_cast<int>(spec_topo.tray.gpus.size()) * spec_topo.rack.trays;
     const int racks = std::max(1, (ranks + gpus_per_rack - 1) / gpus_per_rack);
     // A log may claim any rank count ("nGpus 100000" in a header): refuse before the predictor builds a
-    // graph of that many GPUs, saying what the log asked for and what the system allows.
-    if (racks > spec_topo.rack.max_racks)
+    // graph of that many GPUs, saying what the log asked for and what the system allows: the topology's
+    // physical max_racks, or where it has none (the NVL72-class systems, issue 14) what validation prices
+    // in seconds (kMaxLogRacks).
+    const int limit = spec_topo.rack.capped() ? spec_topo.rack.max_racks : kMaxLogRacks;
+    if (racks > limit)
       throw InputError(path, "", what + ": " + std::to_string(ranks) + " ranks = " + std::to_string(racks) +
                                      " racks of " + sys + " (" + std::to_string(gpus_per_rack) + " GPUs each)",
-                       "a log of at most " + std::to_string(spec_topo.rack.max_racks * gpus_per_rack) + " ranks (" +
-                           std::to_string(spec_topo.rack.max_racks) + " racks, the topology's max_racks)");
+                       "a log of at most " + std::to_string(static_cast<long>(limit) * gpus_per_rack) + " ranks (" +
+                           std::to_string(limit) + " racks, " +
+                           (spec_topo.rack.capped() ? "the topology's max_racks)"
+                                                    : "what validation prices in seconds: every row is priced flow by flow)"));
     for (const auto& row : run.rows) {
       if (!row.out_of_place.present || row.out_of_place.time_us <= 0) continue;
       Measurement m;

@@ -289,4 +289,13 @@ TEST(NcclTestsOutput, AHeaderAskingForMoreRanksThanTheSystemHasIsRefused) {
     EXPECT_NE(m.find("100000 ranks = 12500 racks of hgx-h100"), std::string::npos) << m;
     EXPECT_NE(m.find("at most"), std::string::npos) << m;
   }
+  // A system without a physical max_racks (issue 14): the log is still refused, by what validation prices.
+  try {
+    nccl_tests_measurements(path + "=gb200-nvl72");
+    FAIL() << "expected InputError";
+  } catch (const InputError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("100000 ranks = 1389 racks of gb200-nvl72"), std::string::npos) << m;
+    EXPECT_NE(m.find("at most 4608 ranks (64 racks"), std::string::npos) << m;
+  }
 }
