@@ -67,12 +67,6 @@ std::vector<Measurement> ring_sweep(const Predictor& p, const std::string& syste
   return out;
 }
 
-const GroupFit* group(const std::vector<GroupFit>& v, const std::string& key) {
-  for (const auto& g : v)
-    if (g.arch + ":" + g.key == key) return &g;
-  return nullptr;
-}
-
 }  // namespace
 
 TEST(Fitter, RecoversKappaAndLaunchFromDataMadeWithThem) {
