@@ -61,6 +61,7 @@ std::vector<CollectivePoint> collective_points(const std::vector<Measurement>& d
       std::set<int> domains;
       for (int gpu : m.gpus) domains.insert(g.vertices()[g.gpu_vertex(gpu)].domain);
       p.domains = std::max<int>(1, static_cast<int>(domains.size()));
+      p.domain_gpus = domain_gpus(g, req);
       out.push_back(p);
     } catch (const std::runtime_error& e) {  // InputError or SimulationError: this record cannot be expressed
       if (skipped) skipped->push_back({m.id, m.series, std::string("not expressible: ") + e.what()});
@@ -71,7 +72,7 @@ std::vector<CollectivePoint> collective_points(const std::vector<Measurement>& d
 
 double predict_time_s(const CollectivePoint& p, const Calibration& c) {
   const AlgorithmCalibration& a = c.algorithm(p.key, p.arch);
-  const double kappa = a.efficiency_at(p.m->bytes);
+  const double kappa = a.efficiency_at(p.m->bytes, p.domain_gpus);
   return a.launch_us(p.domains > 1) * 1e-6 + p.latency_s + p.bandwidth_s / (kappa > 0 ? kappa : 1) + p.m->timer_floor_s;
 }
 
@@ -124,11 +125,24 @@ std::vector<GroupFit> fit_collective_groups(const std::vector<const CollectivePo
     //    multi-node tree, nor the reverse.
     constexpr double kKappaPriorSeries = 1.0;
     constexpr double kLatencyPriorSeries = 1.0;
+    // The bandwidth part of a point's time with NVLS's ramp of `ramp` bytes per GPU (calibration.hpp).
+    auto ramped = [](const CollectivePoint& p, double ramp) {
+      if (ramp <= 0) return p.bandwidth_s;
+      const double k = ramp * std::max(1, p.domain_gpus), S = p.m->bytes;
+      return p.bandwidth_s * (S + 2 * k) / (S + k);
+    };
+    struct Solution {
+      double theta[3] = {0, 0, 1};
+      double objective = 0;
+    };
+    auto solve = [&](double ramp) {
+    Solution sol;
+    double* theta = sol.theta;
     double M[3][3] = {}, v[3] = {};
     for (const auto* p : pts) {
       const double y = p->m->time_s - p->m->timer_floor_s;
       const double w = 1.0 / (y * y * series_points[p->m->series]);
-      const double x[3] = {p->domains > 1 ? 0.0 : 1.0, p->domains > 1 ? 1.0 : 0.0, p->bandwidth_s};
+      const double x[3] = {p->domains > 1 ? 0.0 : 1.0, p->domains > 1 ? 1.0 : 0.0, ramped(*p, ramp)};
       const double r = y - p->latency_s;
       for (int i = 0; i < 3; ++i) {
         v[i] += w * x[i] * r;
@@ -142,16 +156,17 @@ std::vector<GroupFit> fit_collective_groups(const std::vector<const CollectivePo
     // cloud's proxy path) moves its group's latency only as far as other series agree, and a system held out
     // does not inherit it whole. The in-domain L stays free: a kernel launch and NVLink's flags are the
     // GPU's and NCCL's, the same on every machine of an architecture.
+    double latency_prior = 0;
     {
       std::set<std::string> series_out;
       for (const auto* p : pts)
         if (p->domains > 1) series_out.insert(p->m->series);
-      if (!series_out.empty()) M[1][1] += kLatencyPriorSeries * M[1][1] / static_cast<double>(series_out.size());
+      if (!series_out.empty()) latency_prior = kLatencyPriorSeries * M[1][1] / static_cast<double>(series_out.size());
+      M[1][1] += latency_prior;
     }
     // Parameters held: L's not determinable (0), kappa without a bandwidth point (u = 1); L's that come out
     // negative are held at 0 and the rest solved again (active set).
     bool held[3] = {!fit_L_in, !fit_L_out, f.kappa_fixed};
-    double theta[3] = {0, 0, 1};
     for (int iter = 0; iter < 4; ++iter) {
       int idx[3], n = 0;
       for (int i = 0; i < 3; ++i)
@@ -189,6 +204,38 @@ std::vector<GroupFit> fit_collective_groups(const std::vector<const CollectivePo
         }
       if (!again) break;
     }
+    // The weighted squared misfit with the priors, to compare ramps.
+    for (const auto* p : pts) {
+      const double y = p->m->time_s - p->m->timer_floor_s;
+      const double w = 1.0 / (y * y * series_points[p->m->series]);
+      const double x[3] = {p->domains > 1 ? 0.0 : 1.0, p->domains > 1 ? 1.0 : 0.0, ramped(*p, ramp)};
+      const double e = y - p->latency_s - (x[0] * theta[0] + x[1] * theta[1] + x[2] * theta[2]);
+      sol.objective += w * e * e;
+    }
+    sol.objective += kKappaPriorSeries * (theta[2] - 1) * (theta[2] - 1) + latency_prior * theta[1] * theta[1];
+    return sol;
+    };
+    // NVLS's ramp (NVLS and NVLS-tree only: the switch's pipeline; rings and trees reach their bandwidth
+    // at once, docs/calibration.md): chosen from a grid by the same misfit, where the group has a sweep
+    // through the ramp (a series with 3 sizes from 16 MiB to 4 GiB); otherwise none.
+    double ramp = 0;
+    Solution best = solve(0);
+    if (f.key.size() > 5 && f.key.compare(f.key.size() - 5, 5, "/nvls") == 0) {
+      std::map<std::string, int> in_ramp;
+      int through = 0;
+      for (const auto* p : pts)
+        if (p->m->bytes >= 16.0 * (1 << 20) && p->m->bytes <= 4.0 * (1 << 30) && ++in_ramp[p->m->series] == 3) ++through;
+      if (through > 0)
+        for (double mb : {0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0}) {
+          const Solution s2 = solve(mb * 1e6);
+          if (s2.objective < best.objective) {
+            best = s2;
+            ramp = mb * 1e6;
+          }
+        }
+    }
+    const double* theta = best.theta;
+    f.ramp_bytes_per_gpu = ramp;
     double u = theta[2];
     if (!(u > 0)) u = 1;
     f.bandwidth_efficiency = sig4(std::clamp(1 / u, 0.05, 2.0));
@@ -199,7 +246,7 @@ std::vector<GroupFit> fit_collective_groups(const std::vector<const CollectivePo
     std::set<std::string> seen_s, seen_src;
     for (const auto* p : pts) {
       const double L_us = p->domains > 1 && f.scale_out_launch_overhead_us >= 0 ? f.scale_out_launch_overhead_us : f.launch_overhead_us;
-      const double pred = L_us * 1e-6 + p->latency_s + p->bandwidth_s / f.bandwidth_efficiency + p->m->timer_floor_s;
+      const double pred = L_us * 1e-6 + p->latency_s + ramped(*p, ramp) / f.bandwidth_efficiency + p->m->timer_floor_s;
       errs.push_back(std::fabs(pred / p->m->time_s - 1));
       ss += std::pow(std::log(pred / p->m->time_s), 2);
       if (seen_s.insert(p->m->series).second) f.series.push_back(p->m->series);
@@ -219,6 +266,7 @@ void apply_collective_fits(Calibration& c, const std::vector<GroupFit>& fits) {
     a.bandwidth_efficiency = f.bandwidth_efficiency;
     a.launch_overhead_us = f.launch_overhead_us;
     a.scale_out_launch_overhead_us = f.scale_out_launch_overhead_us;
+    a.ramp_bytes_per_gpu = f.ramp_bytes_per_gpu;
     char head[512];
     std::snprintf(head, sizeof head,
                   "racksim calibrate fit (kappa, pulled toward 1 with the weight of one series, and launch, in one NVLink "

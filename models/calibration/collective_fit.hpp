@@ -32,6 +32,7 @@ struct CollectivePoint {
   double latency_s = 0;        // model time at identity algorithm calibration, minus bandwidth_s
   double bandwidth_s = 0;      // the part that scales with 1 / kappa
   int domains = 1;             // NVLink domains (NCCL nodes) the ranks span
+  int domain_gpus = 1;         // the most ranks in one of them (the NVLS ramp's scale)
 };
 
 // One point per collective measurement the analytic model can express (others are reported through
@@ -46,6 +47,7 @@ struct GroupFit {
   bool kappa_fixed = false;    // no point whose model time is mostly bandwidth: kappa = 1
   double scale_out_launch_overhead_us = -1;  // across NVLink domains; -1: not determinable, launch_overhead_us
   bool scale_out_launch_fitted = false;
+  double ramp_bytes_per_gpu = 0;  // NVLS / NVLS-tree groups: the ramp's bytes per GPU (calibration.hpp)
   int points = 0;
   double median_abs_error = 0, worst_abs_error = 0, rms_log_residual = 0;
   std::vector<std::string> series, sources;

@@ -28,6 +28,9 @@ struct ExecTerms {
 // `request` must be resolved (resolve_request: no "auto").
 ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration);
 
+// The most ranks of the request inside one NVLink domain (the NVLS ramp's scale, calibration.hpp).
+int domain_gpus(const TopologyGraph& graph, const CollectiveRequest& request);
+
 // The GPU architecture of a request's ranks for calibration lookups ("hopper", "blackwell", ...).
 std::string request_architecture(const TopologyGraph& graph, const CollectiveRequest& request);
 

@@ -233,6 +233,7 @@ Calibration calibration_from_json(const nlohmann::json& doc, const std::string& 
       // exceed 1 where NCCL beats its own tuning model (NVLS on 8 B200s: 844 GB/s against 829).
       a.bandwidth_efficiency = r.number_in_or("bandwidth_efficiency", 1e-6, 2.0, 1.0);
       a.half_efficiency_bytes = r.non_negative_or("half_efficiency_bytes", 0.0);
+      a.ramp_bytes_per_gpu = r.non_negative_or("ramp_bytes_per_gpu", 0.0);
       a.source = non_empty_source(r);
       a.fit = read_fit(r);
       r.finish();
@@ -283,6 +284,7 @@ std::string calibration_to_json_text(const Calibration& c) {
                   {"half_efficiency_bytes", a.half_efficiency_bytes},
                   {"source", a.source}};
     if (a.scale_out_launch_overhead_us >= 0) algos[key]["scale_out_launch_overhead_us"] = a.scale_out_launch_overhead_us;
+    if (a.ramp_bytes_per_gpu > 0) algos[key]["ramp_bytes_per_gpu"] = a.ramp_bytes_per_gpu;
     if (a.fit.points > 0) algos[key]["fit"] = fit_json(a.fit);
   };
   for (const auto& [key, a] : c.algorithms) put_algo(key, a);

@@ -42,9 +42,19 @@ struct AlgorithmCalibration {
   double launch_us(bool spans_domains) const {
     return spans_domains && scale_out_launch_overhead_us >= 0 ? scale_out_launch_overhead_us : launch_overhead_us;
   }
-  double efficiency_at(double bytes) const {
-    return half_efficiency_bytes > 0 ? bandwidth_efficiency * bytes / (bytes + half_efficiency_bytes)
-                                     : bandwidth_efficiency;
+  // NVLS's ramp to full bandwidth (NVLS and NVLS-tree entries; 0: none). The first S_k bytes of a collective
+  // move at half its asymptotic bandwidth, S_k = ramp_bytes_per_gpu x the GPUs of one NVLink domain taking
+  // part: efficiency(S) = ... x (S + S_k) / (S + 2 S_k). Measured on every public NVLS series with sizes in
+  // between (docs/calibration.md): S_k ~ 15 MB on 8 GPUs, 270-600 MB on 64-72.
+  double ramp_bytes_per_gpu = 0.0;
+  double efficiency_at(double bytes, int domain_gpus = 1) const {
+    double e = half_efficiency_bytes > 0 ? bandwidth_efficiency * bytes / (bytes + half_efficiency_bytes)
+                                         : bandwidth_efficiency;
+    if (ramp_bytes_per_gpu > 0 && bytes > 0) {
+      const double k = ramp_bytes_per_gpu * (domain_gpus > 1 ? domain_gpus : 1);
+      e *= (bytes + k) / (bytes + 2 * k);
+    }
+    return e;
   }
 };
 

@@ -9,8 +9,10 @@ The issue's goals, on the pooled held-out predictions: |predicted / measured - 1
 <= 15 % at >= 64 MiB, median <= 15 % below. They are NOT met yet (measured 2026-12-02, session 5, after
 records run as their source ran them (MNNVL off, two NVLink domains, TCPXO and pods of unknown placement out of
 the fit), the all-to-all's latency summed over NCCL's p2p rounds and the extra latencies pulled toward 0 with
-the weight of one series: leave one system out 9.0 % median, 74.3 % worst at >= 64 MiB, 17.7 % median below;
-leave one GPU count out 7.8 %, 94.2 %, 18.9 %; session 4: 10.7 / 105.2 / 24.9 and 9.1 / 102.9 / 31.5; before
+the weight of one series, the all-to-all's latency with one kernel's base, then NVLS's ramp to full bandwidth
+(the first ramp_bytes_per_gpu x GPUs of the domain at half the bandwidth): leave one system out 7.8 % median,
+74.3 % worst at >= 64 MiB, 15.7 % median below; leave one GPU count out 6.4 %, 94.2 %, 21.7 % (18.9 % before the
+ramp: with the 8-GPU count held out, Hopper's NVLS borrows Blackwell's rack-scale ramp); session 4: 10.7 / 105.2 / 24.9 and 9.1 / 102.9 / 31.5; before
 that 17.2 / 109.0 / 25.4 and 13.0 / 262.8 / 36.6): this test prints how far each is
 and fails on regressions past the measured values (BOUNDS, a little above them), so that a model change
 that makes prediction worse is caught.
@@ -25,10 +27,10 @@ BIN = os.environ["RACKSIM_BIN"]
 TIMEOUT_SCALE = int(os.environ.get("RACKSIM_TEST_TIMEOUT_SCALE", "1"))  # 4 in the sanitizer build (tests/CMakeLists.txt)
 GOALS = {"median_abs_error_at_or_above_64MiB": 0.05, "worst_abs_error_at_or_above_64MiB": 0.15,
          "median_abs_error_below_64MiB": 0.15}
-BOUNDS = {"system": {"median_abs_error_at_or_above_64MiB": 0.10, "worst_abs_error_at_or_above_64MiB": 0.80,
-                     "median_abs_error_below_64MiB": 0.19},
-          "GPU count": {"median_abs_error_at_or_above_64MiB": 0.085, "worst_abs_error_at_or_above_64MiB": 1.00,
-                        "median_abs_error_below_64MiB": 0.20}}
+BOUNDS = {"system": {"median_abs_error_at_or_above_64MiB": 0.085, "worst_abs_error_at_or_above_64MiB": 0.80,
+                     "median_abs_error_below_64MiB": 0.17},
+          "GPU count": {"median_abs_error_at_or_above_64MiB": 0.07, "worst_abs_error_at_or_above_64MiB": 1.00,
+                        "median_abs_error_below_64MiB": 0.23}}
 
 
 def main():

@@ -150,6 +150,53 @@ TEST(Fitter, ScaleOutLatencyIsPulledTowardNcclsOwnWithTheWeightOfOneSeries) {
   EXPECT_LE(three, 100.5);
 }
 
+TEST(Fitter, NvlsRampIsRecoveredFromASweepThroughIt) {
+  const Predictor p(RACKSIM_TOPOLOGY_DIR, unused_collective_model, "analytic");
+  // NVLS on 8 H100s made with a ramp of 2 MB per GPU (S_k = 16 MB: the first 16 MB at half the bandwidth),
+  // kappa 1 and 5 us of launch; sizes 1 MiB .. 4 GiB by 4x.
+  Calibration made;
+  AlgorithmCalibration a;
+  a.launch_overhead_us = 5;
+  a.ramp_bytes_per_gpu = 2e6;
+  a.source = "test";
+  made.arch_algorithms["hopper"]["all_reduce/nvls"] = a;
+  made.arch_links["hopper"][LinkKind::nvlink] = LinkCalibration{0.824, 0.0, "test", {}};
+  std::vector<Measurement> data;
+  for (double s = 1 << 20; s <= 4.0 * (1 << 30); s *= 4) {
+    Measurement m;
+    m.id = "nvls" + std::to_string(data.size());
+    m.series = "machine A nvls 8";
+    m.kind = MeasurementKind::collective;
+    m.system = "hgx-h100";
+    m.measured_on = "machine A";
+    m.op = CollectiveOp::all_reduce;
+    m.algorithm = "nvls";
+    for (int g = 0; g < 8; ++g) m.gpus.push_back(g);
+    m.bytes = s;
+    m.confidence = "high";
+    m.source = "synthetic";
+    CollectiveRequest r;
+    r.op = m.op;
+    r.algorithm = m.algorithm;
+    r.gpus = m.gpus;
+    r.bytes = static_cast<std::uint64_t>(s);
+    m.time_s = analytic_collective(p.graph("hgx-h100", 1), r, made).time_s;
+    data.push_back(m);
+  }
+  FitOptions o;
+  o.held_out = false;
+  const FitResult r = fit_calibration(data, p, o);
+  const AlgorithmCalibration& fit = r.calibration.arch_algorithms.at("hopper").at("all_reduce/nvls");
+  EXPECT_DOUBLE_EQ(fit.ramp_bytes_per_gpu, 2e6);
+  EXPECT_NEAR(fit.bandwidth_efficiency, 1.0, 1e-3);
+  EXPECT_NEAR(fit.launch_overhead_us, 5, 0.05);
+  // The ramp as the engine and the closed form apply it: half the bandwidth for the first 16 MB.
+  EXPECT_NEAR(fit.efficiency_at(16e6, 8), fit.bandwidth_efficiency * 32e6 / 48e6, 1e-12);
+  // Rings have no ramp to fit: their data never gets one.
+  EXPECT_EQ(fit_calibration(ring_sweep(p, "hgx-h100", 1, {8}, "machine A"), p, o)
+                .calibration.arch_algorithms.at("hopper").at("all_reduce/ring").ramp_bytes_per_gpu, 0.0);
+}
+
 TEST(Fitter, OneMessageSizeCannotSeparateLaunchFromKappaAndSaysSo) {
   const Predictor p(RACKSIM_TOPOLOGY_DIR, unused_collective_model, "analytic");
   std::vector<Measurement> data = ring_sweep(p, "hgx-h100", 1, {8}, "machine A");
