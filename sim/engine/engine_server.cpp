@@ -472,11 +472,18 @@ std::string private_socket_dir() {
   return dir;
 }
 
-int connect_unix(const std::string& path) {
-  sockaddr_un addr{};
-  if (path.size() >= sizeof addr.sun_path) return -1;
+// The address of a Unix socket at `path`; false when the path does not fit sun_path.
+bool unix_address(const std::string& path, sockaddr_un& addr) {
+  addr = sockaddr_un{};
+  if (path.size() >= sizeof addr.sun_path) return false;
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  return true;
+}
+
+int connect_unix(const std::string& path) {
+  sockaddr_un addr;
+  if (!unix_address(path, addr)) return -1;
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return -1;
   if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
@@ -580,11 +587,13 @@ std::vector<RunResult> run_on_engine_server(const EngineRequest& request) {
   return decode_run_results(unframe(reply, "the engine server sent an empty reply"));
 }
 
+namespace {
 // The largest run the daemon prepares in its own loop for the next request (engine_server.hpp).
 constexpr int kDaemonCachedRacks = 8;
 
 volatile sig_atomic_t daemon_stop = 0;  // SIGTERM / SIGINT: end the loop and remove the socket
-extern "C" void on_daemon_stop(int) { daemon_stop = 1; }
+void on_daemon_stop(int) { daemon_stop = 1; }
+}  // namespace
 
 int serve_engine_daemon(const std::string& socket_path, int ready_fd, int idle_seconds) {
   ::signal(SIGPIPE, SIG_IGN);
@@ -598,10 +607,8 @@ int serve_engine_daemon(const std::string& socket_path, int ready_fd, int idle_s
       ready_fd = -1;
     }
   };
-  sockaddr_un addr{};
-  if (socket_path.size() >= sizeof addr.sun_path) return 2;
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
+  sockaddr_un addr;
+  if (!unix_address(socket_path, addr)) return 2;
   const int listen_fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (listen_fd < 0) return 1;
   ::umask(077);

@@ -4,6 +4,7 @@
 the same bytes as a CLI without the daemon, kills the run of a caller that went away, and ends by itself
 after its idle time (or on SIGTERM), removing its socket. Every case uses its own XDG_RUNTIME_DIR so that it
 meets no other test's daemon."""
+import contextlib
 import glob
 import os
 import signal
@@ -75,6 +76,17 @@ def stop(runtime_dir):
     wait_until(lambda: not daemon_pids(runtime_dir), 5)
 
 
+@contextlib.contextmanager
+def private_runtime_dir():
+    """An XDG_RUNTIME_DIR of the case's own (0700, as a session manager makes it); its daemon is stopped after."""
+    with tempfile.TemporaryDirectory() as d:
+        os.chmod(d, 0o700)
+        try:
+            yield d
+        finally:
+            stop(d)
+
+
 RING8 = ["collective", "--system", "hgx-h100", "--op", "all_reduce", "--gpus", "8", "--bytes", "1G", "--algo", "ring"]
 
 
@@ -87,66 +99,54 @@ def test_light_cli():
 
 
 def test_same_bytes_and_reuse():
-    with tempfile.TemporaryDirectory() as d:
-        os.chmod(d, 0o700)
-        try:
-            first = racksim(env_with(d), *RING8)
-            check(first.returncode == 0, "a collective through the daemon succeeds")
-            socks = glob.glob(os.path.join(d, "racksim-engine-*.sock"))
-            check(len(socks) == 1, f"the daemon listens in the private directory: {socks}")
-            pids = daemon_pids(d)
-            check(len(pids) == 1, f"one daemon: {pids}")
-            second = racksim(env_with(d), *RING8)
-            check(second.stdout == first.stdout, "byte-identical JSON from the warm daemon")
-            check(daemon_pids(d) == pids, "the second call used the same daemon")
-            direct = racksim(env_with(d, RACKSIM_ENGINE_DAEMON="off"), *RING8)
-            check(direct.returncode == 0 and direct.stdout == first.stdout,
-                  "byte-identical JSON without the daemon (RACKSIM_ENGINE_DAEMON=off: a server of the call's own)")
-            other = racksim(env_with(d), "collective", "--system", "gb200-nvl72", "--op", "all_to_all", "--gpus", "16",
-                            "--bytes", "64M")
-            check(other.returncode == 0 and '"all_to_all' in other.stdout, "another system through the same daemon")
-            again = racksim(env_with(d), *RING8)
-            check(again.stdout == first.stdout, "and back: the same bytes after another system's run")
-        finally:
-            stop(d)
+    with private_runtime_dir() as d:
+        first = racksim(env_with(d), *RING8)
+        check(first.returncode == 0, "a collective through the daemon succeeds")
+        socks = glob.glob(os.path.join(d, "racksim-engine-*.sock"))
+        check(len(socks) == 1, f"the daemon listens in the private directory: {socks}")
+        pids = daemon_pids(d)
+        check(len(pids) == 1, f"one daemon: {pids}")
+        second = racksim(env_with(d), *RING8)
+        check(second.stdout == first.stdout, "byte-identical JSON from the warm daemon")
+        check(daemon_pids(d) == pids, "the second call used the same daemon")
+        direct = racksim(env_with(d, RACKSIM_ENGINE_DAEMON="off"), *RING8)
+        check(direct.returncode == 0 and direct.stdout == first.stdout,
+              "byte-identical JSON without the daemon (RACKSIM_ENGINE_DAEMON=off: a server of the call's own)")
+        other = racksim(env_with(d), "collective", "--system", "gb200-nvl72", "--op", "all_to_all", "--gpus", "16",
+                        "--bytes", "64M")
+        check(other.returncode == 0 and '"all_to_all' in other.stdout, "another system through the same daemon")
+        again = racksim(env_with(d), *RING8)
+        check(again.stdout == first.stdout, "and back: the same bytes after another system's run")
 
 
 def test_caller_killed_ends_its_run():
-    with tempfile.TemporaryDirectory() as d:
-        os.chmod(d, 0o700)
-        try:
-            racksim(env_with(d), *RING8)  # the daemon is up
-            daemon = daemon_pids(d)[0]
-            # A run of minutes (659 000 transfers, aggregation off), abandoned after a second.
-            p = subprocess.Popen([BIN, "collective", "--system", "gb200-nvl72", "--racks", "2", "--op", "all_reduce",
-                                  "--gpus", "144", "--bytes", "1G", "--algo", "ring", "--aggregation", "off"],
-                                 env=env_with(d), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            check(wait_until(lambda: children_of(daemon), 10), "the run is a child of the daemon")
-            time.sleep(1)
-            p.kill()
-            p.wait()
-            check(wait_until(lambda: not children_of(daemon), 5),
-                  "the caller killed: the daemon ends its run (no child left within 5 s)")
-            check(racksim(env_with(d), *RING8).returncode == 0, "and serves the next caller")
-        finally:
-            stop(d)
+    with private_runtime_dir() as d:
+        racksim(env_with(d), *RING8)  # the daemon is up
+        daemon = daemon_pids(d)[0]
+        # A run of minutes (659 000 transfers, aggregation off), abandoned after a second.
+        p = subprocess.Popen([BIN, "collective", "--system", "gb200-nvl72", "--racks", "2", "--op", "all_reduce",
+                              "--gpus", "144", "--bytes", "1G", "--algo", "ring", "--aggregation", "off"],
+                             env=env_with(d), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        check(wait_until(lambda: children_of(daemon), 10), "the run is a child of the daemon")
+        time.sleep(1)
+        p.kill()
+        p.wait()
+        check(wait_until(lambda: not children_of(daemon), 5),
+              "the caller killed: the daemon ends its run (no child left within 5 s)")
+        check(racksim(env_with(d), *RING8).returncode == 0, "and serves the next caller")
 
 
 def test_idle_exit_and_sigterm():
-    with tempfile.TemporaryDirectory() as d:
-        os.chmod(d, 0o700)
-        try:
-            check(racksim(env_with(d, RACKSIM_ENGINE_IDLE_S="2"), *RING8).returncode == 0, "a call with a 2 s idle time")
-            check(len(daemon_pids(d)) == 1, "the daemon outlives the call")
-            check(wait_until(lambda: not daemon_pids(d) and not glob.glob(os.path.join(d, "*.sock")), 8),
-                  "idle for 2 s: the daemon ended and removed its socket")
-            check(racksim(env_with(d), *RING8).returncode == 0, "the next call starts a new one")
-            for pid in daemon_pids(d):
-                os.kill(pid, signal.SIGTERM)
-            check(wait_until(lambda: not daemon_pids(d) and not glob.glob(os.path.join(d, "*.sock")), 5),
-                  "SIGTERM: the daemon ends and removes its socket")
-        finally:
-            stop(d)
+    with private_runtime_dir() as d:
+        check(racksim(env_with(d, RACKSIM_ENGINE_IDLE_S="2"), *RING8).returncode == 0, "a call with a 2 s idle time")
+        check(len(daemon_pids(d)) == 1, "the daemon outlives the call")
+        check(wait_until(lambda: not daemon_pids(d) and not glob.glob(os.path.join(d, "*.sock")), 8),
+              "idle for 2 s: the daemon ended and removed its socket")
+        check(racksim(env_with(d), *RING8).returncode == 0, "the next call starts a new one")
+        for pid in daemon_pids(d):
+            os.kill(pid, signal.SIGTERM)
+        check(wait_until(lambda: not daemon_pids(d) and not glob.glob(os.path.join(d, "*.sock")), 5),
+              "SIGTERM: the daemon ends and removes its socket")
 
 
 def main():

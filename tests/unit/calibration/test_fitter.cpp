@@ -36,22 +36,24 @@ Calibration truth(double kappa = 0.9) {
   return c;
 }
 
-std::vector<Measurement> ring_sweep(const Predictor& p, const std::string& system, int racks, const std::vector<int>& gpu_counts,
-                                    const std::string& machine, double max_bytes = 4.0 * (1 << 30),
-                                    const std::string& confidence = "high", double kappa = 0.9) {
+// A sweep of all-reduces by `algorithm` on the first n GPUs of `system` for each n, min_bytes .. max_bytes by
+// 4x, timed by racksim's own model under `made`: one series per GPU count.
+std::vector<Measurement> synthetic_sweep(const Predictor& p, const std::string& system, int racks,
+                                         const std::vector<int>& gpu_counts, const std::string& machine,
+                                         const std::string& algorithm, double min_bytes, double max_bytes,
+                                         const std::string& confidence, const Calibration& made) {
   std::vector<Measurement> out;
-  const Calibration c = truth(kappa);
   for (int n : gpu_counts)
-    for (double s = 65536; s <= max_bytes; s *= 4) {
+    for (double s = min_bytes; s <= max_bytes; s *= 4) {
       Measurement m;
       m.id = machine + std::to_string(out.size());
-      m.series = machine + " ring " + std::to_string(n);
+      m.series = machine + " " + algorithm + " " + std::to_string(n);
       m.kind = MeasurementKind::collective;
       m.system = system;
       m.racks = racks;
       m.measured_on = machine;
       m.op = CollectiveOp::all_reduce;
-      m.algorithm = "ring";  // NCCL_ALGO=Ring; the protocol is NCCL's choice per size
+      m.algorithm = algorithm;  // NCCL_ALGO as given; the protocol is NCCL's choice per size
       for (int g = 0; g < n; ++g) m.gpus.push_back(g);
       m.bytes = s;
       m.confidence = confidence;
@@ -61,10 +63,16 @@ std::vector<Measurement> ring_sweep(const Predictor& p, const std::string& syste
       r.algorithm = m.algorithm;
       r.gpus = m.gpus;
       r.bytes = static_cast<std::uint64_t>(s);
-      m.time_s = analytic_collective(p.graph(system, racks), r, c).time_s;
+      m.time_s = analytic_collective(p.graph(system, racks), r, made).time_s;
       out.push_back(m);
     }
   return out;
+}
+
+std::vector<Measurement> ring_sweep(const Predictor& p, const std::string& system, int racks, const std::vector<int>& gpu_counts,
+                                    const std::string& machine, double max_bytes = 4.0 * (1 << 30),
+                                    const std::string& confidence = "high", double kappa = 0.9) {
+  return synthetic_sweep(p, system, racks, gpu_counts, machine, "ring", 65536, max_bytes, confidence, truth(kappa));
 }
 
 }  // namespace
@@ -119,17 +127,8 @@ TEST(Fitter, ScaleOutLatencyIsPulledTowardNcclsOwnWithTheWeightOfOneSeries) {
   Calibration made = truth(1.0);
   made.arch_algorithms["hopper"]["all_reduce/ring"].scale_out_launch_overhead_us = 100;
   auto sweep = [&](int racks) {
-    std::vector<Measurement> v = ring_sweep(p, "hgx-h100", racks, {8 * racks}, "cluster " + std::to_string(racks), 1 << 30,
-                                            "high", 1.0);
-    for (auto& m : v) {
-      CollectiveRequest r;
-      r.op = m.op;
-      r.algorithm = m.algorithm;
-      r.gpus = m.gpus;
-      r.bytes = static_cast<std::uint64_t>(m.bytes);
-      m.time_s = analytic_collective(p.graph(m.system, m.racks), r, made).time_s;
-    }
-    return v;
+    return synthetic_sweep(p, "hgx-h100", racks, {8 * racks}, "cluster " + std::to_string(racks), "ring", 65536, 1 << 30,
+                           "high", made);
   };
   auto L_out = [&](const std::vector<int>& racks) {
     std::vector<Measurement> data = ring_sweep(p, "hgx-h100", 1, {8}, "one box", 1 << 30, "high", 1.0);
@@ -161,28 +160,8 @@ TEST(Fitter, NvlsRampIsRecoveredFromASweepThroughIt) {
   a.source = "test";
   made.arch_algorithms["hopper"]["all_reduce/nvls"] = a;
   made.arch_links["hopper"][LinkKind::nvlink] = LinkCalibration{0.824, 0.0, "test", {}};
-  std::vector<Measurement> data;
-  for (double s = 1 << 20; s <= 4.0 * (1 << 30); s *= 4) {
-    Measurement m;
-    m.id = "nvls" + std::to_string(data.size());
-    m.series = "machine A nvls 8";
-    m.kind = MeasurementKind::collective;
-    m.system = "hgx-h100";
-    m.measured_on = "machine A";
-    m.op = CollectiveOp::all_reduce;
-    m.algorithm = "nvls";
-    for (int g = 0; g < 8; ++g) m.gpus.push_back(g);
-    m.bytes = s;
-    m.confidence = "high";
-    m.source = "synthetic";
-    CollectiveRequest r;
-    r.op = m.op;
-    r.algorithm = m.algorithm;
-    r.gpus = m.gpus;
-    r.bytes = static_cast<std::uint64_t>(s);
-    m.time_s = analytic_collective(p.graph("hgx-h100", 1), r, made).time_s;
-    data.push_back(m);
-  }
+  const std::vector<Measurement> data =
+      synthetic_sweep(p, "hgx-h100", 1, {8}, "machine A", "nvls", 1 << 20, 4.0 * (1 << 30), "high", made);
   FitOptions o;
   o.held_out = false;
   const FitResult r = fit_calibration(data, p, o);
