@@ -268,44 +268,31 @@ int FlowCoster::domain_peer(int gpu_vertex) const {
   return it == second.end() ? -1 : it->second;
 }
 
-const FlowCoster::Path& FlowCoster::gpu_to_switch(int gpu) {
-  if (table_ != nullptr) {  // cached only for GPUs with a peer (domain_peer() succeeded then)
-    const auto c = cache_->up_.find(gpu);
-    if (c != cache_->up_.end()) return cached_path(c->second, cache_->raw_[static_cast<std::size_t>(c->second)]);
-  }
-  const auto it = up_.find(gpu);
-  if (it != up_.end()) return it->second;
-  const int peer = domain_peer(gpu);
-  Path p;
-  if (peer >= 0) {
-    std::vector<FlowCache::Hop> own;
-    int id = -1;
-    const std::vector<FlowCache::Hop>& hops = raw_path(1, gpu, peer, own, &id);
-    if (table_ != nullptr) return cached_path(id, hops);
-    p = make_path(hops);
-    p.raw = id;
-  }
-  return up_.emplace(gpu, std::move(p)).first->second;
-}
+const FlowCoster::Path& FlowCoster::gpu_to_switch(int gpu) { return plane_path(gpu, 1); }
 
-const FlowCoster::Path& FlowCoster::switch_to_gpu(int gpu) {
-  if (table_ != nullptr) {
-    const auto c = cache_->down_.find(gpu);
-    if (c != cache_->down_.end()) return cached_path(c->second, cache_->raw_[static_cast<std::size_t>(c->second)]);
+const FlowCoster::Path& FlowCoster::switch_to_gpu(int gpu) { return plane_path(gpu, 2); }
+
+// A GPU's path to (which 1) or from (which 2) its domain's switch plane, by way of a peer's route.
+const FlowCoster::Path& FlowCoster::plane_path(int gpu, int which) {
+  if (table_ != nullptr) {  // cached only for GPUs with a peer (domain_peer() succeeded then)
+    const auto& cached = which == 1 ? cache_->up_ : cache_->down_;
+    const auto c = cached.find(gpu);
+    if (c != cached.end()) return cached_path(c->second, cache_->raw_[static_cast<std::size_t>(c->second)]);
   }
-  const auto it = down_.find(gpu);
-  if (it != down_.end()) return it->second;
+  std::map<int, Path>& mine = which == 1 ? up_ : down_;
+  const auto it = mine.find(gpu);
+  if (it != mine.end()) return it->second;
   const int peer = domain_peer(gpu);
   Path p;
   if (peer >= 0) {
     std::vector<FlowCache::Hop> own;
     int id = -1;
-    const std::vector<FlowCache::Hop>& hops = raw_path(2, gpu, peer, own, &id);
+    const std::vector<FlowCache::Hop>& hops = raw_path(which, gpu, peer, own, &id);
     if (table_ != nullptr) return cached_path(id, hops);
     p = make_path(hops);
     p.raw = id;
   }
-  return down_.emplace(gpu, std::move(p)).first->second;
+  return mine.emplace(gpu, std::move(p)).first->second;
 }
 
 double FlowCoster::plane_reduce_s_per_byte(int domain) {

@@ -139,6 +139,7 @@ class FlowCoster {
 
  private:
   std::vector<FlowCache::Hop> raw_hops(const Route& route, std::size_t first_hop, std::size_t end_hop) const;
+  const Path& plane_path(int gpu_vertex, int which);  // which 1: GPU -> plane, 2: plane -> GPU
   Path make_path(const std::vector<FlowCache::Hop>& hops) const;
   // The raw hops of GPU -> GPU (which 0), GPU -> its switch plane (1), switch plane -> GPU (2): from the
   // cache when one is active (then *id is its raw path id), else computed into `own`.
