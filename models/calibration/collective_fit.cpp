@@ -76,186 +76,203 @@ double predict_time_s(const CollectivePoint& p, const Calibration& c) {
   return a.launch_us(p.domains > 1) * 1e-6 + p.latency_s + p.bandwidth_s / (kappa > 0 ? kappa : 1) + p.m->timer_floor_s;
 }
 
+// One group's fit (below). `held_launch_in_s`: the in-domain L where the group's own data cannot determine
+// it (its architecture's pooled value in the second pass, 0 in the first).
+static GroupFit fit_group(const std::string& arch, const std::string& key, const std::vector<const CollectivePoint*>& pts,
+                   double held_launch_in_s) {
+  GroupFit f;
+  f.arch = arch;
+  f.key = key;
+  f.points = static_cast<int>(pts.size());
+  // A parameter is fitted only from data that can determine it: kappa needs a point whose model time is
+  // mostly bandwidth, an L a point that is mostly latency, of more than one size (else a group of small
+  // messages alone would set kappa from noise in the latency, and predict large messages 20x off).
+  // Undetermined: kappa 1 (the physical model), L 0 (the scale-out L: the in-domain one).
+  std::set<double> sizes_in, sizes_out;
+  bool bandwidth_seen = false, latency_in = false, latency_out = false;
+  std::map<std::string, int> series_points;
+  for (const auto* p : pts) {
+    const double share = p->bandwidth_s / std::max(1e-30, p->bandwidth_s + p->latency_s);
+    bandwidth_seen = bandwidth_seen || share >= 0.5;
+    (p->domains > 1 ? latency_out : latency_in) = (p->domains > 1 ? latency_out : latency_in) || share < 0.5;
+    (p->domains > 1 ? sizes_out : sizes_in).insert(p->m->bytes);
+    ++series_points[p->m->series];
+  }
+  // A latency point anywhere in the group says the model's fixed part is visible in this algorithm's data
+  // (all_to_all's model latency is ~0, so its in-domain sweeps alone never show one); each L then needs
+  // more than one size of its own, one of them below 64 MiB (a fixed cost is seen where it matters: a
+  // sweep of large messages alone would turn its bandwidth deficit into a launch cost).
+  const bool latency_seen = latency_in || latency_out;
+  const bool fit_L_in = latency_seen && sizes_in.size() >= 2 && *sizes_in.begin() < kLargeMessageBytes;
+  const bool fit_L_out = latency_seen && sizes_out.size() >= 2 && *sizes_out.begin() < kLargeMessageBytes;
+  f.kappa_fixed = !bandwidth_seen;
+  f.launch_fixed = !fit_L_in;
+  f.scale_out_launch_fitted = fit_L_out;
+  // Weighted least squares on relative error, t = L_in [one domain] + L_out [several] + latency + u bandwidth
+  // with u = 1 / kappa, in which
+  //  * every series weighs as one observation (its points share its system's deviations: a 31-size sweep
+  //    is not 31 independent looks at kappa), each point 1 / (points of its series);
+  //  * kappa is pulled toward 1, the physical model (racksim's links at NCCL's per-link figures, NCCL's
+  //    caps and latencies), with the weight of one series: partial pooling, so a group moves away from the
+  //    physics as far as several series agree, and one system's fabric or its ramp to full bandwidth is not
+  //    carried to the others. Held out, this halves the error at >= 64 MiB against a free kappa
+  //    (docs/calibration.md section 4).
+  //  * the extra latency is fitted apart inside one NVLink domain and across domains (network proxies and
+  //    RDMA round trips that NCCL's hwLat NET terms miss), so a 2-GPU NVLink point does not pay for a
+  //    multi-node tree, nor the reverse.
+  constexpr double kKappaPriorSeries = 1.0;
+  constexpr double kLatencyPriorSeries = 1.0;
+  // The bandwidth part of a point's time with NVLS's ramp of `ramp` bytes per GPU (calibration.hpp).
+  auto ramped = [](const CollectivePoint& p, double ramp) {
+    if (ramp <= 0) return p.bandwidth_s;
+    const double k = ramp * std::max(1, p.domain_gpus), S = p.m->bytes;
+    return p.bandwidth_s * (S + 2 * k) / (S + k);
+  };
+  struct Solution {
+    double theta[3] = {0, 0, 1};
+    double objective = 0;
+  };
+  auto solve = [&](double ramp) {
+  Solution sol;
+  double* theta = sol.theta;
+  double M[3][3] = {}, v[3] = {};
+  for (const auto* p : pts) {
+    const double y = p->m->time_s - p->m->timer_floor_s;
+    const double w = 1.0 / (y * y * series_points[p->m->series]);
+    const double x[3] = {p->domains > 1 ? 0.0 : 1.0, p->domains > 1 ? 1.0 : 0.0, ramped(*p, ramp)};
+    const double r = y - p->latency_s;
+    for (int i = 0; i < 3; ++i) {
+      v[i] += w * x[i] * r;
+      for (int j = 0; j < 3; ++j) M[i][j] += w * x[i] * x[j];
+    }
+  }
+  M[2][2] += kKappaPriorSeries;
+  v[2] += kKappaPriorSeries * 1.0;
+  // The extra latency across domains likewise, toward 0 (NCCL's own latency model and the wire's are
+  // right), with the information of its average series: one cluster's network stack (a RoCE fabric's or a
+  // cloud's proxy path) moves its group's latency only as far as other series agree, and a system held out
+  // does not inherit it whole. The in-domain L stays free: a kernel launch and NVLink's flags are the
+  // GPU's and NCCL's, the same on every machine of an architecture.
+  double latency_prior = 0;
+  {
+    std::set<std::string> series_out;
+    for (const auto* p : pts)
+      if (p->domains > 1) series_out.insert(p->m->series);
+    if (!series_out.empty()) latency_prior = kLatencyPriorSeries * M[1][1] / static_cast<double>(series_out.size());
+    M[1][1] += latency_prior;
+  }
+  // Parameters held: L's not determinable (0), kappa without a bandwidth point (u = 1); L's that come out
+  // negative are held at 0 and the rest solved again (active set).
+  bool held[3] = {!fit_L_in, !fit_L_out, f.kappa_fixed};
+  double held_value[3] = {held_launch_in_s, 0.0, 1.0};
+  for (int iter = 0; iter < 4; ++iter) {
+    int idx[3], n = 0;
+    for (int i = 0; i < 3; ++i)
+      if (!held[i]) idx[n++] = i;
+    double A[3][4] = {};
+    for (int a = 0; a < n; ++a) {
+      for (int b = 0; b < n; ++b) A[a][b] = M[idx[a]][idx[b]];
+      double rhs = v[idx[a]];
+      for (int k = 0; k < 3; ++k)
+        if (held[k]) rhs -= M[idx[a]][k] * held_value[k];
+      A[a][n] = rhs;
+    }
+    // Gauss-Jordan with partial pivoting on the n x n system.
+    bool ok = true;
+    for (int c = 0; c < n && ok; ++c) {
+      int piv = c;
+      for (int r2 = c + 1; r2 < n; ++r2)
+        if (std::fabs(A[r2][c]) > std::fabs(A[piv][c])) piv = r2;
+      if (!(std::fabs(A[piv][c]) > 0)) { ok = false; break; }
+      for (int k = 0; k <= n; ++k) std::swap(A[c][k], A[piv][k]);
+      for (int r2 = 0; r2 < n; ++r2) {
+        if (r2 == c) continue;
+        const double fct = A[r2][c] / A[c][c];
+        for (int k = c; k <= n; ++k) A[r2][k] -= fct * A[c][k];
+      }
+    }
+    for (int i = 0; i < 3; ++i) theta[i] = held[i] ? held_value[i] : theta[i];
+    for (int a = 0; a < n && ok; ++a) theta[idx[a]] = A[a][n] / A[a][a];
+    bool again = false;
+    for (int i = 0; i < 2; ++i)
+      if (!held[i] && theta[i] < 0) {
+        held[i] = true;
+        theta[i] = 0;
+        again = true;
+      }
+    if (!again) break;
+  }
+  // The weighted squared misfit with the priors, to compare ramps.
+  for (const auto* p : pts) {
+    const double y = p->m->time_s - p->m->timer_floor_s;
+    const double w = 1.0 / (y * y * series_points[p->m->series]);
+    const double x[3] = {p->domains > 1 ? 0.0 : 1.0, p->domains > 1 ? 1.0 : 0.0, ramped(*p, ramp)};
+    const double e = y - p->latency_s - (x[0] * theta[0] + x[1] * theta[1] + x[2] * theta[2]);
+    sol.objective += w * e * e;
+  }
+  sol.objective += kKappaPriorSeries * (theta[2] - 1) * (theta[2] - 1) + latency_prior * theta[1] * theta[1];
+  return sol;
+  };
+  // NVLS's ramp (NVLS and NVLS-tree only: the switch's pipeline; rings and trees reach their bandwidth
+  // at once, docs/calibration.md): chosen from a grid by the same misfit, where the group has a sweep
+  // through the ramp (a series with 3 sizes from 16 MiB to 4 GiB); otherwise none.
+  double ramp = 0;
+  Solution best = solve(0);
+  if (f.key.size() > 5 && f.key.compare(f.key.size() - 5, 5, "/nvls") == 0) {
+    std::map<std::string, int> in_ramp;
+    int through = 0;
+    for (const auto* p : pts)
+      if (p->m->bytes >= 16.0 * (1 << 20) && p->m->bytes <= 4.0 * (1 << 30) && ++in_ramp[p->m->series] == 3) ++through;
+    if (through > 0)
+      for (double mb : {0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0}) {
+        const Solution s2 = solve(mb * 1e6);
+        if (s2.objective < best.objective) {
+          best = s2;
+          ramp = mb * 1e6;
+        }
+      }
+  }
+  const double* theta = best.theta;
+  f.ramp_bytes_per_gpu = ramp;
+  double u = theta[2];
+  if (!(u > 0)) u = 1;
+  f.bandwidth_efficiency = sig4(std::clamp(1 / u, 0.05, 2.0));
+  f.launch_overhead_us = sig4(std::min(theta[0] * 1e6, 1e5));
+  f.scale_out_launch_overhead_us = fit_L_out ? sig4(std::min(theta[1] * 1e6, 1e5)) : -1;
+  std::vector<double> errs;
+  double ss = 0;
+  std::set<std::string> seen_s, seen_src;
+  for (const auto* p : pts) {
+    const double L_us = p->domains > 1 && f.scale_out_launch_overhead_us >= 0 ? f.scale_out_launch_overhead_us : f.launch_overhead_us;
+    const double pred = L_us * 1e-6 + p->latency_s + ramped(*p, ramp) / f.bandwidth_efficiency + p->m->timer_floor_s;
+    errs.push_back(std::fabs(pred / p->m->time_s - 1));
+    ss += std::pow(std::log(pred / p->m->time_s), 2);
+    if (seen_s.insert(p->m->series).second) f.series.push_back(p->m->series);
+    if (seen_src.insert(p->m->source).second) f.sources.push_back(p->m->source);
+  }
+  f.median_abs_error = median(errs);
+  f.worst_abs_error = *std::max_element(errs.begin(), errs.end());
+  f.rms_log_residual = std::sqrt(ss / errs.size());
+  return f;
+}
+
 std::vector<GroupFit> fit_collective_groups(const std::vector<const CollectivePoint*>& train) {
   std::map<std::pair<std::string, std::string>, std::vector<const CollectivePoint*>> groups;
   for (const CollectivePoint* p : train) groups[{p->arch, p->key}].push_back(p);
   std::vector<GroupFit> out;
-  for (const auto& group : groups) {
-    const auto& id = group.first;
-    const auto& pts = group.second;  // a plain reference: clang 14 cannot capture structured bindings in lambdas
-    GroupFit f;
-    f.arch = id.first;
-    f.key = id.second;
-    f.points = static_cast<int>(pts.size());
-    // A parameter is fitted only from data that can determine it: kappa needs a point whose model time is
-    // mostly bandwidth, an L a point that is mostly latency, of more than one size (else a group of small
-    // messages alone would set kappa from noise in the latency, and predict large messages 20x off).
-    // Undetermined: kappa 1 (the physical model), L 0 (the scale-out L: the in-domain one).
-    std::set<double> sizes_in, sizes_out;
-    bool bandwidth_seen = false, latency_in = false, latency_out = false;
-    std::map<std::string, int> series_points;
-    for (const auto* p : pts) {
-      const double share = p->bandwidth_s / std::max(1e-30, p->bandwidth_s + p->latency_s);
-      bandwidth_seen = bandwidth_seen || share >= 0.5;
-      (p->domains > 1 ? latency_out : latency_in) = (p->domains > 1 ? latency_out : latency_in) || share < 0.5;
-      (p->domains > 1 ? sizes_out : sizes_in).insert(p->m->bytes);
-      ++series_points[p->m->series];
-    }
-    // A latency point anywhere in the group says the model's fixed part is visible in this algorithm's data
-    // (all_to_all's model latency is ~0, so its in-domain sweeps alone never show one); each L then needs
-    // more than one size of its own, one of them below 64 MiB (a fixed cost is seen where it matters: a
-    // sweep of large messages alone would turn its bandwidth deficit into a launch cost).
-    const bool latency_seen = latency_in || latency_out;
-    const bool fit_L_in = latency_seen && sizes_in.size() >= 2 && *sizes_in.begin() < kLargeMessageBytes;
-    const bool fit_L_out = latency_seen && sizes_out.size() >= 2 && *sizes_out.begin() < kLargeMessageBytes;
-    f.kappa_fixed = !bandwidth_seen;
-    f.launch_fixed = !fit_L_in;
-    f.scale_out_launch_fitted = fit_L_out;
-    // Weighted least squares on relative error, t = L_in [one domain] + L_out [several] + latency + u bandwidth
-    // with u = 1 / kappa, in which
-    //  * every series weighs as one observation (its points share its system's deviations: a 31-size sweep
-    //    is not 31 independent looks at kappa), each point 1 / (points of its series);
-    //  * kappa is pulled toward 1, the physical model (racksim's links at NCCL's per-link figures, NCCL's
-    //    caps and latencies), with the weight of one series: partial pooling, so a group moves away from the
-    //    physics as far as several series agree, and one system's fabric or its ramp to full bandwidth is not
-    //    carried to the others. Held out, this halves the error at >= 64 MiB against a free kappa
-    //    (docs/calibration.md section 4).
-    //  * the extra latency is fitted apart inside one NVLink domain and across domains (network proxies and
-    //    RDMA round trips that NCCL's hwLat NET terms miss), so a 2-GPU NVLink point does not pay for a
-    //    multi-node tree, nor the reverse.
-    constexpr double kKappaPriorSeries = 1.0;
-    constexpr double kLatencyPriorSeries = 1.0;
-    // The bandwidth part of a point's time with NVLS's ramp of `ramp` bytes per GPU (calibration.hpp).
-    auto ramped = [](const CollectivePoint& p, double ramp) {
-      if (ramp <= 0) return p.bandwidth_s;
-      const double k = ramp * std::max(1, p.domain_gpus), S = p.m->bytes;
-      return p.bandwidth_s * (S + 2 * k) / (S + k);
-    };
-    struct Solution {
-      double theta[3] = {0, 0, 1};
-      double objective = 0;
-    };
-    auto solve = [&](double ramp) {
-    Solution sol;
-    double* theta = sol.theta;
-    double M[3][3] = {}, v[3] = {};
-    for (const auto* p : pts) {
-      const double y = p->m->time_s - p->m->timer_floor_s;
-      const double w = 1.0 / (y * y * series_points[p->m->series]);
-      const double x[3] = {p->domains > 1 ? 0.0 : 1.0, p->domains > 1 ? 1.0 : 0.0, ramped(*p, ramp)};
-      const double r = y - p->latency_s;
-      for (int i = 0; i < 3; ++i) {
-        v[i] += w * x[i] * r;
-        for (int j = 0; j < 3; ++j) M[i][j] += w * x[i] * x[j];
-      }
-    }
-    M[2][2] += kKappaPriorSeries;
-    v[2] += kKappaPriorSeries * 1.0;
-    // The extra latency across domains likewise, toward 0 (NCCL's own latency model and the wire's are
-    // right), with the information of its average series: one cluster's network stack (a RoCE fabric's or a
-    // cloud's proxy path) moves its group's latency only as far as other series agree, and a system held out
-    // does not inherit it whole. The in-domain L stays free: a kernel launch and NVLink's flags are the
-    // GPU's and NCCL's, the same on every machine of an architecture.
-    double latency_prior = 0;
-    {
-      std::set<std::string> series_out;
-      for (const auto* p : pts)
-        if (p->domains > 1) series_out.insert(p->m->series);
-      if (!series_out.empty()) latency_prior = kLatencyPriorSeries * M[1][1] / static_cast<double>(series_out.size());
-      M[1][1] += latency_prior;
-    }
-    // Parameters held: L's not determinable (0), kappa without a bandwidth point (u = 1); L's that come out
-    // negative are held at 0 and the rest solved again (active set).
-    bool held[3] = {!fit_L_in, !fit_L_out, f.kappa_fixed};
-    for (int iter = 0; iter < 4; ++iter) {
-      int idx[3], n = 0;
-      for (int i = 0; i < 3; ++i)
-        if (!held[i]) idx[n++] = i;
-      double A[3][4] = {};
-      for (int a = 0; a < n; ++a) {
-        for (int b = 0; b < n; ++b) A[a][b] = M[idx[a]][idx[b]];
-        double rhs = v[idx[a]];
-        for (int k = 0; k < 3; ++k)
-          if (held[k]) rhs -= M[idx[a]][k] * (k == 2 ? 1.0 : 0.0);
-        A[a][n] = rhs;
-      }
-      // Gauss-Jordan with partial pivoting on the n x n system.
-      bool ok = true;
-      for (int c = 0; c < n && ok; ++c) {
-        int piv = c;
-        for (int r2 = c + 1; r2 < n; ++r2)
-          if (std::fabs(A[r2][c]) > std::fabs(A[piv][c])) piv = r2;
-        if (!(std::fabs(A[piv][c]) > 0)) { ok = false; break; }
-        for (int k = 0; k <= n; ++k) std::swap(A[c][k], A[piv][k]);
-        for (int r2 = 0; r2 < n; ++r2) {
-          if (r2 == c) continue;
-          const double fct = A[r2][c] / A[c][c];
-          for (int k = c; k <= n; ++k) A[r2][k] -= fct * A[c][k];
-        }
-      }
-      for (int i = 0; i < 3; ++i) theta[i] = held[i] ? (i == 2 ? 1.0 : 0.0) : theta[i];
-      for (int a = 0; a < n && ok; ++a) theta[idx[a]] = A[a][n] / A[a][a];
-      bool again = false;
-      for (int i = 0; i < 2; ++i)
-        if (!held[i] && theta[i] < 0) {
-          held[i] = true;
-          theta[i] = 0;
-          again = true;
-        }
-      if (!again) break;
-    }
-    // The weighted squared misfit with the priors, to compare ramps.
-    for (const auto* p : pts) {
-      const double y = p->m->time_s - p->m->timer_floor_s;
-      const double w = 1.0 / (y * y * series_points[p->m->series]);
-      const double x[3] = {p->domains > 1 ? 0.0 : 1.0, p->domains > 1 ? 1.0 : 0.0, ramped(*p, ramp)};
-      const double e = y - p->latency_s - (x[0] * theta[0] + x[1] * theta[1] + x[2] * theta[2]);
-      sol.objective += w * e * e;
-    }
-    sol.objective += kKappaPriorSeries * (theta[2] - 1) * (theta[2] - 1) + latency_prior * theta[1] * theta[1];
-    return sol;
-    };
-    // NVLS's ramp (NVLS and NVLS-tree only: the switch's pipeline; rings and trees reach their bandwidth
-    // at once, docs/calibration.md): chosen from a grid by the same misfit, where the group has a sweep
-    // through the ramp (a series with 3 sizes from 16 MiB to 4 GiB); otherwise none.
-    double ramp = 0;
-    Solution best = solve(0);
-    if (f.key.size() > 5 && f.key.compare(f.key.size() - 5, 5, "/nvls") == 0) {
-      std::map<std::string, int> in_ramp;
-      int through = 0;
-      for (const auto* p : pts)
-        if (p->m->bytes >= 16.0 * (1 << 20) && p->m->bytes <= 4.0 * (1 << 30) && ++in_ramp[p->m->series] == 3) ++through;
-      if (through > 0)
-        for (double mb : {0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0}) {
-          const Solution s2 = solve(mb * 1e6);
-          if (s2.objective < best.objective) {
-            best = s2;
-            ramp = mb * 1e6;
-          }
-        }
-    }
-    const double* theta = best.theta;
-    f.ramp_bytes_per_gpu = ramp;
-    double u = theta[2];
-    if (!(u > 0)) u = 1;
-    f.bandwidth_efficiency = sig4(std::clamp(1 / u, 0.05, 2.0));
-    f.launch_overhead_us = sig4(std::min(theta[0] * 1e6, 1e5));
-    f.scale_out_launch_overhead_us = fit_L_out ? sig4(std::min(theta[1] * 1e6, 1e5)) : -1;
-    std::vector<double> errs;
-    double ss = 0;
-    std::set<std::string> seen_s, seen_src;
-    for (const auto* p : pts) {
-      const double L_us = p->domains > 1 && f.scale_out_launch_overhead_us >= 0 ? f.scale_out_launch_overhead_us : f.launch_overhead_us;
-      const double pred = L_us * 1e-6 + p->latency_s + ramped(*p, ramp) / f.bandwidth_efficiency + p->m->timer_floor_s;
-      errs.push_back(std::fabs(pred / p->m->time_s - 1));
-      ss += std::pow(std::log(pred / p->m->time_s), 2);
-      if (seen_s.insert(p->m->series).second) f.series.push_back(p->m->series);
-      if (seen_src.insert(p->m->source).second) f.sources.push_back(p->m->source);
-    }
-    f.median_abs_error = median(errs);
-    f.worst_abs_error = *std::max_element(errs.begin(), errs.end());
-    f.rms_log_residual = std::sqrt(ss / errs.size());
-    out.push_back(std::move(f));
+  for (const auto& [id, pts] : groups) out.push_back(fit_group(id.first, id.second, pts, 0.0));
+  // The in-domain L is a kernel launch and NVLink's flags: the GPU's and NCCL's, shared by the algorithms of
+  // an architecture (Hopper's six fitted groups: 1.2-3.4 us). A group whose own data cannot determine it
+  // (no small message of its own) takes its architecture's pooled value, the median of the groups that
+  // could, rather than 0.
+  std::map<std::string, std::vector<double>> fitted_launch_us;
+  for (const auto& f : out)
+    if (!f.launch_fixed) fitted_launch_us[f.arch].push_back(f.launch_overhead_us);
+  for (auto& f : out) {
+    const auto pool = fitted_launch_us.find(f.arch);
+    if (!f.launch_fixed || pool == fitted_launch_us.end()) continue;
+    const double pooled_us = median(pool->second);
+    if (pooled_us > 0) f = fit_group(f.arch, f.key, groups.at({f.arch, f.key}), pooled_us * 1e-6), f.launch_pooled = true;
   }
   return out;
 }
@@ -274,6 +291,8 @@ void apply_collective_fits(Calibration& c, const std::vector<GroupFit>& fits) {
                   "of %zu series; median |error| %.1f %%, worst %.1f %%%s; series: ",
                   f.points, f.series.size(), 100 * f.median_abs_error, 100 * f.worst_abs_error,
                   f.kappa_fixed    ? "; bandwidth_efficiency fixed at 1 (no point is mostly bandwidth)"
+                  : f.launch_pooled ? "; launch_overhead_us is the median of this architecture's fitted groups (one "
+                                      "message size, or no point is mostly latency)"
                   : f.launch_fixed ? "; launch_overhead_us fixed at 0 (one message size, or no point is mostly latency)"
                                    : "");
     a.source = head;

@@ -421,7 +421,13 @@ AlgoTerms algo_terms(const NcclSystem& s, const Graphs& g, Func func, Algo a, Pr
         t.cap_source = "perChMaxTreeLL128Bw x " + std::to_string(gr.n_channels) + " channels (tuning.cc:181-186)";
       }
       if (gr.pattern == Pattern::tree) bus *= .85;  // tuning.cc:309
-      t.algbw_cap_GBps = bus * .5;
+      // Bus to algorithm bandwidth: NCCL's model halves it for every tree (tuning.cc:344-351), the volume of a
+      // double binary tree across nodes (a node's NIC carries 2S each way: S/2 from each child and to its
+      // parent in the tree where it is inner, S/2 each way where it is a leaf). Inside one node the tree is a
+      // chain whose every link carries S each way, so its channels reach their bus figure as algorithm
+      // bandwidth: the 2-GPU H200 tree measured 355 GB/s at 8 GiB, as the ring (calibrate/data/
+      // h200-nvswitch-2gpu-2026-11-29), where the halved cap said 232.
+      t.algbw_cap_GBps = bus * (nodes == 1 ? 1.0 : .5);
       break;
     }
     case Algo::nvls: {
