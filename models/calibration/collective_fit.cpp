@@ -274,6 +274,29 @@ std::vector<GroupFit> fit_collective_groups(const std::vector<const CollectivePo
     const double pooled_us = median(pool->second);
     if (pooled_us > 0) f = fit_group(f.arch, f.key, groups.at({f.arch, f.key}), pooled_us * 1e-6), f.launch_pooled = true;
   }
+  // An algorithm an architecture has no data for borrows another architecture's fit (its bandwidth terms:
+  // kappa, ramp, the launch across domains), as Calibration::algorithm would, but keeps its own pooled
+  // in-domain L: an 8-GPU Hopper NVLS without data is not charged a 72-GPU Blackwell rack's 27 us.
+  std::vector<GroupFit> borrowed;
+  for (const auto& [arch, launches] : fitted_launch_us) {
+    const double pooled_us = median(launches);
+    std::set<std::string> own, seen;
+    for (const auto& f : out)
+      if (f.arch == arch) own.insert(f.key);
+    // The other architectures from the last, as Calibration::algorithm looks them up.
+    for (auto f = out.rbegin(); f != out.rend(); ++f) {
+      if (f->arch == arch || own.count(f->key) || !seen.insert(f->key).second) continue;
+      GroupFit b = *f;
+      b.borrowed_from = f->arch;
+      b.arch = arch;
+      b.launch_overhead_us = pooled_us;
+      b.launch_pooled = true;
+      b.points = 0;
+      b.median_abs_error = b.worst_abs_error = b.rms_log_residual = 0;
+      borrowed.push_back(std::move(b));
+    }
+  }
+  out.insert(out.end(), borrowed.begin(), borrowed.end());
   return out;
 }
 
@@ -284,6 +307,14 @@ void apply_collective_fits(Calibration& c, const std::vector<GroupFit>& fits) {
     a.launch_overhead_us = f.launch_overhead_us;
     a.scale_out_launch_overhead_us = f.scale_out_launch_overhead_us;
     a.ramp_bytes_per_gpu = f.ramp_bytes_per_gpu;
+    a.borrowed_from = f.borrowed_from;
+    if (!f.borrowed_from.empty()) {
+      a.source = "racksim calibrate fit: no " + f.arch + " data for " + f.key + "; kappa, ramp and the launch across " +
+                 "domains of " + f.borrowed_from + "'s fit (" + std::to_string(f.series.size()) + " series), the " +
+                 "in-domain launch_overhead_us the median of " + f.arch + "'s fitted groups";
+      c.arch_algorithms[f.arch][f.key] = a;
+      continue;
+    }
     char head[512];
     std::snprintf(head, sizeof head,
                   "racksim calibrate fit (kappa, pulled toward 1 with the weight of one series, and launch, in one NVLink "

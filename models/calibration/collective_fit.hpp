@@ -45,6 +45,7 @@ struct GroupFit {
   double bandwidth_efficiency = 1, launch_overhead_us = 0;
   bool launch_fixed = false;   // one message size, or no point whose model time is mostly latency: L = 0
   bool launch_pooled = false;  // launch_fixed, and L is its architecture's pooled value (collective_fit.cpp)
+  std::string borrowed_from;   // no data of its own: another architecture's fit with this one's pooled L
   bool kappa_fixed = false;    // no point whose model time is mostly bandwidth: kappa = 1
   double scale_out_launch_overhead_us = -1;  // across NVLink domains; -1: not determinable, launch_overhead_us
   bool scale_out_launch_fitted = false;

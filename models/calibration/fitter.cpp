@@ -332,7 +332,14 @@ FitResult fit_calibration(const std::vector<Measurement>& data, const Predictor&
     if (!g.kappa_fixed) f.free_parameters.push_back("bandwidth_efficiency");
     else f.fixed_parameters.push_back("bandwidth_efficiency = 1: no point is mostly bandwidth");
     if (!g.launch_fixed) f.free_parameters.push_back("launch_overhead_us");
+    else if (g.launch_pooled)
+      f.fixed_parameters.push_back("launch_overhead_us = the median of " + g.arch + "'s fitted groups: one message size, or no point is mostly latency");
     else f.fixed_parameters.push_back("launch_overhead_us = 0: one message size, or no point is mostly latency");
+    if (!g.borrowed_from.empty()) {
+      f.notes.push_back("no " + g.arch + " data: kappa, ramp and the launch across domains borrowed from " + g.borrowed_from + "'s fit");
+      f.fixed_parameters = {"bandwidth_efficiency: " + g.borrowed_from + "'s"};
+      f.free_parameters.clear();
+    }
     if (g.scale_out_launch_fitted) f.free_parameters.push_back("scale_out_launch_overhead_us");
     f.values = {{"bandwidth_efficiency", g.bandwidth_efficiency}, {"launch_overhead_us", g.launch_overhead_us}};
     if (g.scale_out_launch_fitted) f.values.push_back({"scale_out_launch_overhead_us", g.scale_out_launch_overhead_us});

@@ -85,7 +85,8 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
                                          graph.vertices()[graph.gpu_vertex(request.gpus.front())].domain;
   const double extra_launch_us = cal.launch_us(spans_domains);
   if (!borrowed.empty())
-    e.warnings.push_back(key + ": no " + arch + " calibration, using " + borrowed + "'s (" + cal.source + ")");
+    e.warnings.push_back(key + ": no " + arch + " calibration, using " + borrowed +
+                         (cal.borrowed_from.empty() ? "'s (" : "'s bandwidth terms with " + arch + "'s launch (") + cal.source + ")");
   for (LinkKind k : {LinkKind::nvlink, LinkKind::nic}) {
     std::string b;
     const LinkCalibration& lc = calibration.link(k, arch, &b);

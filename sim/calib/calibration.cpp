@@ -173,7 +173,10 @@ const AlgorithmCalibration& Calibration::algorithm(const std::string& op_slash_a
   if (!arch.empty()) {
     const auto a = arch_algorithms.find(arch);
     if (a != arch_algorithms.end())
-      if (const auto* e = find_algorithm_entry(a->second, op_slash_algo)) return *e;
+      if (const auto* e = find_algorithm_entry(a->second, op_slash_algo)) {
+        if (borrowed && !e->borrowed_from.empty()) *borrowed = e->borrowed_from;
+        return *e;
+      }
   }
   if (const auto* e = find_algorithm_entry(algorithms, op_slash_algo)) return *e;
   if (!arch.empty())
@@ -234,6 +237,15 @@ Calibration calibration_from_json(const nlohmann::json& doc, const std::string& 
       a.bandwidth_efficiency = r.number_in_or("bandwidth_efficiency", 1e-6, 2.0, 1.0);
       a.half_efficiency_bytes = r.non_negative_or("half_efficiency_bytes", 0.0);
       a.ramp_bytes_per_gpu = r.non_negative_or("ramp_bytes_per_gpu", 0.0);
+      if (r.has("borrowed_from")) {
+        a.borrowed_from = r.string("borrowed_from");
+        const auto& names = architecture_names();
+        if (std::find(names.begin(), names.end(), a.borrowed_from) == names.end()) {
+          std::string allowed;
+          for (const auto& n : names) allowed += (allowed.empty() ? "" : ", ") + n;
+          r.fail("borrowed_from", "'" + a.borrowed_from + "'", "an architecture (" + allowed + ")");
+        }
+      }
       a.source = non_empty_source(r);
       a.fit = read_fit(r);
       r.finish();
@@ -285,6 +297,7 @@ std::string calibration_to_json_text(const Calibration& c) {
                   {"source", a.source}};
     if (a.scale_out_launch_overhead_us >= 0) algos[key]["scale_out_launch_overhead_us"] = a.scale_out_launch_overhead_us;
     if (a.ramp_bytes_per_gpu > 0) algos[key]["ramp_bytes_per_gpu"] = a.ramp_bytes_per_gpu;
+    if (!a.borrowed_from.empty()) algos[key]["borrowed_from"] = a.borrowed_from;
     if (a.fit.points > 0) algos[key]["fit"] = fit_json(a.fit);
   };
   for (const auto& [key, a] : c.algorithms) put_algo(key, a);

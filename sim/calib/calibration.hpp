@@ -47,6 +47,11 @@ struct AlgorithmCalibration {
   // part: efficiency(S) = ... x (S + S_k) / (S + 2 S_k). Measured on every public NVLS series with sizes in
   // between (docs/calibration.md): S_k ~ 15 MB on 8 GPUs, 270-600 MB on 64-72.
   double ramp_bytes_per_gpu = 0.0;
+  // The architecture whose fit the bandwidth terms (efficiency, ramp, the launch across domains) come from,
+  // when this architecture has no data for the algorithm; the in-domain launch is still its own (its
+  // architecture's pooled value, models/calibration/collective_fit.cpp). Empty: fitted on its own data.
+  // Every result using such an entry says so (Calibration::algorithm reports it as borrowed).
+  std::string borrowed_from;
   double efficiency_at(double bytes, int domain_gpus = 1) const {
     double e = half_efficiency_bytes > 0 ? bandwidth_efficiency * bytes / (bytes + half_efficiency_bytes)
                                          : bandwidth_efficiency;

@@ -7,10 +7,10 @@ express; sources in each record).
 
 The issue's goals, on the pooled held-out predictions: |predicted / measured - 1| median <= 5 % and worst
 <= 15 % at >= 64 MiB, median <= 15 % below. Measured 2026-12-02, session 6: leave one system out 7.6 % median,
-74.3 % worst at >= 64 MiB, 12.0 % median below (the last goal met); leave one GPU count out 6.3 %, 94.2 %, 18.9 %,
-after an in-domain launch cost that a group's own data cannot determine became its architecture's pooled value
-(not 0), and a tree inside one node stopped halving its channels' bus bandwidth. The first two goals are NOT
-met yet (session 5, after
+74.3 % worst at >= 64 MiB, 11.2 % median below (the last goal met); leave one GPU count out 6.2 %, 94.2 %, 12.2 %
+(met too), after an in-domain launch cost that a group's own data cannot determine became its architecture's
+pooled value (not 0; an algorithm borrowed from the other architecture keeps it too), and a tree inside one node
+stopped halving its channels' bus bandwidth. The first two goals are NOT met yet (session 5, after
 records run as their source ran them (MNNVL off, two NVLink domains, TCPXO and pods of unknown placement out of
 the fit), the all-to-all's latency summed over NCCL's p2p rounds and the extra latencies pulled toward 0 with
 the weight of one series, the all-to-all's latency with one kernel's base, then NVLS's ramp to full bandwidth
@@ -32,9 +32,9 @@ TIMEOUT_SCALE = int(os.environ.get("RACKSIM_TEST_TIMEOUT_SCALE", "1"))  # 4 in t
 GOALS = {"median_abs_error_at_or_above_64MiB": 0.05, "worst_abs_error_at_or_above_64MiB": 0.15,
          "median_abs_error_below_64MiB": 0.15}
 BOUNDS = {"system": {"median_abs_error_at_or_above_64MiB": 0.08, "worst_abs_error_at_or_above_64MiB": 0.80,
-                     "median_abs_error_below_64MiB": 0.13},
-          "GPU count": {"median_abs_error_at_or_above_64MiB": 0.07, "worst_abs_error_at_or_above_64MiB": 1.00,
-                        "median_abs_error_below_64MiB": 0.20}}
+                     "median_abs_error_below_64MiB": 0.12},
+          "GPU count": {"median_abs_error_at_or_above_64MiB": 0.065, "worst_abs_error_at_or_above_64MiB": 1.00,
+                        "median_abs_error_below_64MiB": 0.13}}
 
 
 def main():

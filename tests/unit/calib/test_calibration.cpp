@@ -106,6 +106,9 @@ TEST(Calibration, StrictErrorsNameTheFileAndPointer) {
   EXPECT_NE(error_of(base + R"(, "algorithms": {"ring": {"source": "s"}}})").find("op/algorithm"), std::string::npos);
   EXPECT_NE(error_of(base + R"(, "algorithms": {"*/ring": {"step_overhead_us": -1, "source": "s"}}})").find("step_overhead_us"),
             std::string::npos);
+  const std::string from = error_of(base + R"(, "algorithms": {"hopper:all_reduce/tree": {"borrowed_from": "turing", "source": "s"}}})");
+  EXPECT_NE(from.find("/algorithms/hopper:all_reduce/tree/borrowed_from"), std::string::npos) << from;
+  EXPECT_NE(from.find("blackwell"), std::string::npos) << from;  // the architectures allowed are listed
   EXPECT_THROW(load_calibration("/nonexistent/cal.json"), InputError);
 }
 

@@ -198,6 +198,48 @@ TEST(Fitter, OneMessageSizeCannotSeparateLaunchFromKappaAndSaysSo) {
   EXPECT_NE(a.source.find("fixed at 0 (one message size"), std::string::npos) << a.source;
 }
 
+// The in-domain launch is the GPU's and NCCL's, shared by an architecture's algorithms: a group whose own
+// data cannot determine it (one message size) takes the median of the architecture's fitted groups, and an
+// algorithm another architecture has no data for borrows the bandwidth terms but keeps its own launch.
+TEST(Fitter, UndeterminedLaunchIsTheArchitecturesPooledValueAndBorrowingKeepsIt) {
+  const Predictor p(RACKSIM_TOPOLOGY_DIR, unused_collective_model, "analytic");
+  std::vector<Measurement> data = ring_sweep(p, "hgx-h100", 1, {4, 8}, "machine A", 4.0 * (1 << 30), "high", 1.0);
+  std::vector<Measurement> tree = synthetic_sweep(p, "hgx-h100", 1, {8}, "machine A", "tree", 1 << 30, 1 << 30, "high", truth(1.0));
+  ASSERT_EQ(tree.size(), 1u);
+  Calibration blackwell_truth = truth(1.0);
+  blackwell_truth.arch_algorithms["blackwell"]["all_reduce/ring"] = blackwell_truth.arch_algorithms.at("hopper").at("all_reduce/ring");
+  blackwell_truth.arch_algorithms["blackwell"]["all_reduce/ring"].launch_overhead_us = 30;
+  const std::vector<Measurement> b200 = synthetic_sweep(p, "hgx-b200", 1, {4, 8}, "machine B", "ring", 65536, 4.0 * (1 << 30),
+                                                        "high", blackwell_truth);
+  data.insert(data.end(), tree.begin(), tree.end());
+  data.insert(data.end(), b200.begin(), b200.end());
+  FitOptions o;
+  o.held_out = false;
+  const FitResult r = fit_calibration(data, p, o);
+  const auto& hopper = r.calibration.arch_algorithms.at("hopper");
+  const auto& blackwell = r.calibration.arch_algorithms.at("blackwell");
+  EXPECT_NEAR(hopper.at("all_reduce/ring").launch_overhead_us, 12, 1e-2);
+  EXPECT_NEAR(blackwell.at("all_reduce/ring").launch_overhead_us, 30, 1e-1);
+  // Hopper's tree: one size, L not determinable: Hopper's pooled 12 us, not 0 and not Blackwell's 30.
+  EXPECT_NEAR(hopper.at("all_reduce/tree").launch_overhead_us, 12, 1e-2);
+  EXPECT_NE(hopper.at("all_reduce/tree").source.find("median of this architecture's fitted groups"), std::string::npos);
+  // Blackwell has no tree data: Hopper's kappa with Blackwell's own launch, and the lookup says borrowed.
+  const AlgorithmCalibration& borrowed_tree = blackwell.at("all_reduce/tree");
+  EXPECT_EQ(borrowed_tree.borrowed_from, "hopper");
+  EXPECT_NEAR(borrowed_tree.launch_overhead_us, 30, 1e-1);
+  EXPECT_DOUBLE_EQ(borrowed_tree.bandwidth_efficiency, hopper.at("all_reduce/tree").bandwidth_efficiency);
+  EXPECT_EQ(borrowed_tree.fit.points, 0);
+  std::string from;
+  r.calibration.algorithm("all_reduce/tree", "blackwell", &from);
+  EXPECT_EQ(from, "hopper");
+  from.clear();
+  r.calibration.algorithm("all_reduce/ring", "blackwell", &from);
+  EXPECT_TRUE(from.empty());
+  // It survives the file: written, read back, the same bytes.
+  const std::string text = calibration_to_json_text(r.calibration);
+  EXPECT_EQ(calibration_to_json_text(calibration_from_json_text(text, "again")), text);
+}
+
 TEST(Fitter, SmallMessagesAloneFitTheLaunchNotTheBandwidthEfficiency) {
   // 64 and 256 KiB on 8 H100s: NCCL's latencies are most of the time, so the data cannot tell kappa; it
   // stays 1 (the physical model) and the 12 us of launch are found within what kappa's 0.9 hides.
