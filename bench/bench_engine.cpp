@@ -7,8 +7,11 @@
 
 #include "models/collectives/rank_placement.hpp"
 #include "models/collectives/registry.hpp"
+#include "sim/engine/aggregation.hpp"
+#include "sim/engine/compiled_run.hpp"
 #include "sim/engine/engine_process.hpp"
 #include "sim/engine/simulation.hpp"
+#include "sim/platform/platform_model.hpp"
 #include "sim/topo/system_catalog.hpp"
 #include "sim/topo/topology_graph.hpp"
 
@@ -91,6 +94,19 @@ void BM_Sweep25_Ring72(benchmark::State& state) {
   state.counters["engine_cpu_ms"] = (cpu_s(RUSAGE_CHILDREN) - child0) / n * 1e3;
 }
 
+// What the engine process does before SimGrid for the 72-GPU ring's 10 224 tasks: compile the schedule
+// and find its classes of copies (aggregation.hpp), in this process, no fork. Arg: log2 of the bytes.
+void BM_CompileAggregate_Ring72(benchmark::State& state) {
+  const TopologyGraph g = graph(1);
+  const Calibration calibration = Calibration::none();
+  const PlatformModel model(g, calibration, {});
+  const Schedule s = build_schedule(request(g, CollectiveOp::all_reduce, "ring", 72, 1ull << state.range(0)), g);
+  int simulated = 0;
+  for (auto _ : state) simulated = engine_run(model, compile_run(model, calibration, {&s}), {}).tasks();
+  state.counters["tasks"] = static_cast<double>(s.tasks.size());
+  state.counters["simulated_tasks"] = simulated;
+}
+
 // The work happens in the forked engine process: wall-clock time is what counts (UseRealTime).
 BENCHMARK(BM_EngineProcessAlone)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(20);
 BENCHMARK(BM_Ring72_1GiB)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(5);
@@ -99,6 +115,7 @@ BENCHMARK(BM_AllToAll72_1GiB)->Unit(benchmark::kMillisecond)->UseRealTime()->Ite
 BENCHMARK(BM_BuildSchedule_Hierarchical_8Racks)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
 BENCHMARK(BM_Hierarchical_8Racks_1GiB)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
 BENCHMARK(BM_Hierarchical_64Racks_1GiB)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
+BENCHMARK(BM_CompileAggregate_Ring72)->Arg(10)->Arg(20)->Arg(30)->Arg(34)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Sweep25_Ring72)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 
 }  // namespace
