@@ -4,6 +4,9 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <malloc.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -13,6 +16,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <thread>
@@ -79,6 +83,7 @@ class Reader {
     if (n > in_.size()) fail();
     return n;
   }
+  std::size_t position() const { return pos_; }
 
  private:
   void need(std::uint64_t n) const {
@@ -405,9 +410,10 @@ std::string encode_engine_request(const EngineRequest& r) {
   return w.take();
 }
 
-EngineRequest decode_engine_request(const std::string& bytes) {
-  Reader rd(bytes);
-  EngineRequest r;
+namespace {
+// What names the Simulation (ServerState::key_of): the start of every request, so that the daemon can
+// read it without decoding the schedules.
+void get_head(Reader& rd, EngineRequest& r) {
   r.kind = static_cast<EngineRequest::Kind>(rd.pod<std::uint8_t>());
   r.topology_json = rd.str();
   r.racks = rd.pod<int>();
@@ -416,6 +422,9 @@ EngineRequest decode_engine_request(const std::string& bytes) {
   r.failures.resize(rd.count());
   for (auto& f : r.failures) f = rd.str();
   r.partition_mode = rd.str();
+}
+
+void get_body(Reader& rd, EngineRequest& r) {
   r.after.resize(rd.count());
   for (auto& a : r.after) {
     a.resize(rd.count());
@@ -434,6 +443,23 @@ EngineRequest decode_engine_request(const std::string& bytes) {
   r.options.aggregate = rd.pod<std::uint8_t>() != 0;
   r.jobs = rd.pod<int>();
   r.address_space_limit = rd.pod<std::uint64_t>();
+}
+
+// The request's head alone (its key; no schedules) and how many bytes of `bytes` it took.
+EngineRequest decode_request_head(const std::string& bytes, std::size_t& head_bytes) {
+  Reader rd(bytes);
+  EngineRequest r;
+  get_head(rd, r);
+  head_bytes = rd.position();
+  return r;
+}
+}  // namespace
+
+EngineRequest decode_engine_request(const std::string& bytes) {
+  Reader rd(bytes);
+  EngineRequest r;
+  get_head(rd, r);
+  get_body(rd, r);
   return r;
 }
 
@@ -590,9 +616,332 @@ std::vector<RunResult> run_on_engine_server(const EngineRequest& request) {
 namespace {
 // The largest run the daemon prepares in its own loop for the next request (engine_server.hpp).
 constexpr int kDaemonCachedRacks = 8;
+// How often the loop wakes while a run is in flight, at the least: a run's end wakes it at once (its
+// control socket closes), this only bounds the wait if a wake-up were missed.
+constexpr int kBusyPollMs = 50;
+constexpr int kIdlePollMs = 1000;
 
 volatile sig_atomic_t daemon_stop = 0;  // SIGTERM / SIGINT: end the loop and remove the socket
 void on_daemon_stop(int) { daemon_stop = 1; }
+
+// One byte carrying `fd` (SCM_RIGHTS) over the Unix socket `via`.
+bool send_fd(int via, int fd) {
+  char byte = 'F';
+  iovec iov{&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  cmsghdr* c = CMSG_FIRSTHDR(&msg);
+  c->cmsg_level = SOL_SOCKET;
+  c->cmsg_type = SCM_RIGHTS;
+  c->cmsg_len = CMSG_LEN(sizeof(int));
+  std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+  ssize_t n;
+  while ((n = ::sendmsg(via, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+  }
+  return n == 1;
+}
+
+// The descriptor sent by send_fd, or -1 at end of input.
+int recv_fd(int via) {
+  char byte = 0;
+  iovec iov{&byte, 1};
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  ssize_t n;
+  while ((n = ::recvmsg(via, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
+  }
+  const cmsghdr* c = n == 1 ? CMSG_FIRSTHDR(&msg) : nullptr;
+  if (c == nullptr || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) return -1;
+  int fd = -1;
+  std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+  return fd;
+}
+
+// Takes now, while the spare waits, the copy-on-write faults its run would take: every resident page of
+// its private writable memory (the heap holding the prepared Simulation, the libraries' data) is copied
+// in one madvise per run of pages instead of one fault each during the run (the 72-GPU ring's run took
+// ~560 such faults, each a trap and a TLB flush on this VM). Pages never touched stay shared.
+void prefault_private_pages() {
+  std::FILE* maps = std::fopen("/proc/self/maps", "re");
+  if (maps == nullptr) return;
+  const std::size_t page_bytes = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> resident;
+  char line[512];
+  while (std::fgets(line, sizeof line, maps) != nullptr) {
+    unsigned long from = 0, to = 0;
+    char perms[5] = {};
+    if (std::sscanf(line, "%lx-%lx %4s", &from, &to, perms) != 3 || std::strcmp(perms, "rw-p") != 0) continue;
+    const std::size_t pages = (to - from) / page_bytes;
+    resident.assign(pages, 0);
+    if (::mincore(reinterpret_cast<void*>(from), to - from, resident.data()) != 0) continue;
+    for (std::size_t i = 0; i < pages;) {
+      if (!(resident[i] & 1)) {
+        ++i;
+        continue;
+      }
+      std::size_t j = i;
+      while (j < pages && (resident[j] & 1)) ++j;
+      (void)::madvise(reinterpret_cast<void*>(from + i * page_bytes), (j - i) * page_bytes, MADV_POPULATE_WRITE);
+      i = j;
+    }
+  }
+  std::fclose(maps);
+}
+
+// The spare child: forked between requests from the daemon holding the prepared Simulation, it waits on
+// `control` for the connection of the next request, reads and runs it, answers and exits. Before its
+// answer it sends on `control` the head of a request that names another Simulation (so that the daemon
+// prepares that one for the next request); nothing when it had the request's Simulation ready.
+[[noreturn]] void spare_main(int control, ServerState& state) {
+  prefault_private_pages();
+  (void)::prctl(PR_SET_NAME, "racksim-spare");
+  const int conn = recv_fd(control);
+  if (conn < 0) ::_exit(0);  // the daemon ended, or let this spare go, before a request came
+  (void)::prctl(PR_SET_NAME, "racksim-engine");
+  std::string message;
+  if (!recv_message(conn, message)) ::_exit(1);  // the caller went away
+  EngineRequest request;
+  const std::string decoded = framed([&] {
+    request = decode_engine_request(message);
+    return std::string();
+  });
+  if (decoded.empty() || decoded[0] != 'R') ::_exit(send_message(conn, decoded) ? 0 : 1);  // not a request
+  if (!state.prepared_for(request)) {
+    std::size_t head_bytes = 0;
+    (void)decode_request_head(message, head_bytes);
+    (void)send_message(control, message.substr(0, head_bytes));
+  }
+  std::string().swap(message);
+  const std::string reply = framed([&] {
+    state.prepare(request);  // nothing to do when the daemon had it ready
+    return state.run(request);
+  });
+  ::_exit(send_message(conn, reply) ? 0 : 1);
+}
+
+// The daemon's loop and what it holds: the listening socket, the callers' connections, the prepared
+// Simulation and the spare child forked from it.
+class Daemon {
+ public:
+  Daemon(int listen_fd, int idle_seconds) : listen_fd_(listen_fd), idle_(idle_seconds) {}
+  void run() {
+    for (;;) {
+      reap();
+      if (daemon_stop) break;
+      const bool busy = any_busy();
+      if (connections_.empty() && !busy && std::chrono::steady_clock::now() - last_activity_ >= idle_) break;
+      // The next spare is forked between runs, off the path of a request (a second caller arriving while
+      // a run is in flight gets one forked at once: hand_off).
+      if (spare_.pid == 0 && !busy) fork_spare();
+      if (!wait_and_serve(busy ? kBusyPollMs : kIdlePollMs)) break;
+    }
+    if (spare_.pid > 0) ::kill(-spare_.pid, SIGKILL);  // it would end anyway at the end of its control socket
+  }
+
+ private:
+  struct Connection {
+    pid_t busy = 0;          // the child answering it, 0 while waiting for a request
+    int control = -1;        // that child's control socket
+    bool abandoned = false;  // the caller went away during its run: its group was killed
+  };
+  struct Spare {
+    pid_t pid = 0;
+    int control = -1;
+  };
+  enum class Slot : std::uint8_t { listen, connection, control, spare };
+
+  bool any_busy() const {
+    for (const auto& [fd, c] : connections_)
+      if (c.busy != 0) return true;
+    return false;
+  }
+
+  void fork_spare() {
+    int fds[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) return;
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+      ::close(fds[0]);
+      ::close(fds[1]);
+      return;
+    }
+    if (pid == 0) {
+      ::setpgid(0, 0);
+      ::signal(SIGTERM, SIG_DFL);
+      ::signal(SIGINT, SIG_DFL);
+      ::close(listen_fd_);
+      ::close(fds[0]);
+      for (const auto& [fd, c] : connections_) {
+        ::close(fd);
+        if (c.control >= 0) ::close(c.control);
+      }
+      set_disposable_engine_process();
+      spare_main(fds[1], state_);
+    }
+    ::setpgid(pid, pid);  // both sides: the group exists before either can signal it
+    ::close(fds[1]);
+    spare_ = {pid, fds[0]};
+  }
+
+  void let_spare_go() {  // it ends at the end of its control socket
+    if (spare_.pid == 0) return;
+    ::close(spare_.control);
+    spare_ = {};
+  }
+
+  // The caller's request goes to the spare (forked now when there is none); false when no child can take it.
+  bool hand_off(int fd, Connection& c) {
+    if (spare_.pid == 0) fork_spare();
+    if (spare_.pid == 0) return false;
+    if (!send_fd(spare_.control, fd)) {
+      ::kill(-spare_.pid, SIGKILL);
+      let_spare_go();
+      return false;
+    }
+    c.busy = spare_.pid;
+    c.control = spare_.control;
+    spare_ = {};
+    return true;
+  }
+
+  // A run asked for another Simulation: build it here for the next request when it is small (a big
+  // platform would keep the other callers waiting while this single-threaded loop builds it; its child
+  // builds its own), and let the spare holding the old one go.
+  void prepare_next(const std::string& head) {
+    (void)framed([&] {
+      std::size_t head_bytes = 0;
+      const EngineRequest r = decode_request_head(head, head_bytes);
+      if (!state_.prepared_for(r) && r.racks <= kDaemonCachedRacks) {
+        state_.prepare(r);
+        let_spare_go();
+      }
+      return std::string();
+    });
+    ::malloc_trim(0);  // the old Simulation's pages back to the system: smaller forks, fewer pages to prefault
+  }
+
+  void child_ended(pid_t pid) {
+    if (pid == spare_.pid) {
+      ::close(spare_.control);
+      spare_ = {};
+      return;
+    }
+    for (auto it = connections_.begin(); it != connections_.end(); ++it) {
+      Connection& c = it->second;
+      if (c.busy != pid) continue;
+      ::close(c.control);
+      c.control = -1;
+      c.busy = 0;
+      if (c.abandoned) {
+        ::close(it->first);
+        connections_.erase(it);
+      }
+      return;
+    }
+  }
+
+  void reap() {
+    int status = 0;
+    for (pid_t done; (done = ::waitpid(-1, &status, WNOHANG)) > 0;) child_ended(done);
+  }
+
+  void close_connection(int fd) {
+    ::close(fd);
+    connections_.erase(fd);
+  }
+
+  // One poll and what it found; false when polling fails.
+  bool wait_and_serve(int timeout_ms) {
+    std::vector<pollfd> fds{{listen_fd_, POLLIN, 0}};
+    std::vector<std::pair<Slot, int>> what{{Slot::listen, listen_fd_}};  // parallel to fds: the connection's fd
+    for (const auto& [fd, c] : connections_) {
+      if (c.busy == 0) {
+        fds.push_back({fd, POLLIN | POLLRDHUP, 0});
+        what.emplace_back(Slot::connection, fd);
+        continue;
+      }
+      if (!c.abandoned) {
+        fds.push_back({fd, POLLRDHUP, 0});
+        what.emplace_back(Slot::connection, fd);
+      }
+      fds.push_back({c.control, POLLIN, 0});
+      what.emplace_back(Slot::control, fd);
+    }
+    if (spare_.pid > 0) {
+      fds.push_back({spare_.control, POLLIN, 0});
+      what.emplace_back(Slot::spare, spare_.control);
+    }
+    const int n = ::poll(fds.data(), fds.size(), timeout_ms);
+    if (n < 0) return errno == EINTR;
+    if (n == 0) return true;
+    for (std::size_t k = 1; k < fds.size(); ++k)
+      if (fds[k].revents != 0) serve(what[k].first, what[k].second, fds[k].revents);
+    if (fds[0].revents & POLLIN) {
+      const int conn = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (conn >= 0) connections_[conn] = Connection{};
+    }
+    last_activity_ = std::chrono::steady_clock::now();
+    return true;
+  }
+
+  void serve(Slot slot, int fd, short events) {
+    if (slot == Slot::spare) {  // a spare says nothing before its request: it died
+      const pid_t pid = spare_.pid;
+      let_spare_go();
+      ::kill(-pid, SIGKILL);
+      return;
+    }
+    const auto it = connections_.find(fd);
+    if (it == connections_.end()) return;  // closed earlier in this round
+    Connection& c = it->second;
+    if (slot == Slot::control) {
+      std::string head;
+      if (recv_message(c.control, head)) {
+        prepare_next(head);
+        return;
+      }
+      // End of the control socket: the run is over (its child exits); reap it now to serve the caller's
+      // next request without waiting for the poll's timeout.
+      const pid_t pid = c.busy;
+      int status = 0;
+      while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+      }
+      child_ended(pid);
+      return;
+    }
+    if (c.busy != 0) {
+      // The caller went away before its answer (killed, timed out): its run is for no one. End the
+      // child's process group, engine processes included, and stop watching the connection.
+      if (events & (POLLRDHUP | POLLHUP | POLLERR)) {
+        ::kill(-c.busy, SIGKILL);
+        ::shutdown(fd, SHUT_RDWR);
+        c.abandoned = true;
+      }
+      return;
+    }
+    if (events & (POLLRDHUP | POLLHUP | POLLERR)) {  // the caller is done (a request is never followed by a close)
+      close_connection(fd);
+      return;
+    }
+    if ((events & POLLIN) && !hand_off(fd, c)) close_connection(fd);  // no child to run it: the caller sees the end
+  }
+
+  const int listen_fd_;
+  const std::chrono::seconds idle_;
+  std::map<int, Connection> connections_;  // by fd
+  Spare spare_;
+  ServerState state_;
+  std::chrono::steady_clock::time_point last_activity_ = std::chrono::steady_clock::now();
+};
+
 }  // namespace
 
 int serve_engine_daemon(const std::string& socket_path, int ready_fd, int idle_seconds) {
@@ -627,101 +976,12 @@ int serve_engine_daemon(const std::string& socket_path, int ready_fd, int idle_s
   ::stat(socket_path.c_str(), &mine);
   ready();
 
-  // Each connection is read here, one request at a time; its run is forked: the child inherits the
-  // prepared Simulation (kept for the next request naming the same inputs: a sweep or a script calls
-  // with one system again and again), runs it in place (a disposable process: no second fork,
-  // engine_process.hpp), answers on the connection and exits.
-  struct Connection {
-    int fd = -1;
-    pid_t busy = 0;  // the child computing its answer, 0 when waiting for a request
-  };
-  std::map<int, Connection> connections;  // by fd
-  ServerState state;
-  auto last_activity = std::chrono::steady_clock::now();
-  for (;;) {
-    int status = 0;
-    for (pid_t done; (done = ::waitpid(-1, &status, WNOHANG)) > 0;)
-      for (auto& [fd, c] : connections)
-        if (c.busy == done) c.busy = 0;
-    std::vector<pollfd> fds{{listen_fd, POLLIN, 0}};
-    for (const auto& [fd, c] : connections) fds.push_back({fd, static_cast<short>(c.busy ? POLLRDHUP : POLLIN), 0});
-    bool busy = false;
-    for (const auto& [fd, c] : connections) busy = busy || c.busy != 0;
-    if (daemon_stop) break;
-    if (connections.empty() && std::chrono::steady_clock::now() - last_activity >= std::chrono::seconds(idle_seconds)) break;
-    // Children are reaped at least every 50 ms while any runs (no SIGCHLD handler: nothing async here).
-    const int n = ::poll(fds.data(), fds.size(), busy ? 50 : 1000);
-    if (n < 0 && errno != EINTR) break;
-    if (n <= 0) continue;
-    for (std::size_t k = 1; k < fds.size(); ++k) {
-      const short ev = fds[k].revents;
-      if (ev == 0) continue;
-      Connection& c = connections[fds[k].fd];
-      last_activity = std::chrono::steady_clock::now();
-      if (c.busy) {
-        // The caller went away before its answer (killed, timed out): its run is for no one. End the
-        // child's process group, engine processes included.
-        if (ev & (POLLRDHUP | POLLHUP | POLLERR)) {
-          ::kill(-c.busy, SIGKILL);
-          ::shutdown(c.fd, SHUT_RDWR);
-        }
-        continue;
-      }
-      std::string message;
-      if (!(ev & POLLIN) || !recv_message(c.fd, message)) {  // end of input: the caller is done
-        ::close(c.fd);
-        connections.erase(fds[k].fd);
-        continue;
-      }
-      EngineRequest request;
-      const std::string decoded = framed([&] {
-        request = decode_engine_request(message);
-        return std::string();
-      });
-      if (decoded.empty() || decoded[0] != 'R') {  // not a request: answered here, nothing to run
-        if (!send_message(c.fd, decoded)) {
-          ::close(c.fd);
-          connections.erase(fds[k].fd);
-        }
-        continue;
-      }
-      const pid_t pid = ::fork();
-      if (pid < 0) {
-        send_message(c.fd, framed([]() -> std::string { throw SimulationError("the engine daemon cannot fork"); }));
-        continue;
-      }
-      if (pid == 0) {
-        ::setpgid(0, 0);
-        ::signal(SIGTERM, SIG_DFL);
-        ::signal(SIGINT, SIG_DFL);
-        ::close(listen_fd);
-        for (const auto& [other, oc] : connections)
-          if (other != c.fd) ::close(other);
-        set_disposable_engine_process();
-        const std::string reply = framed([&] {
-          state.prepare(request);  // nothing to do when the daemon had it ready
-          return state.run(request);
-        });
-        ::_exit(send_message(c.fd, reply) ? 0 : 1);
-      }
-      ::setpgid(pid, pid);  // both sides: the group exists before either can signal it
-      c.busy = pid;
-      // Ready the next child with what this one had to build, when it is small (a big platform would keep
-      // the other callers waiting while this single-threaded loop builds it; its child builds its own).
-      if (!state.prepared_for(request) && request.racks <= kDaemonCachedRacks)
-        (void)framed([&] {
-          state.prepare(request);
-          return std::string();
-        });
-    }
-    if (fds[0].revents & POLLIN) {
-      const int conn = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
-      if (conn >= 0) {
-        connections[conn].fd = conn;
-        last_activity = std::chrono::steady_clock::now();
-      }
-    }
-  }
+  // Each request is run by a child forked from this process, which holds the prepared Simulation (kept
+  // for the next request naming the same inputs: a sweep or a script calls with one system again and
+  // again). The child is forked ahead, between requests (the spare), so that neither the fork nor its
+  // first copy-on-write faults are on a request's path; it runs the engine in place (a disposable
+  // process: no second fork, engine_process.hpp), answers on the connection and exits.
+  Daemon(listen_fd, idle_seconds).run();
   struct stat now {};
   if (::stat(socket_path.c_str(), &now) == 0 && now.st_ino == mine.st_ino) ::unlink(socket_path.c_str());
   ::close(listen_fd);

@@ -61,6 +61,23 @@ def children_of(pid):
         return []
 
 
+def comm(pid):
+    try:
+        return open(f"/proc/{pid}/comm").read().strip()
+    except OSError:
+        return ""
+
+
+def spares_of(daemon):
+    """The daemon's spare children: forked between requests, waiting for the next one (comm racksim-spare)."""
+    return [p for p in children_of(daemon) if comm(p) == "racksim-spare"]
+
+
+def runs_of(daemon):
+    """The daemon's children running a request."""
+    return [p for p in children_of(daemon) if comm(p) != "racksim-spare"]
+
+
 def wait_until(cond, seconds):
     end = time.time() + seconds * SCALE
     while time.time() < end:
@@ -127,13 +144,43 @@ def test_caller_killed_ends_its_run():
         p = subprocess.Popen([BIN, "collective", "--system", "gb200-nvl72", "--racks", "2", "--op", "all_reduce",
                               "--gpus", "144", "--bytes", "1G", "--algo", "ring", "--aggregation", "off"],
                              env=env_with(d), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        check(wait_until(lambda: children_of(daemon), 10), "the run is a child of the daemon")
+        check(wait_until(lambda: runs_of(daemon), 10), "the run is a child of the daemon")
         time.sleep(1)
+        run = runs_of(daemon)
         p.kill()
         p.wait()
-        check(wait_until(lambda: not children_of(daemon), 5),
-              "the caller killed: the daemon ends its run (no child left within 5 s)")
+        check(wait_until(lambda: not set(run) & set(children_of(daemon)), 5),
+              "the caller killed: the daemon ends its run (gone within 5 s)")
         check(racksim(env_with(d), *RING8).returncode == 0, "and serves the next caller")
+
+
+def test_spare_child():
+    """Each request is handed to a child forked ahead with the prepared Simulation (the spare); it serves one
+    request and exits, and the next spare is forked after the run. A request naming another system, or
+    several at once, gets the same bytes as without the daemon."""
+    with private_runtime_dir() as d:
+        first = racksim(env_with(d), *RING8)
+        daemon = daemon_pids(d)[0]
+        check(wait_until(lambda: len(spares_of(daemon)) == 1, 5), f"a spare waits after the first call: {children_of(daemon)}")
+        spare = spares_of(daemon)
+        check(racksim(env_with(d), *RING8).stdout == first.stdout, "the spare's answer is byte-identical")
+        check(wait_until(lambda: len(spares_of(daemon)) == 1 and spares_of(daemon) != spare, 5),
+              f"the spare served it and exited; a new one waits: {spare} -> {spares_of(daemon)}")
+        nvl = ["collective", "--system", "gb200-nvl72", "--op", "all_reduce", "--gpus", "72", "--bytes", "1G",
+               "--algo", "ring", "--format", "json"]
+        off = env_with(d, RACKSIM_ENGINE_DAEMON="off")
+        expect = {tuple(RING8): first.stdout, tuple(nvl): racksim(off, *nvl).stdout}
+        for args in [nvl, RING8, nvl, nvl, RING8]:  # a key that changes, and changes back
+            got = racksim(env_with(d), *args)
+            check(got.returncode == 0 and got.stdout == expect[tuple(args)], f"same bytes as without the daemon: {args[2]}")
+        sweep = ["sweep", "--system", "gb200-nvl72", "--op", "all_reduce", "--gpus", "72", "--algo", "ring",
+                 "-b", "1K", "-e", "1M", "--jobs", "2"]
+        calls = [subprocess.Popen([BIN, *(sweep if i % 2 else RING8)], stdout=subprocess.PIPE, text=True, env=env_with(d))
+                 for i in range(4)]
+        outs = [c.communicate(timeout=120 * SCALE)[0] for c in calls]
+        check(outs[0] == outs[2] == first.stdout and outs[1] == outs[3] == racksim(off, *sweep).stdout,
+              "four callers at once (a spare forked per extra caller): the same bytes")
+        check(len(daemon_pids(d)) == 1, "one daemon throughout")
 
 
 def test_idle_exit_and_sigterm():
@@ -153,6 +200,7 @@ def main():
     test_light_cli()
     test_same_bytes_and_reuse()
     test_caller_killed_ends_its_run()
+    test_spare_child()
     test_idle_exit_and_sigterm()
     if failures:
         print(f"{len(failures)} failure(s)")
