@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
@@ -214,22 +215,48 @@ std::string run_in_child_process(const std::function<std::string()>& work) {
 
 std::vector<std::string> run_in_child_processes(const std::vector<std::function<std::string()>>& works, int jobs,
                                                 const std::function<void(std::size_t)>& progress) {
-  if (disposable && works.size() == 1) {
-    std::vector<std::string> one{run_in_place(works.front())};
+  return run_in_child_processes(
+      works.size(), [](std::size_t) {}, [&works](std::size_t i) { return works[i](); }, jobs, progress);
+}
+
+std::vector<std::string> run_in_child_processes(std::size_t count, const std::function<void(std::size_t)>& prepare,
+                                                const std::function<std::string(std::size_t)>& work, int jobs,
+                                                const std::function<void(std::size_t)>& progress) {
+  std::size_t prepared = 0;  // works [0, prepared) are ready to fork
+  std::exception_ptr prepare_error;
+  const auto prepare_next = [&] {
+    try {
+      prepare(prepared);
+      ++prepared;
+    } catch (...) {
+      prepare_error = std::current_exception();
+    }
+  };
+  if (disposable && count == 1) {
+    prepare_next();
+    if (prepare_error) std::rethrow_exception(prepare_error);
+    std::vector<std::string> one{run_in_place([&] { return work(0); })};
     if (progress) progress(1);
     return one;
   }
-  std::vector<std::string> frames(works.size()), died(works.size());
+  std::vector<std::string> frames(count), died(count);
   std::vector<Child> running;
   std::vector<std::size_t> index_of;  // parallel to running
   std::size_t next = 0, done = 0;
   bool failed = false;
   const std::size_t limit = static_cast<std::size_t>(std::max(jobs, 1));
-  while (next < works.size() || !running.empty()) {
-    while (!failed && next < works.size() && running.size() < limit) {
-      running.push_back(start_child(works[next]));
+  const auto stopped = [&] { return failed || prepare_error != nullptr; };
+  while (next < count || !running.empty()) {
+    while (!stopped() && next < count && running.size() < limit) {
+      if (prepared == next) prepare_next();
+      if (prepare_error) break;
+      const std::size_t i = next;
+      running.push_back(start_child([&work, i] { return work(i); }));
       index_of.push_back(next++);
     }
+    // The next work is readied while the engine processes run: on a machine of more than one core the
+    // preparing (compile, aggregation) overlaps their runs.
+    if (!stopped() && prepared == next && next < count && !running.empty()) prepare_next();
     if (running.empty()) break;
     std::vector<pollfd> fds;
     for (const auto& c : running) fds.push_back({c.fd, POLLIN, 0});
@@ -254,7 +281,10 @@ std::vector<std::string> run_in_child_processes(const std::vector<std::function<
       if (progress) progress(++done);
     }
   }
-  std::vector<std::string> out(works.size());
+  // An error in preparing any work is the answer, as when every work was prepared before the first fork.
+  while (!prepare_error && prepared < count) prepare_next();
+  if (prepare_error) std::rethrow_exception(prepare_error);
+  std::vector<std::string> out(count);
   for (std::size_t i = 0; i < next; ++i) out[i] = unframe(frames[i], died[i]);  // throws the first failure
   return out;
 }

@@ -34,6 +34,13 @@ std::string run_in_child_process(const std::function<std::string()>& work);
 // re-thrown (the same one whatever `jobs` is).
 std::vector<std::string> run_in_child_processes(const std::vector<std::function<std::string()>>& works, int jobs,
                                                 const std::function<void(std::size_t)>& progress = {});
+// The same for `count` works, work i readied by `prepare(i)` in this process before its child is forked,
+// the next one while the children run (so that, on more than one core, preparing overlaps running). An
+// exception from any prepare(i) is re-thrown (the first, after the running children are waited for),
+// before any child's error: the answer is the one of preparing every work first.
+std::vector<std::string> run_in_child_processes(std::size_t count, const std::function<void(std::size_t)>& prepare,
+                                                const std::function<std::string(std::size_t)>& work, int jobs,
+                                                const std::function<void(std::size_t)>& progress = {});
 
 // Marks this process as disposable (the engine daemon's child for one request, engine_server.cpp): its
 // first engine run happens here, without a fork (the process ends after it anyway; SimGrid's one engine

@@ -121,14 +121,14 @@ std::vector<RunResult> Simulation::run_each(const std::vector<const Schedule*>& 
     impl.echo(results, pointers);
     return results;
   }
-  std::vector<CompiledRun> runs;
-  runs.reserve(pointers.size());
-  for (const Schedule* s : pointers) runs.push_back(engine_run(impl.model, compile_run(impl.model, impl.calibration, {s}), options));
-  std::vector<std::function<std::string()>> works;
-  for (const CompiledRun& run : runs)
-    works.push_back([&impl, &run, &options] { return encode_run_results(local_engine()(impl.model, run, options)); });
+  // Each run compiled just before its engine process is forked, the next while it runs (engine_process.hpp).
+  std::vector<CompiledRun> runs(pointers.size());
+  const auto prepare = [&](std::size_t i) {
+    runs[i] = engine_run(impl.model, compile_run(impl.model, impl.calibration, {pointers[i]}), options);
+  };
+  const auto work = [&](std::size_t i) { return encode_run_results(local_engine()(impl.model, runs[i], options)); };
   std::vector<RunResult> results;
-  for (const std::string& bytes : run_in_child_processes(works, jobs, progress))
+  for (const std::string& bytes : run_in_child_processes(pointers.size(), prepare, work, jobs, progress))
     results.push_back(decode_run_results(bytes).front());
   impl.echo(results, pointers);
   return results;

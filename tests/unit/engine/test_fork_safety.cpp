@@ -169,6 +169,36 @@ TEST(ForkSafety, ParallelChildrenKeepOrderAndReportTheFirstFailure) {
   EXPECT_EQ(out, (std::vector<std::string>{"0", "1", "4", "16", "36"}));
 }
 
+// Works readied in this process before their fork (Simulation::run_each compiles each run so, the next
+// while the previous one runs): every child sees what was prepared for it, and an error in preparing any
+// work is the answer, even when a child failed earlier, as when all were prepared before the first fork.
+TEST(ForkSafety, PreparedChildrenSeeTheirPreparationAndPreparingErrorsComeFirst) {
+  std::vector<int> ready(6, -1);
+  const auto work = [&](std::size_t i) { return std::to_string(ready[i]); };
+  for (const int jobs : {1, 2}) {
+    std::fill(ready.begin(), ready.end(), -1);
+    const auto out = run_in_child_processes(
+        ready.size(), [&](std::size_t i) { ready[i] = static_cast<int>(10 * i); }, work, jobs);
+    EXPECT_EQ(out, (std::vector<std::string>{"0", "10", "20", "30", "40", "50"})) << jobs;
+  }
+  const auto fail_run_1 = [&](std::size_t i) -> std::string {
+    if (i == 1) throw SimulationError("run 1");
+    return work(i);
+  };
+  const auto fail_prepare_4 = [&](std::size_t i) {
+    if (i == 4) throw InputError("prepare 4");
+    ready[i] = 1;
+  };
+  for (const int jobs : {1, 2}) {
+    try {
+      run_in_child_processes(ready.size(), fail_prepare_4, fail_run_1, jobs);
+      FAIL() << "expected the error of preparing work 4";
+    } catch (const InputError& e) {
+      EXPECT_STREQ(e.what(), "prepare 4") << jobs;
+    }
+  }
+}
+
 // The binary schedule encoding of the engine server carries every field: checked through schedule_io's
 // JSON (which the schedule tests keep complete) for every algorithm of the registry, with chunking and
 // multicasts, on one and on two racks.
