@@ -20,7 +20,11 @@ bool register_command(const std::string& name, CommandAdder adder) {
   return true;
 }
 
-void add_registered_commands(CLI::App& app, const GlobalOptions& global) {
+void add_registered_commands(CLI::App& app, const GlobalOptions& global, const std::string& only) {
+  if (const auto it = registry().find(only); it != registry().end()) {
+    it->second(app, global);
+    return;
+  }
   for (const auto& [name, adder] : registry()) adder(app, global);
 }
 

@@ -17,7 +17,8 @@ int main(int argc, char** argv) {
   app.add_option("--topologies", global.topology_dir, "directory of the shipped system JSON files")
       ->check(CLI::ExistingDirectory);
 
-  racksim::cli::add_registered_commands(app, global);
+  // argv[1] when it is a subcommand's name (an option first, --topologies or --help: every command).
+  racksim::cli::add_registered_commands(app, global, argc > 1 ? argv[1] : "");
   racksim::cli::check_option_values(app);
 
   try {

@@ -25,8 +25,12 @@ std::vector<std::string> NamedJsonFiles::ids() const {
 std::string NamedJsonFiles::resolve(const std::string& name_or_path, const std::string& where) const {
   const bool looks_like_path = name_or_path.find('/') != std::string::npos ||
                                (name_or_path.size() > 5 && name_or_path.substr(name_or_path.size() - 5) == ".json");
-  std::string valid;
-  for (const auto& id : ids()) valid += (valid.empty() ? "" : ", ") + id;
+  // The list of shipped ids is read (a directory listing) only for a message: not on the way to a file.
+  const auto valid_ids = [this] {
+    std::string valid;
+    for (const auto& id : ids()) valid += (valid.empty() ? "" : ", ") + id;
+    return valid;
+  };
   // error_code overloads throughout: a name too long for the file system, or a path through a regular
   // file, is bad input, not a filesystem_error.
   std::error_code ec;
@@ -39,13 +43,13 @@ std::string NamedJsonFiles::resolve(const std::string& name_or_path, const std::
     else if (!fs::is_regular_file(st)) why = "not a regular file";
     if (!why.empty())
       throw InputError(where, "", "'" + name_or_path + "' (" + why + ")",
-                       "one of " + valid + ", or a path to " + file_kind_);
+                       "one of " + valid_ids() + ", or a path to " + file_kind_);
     return name_or_path;
   }
   const fs::path shipped = fs::path(dir_) / (name_or_path + ".json");
   if (!name_or_path.empty() && fs::is_regular_file(shipped, ec)) return shipped.string();
   throw InputError(where, "", "'" + name_or_path + "' (unknown " + kind_ + ")" + did_you_mean(name_or_path, ids()),
-                   "one of " + valid + ", or a path to " + file_kind_);
+                   "one of " + valid_ids() + ", or a path to " + file_kind_);
 }
 
 }  // namespace racksim

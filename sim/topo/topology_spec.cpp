@@ -111,8 +111,8 @@ constexpr double kMaxCapacity_GB = 1e6;
 
 }  // namespace
 
-TopologySpec topology_from_json_text(const std::string& text, const std::string& where) {
-  const nlohmann::json doc = parse_json_text(text, where);
+namespace {
+TopologySpec topology_from_json(const nlohmann::json& doc, const std::string& where) {
   JsonObjectReader root(doc, where);
   TopologySpec spec;
   if (!root.has("schema_version"))
@@ -313,9 +313,14 @@ TopologySpec topology_from_json_text(const std::string& text, const std::string&
   return spec;
 }
 
+}  // namespace
+
+TopologySpec topology_from_json_text(const std::string& text, const std::string& where) {
+  return topology_from_json(parse_json_text(text, where), where);
+}
+
 TopologySpec load_topology_file(const std::string& path) {
-  const nlohmann::json doc = parse_json_file(path);
-  return topology_from_json_text(dump_json(doc), path);
+  return topology_from_json(parse_json_file(path), path);  // parsed once (it was dumped and parsed again)
 }
 
 std::string topology_to_json_text(const TopologySpec& s) {
