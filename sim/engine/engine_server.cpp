@@ -26,6 +26,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <system_error>
 #include <type_traits>
 
 #include "sim/core/errors.hpp"
@@ -666,35 +667,56 @@ int recv_fd(int via) {
   return fd;
 }
 
+// Whether the daemon has sent this spare its request (then warming up stops: the request comes first).
+bool request_waiting(int control) {
+  pollfd p{control, POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0;
+}
+
+// Warming up goes in steps of this much memory; between steps the spare looks for its request.
+constexpr std::size_t kWarmStepBytes = std::size_t{1} << 20;
+
+// Populates [from, to) writable (copying shared pages, faulting in fresh ones); false when it stopped
+// because the request came.
+bool populate(std::uintptr_t from, std::uintptr_t to, int control) {
+  for (std::uintptr_t at = from; at < to; at += kWarmStepBytes) {
+    if (request_waiting(control)) return false;
+    (void)::madvise(reinterpret_cast<void*>(at), std::min<std::uintptr_t>(kWarmStepBytes, to - at), MADV_POPULATE_WRITE);
+  }
+  return true;
+}
+
 // Takes now, while the spare waits, the copy-on-write faults its run would take: every resident page of
 // its private writable memory (the heap holding the prepared Simulation, the libraries' data) is copied
 // in one madvise per run of pages instead of one fault each during the run (the 72-GPU ring's run took
 // ~560 such faults, each a trap and a TLB flush on this VM). Pages never touched stay shared.
-void prefault_private_pages() {
+bool prefault_private_pages(int control) {
   std::FILE* maps = std::fopen("/proc/self/maps", "re");
-  if (maps == nullptr) return;
-  const std::size_t page_bytes = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  if (maps == nullptr) return true;
+  const std::uintptr_t page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
   std::vector<unsigned char> resident;
   char line[512];
-  while (std::fgets(line, sizeof line, maps) != nullptr) {
+  bool whole = true;
+  while (whole && std::fgets(line, sizeof line, maps) != nullptr) {
     unsigned long from = 0, to = 0;
     char perms[5] = {};
     if (std::sscanf(line, "%lx-%lx %4s", &from, &to, perms) != 3 || std::strcmp(perms, "rw-p") != 0) continue;
-    const std::size_t pages = (to - from) / page_bytes;
+    const std::size_t pages = (to - from) / page;
     resident.assign(pages, 0);
     if (::mincore(reinterpret_cast<void*>(from), to - from, resident.data()) != 0) continue;
-    for (std::size_t i = 0; i < pages;) {
+    for (std::size_t i = 0; whole && i < pages;) {
       if (!(resident[i] & 1)) {
         ++i;
         continue;
       }
       std::size_t j = i;
       while (j < pages && (resident[j] & 1)) ++j;
-      (void)::madvise(reinterpret_cast<void*>(from + i * page_bytes), (j - i) * page_bytes, MADV_POPULATE_WRITE);
+      whole = populate(from + i * page, from + j * page, control);
       i = j;
     }
   }
   std::fclose(maps);
+  return whole;
 }
 
 // Fresh heap the spare faults in while it waits: its request's own allocations (the message, the decoded
@@ -702,29 +724,36 @@ void prefault_private_pages() {
 // faults for the 72-GPU ring's 10 224 tasks, ~4 MiB). Enough for a 72-GPU run; bigger requests fault in
 // the rest as before. Costs the spare ~2-4 ms of CPU between requests and this much memory.
 constexpr std::size_t kSpareWarmHeapBytes = std::size_t{16} << 20;
+// glibc's largest mmap threshold (mallopt refuses more): blocks up to it come from the warm heap.
+constexpr int kLargestMmapThresholdBytes = 32 << 20;
 
-// Whether the daemon has sent this spare its request (then warming up stops: the request comes first).
-bool request_waiting(int control) {
-  pollfd p{control, POLLIN, 0};
-  return ::poll(&p, 1, 0) > 0;
+// Populates a block of `bytes` from this thread's malloc arena and frees it (kept: no trim).
+void warm_block(std::size_t bytes, int control) {
+  void* block = std::malloc(bytes);
+  if (block == nullptr) return;
+  const std::uintptr_t page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const std::uintptr_t from = (reinterpret_cast<std::uintptr_t>(block) + page - 1) & ~(page - 1);
+  const std::uintptr_t to = (reinterpret_cast<std::uintptr_t>(block) + bytes) & ~(page - 1);
+  populate(from, to, control);
+  std::free(block);
 }
 
-// A step of warming up: between steps the spare looks for its request.
-constexpr std::size_t kWarmStepBytes = std::size_t{1} << 20;
+// The engine runs on a thread of its own (engine_process.cpp: a fresh malloc arena). A thread that ends
+// leaves its arena and its stack to the next one glibc starts, so one started and ended here, having
+// warmed its arena, gives the run's thread warm memory too.
+constexpr std::size_t kSpareWarmArenaBytes = std::size_t{4} << 20;
 
 void warm_heap(int control) {
   // Memory freed stays in the heap (no trim), and large blocks (the request's message) come from the
   // heap too rather than from fresh mmaps. Only this disposable child's allocator is tuned so.
   ::mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
-  ::mallopt(M_MMAP_THRESHOLD, std::numeric_limits<int>::max());
-  void* block = std::malloc(kSpareWarmHeapBytes);
-  if (block == nullptr) return;
-  const std::uintptr_t page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const std::uintptr_t from = (reinterpret_cast<std::uintptr_t>(block) + page - 1) & ~(page - 1);
-  const std::uintptr_t to = (reinterpret_cast<std::uintptr_t>(block) + kSpareWarmHeapBytes) & ~(page - 1);
-  for (std::uintptr_t at = from; at < to && !request_waiting(control); at += kWarmStepBytes)
-    (void)::madvise(reinterpret_cast<void*>(at), std::min<std::uintptr_t>(kWarmStepBytes, to - at), MADV_POPULATE_WRITE);
-  std::free(block);
+  ::mallopt(M_MMAP_THRESHOLD, kLargestMmapThresholdBytes);
+  warm_block(kSpareWarmHeapBytes, control);
+  if (request_waiting(control)) return;
+  try {
+    std::thread([control] { warm_block(kSpareWarmArenaBytes, control); }).join();
+  } catch (const std::system_error&) {  // no thread to be had: the run's thread warms its own memory
+  }
 }
 
 // The spare child: forked between requests from the daemon holding the prepared Simulation, it waits on
@@ -732,8 +761,7 @@ void warm_heap(int control) {
 // answer it sends on `control` the head of a request that names another Simulation (so that the daemon
 // prepares that one for the next request); nothing when it had the request's Simulation ready.
 [[noreturn]] void spare_main(int control, ServerState& state) {
-  prefault_private_pages();
-  warm_heap(control);
+  if (prefault_private_pages(control)) warm_heap(control);
   (void)::prctl(PR_SET_NAME, "racksim-spare");
   const int conn = recv_fd(control);
   if (conn < 0) ::_exit(0);  // the daemon ended, or let this spare go, before a request came

@@ -53,9 +53,11 @@ std::vector<RunResult> run_on_engine_server(const EngineRequest& request);
 // The warm engine daemon (issue 14): `racksim-engine --daemon PATH` listens on a Unix socket in a directory
 // of this user's only ($XDG_RUNTIME_DIR, else /tmp/racksim-<uid>, mode 0700), named after the engine
 // executable's identity (a rebuilt engine gets a daemon of its own), and ends after kDaemonIdleSeconds
-// without a connection. Each connection is served by a forked child in its own process group, which forks
-// the engine processes as a server does; when the caller goes away before its answer (killed, timed out)
-// the daemon kills that group. Results are the same bytes as a direct run.
+// without a connection. Each request is served by a child in its own process group, forked ahead from the
+// daemon's prepared Simulation (the spare: the fork and its copy-on-write faults are not on the request's
+// path), which runs the engine in place or forks the engine processes as a server does; when the caller
+// goes away before its answer (killed, timed out) the daemon kills that group. Results are the same bytes
+// as a direct run.
 inline constexpr int kDaemonIdleSeconds = 60;
 std::string engine_daemon_socket_path();
 // The daemon's loop; `ready_fd` (>= 0) gets one byte once the socket listens (or the daemon found another
