@@ -154,6 +154,30 @@ def test_caller_killed_ends_its_run():
         check(racksim(env_with(d), *RING8).returncode == 0, "and serves the next caller")
 
 
+def test_run_that_dies_ends_its_call():
+    """A run that dies without its answer (killed by someone, crashed) does not leave its caller waiting:
+    the daemon closes the connection, the caller tries once more and then reports it."""
+    with private_runtime_dir() as d:
+        racksim(env_with(d), *RING8)
+        daemon = daemon_pids(d)[0]
+        p = subprocess.Popen([BIN, "collective", "--system", "gb200-nvl72", "--racks", "2", "--op", "all_reduce",
+                              "--gpus", "144", "--bytes", "1G", "--algo", "ring", "--aggregation", "off"],
+                             env=env_with(d), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for attempt in range(2):
+            check(wait_until(lambda: runs_of(daemon), 10), f"attempt {attempt + 1}: the run is a child of the daemon")
+            for pid in runs_of(daemon):
+                os.kill(pid, signal.SIGKILL)
+            wait_until(lambda: not runs_of(daemon) or p.poll() is not None, 5)
+        try:
+            _, err = p.communicate(timeout=10 * SCALE)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            _, err = p.communicate()
+        check(p.returncode == 1 and "ended without a result" in err,
+              f"the caller reports the run's end instead of waiting: {p.returncode} {err.strip()[:200]}")
+        check(racksim(env_with(d), *RING8).returncode == 0, "and the daemon serves the next caller")
+
+
 def test_spare_child():
     """Each request is handed to a child forked ahead with the prepared Simulation (the spare); it serves one
     request and exits, and the next spare is forked after the run. A request naming another system, or
@@ -200,6 +224,7 @@ def main():
     test_light_cli()
     test_same_bytes_and_reuse()
     test_caller_killed_ends_its_run()
+    test_run_that_dies_ends_its_call()
     test_spare_child()
     test_idle_exit_and_sigterm()
     if failures:
