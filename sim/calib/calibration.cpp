@@ -1,7 +1,9 @@
 #include "sim/calib/calibration.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <filesystem>
+#include <mutex>
 
 #include "models/collectives/collective.hpp"
 #include "models/collectives/registry.hpp"
@@ -264,6 +266,23 @@ Calibration calibration_from_json_text(const std::string& text, const std::strin
   return calibration_from_json(parse_json_text(text, where), where);
 }
 
+namespace {
+// Calibration files this process read, with what they gave: the latest few (a Python session may read many).
+constexpr std::size_t kRememberedFiles = 8;
+struct FileCalibration {
+  Calibration calibration;
+  std::string text;
+};
+std::mutex& files_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::deque<FileCalibration>& files_read() {
+  static std::deque<FileCalibration> files;
+  return files;
+}
+}  // namespace
+
 Calibration load_calibration(const std::string& path_or_name) {
   if (path_or_name == "none") return Calibration::none();
   const std::string path =
@@ -272,7 +291,21 @@ Calibration load_calibration(const std::string& path_or_name) {
   if (path_or_name != "default" && !std::filesystem::is_regular_file(path, ec))
     throw InputError("--calibration", "", "'" + path_or_name + "' (" + (ec ? ec.message() : "no such file") + ")",
                      "a calibration JSON file, 'default' (the shipped calibration) or 'none' (vendor peaks)");
-  return calibration_from_json(parse_json_file(path), path);  // InputError naming the file when bad
+  std::string text = read_json_file_text(path);
+  Calibration c = calibration_from_json(parse_json_text(text, path), path);  // InputError naming the file when bad
+  std::lock_guard<std::mutex> lock(files_mutex());
+  files_read().push_back({c, std::move(text)});
+  if (files_read().size() > kRememberedFiles) files_read().pop_front();
+  return c;
+}
+
+std::string calibration_json_text_of(const Calibration& calibration) {
+  {
+    std::lock_guard<std::mutex> lock(files_mutex());
+    for (auto it = files_read().rbegin(); it != files_read().rend(); ++it)
+      if (it->calibration == calibration) return it->text;
+  }
+  return calibration_to_json_text(calibration);
 }
 
 std::string calibration_to_json_text(const Calibration& c) {

@@ -54,13 +54,15 @@ std::string dump_json(const nlohmann::ordered_json& value, int indent) {
   return value.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
-nlohmann::json parse_json_file(const std::string& path) {
+std::string read_json_file_text(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InputError(path, "", "'" + path + "'", "an existing, readable JSON file");
   std::stringstream buffer;
   buffer << in.rdbuf();
-  return parse_json_text(buffer.str(), path);
+  return buffer.str();
 }
+
+nlohmann::json parse_json_file(const std::string& path) { return parse_json_text(read_json_file_text(path), path); }
 
 namespace {
 // Appends at most about `budget` characters of `value`, descending at most `levels` levels: never the

@@ -22,6 +22,8 @@ inline constexpr std::size_t kMaxJsonDepth = 64;
 nlohmann::json parse_json_text(const std::string& text, const std::string& where);
 // Reads and parses a file; a missing file is an InputError.
 nlohmann::json parse_json_file(const std::string& path);
+// The bytes of the file parse_json_file reads (InputError, as it, when it cannot be read).
+std::string read_json_file_text(const std::string& path);
 
 class JsonObjectReader {
  public:

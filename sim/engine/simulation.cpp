@@ -32,10 +32,10 @@ struct Simulation::Impl {
                                const RunOptions& options) const {
     EngineRequest r;
     r.kind = kind;
-    r.topology_json = topology_to_json_text(graph.spec());
+    r.topology_json = topology_json_text_of(graph.spec());  // the file as read, when unchanged
     r.racks = graph.racks();
     if (graph.partitioned()) r.partitions = graph.partitioning().spec;
-    r.calibration_json = calibration_to_json_text(calibration);
+    r.calibration_json = calibration_json_text_of(calibration);
     for (const auto& item : failures.items) r.failures.push_back(item.text);
     r.partition_mode = to_string(failures.mode);
     r.schedule_ptrs = schedules;  // encoded in binary by encode_engine_request (no copy here)

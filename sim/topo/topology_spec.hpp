@@ -30,6 +30,7 @@ struct GpuType {
   int compute_capability = 0;     // CUDA SM version x10 (H100 90, B200 100, B300 103): NCCL picks its tables by it
   bool integrated = false;        // shares the CPU's memory (DGX Spark's GB10)
   std::string source;
+  bool operator==(const GpuType&) const = default;
 };
 
 struct CpuType {
@@ -41,6 +42,7 @@ struct CpuType {
   double memory_capacity_GB = 0;  // per CPU (one NUMA node)
   double memory_bandwidth_GBps = 0;
   std::string source;
+  bool operator==(const CpuType&) const = default;
 };
 
 struct NicType {
@@ -48,6 +50,7 @@ struct NicType {
   double bandwidth_GBps = 0;      // per direction
   double latency_us = 0;          // NIC processing, one way
   std::string source;
+  bool operator==(const NicType&) const = default;
 };
 
 struct LinkType {
@@ -57,14 +60,25 @@ struct LinkType {
   double latency_us = 0;          // one way
   int lanes = 0;                  // physical lanes of one link (PCIe x16 -> 16, NVLink 5 -> 2)
   std::string source;
+  bool operator==(const LinkType&) const = default;
 };
 
-struct TrayCpu { std::string id, type; };
-struct TrayGpu { std::string id, type, cpu; };      // cpu: the host NUMA node the GPU is attached to
-struct TrayNic { std::string id, type, gpu; };      // gpu: the GPU whose rail this NIC serves
+struct TrayCpu {
+  std::string id, type;
+  bool operator==(const TrayCpu&) const = default;
+};
+struct TrayGpu {
+  std::string id, type, cpu;  // cpu: the host NUMA node the GPU is attached to
+  bool operator==(const TrayGpu&) const = default;
+};
+struct TrayNic {
+  std::string id, type, gpu;  // gpu: the GPU whose rail this NIC serves
+  bool operator==(const TrayNic&) const = default;
+};
 struct TrayLink {
   std::string a, b, type;
   std::string share_group;  // links of one tray with the same non-empty group share one capacity (C2C)
+  bool operator==(const TrayLink&) const = default;
 };
 
 struct TraySpec {
@@ -74,6 +88,7 @@ struct TraySpec {
   std::vector<TrayNic> nics;
   std::vector<TrayLink> links;
   std::string source;
+  bool operator==(const TraySpec&) const = default;
 };
 
 // rack.max_racks when a file gives none: no fixed cap, the memory estimate of the graph and of the run
@@ -87,6 +102,7 @@ struct RackSpec {
   int max_racks = kUncappedRacks;  // a fixed, physical cap (single hosts: 1), or kUncappedRacks
   std::string source;
   bool capped() const { return max_racks < kUncappedRacks; }
+  bool operator==(const RackSpec&) const = default;
 };
 
 // Which switch chips a GPU's NVLinks reach: every chip of the domain (NVL72, HGX), or only the chips in
@@ -107,6 +123,7 @@ struct NvlinkDomainSpec {
   GpuLinksScope gpu_links_scope = GpuLinksScope::domain;
   double inter_rack_latency_us = 0;      // rack scope: one-way latency of the trunk between racks' chips
   std::string source;
+  bool operator==(const NvlinkDomainSpec&) const = default;
 };
 
 struct ScaleOutSpec {
@@ -114,8 +131,11 @@ struct ScaleOutSpec {
   double switch_latency_us = 0;          // per switch hop
   double oversubscription = 1;           // >= 1; 1 = non-blocking
   std::string source;
+  bool operator==(const ScaleOutSpec&) const = default;
 };
 
+// Every struct of a spec compares field by field (defaulted ==: a field added is compared too);
+// topology_json_text_of relies on it.
 struct TopologySpec {
   int schema_version = kTopologySchemaVersion;
   std::string id, description;
@@ -133,11 +153,17 @@ struct TopologySpec {
   const CpuType& cpu_type(const std::string& id) const;
   const NicType& nic_type(const std::string& id) const;
   const LinkType& link_type(const std::string& id) const;
+  bool operator==(const TopologySpec&) const = default;
 };
 
 // Parses and validates; `where` names the origin in errors (usually the file path).
 TopologySpec topology_from_json_text(const std::string& text, const std::string& where);
 TopologySpec load_topology_file(const std::string& path);
+// The JSON text of `spec` for an engine request (engine_server.hpp): the text of the file it was read from
+// by load_topology_file in this process when `spec` is still what that text gives (compared field by
+// field), else topology_to_json_text(spec). Either text reads back to `spec`; the file's saves serialising
+// it again for every call (~0.2 ms of the CLI's 8-GPU call).
+std::string topology_json_text_of(const TopologySpec& spec);
 // Canonical JSON text (sorted keys, 2-space indent) that topology_from_json_text reads back.
 std::string topology_to_json_text(const TopologySpec& spec);
 
