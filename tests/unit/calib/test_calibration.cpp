@@ -6,6 +6,7 @@
 #include "../engine/hand_schedules.hpp"
 #include "sim/calib/calibration.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/core/json_reader.hpp"
 #include "sim/engine/simulation.hpp"
 
 namespace racksim {
@@ -63,6 +64,26 @@ TEST(Calibration, ParsesLooksUpAndRoundTrips) {
   EXPECT_DOUBLE_EQ(c.algorithm("all_reduce/nvls").launch_overhead_us, 0);  // else identity
   const Calibration back = calibration_from_json_text(calibration_to_json_text(c), "again");
   EXPECT_EQ(calibration_to_json_text(back), calibration_to_json_text(c));
+}
+
+// An engine request carries a calibration or topology file as it was read while the value is unchanged,
+// and serialises it once it differs (engine_server.hpp): both texts read back to the same value.
+TEST(Calibration, RequestTextIsTheFileWhileUnchangedElseSerialised) {
+  const std::string path = std::string(RACKSIM_TEST_DATA_DIR) + "/../calibrate/default.json";
+  const std::string file = read_json_file_text(path);
+  Calibration c = load_calibration(path);
+  EXPECT_EQ(calibration_json_text_of(c), file);
+  EXPECT_TRUE(calibration_from_json_text(file, "again") == c);
+  c.links[LinkKind::nvlink].bandwidth_efficiency *= 0.5;
+  EXPECT_EQ(calibration_json_text_of(c), calibration_to_json_text(c));
+  EXPECT_TRUE(calibration_from_json_text(calibration_json_text_of(c), "again") == c);
+
+  const std::string topology = std::string(RACKSIM_TOPOLOGY_DIR) + "/gb200-nvl72.json";
+  TopologySpec spec = load_topology_file(topology);
+  EXPECT_EQ(topology_json_text_of(spec), read_json_file_text(topology));
+  spec.nic_types.at(0).bandwidth_GBps *= 2;  // what --nic-GBps 100 does (the file says 50)
+  EXPECT_EQ(topology_json_text_of(spec), topology_to_json_text(spec));
+  EXPECT_TRUE(topology_from_json_text(topology_json_text_of(spec), "again") == spec);
 }
 
 // Entries per GPU architecture (NCCL's own constants differ per architecture, tuning.cc:134-198): the
