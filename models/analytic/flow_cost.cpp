@@ -28,6 +28,14 @@ std::uint64_t bits(double x) {
   std::memcpy(&b, &x, sizeof b);
   return b;
 }
+
+std::uint64_t mix(std::uint64_t h, std::uint64_t x) { return h ^ (x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
+
+// Fibonacci hashing: spreads link keys (consecutive ids, a kind tag in the top bits) over a table's slots.
+std::size_t spread(long long key) {
+  const std::uint64_t h = static_cast<std::uint64_t>(key) * 0x9e3779b97f4a7c15ULL;
+  return static_cast<std::size_t>(h ^ (h >> 32));
+}
 }  // namespace
 
 struct FlowCache::Table {
@@ -306,11 +314,93 @@ double FlowCoster::plane_reduce_s_per_byte(int domain) {
   return sum > 0 ? 1 / sum : 0;
 }
 
+namespace {
+// One line of a stage: the flow's alpha and its seconds per byte, the most of (flows on a link / the
+// link's capacity at the algorithm's efficiency) over its links.
+template <class Links, class Load>
+std::pair<double, double> flow_line(double alpha_s, const Links& links, double efficiency, Load load) {
+  double per_byte = 0;
+  for (const auto& link : links) {
+    const double cap = link.second * efficiency;
+    per_byte = std::max(per_byte, cap > 0 ? load(link) / cap : std::numeric_limits<double>::infinity());
+  }
+  return {alpha_s, per_byte};
+}
+
+// The number of `flows` on each link of each flow, in order: link keys counted in an open-addressing
+// table (sorting every key and counting by binary search was ~5 % of an 8-rack search, whose
+// all-to-alls have 5 112 flows of a few links each).
+std::vector<double> link_loads(const std::vector<const FlowCoster::Path*>& flows) {
+  std::size_t total = 0;
+  for (const FlowCoster::Path* f : flows) total += f->links.size();
+  std::size_t slots = 16;
+  while (slots < 2 * total) slots *= 2;  // at most half full: short probe sequences
+  constexpr long long kEmpty = -1;       // link keys are >= 0 (flow_cost.cpp: link_key)
+  std::vector<std::pair<long long, int>> table(slots, {kEmpty, 0});
+  auto slot_of = [&](long long key) -> std::pair<long long, int>& {
+    std::size_t i = spread(key) & (slots - 1);
+    while (table[i].first != kEmpty && table[i].first != key) i = (i + 1) & (slots - 1);
+    return table[i];
+  };
+  for (const FlowCoster::Path* f : flows)
+    for (const auto& link : f->links) {
+      auto& s = slot_of(link.first);
+      s.first = link.first;
+      ++s.second;
+    }
+  std::vector<double> loads;
+  loads.reserve(total);
+  for (const FlowCoster::Path* f : flows)
+    for (const auto& link : f->links) loads.push_back(static_cast<double>(slot_of(link.first).second));
+  return loads;
+}
+
+StageCost sorted_lines(std::vector<std::pair<double, double>> lines) {
+  StageCost c;
+  c.lines = std::move(lines);
+  std::sort(c.lines.begin(), c.lines.end());
+  c.lines.erase(std::unique(c.lines.begin(), c.lines.end()), c.lines.end());
+  return c;
+}
+}  // namespace
+
+const std::vector<FlowCache::FlowClass>& FlowCoster::classes_of(FlowCache::FlowSet& set,
+                                                                const std::vector<const Path*>& flows) const {
+  for (const auto& [table, classes] : set.classes)
+    if (table == table_) return classes;
+  std::vector<FlowCache::FlowClass> classes;
+  std::unordered_map<std::uint64_t, std::vector<std::size_t>> by_hash;  // a class's hash -> its positions
+  // Whether flow `f` (its loads from `loads`) is in class `c`, bit for bit.
+  auto same_class = [](const FlowCache::FlowClass& c, const Path& f, const double* loads) {
+    if (bits(c.alpha_s) != bits(f.alpha_s) || c.links.size() != f.links.size()) return false;
+    for (std::size_t k = 0; k < c.links.size(); ++k)
+      if (bits(c.links[k].first) != bits(loads[k]) || bits(c.links[k].second) != bits(f.links[k].second)) return false;
+    return true;
+  };
+  std::size_t i = 0;
+  for (const Path* f : flows) {
+    const double* loads = set.loads.data() + i;
+    i += f->links.size();
+    std::uint64_t h = bits(f->alpha_s);
+    for (std::size_t k = 0; k < f->links.size(); ++k) h = mix(mix(h, bits(loads[k])), bits(f->links[k].second));
+    std::vector<std::size_t>& same_hash = by_hash[h];
+    bool known = false;
+    for (std::size_t c : same_hash) known = known || same_class(classes[c], *f, loads);
+    if (known) continue;
+    same_hash.push_back(classes.size());
+    FlowCache::FlowClass c;
+    c.alpha_s = f->alpha_s;
+    for (std::size_t k = 0; k < f->links.size(); ++k) c.links.emplace_back(loads[k], f->links[k].second);
+    classes.push_back(std::move(c));
+  }
+  set.classes.emplace_back(table_, std::move(classes));
+  return set.classes.back().second;
+}
+
 StageCost FlowCoster::stage(const std::vector<const Path*>& flows) const {
   // Flows per link, in the order of the flows' links: with a cache, once per flow set (its raw path ids);
   // else sorted keys, counted by binary search (a std::map here was 13 % of a planner search).
-  const std::vector<double>* loads = nullptr;
-  std::vector<double> own;
+  FlowCache::FlowSet* set = nullptr;
   std::vector<int>* ids = nullptr;
   if (cache_ != nullptr) {
     ids = &cache_->scratch_;
@@ -324,38 +414,29 @@ StageCost FlowCoster::stage(const std::vector<const Path*>& flows) const {
     }
     if (ids != nullptr) {
       const auto it = cache_->loads_.find(*ids);
-      if (it != cache_->loads_.end()) loads = &it->second;
+      if (it != cache_->loads_.end()) set = &it->second;
     }
   }
-  if (loads == nullptr) {
-    std::vector<long long> keys;
-    for (const Path* f : flows)
-      for (const auto& [key, cap] : f->links) keys.push_back(key);
-    std::sort(keys.begin(), keys.end());
-    auto load = [&keys](long long key) {
-      const auto range = std::equal_range(keys.begin(), keys.end(), key);
-      return static_cast<double>(range.second - range.first);
-    };
-    own.reserve(keys.size());
-    for (const Path* f : flows)
-      for (const auto& [key, cap] : f->links) own.push_back(load(key));
-    loads = ids != nullptr ? &cache_->loads_.emplace(*ids, std::move(own)).first->second : &own;
+  FlowCache::FlowSet own;
+  if (set == nullptr) {
+    own.loads = link_loads(flows);
+    set = ids != nullptr ? &cache_->loads_.emplace(*ids, std::move(own)).first->second : &own;
   }
-  StageCost c;
-  c.lines.reserve(flows.size());
+  std::vector<std::pair<double, double>> lines;
+  if (table_ != nullptr && ids != nullptr) {
+    // Every path is its table's (bit-identical for the same raw id): one line per class gives the same
+    // distinct lines as one per flow.
+    const auto& classes = classes_of(*set, flows);
+    lines.reserve(classes.size());
+    for (const FlowCache::FlowClass& c : classes)
+      lines.push_back(flow_line(c.alpha_s, c.links, algorithm_efficiency_, [](const auto& link) { return link.first; }));
+    return sorted_lines(std::move(lines));
+  }
+  lines.reserve(flows.size());
   std::size_t i = 0;
-  for (const Path* f : flows) {
-    double per_byte = 0;
-    for (const auto& [key, base] : f->links) {
-      const double cap = base * algorithm_efficiency_;
-      per_byte = std::max(per_byte, cap > 0 ? (*loads)[i] / cap : std::numeric_limits<double>::infinity());
-      ++i;
-    }
-    c.lines.emplace_back(f->alpha_s, per_byte);
-  }
-  std::sort(c.lines.begin(), c.lines.end());
-  c.lines.erase(std::unique(c.lines.begin(), c.lines.end()), c.lines.end());
-  return c;
+  for (const Path* f : flows)
+    lines.push_back(flow_line(f->alpha_s, f->links, algorithm_efficiency_, [&](const auto&) { return set->loads[i++]; }));
+  return sorted_lines(std::move(lines));
 }
 
 }  // namespace racksim

@@ -100,8 +100,20 @@ class FlowCache {
   std::vector<int> gpu_index_;                          // per vertex: its GPU index, -1 for other devices
   std::vector<int> full_dense_;
   int gpus_ = 0;
-  // A flow set (its raw path ids, in order) -> the number of its flows on each link of each flow, in order.
-  std::unordered_map<std::vector<int>, std::vector<double>, VectorHash> loads_;
+  // Flows of a set that give the same line: the same alpha and the same (flows on the link, capacity before
+  // the algorithm's efficiency) on every link, bit for bit. An all-to-all of n GPUs has n(n-1) flows but a
+  // handful of classes (inside a domain, across domains, ...), so a stage is priced per class.
+  struct FlowClass {
+    double alpha_s = 0;
+    std::vector<std::pair<double, double>> links;  // (flows on the link, capacity in bytes/s)
+  };
+  // What is kept per flow set (its raw path ids, in order): the number of its flows on each link of each
+  // flow, in order, and its classes under each table of paths that priced it.
+  struct FlowSet {
+    std::vector<double> loads;
+    std::vector<std::pair<const Table*, std::vector<FlowClass>>> classes;
+  };
+  std::unordered_map<std::vector<int>, FlowSet, VectorHash> loads_;
   std::vector<int> scratch_;
 };
 
@@ -149,6 +161,8 @@ class FlowCoster {
   // Path of raw path `id` in the cache's table for this FlowCoster's terms.
   const Path& cached_path(int id, const std::vector<FlowCache::Hop>& hops);
   int domain_peer(int gpu_vertex) const;
+  // The classes of `flows` (each path from table_; `loads` their flows per link), built once per table.
+  const std::vector<FlowCache::FlowClass>& classes_of(FlowCache::FlowSet& set, const std::vector<const Path*>& flows) const;
 
   const TopologyGraph& graph_;
   const Calibration& calibration_;
