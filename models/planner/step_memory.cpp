@@ -79,32 +79,37 @@ MemoryBreakdown layout_memory(const ModelSpec& model, const TrainingJob& job, co
 }
 
 MemoryFitter::MemoryFitter(const ModelSpec& model, const TrainingJob& job, const ParallelLayout& layout, const std::vector<StageSlice>& chunks)
-    : model_(model), job_(job), layout_(layout), stages_(distinct_stages(model, chunks, layout.pp)) {
+    : model_(model),
+      job_(job),
+      layout_(layout),
+      stages_(distinct_stages(model, chunks, layout.pp)),
+      saved_(model, activation_shape(memory_config(job, layout, 0))) {
+  chunks_.reserve(stages_.size());  // stage_params_ refers to them
   for (int s : stages_) chunks_.push_back(chunks_of_stage(chunks, layout.pp, s));
+  stage_params_.reserve(stages_.size());
+  for (const auto& c : chunks_) stage_params_.emplace_back(model, c, ParallelShape{layout.tp, layout.cp, layout.ep, layout.etp}, job.mtp);
 }
 
 MemoryBreakdown MemoryFitter::worst(int zero, int shard, const RecomputePlan& rc, bool oo, bool oa, int* stage_out) {
   MemoryBreakdown worst;
   int worst_stage = 0;
-  const std::string rkey = rc.text();
   for (std::size_t i = 0; i < stages_.size(); ++i) {
     const int s = stages_[i];
-    // the parameter part (weights, gradients, optimizer) with no activations, and the activation part
+    // the parameter part (weights, gradients, optimizer) and the activation part
     auto pk = std::make_tuple(i, zero, shard, oo);
     auto pit = params_.find(pk);
     if (pit == params_.end()) {
       ParallelLayout l = layout_;
       l.zero_stage = zero, l.shard_group = shard, l.offload_optimizer = oo, l.offload_activations = false;
       l.recompute = RecomputePlan{};
-      TrainingMemoryConfig c = memory_config(job_, l, s);
-      pit = params_.emplace(pk, training_memory_per_gpu(model_, chunks_[i], c)).first;
+      pit = params_.emplace(pk, parameter_memory(stage_params_[i], memory_config(job_, l, s))).first;
     }
-    auto ak = std::make_tuple(i, rkey, oa);
+    auto ak = std::make_tuple(i, rc.granularity, rc.modules, rc.full_layers, rc.block_method, oa);
     auto ait = activations_.find(ak);
     if (ait == activations_.end()) {
       ParallelLayout l = layout_;
       l.recompute = rc, l.offload_activations = oa, l.offload_optimizer = false;
-      ait = activations_.emplace(ak, training_memory_per_gpu(model_, chunks_[i], memory_config(job_, l, s))).first;
+      ait = activations_.emplace(ak, activation_memory(model_, chunks_[i], memory_config(job_, l, s), saved_)).first;
     }
     MemoryBreakdown b = pit->second;
     const MemoryBreakdown& a = ait->second;

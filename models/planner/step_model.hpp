@@ -146,8 +146,11 @@ class MemoryFitter {
   ParallelLayout layout_;
   std::vector<int> stages_;                      // the first stage of each make-up
   std::vector<std::vector<StageSlice>> chunks_;  // per stage in stages_
+  std::vector<StageParams> stage_params_;        // per stage in stages_ (refers to chunks_)
+  SavedActivations saved_;                       // every stage has the same layer shape
   std::map<std::tuple<std::size_t, int, int, bool>, MemoryBreakdown> params_;
-  std::map<std::tuple<std::size_t, std::string, bool>, MemoryBreakdown> activations_;
+  // (stage, recompute granularity, modules, full layers, block method, activation offload)
+  std::map<std::tuple<std::size_t, Recompute, unsigned, int, bool, bool>, MemoryBreakdown> activations_;
 };
 
 // A lower bound of estimate_step's step time from compute alone (no communication, no optimizer):

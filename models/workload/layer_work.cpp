@@ -100,13 +100,7 @@ double LayerWork::matmul_flops() const {
   return f;
 }
 
-double LayerWork::saved_bytes(unsigned recomputed) const {
-  double b = 0;
-  saved.each([&](unsigned module, double bytes) {
-    if (module == 0 || !(module & recomputed)) b += bytes;
-  });
-  return b;
-}
+double LayerWork::saved_bytes(unsigned recomputed) const { return saved.kept(recomputed); }
 
 namespace {
 

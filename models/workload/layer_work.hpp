@@ -71,6 +71,14 @@ class ModuleBytes {
   void each(F f) const {
     for (int i = 0; i < n_; ++i) f(mask_[static_cast<std::size_t>(i)], bytes_[static_cast<std::size_t>(i)]);
   }
+  // The bytes of the modules not in `recomputed` (module 0 always stays).
+  double kept(unsigned recomputed) const {
+    double b = 0;
+    each([&](unsigned module, double bytes) {
+      if (module == 0 || !(module & recomputed)) b += bytes;
+    });
+    return b;
+  }
 
  private:
   std::array<unsigned, 12> mask_{};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <utility>
 
 #include "models/workload/model_costs.hpp"
@@ -61,9 +62,19 @@ std::pair<double, double> chunk_params(const ModelSpec& m, const std::vector<Sta
   return {dense, expert};
 }
 
-MemoryBreakdown training_memory_per_gpu(const ModelSpec& m, const std::vector<StageSlice>& chunks, const TrainingMemoryConfig& cfg) {
+StageParams::StageParams(const ModelSpec& model, const std::vector<StageSlice>& chunks, const ParallelShape& shape, bool mtp)
+    : model_(model), chunks_(chunks), shape_(shape), mtp_(mtp) {
+  std::tie(dense_, expert_) = chunk_params(model, chunks, shape, mtp);
+}
+
+double StageParams::largest_unit() {
+  if (largest_unit_ < 0) largest_unit_ = racksim::largest_unit(model_, chunks_, shape_, mtp_);
+  return largest_unit_;
+}
+
+MemoryBreakdown parameter_memory(StageParams& params, const TrainingMemoryConfig& cfg) {
   MemoryBreakdown b;
-  const auto [dense, expert] = chunk_params(m, chunks, cfg.shape, cfg.mtp);
+  const double dense = params.dense(), expert = params.expert();
   b.dense_params = dense;
   b.expert_params = expert;
   const double dp_dense = static_cast<double>(cfg.dp) * cfg.shape.cp;
@@ -78,40 +89,55 @@ MemoryBreakdown training_memory_per_gpu(const ModelSpec& m, const std::vector<St
   }
   b.weights = (cfg.param_bytes + cfg.weight_copy_bytes) * (cfg.zero_stage >= 3 ? fsdp : whole);
   b.grads = cfg.grad_bytes * (cfg.zero_stage >= 3 ? fsdp : cfg.zero_stage >= 2 ? sharded : whole);
-  if (cfg.zero_stage >= 3) b.gathered = 2 * largest_unit(m, chunks, cfg.shape, cfg.mtp) * (cfg.param_bytes + cfg.grad_bytes);
+  if (cfg.zero_stage >= 3) b.gathered = 2 * params.largest_unit() * (cfg.param_bytes + cfg.grad_bytes);
   const double optimizer = cfg.optimizer_bytes * (cfg.zero_stage >= 1 ? sharded : whole);
   if (cfg.offload_optimizer) b.host_offloaded += optimizer;
   else b.optimizer = optimizer;
+  return b;
+}
 
-  // Activations of one micro-batch on every chunk, then times the micro-batches in flight.
+const SavedActivations::Layer& SavedActivations::layer(const LayerType& type) {
+  for (const auto& [t, saved] : layers_)
+    if (t == type) return saved;
+  const LayerWork w = layer_work(model_, type, shape_);
+  layers_.push_back({type, Layer{w.saved, w.saved_all(), w.input_bytes}});
+  return layers_.back().second;
+}
+
+double SavedActivations::mtp_all() {
+  if (mtp_all_ < 0) mtp_all_ = mtp_work(model_, shape_).saved_all();
+  return mtp_all_;
+}
+
+double SavedActivations::head_all() {
+  if (head_all_ < 0) head_all_ = head_work(model_, shape_).saved_all();
+  return head_all_;
+}
+
+LayerShape activation_shape(const TrainingMemoryConfig& cfg) {
   LayerShape ls;
   ls.par = cfg.shape;
   ls.micro_batch = cfg.micro_batch;
   ls.seq_len = cfg.seq_len;
   ls.imbalance = cfg.imbalance;
   ls.saved_input_bytes = cfg.saved_input_bytes;
-  // What one layer of each type keeps: everything, what selective recompute leaves, its input.
-  struct Saved {
-    double all = 0, selective = 0, input = 0;
-  };
-  std::map<LayerType, Saved> saved;
+  return ls;
+}
+
+MemoryBreakdown activation_memory(const ModelSpec& m, const std::vector<StageSlice>& chunks, const TrainingMemoryConfig& cfg,
+                                  SavedActivations& saved) {
+  MemoryBreakdown b;
+  // Activations of one micro-batch on every chunk, then times the micro-batches in flight. Per layer:
+  // everything, what selective recompute leaves, or its input.
   const RecomputePlan& rc = cfg.recompute;
-  auto of = [&](const LayerType& t) -> const Saved& {
-    auto it = saved.find(t);
-    if (it == saved.end()) {
-      const LayerWork w = layer_work(m, t, ls);
-      it = saved.emplace(t, Saved{w.saved_all(), w.saved_bytes(rc.modules), w.input_bytes}).first;
-    }
-    return it->second;
-  };
   double per_mb = 0, one_layer_full = 0;
   for (const StageSlice& st : chunks) {
     for (int i = 0; i < st.layers; ++i) {
-      const Saved& w = of(m.layer_type(st.first_layer + i));
+      const SavedActivations::Layer& w = saved.layer(m.layer_type(st.first_layer + i));
       one_layer_full = std::max(one_layer_full, w.all);
       switch (rc.granularity) {
         case Recompute::none: per_mb += w.all; break;
-        case Recompute::selective: per_mb += w.selective; break;
+        case Recompute::selective: per_mb += w.saved.kept(rc.modules); break;
         case Recompute::full:
           if (rc.full_layers == 0) per_mb += w.input;
           else if (rc.block_method) per_mb += i < rc.full_layers ? w.input : w.all;
@@ -119,7 +145,7 @@ MemoryBreakdown training_memory_per_gpu(const ModelSpec& m, const std::vector<St
           break;
       }
     }
-    if (st.has_mtp && cfg.mtp && m.mtp_layers > 0) per_mb += m.mtp_layers * mtp_work(m, ls).saved_all();
+    if (st.has_mtp && cfg.mtp && m.mtp_layers > 0) per_mb += m.mtp_layers * saved.mtp_all();
   }
   const double in_flight = std::max(1.0, cfg.micro_batches_in_flight * cfg.interleave_factor);
   double kept = per_mb * in_flight;
@@ -132,7 +158,18 @@ MemoryBreakdown training_memory_per_gpu(const ModelSpec& m, const std::vector<St
   if (rc.granularity == Recompute::full) recomputing = one_layer_full * std::max(1, rc.block_method ? 1 : rc.full_layers);
   b.activations = kept + recomputing;
   for (const StageSlice& st : chunks)
-    if (st.has_head) b.logits = head_work(m, ls).saved_all() * (1 + (st.has_mtp && cfg.mtp ? m.mtp_layers : 0));
+    if (st.has_head) b.logits = saved.head_all() * (1 + (st.has_mtp && cfg.mtp ? m.mtp_layers : 0));
+  return b;
+}
+
+MemoryBreakdown training_memory_per_gpu(const ModelSpec& m, const std::vector<StageSlice>& chunks, const TrainingMemoryConfig& cfg) {
+  StageParams params(m, chunks, cfg.shape, cfg.mtp);
+  MemoryBreakdown b = parameter_memory(params, cfg);
+  SavedActivations saved(m, activation_shape(cfg));
+  const MemoryBreakdown a = activation_memory(m, chunks, cfg, saved);
+  b.activations = a.activations;
+  b.logits = a.logits;
+  b.host_offloaded += a.host_offloaded;
   return b;
 }
 

@@ -73,6 +73,56 @@ inline MemoryBreakdown training_memory_per_gpu(const ModelSpec& model, const Sta
   return training_memory_per_gpu(model, std::vector<StageSlice>{stage}, config);
 }
 
+// The two halves of training_memory_per_gpu, for a caller that tries many memory savers on one GPU's
+// chunks (the planner's MemoryFitter): the same arithmetic, with what does not change between the
+// savers computed once.
+// The GPU's parameters before sharding (chunk_params) and its largest FSDP unit (ZeRO-3 only, computed
+// when first asked).
+class StageParams {
+ public:
+  StageParams(const ModelSpec& model, const std::vector<StageSlice>& chunks, const ParallelShape& shape, bool mtp);
+  double dense() const { return dense_; }
+  double expert() const { return expert_; }
+  double largest_unit();
+
+ private:
+  const ModelSpec& model_;
+  const std::vector<StageSlice>& chunks_;
+  ParallelShape shape_;
+  bool mtp_;
+  double dense_ = 0, expert_ = 0, largest_unit_ = -1;
+};
+// Weights, gradients, optimizer states (in HBM or offloaded) and the FSDP buffers; activations and
+// logits 0. Reads the config's shape, dp, ZeRO stage, HSDP group, byte sizes and optimizer offload.
+MemoryBreakdown parameter_memory(StageParams& params, const TrainingMemoryConfig& config);
+// What one layer of each type (and an MTP module, the head) keeps for its backward at one layer shape,
+// each computed once (layer_work) and kept.
+class SavedActivations {
+ public:
+  SavedActivations(const ModelSpec& model, const LayerShape& shape) : model_(model), shape_(shape) {}
+  struct Layer {
+    ModuleBytes saved;  // by recompute module (LayerWork::saved)
+    double all = 0;     // everything (LayerWork::saved_all)
+    double input = 0;   // the layer's input (what full recompute keeps)
+  };
+  const Layer& layer(const LayerType& type);
+  double mtp_all();
+  double head_all();
+
+ private:
+  const ModelSpec& model_;
+  LayerShape shape_;
+  std::vector<std::pair<LayerType, Layer>> layers_;
+  double mtp_all_ = -1, head_all_ = -1;
+};
+// Activations (with the recompute plan and activation offload), logits and the offloaded activation
+// bytes; the parameter part 0. `saved` at the config's layer shape (shape, micro-batch, sequence,
+// imbalance, saved input bytes).
+MemoryBreakdown activation_memory(const ModelSpec& model, const std::vector<StageSlice>& chunks, const TrainingMemoryConfig& config,
+                                  SavedActivations& saved);
+// The layer shape training_memory_per_gpu prices activations at.
+LayerShape activation_shape(const TrainingMemoryConfig& config);
+
 // Parameters on one GPU holding `chunks`, before sharding: (dense, routed experts).
 std::pair<double, double> chunk_params(const ModelSpec& model, const std::vector<StageSlice>& chunks, const ParallelShape& shape,
                                        bool mtp);
