@@ -11,8 +11,24 @@ namespace racksim {
 
 namespace {
 
-void add_layer(const ModelSpec& m, const LayerType& t, const ParallelShape& s, double& dense, double& expert) {
-  const LayerParams p = layer_params(m, t);
+// Layer parameters by layer type for one pass over a GPU's layers: a model has a handful of types, and
+// a search counts the parameters of thousands of stages (layer_params is a few dozen products a call).
+class ParamsByType {
+ public:
+  explicit ParamsByType(const ModelSpec& m) : m_(m) {}
+  const LayerParams& operator()(const LayerType& t) {
+    for (const auto& [type, params] : seen_)
+      if (type == t) return params;
+    seen_.emplace_back(t, layer_params(m_, t));
+    return seen_.back().second;
+  }
+
+ private:
+  const ModelSpec& m_;
+  std::vector<std::pair<LayerType, LayerParams>> seen_;
+};
+
+void add_layer(const LayerParams& p, const ParallelShape& s, double& dense, double& expert) {
   dense += p.replicated + p.tp_split / s.tp;
   expert += p.routed_experts / (static_cast<double>(s.ep) * s.etp);
 }
@@ -21,9 +37,10 @@ void add_layer(const ModelSpec& m, const LayerType& t, const ParallelShape& s, d
 // holding `chunks`, before sharding: its TP and EP x ETP share.
 double largest_unit(const ModelSpec& m, const std::vector<StageSlice>& chunks, const ParallelShape& s, bool mtp) {
   const double embedding = static_cast<double>(m.vocab_size) * m.hidden_size / s.tp;
+  ParamsByType params(m);
   auto layer = [&](const LayerType& t) {
     double dense = 0, expert = 0;
-    add_layer(m, t, s, dense, expert);
+    add_layer(params(t), s, dense, expert);
     return dense + expert;
   };
   std::map<LayerType, double> seen;
@@ -47,15 +64,16 @@ double largest_unit(const ModelSpec& m, const std::vector<StageSlice>& chunks, c
 std::pair<double, double> chunk_params(const ModelSpec& m, const std::vector<StageSlice>& chunks, const ParallelShape& s, bool mtp) {
   const double embedding = static_cast<double>(m.vocab_size) * m.hidden_size;
   double dense = 0, expert = 0;
+  ParamsByType params(m);
   for (const StageSlice& st : chunks) {
-    for (int l = st.first_layer; l < st.first_layer + st.layers; ++l) add_layer(m, m.layer_type(l), s, dense, expert);
+    for (int l = st.first_layer; l < st.first_layer + st.layers; ++l) add_layer(params(m.layer_type(l)), s, dense, expert);
     if (st.has_embedding) dense += embedding / s.tp;
     if (st.has_head) dense += m.hidden_size + embedding / s.tp;  // final norm, LM head (the embedding's copy when tied)
     if (st.has_mtp && mtp && m.mtp_layers > 0) {
       // the MTP modules' own parameters, split like the rest: the projection over TP, its blocks as layers
       for (int k = 0; k < m.mtp_layers; ++k) {
         dense += 3.0 * m.hidden_size + 2.0 * m.hidden_size * m.hidden_size / s.tp;
-        add_layer(m, m.mtp_layer_type(), s, dense, expert);
+        add_layer(params(m.mtp_layer_type()), s, dense, expert);
       }
     }
   }
