@@ -161,6 +161,8 @@ std::vector<StageSlice> partition(const ModelSpec& model, const ParallelLayout& 
     std::vector<StageSlice> u = uniform_pp_chunks(model.layers, k);
     if (!u.empty()) return u;
   }
+  if (LayerCostCache* shared = LayerCostCache::active(costs.context()))
+    return shared->balanced_chunks(costs.context(), k, [&] { return balanced_partition(model, l, costs); });
   return balanced_partition(model, l, costs);
 }
 

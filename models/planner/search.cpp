@@ -9,6 +9,7 @@
 
 #include "models/planner/comm_cost.hpp"
 #include "models/planner/placement.hpp"
+#include "models/planner/step_costs.hpp"
 #include "sim/core/units.hpp"
 
 namespace racksim {
@@ -128,6 +129,9 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
                             const std::vector<MeshShape>& shapes, const SearchConstraints& c, CommCost& comm, int keep,
                             bool price_unfit) {
   SearchResult res;
+  // Layer works and their compute parts, shared by every layout of the search.
+  step_detail::LayerCostCache layer_costs(model, job, *sys.compute);
+  const step_detail::LayerCostCache::Scope layer_costs_scope(layer_costs);
   std::map<std::string, int> shown;
   auto reject = [&](const std::string& reason, const std::string& layout, const std::string& detail) {
     ++res.rejected[reason];

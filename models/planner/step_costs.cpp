@@ -1,6 +1,9 @@
 #include "models/planner/step_costs.hpp"
 
+#include "models/workload/model_costs.hpp"
+
 #include <algorithm>
+#include <cstring>
 #include <functional>
 
 namespace racksim::step_detail {
@@ -87,10 +90,10 @@ LayerComm layer_comm(const LayerWork& w, const TrainingJob& job, const MeshGroup
 
 }  // namespace
 
-LayerCost cost_of(const LayerWork& w, const CostContext& cx, bool full_recompute, int moe_top_k) {
+LayerCompute compute_of(const LayerWork& w, const CostContext& cx, bool full_recompute) {
   const ComputeModel& cm = *cx.sys.compute;
   const RecomputePlan& rc = cx.layout.recompute;
-  LayerCost c;
+  LayerCompute c;
   const auto all = [](unsigned) { return true; };
   Work fwd = compute_work(w, cx.job, cm, all, false);
   add_blocks(fwd, w, 1);
@@ -98,15 +101,28 @@ LayerCost cost_of(const LayerWork& w, const CostContext& cx, bool full_recompute
   add_blocks(bwd, w, 2);
   c.compute = fwd + bwd;
   c.fwd_window = fwd;
-  bool rec_moe = false;
   if (full_recompute) {
     c.recompute = fwd;
   } else if (rc.granularity == Recompute::selective) {
     const unsigned mods = rc.modules;
     c.recompute = compute_work(w, cx.job, cm, [mods](unsigned m) { return m != 0 && (m & mods); }, false);
-    rec_moe = (mods & kRecMoe) && w.moe_blocks > 0;
-    if (rec_moe) c.recompute.x[kMoePasses] += w.moe_blocks;
+    c.recompute_moe = (mods & kRecMoe) && w.moe_blocks > 0;
+    if (c.recompute_moe) c.recompute.x[kMoePasses] += w.moe_blocks;
   }
+  return c;
+}
+
+LayerCost cost_of(const LayerWork& w, const CostContext& cx, bool full_recompute, int moe_top_k) {
+  return cost_of(w, compute_of(w, cx, full_recompute), cx, full_recompute, moe_top_k);
+}
+
+LayerCost cost_of(const LayerWork& w, const LayerCompute& lcomp, const CostContext& cx, bool full_recompute, int moe_top_k) {
+  const ComputeModel& cm = *cx.sys.compute;
+  LayerCost c;
+  c.compute = lcomp.compute;
+  c.fwd_window = lcomp.fwd_window;
+  c.recompute = lcomp.recompute;
+  const bool rec_moe = lcomp.recompute_moe;
   if (!cx.groups) return c;
   const LayerComm lc = layer_comm(w, cx.job, *cx.groups, *cx.comm, std::max(1, moe_top_k), cm.sm_count());
   const double tp = lc.tp_fwd + lc.tp_bwd + (full_recompute ? lc.tp_fwd : 0);
@@ -155,6 +171,85 @@ ChunkCost chunk_cost(const StageSlice& st, Costs& costs) {
       c.add(costs.head());
     }
   return c;
+}
+
+namespace {
+thread_local LayerCostCache* active_layer_costs = nullptr;
+
+std::uint64_t bits(double x) {
+  std::uint64_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+}
+std::uint64_t code(int x) { return static_cast<std::uint64_t>(static_cast<std::int64_t>(x)); }
+}  // namespace
+
+LayerCostCache::Scope::Scope(LayerCostCache& cache) : previous_(active_layer_costs) { active_layer_costs = &cache; }
+LayerCostCache::Scope::~Scope() { active_layer_costs = previous_; }
+
+LayerCostCache* LayerCostCache::active(const CostContext& cx) {
+  LayerCostCache* c = active_layer_costs;
+  return c != nullptr && &c->model_ == &cx.model && &c->job_ == &cx.job && &c->compute_ == cx.sys.compute.get() ? c : nullptr;
+}
+
+LayerCostCache* LayerCostCache::active(const ModelSpec& model, const TrainingJob& job) {
+  LayerCostCache* c = active_layer_costs;
+  return c != nullptr && &c->model_ == &model && &c->job_ == &job ? c : nullptr;
+}
+
+SavedActivations& LayerCostCache::saved_activations(const LayerShape& shape) {
+  auto& slot = saved_[work_key(WorkKind::layer, LayerType{}, shape)];
+  if (!slot) slot = std::make_unique<SavedActivations>(model_, shape);
+  return *slot;
+}
+
+LayerCostCache::WorkKey LayerCostCache::work_key(WorkKind kind, const LayerType& t, const LayerShape& s) {
+  return {code(static_cast<int>(kind)), code(t.attention), code(t.ffn), code(t.mamba), code(s.par.tp), code(s.par.cp),
+          code(s.par.ep), code(s.par.etp), code(s.micro_batch), code(s.seq_len), bits(s.imbalance), bits(s.saved_input_bytes)};
+}
+
+const LayerWork& LayerCostCache::work(WorkKind kind, const LayerType& type, const LayerShape& shape) {
+  const WorkKey key = work_key(kind, type, shape);
+  auto it = works_.find(key);
+  if (it == works_.end()) {
+    LayerWork w = kind == WorkKind::head ? head_work(model_, shape) : kind == WorkKind::mtp ? mtp_work(model_, shape) : layer_work(model_, type, shape);
+    it = works_.emplace(key, std::move(w)).first;
+  }
+  return it->second;
+}
+
+const LayerCostCache::WorkAndCompute& LayerCostCache::compute(WorkKind kind, const LayerType& type, const CostContext& cx, bool full) {
+  const WorkKey wk = work_key(kind, type, cx.shape);
+  const RecomputePlan& rc = cx.layout.recompute;
+  ComputeKey key{};
+  std::copy(wk.begin(), wk.end(), key.begin());
+  key[12] = full;
+  key[13] = code(static_cast<int>(rc.granularity));
+  key[14] = rc.modules;
+  key[15] = code(rc.full_layers);
+  key[16] = rc.block_method;
+  auto it = computes_.find(key);
+  if (it == computes_.end()) {
+    const LayerWork& w = work(kind, type, cx.shape);
+    it = computes_.emplace(key, WorkAndCompute{&w, compute_of(w, cx, full)}).first;
+  }
+  return it->second;
+}
+
+double LayerCostCache::training_flops_per_token() {
+  if (training_flops_per_token_ < 0) training_flops_per_token_ = forward_flops_per_token(model_, job_.seq_len).training();
+  return training_flops_per_token_;
+}
+
+LayerCost Costs::cost(WorkKind kind, const LayerType& t, bool full, int moe_top_k) {
+  if (shared_ != nullptr) {
+    const LayerCostCache::WorkAndCompute& wc = shared_->compute(kind, t, cx_, full);
+    return cost_of(*wc.work, wc.compute, cx_, full, moe_top_k);
+  }
+  const LayerWork w = kind == WorkKind::head ? head_work(cx_.model, cx_.shape)
+                      : kind == WorkKind::mtp ? mtp_work(cx_.model, cx_.shape)
+                                              : layer_work(cx_.model, t, cx_.shape);
+  return cost_of(w, cx_, full, moe_top_k);
 }
 
 CostContext context_for(const ModelSpec& model, const TrainingJob& job, const SystemContext& sys, const ParallelLayout& l,

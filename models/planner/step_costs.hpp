@@ -1,9 +1,14 @@
 #pragma once
-// Internal to the step model (step_model.cpp, step_costs.cpp, pipeline_split.cpp, step_memory.cpp): what
+// Internal to the step model (step_model.cpp, step_costs.cpp, pipeline_split.cpp, step_memory.cpp; the
+// search holds its LayerCostCache): what
 // one layer type and one pipeline chunk cost per micro-batch on one GPU, as Work (compute, recompute and
 // the exposed TP/EP/CP collectives), cached per layer type for one estimate; the pipeline partition that
 // balances chunks by those costs; the memory model's configuration of a layout's stage.
+#include <array>
+#include <cstdint>
+#include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -37,34 +42,113 @@ struct CostContext {
   CommCost* comm;
   LayerShape shape;
 };
+// The compute part of a LayerCost (no communication): what the layer work, the precision recipe, the
+// compute model and the recompute plan give.
+struct LayerCompute {
+  Work compute, recompute, fwd_window;
+  bool recompute_moe = false;  // selective recompute of the MoE module (its all-to-alls repeat)
+};
+LayerCompute compute_of(const LayerWork& w, const CostContext& cx, bool full_recompute);
+// compute_of(w, cx, full_recompute) plus the communication of cx's groups.
+LayerCost cost_of(const LayerWork& w, const LayerCompute& compute, const CostContext& cx, bool full_recompute, int moe_top_k);
 LayerCost cost_of(const LayerWork& w, const CostContext& cx, bool full_recompute, int moe_top_k);
 
-// Per-layer-type costs of a layout, cached for the duration of one estimate.
-class Costs {
+enum class WorkKind { layer, head, mtp };
+
+// Layer works and their compute parts for one search (one model, job and compute model), while a
+// LayerCostCache::Scope lives on this thread: a search prices the same few layer types at the same
+// shapes for thousands of layouts that differ only in PP, VP, DP or the mesh order, which change
+// neither (issue 14). Keyed by every input layer_work and compute_of read (the work's kind and layer
+// type, the layer shape, full recompute and the recompute plan), doubles bit for bit, so the results are
+// the same to the bit; without a scope nothing is kept across estimates.
+class LayerCostCache {
  public:
-  explicit Costs(CostContext cx) : cx_(std::move(cx)) {}
-  const LayerCost& layer(const LayerType& t, bool full) {
-    const auto key = std::make_pair(t, full);
-    auto it = cache_.find(key);
-    if (it == cache_.end()) {
-      const LayerWork w = layer_work(cx_.model, t, cx_.shape);
-      it = cache_.emplace(key, cost_of(w, cx_, full, cx_.model.moe.top_k)).first;
-    }
+  LayerCostCache(const ModelSpec& model, const TrainingJob& job, const ComputeModel& compute)
+      : model_(model), job_(job), compute_(compute) {}
+  LayerCostCache(const LayerCostCache&) = delete;
+  LayerCostCache& operator=(const LayerCostCache&) = delete;
+
+  class Scope {
+   public:
+    explicit Scope(LayerCostCache& cache);
+    ~Scope();
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    LayerCostCache* previous_;
+  };
+  // The active cache when it was made for cx's model, job and compute model; else nullptr.
+  static LayerCostCache* active(const CostContext& cx);
+  // The active cache when it was made for this model and job (memory needs no compute model).
+  static LayerCostCache* active(const ModelSpec& model, const TrainingJob& job);
+
+  const LayerWork& work(WorkKind kind, const LayerType& type, const LayerShape& shape);
+  // The layer work at cx's shape and its compute part under cx's recompute plan.
+  struct WorkAndCompute {
+    const LayerWork* work = nullptr;
+    LayerCompute compute;
+  };
+  const WorkAndCompute& compute(WorkKind kind, const LayerType& type, const CostContext& cx, bool full_recompute);
+  // What each layer type keeps for its backward at `shape` (MemoryFitter's activations).
+  SavedActivations& saved_activations(const LayerShape& shape);
+  // The chunks balanced_partition gives `chunks` chunks at cx's layer shape (it reads the layers'
+  // compute, which neither the recompute plan nor the collectives change), computed by `make` once.
+  template <class Make>
+  const std::vector<StageSlice>& balanced_chunks(const CostContext& cx, int chunks, Make make) {
+    std::pair<WorkKey, int> key{work_key(WorkKind::layer, LayerType{}, cx.shape), chunks};
+    auto it = partitions_.find(key);
+    if (it == partitions_.end()) it = partitions_.emplace(std::move(key), make()).first;
     return it->second;
   }
+  // forward_flops_per_token(model, job.seq_len).training(), once.
+  double training_flops_per_token();
+  std::size_t works() const { return works_.size(); }
+  std::size_t computes() const { return computes_.size(); }
+
+ private:
+  using WorkKey = std::array<std::uint64_t, 12>;
+  using ComputeKey = std::array<std::uint64_t, 17>;
+  static WorkKey work_key(WorkKind kind, const LayerType& type, const LayerShape& shape);
+
+  const ModelSpec& model_;
+  const TrainingJob& job_;
+  const ComputeModel& compute_;
+  std::map<WorkKey, LayerWork> works_;
+  std::map<ComputeKey, WorkAndCompute> computes_;
+  std::map<WorkKey, std::unique_ptr<SavedActivations>> saved_;
+  std::map<std::pair<WorkKey, int>, std::vector<StageSlice>> partitions_;
+  double training_flops_per_token_ = -1;
+};
+
+// Per-layer-type costs of a layout, cached for the duration of one estimate (their layer works and
+// compute parts from the active LayerCostCache, if any).
+class Costs {
+ public:
+  explicit Costs(CostContext cx) : cx_(std::move(cx)), shared_(LayerCostCache::active(cx_)) {}
+  const LayerCost& layer(const LayerType& t, bool full) {
+    // a handful of (type, full) pairs per layout: a linear search
+    for (const auto& [key, cost] : cache_)
+      if (key.second == full && key.first == t) return cost;
+    cache_.emplace_back(std::make_pair(t, full), cost(WorkKind::layer, t, full, cx_.model.moe.top_k));
+    return cache_.back().second;
+  }
   const LayerCost& head() {
-    if (!head_) head_ = cost_of(head_work(cx_.model, cx_.shape), cx_, false, 0);
+    if (!head_) head_ = cost(WorkKind::head, LayerType{}, false, 0);
     return *head_;
   }
   const LayerCost& mtp() {
-    if (!mtp_) mtp_ = cost_of(mtp_work(cx_.model, cx_.shape), cx_, cx_.layout.recompute.granularity == Recompute::full, 0);
+    if (!mtp_) mtp_ = cost(WorkKind::mtp, LayerType{}, cx_.layout.recompute.granularity == Recompute::full, 0);
     return *mtp_;
   }
   const CostContext& context() const { return cx_; }
 
  private:
+  LayerCost cost(WorkKind kind, const LayerType& t, bool full, int moe_top_k);
+
   CostContext cx_;
-  std::map<std::pair<LayerType, bool>, LayerCost> cache_;
+  LayerCostCache* shared_;
+  std::deque<std::pair<std::pair<LayerType, bool>, LayerCost>> cache_;  // a deque: layer() hands out references
   std::optional<LayerCost> head_, mtp_;
 };
 

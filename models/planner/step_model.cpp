@@ -398,7 +398,8 @@ StepEstimate estimate_step(const ModelSpec& model, const TrainingJob& job, const
   const double tokens = static_cast<double>(job.global_batch) * job.seq_len;
   est.tokens_per_s = tokens / est.step_s;
   est.tokens_per_s_per_gpu = est.tokens_per_s / l.gpus();
-  const double flops = tokens * forward_flops_per_token(model, job.seq_len).training();
+  LayerCostCache* shared = LayerCostCache::active(costs.context());
+  const double flops = tokens * (shared ? shared->training_flops_per_token() : forward_flops_per_token(model, job.seq_len).training());
   est.model_tflops_per_gpu = flops / (est.step_s * l.gpus()) / 1e12;
   est.mfu = flops / (est.step_s * l.gpus() * cm.gpu().peak_Fps(job.precision.gemm_dtype));
   return est;
