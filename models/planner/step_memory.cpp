@@ -82,8 +82,10 @@ MemoryFitter::MemoryFitter(const ModelSpec& model, const TrainingJob& job, const
     : model_(model),
       job_(job),
       layout_(layout),
-      stages_(distinct_stages(model, chunks, layout.pp)),
-      saved_(model, activation_shape(memory_config(job, layout, 0))) {
+      stages_(distinct_stages(model, chunks, layout.pp)) {
+  const LayerShape shape = activation_shape(memory_config(job, layout, 0));
+  if (LayerCostCache* shared = LayerCostCache::active(model, job)) saved_ = &shared->saved_activations(shape);
+  else saved_ = &own_saved_.emplace(model, shape);
   chunks_.reserve(stages_.size());  // stage_params_ refers to them
   for (int s : stages_) chunks_.push_back(chunks_of_stage(chunks, layout.pp, s));
   stage_params_.reserve(stages_.size());
@@ -95,21 +97,24 @@ MemoryBreakdown MemoryFitter::worst(int zero, int shard, const RecomputePlan& rc
   int worst_stage = 0;
   for (std::size_t i = 0; i < stages_.size(); ++i) {
     const int s = stages_[i];
-    // the parameter part (weights, gradients, optimizer) and the activation part
-    auto pk = std::make_tuple(i, zero, shard, oo);
-    auto pit = params_.find(pk);
+    // the parameter part (weights, gradients, optimizer) and the activation part, each kept per key (a
+    // handful per stage: a linear search, no allocation)
+    const ParamsKey pk{i, zero, shard, oo};
+    auto pit = std::find_if(params_.begin(), params_.end(), [&](const auto& e) { return e.first == pk; });
     if (pit == params_.end()) {
-      ParallelLayout l = layout_;
-      l.zero_stage = zero, l.shard_group = shard, l.offload_optimizer = oo, l.offload_activations = false;
-      l.recompute = RecomputePlan{};
-      pit = params_.emplace(pk, parameter_memory(stage_params_[i], memory_config(job_, l, s))).first;
+      TrainingMemoryConfig c = memory_config(job_, layout_, s);
+      c.zero_stage = zero, c.shard_group = shard, c.offload_optimizer = oo, c.offload_activations = false;
+      c.recompute = RecomputePlan{};
+      params_.emplace_back(pk, parameter_memory(stage_params_[i], c));
+      pit = params_.end() - 1;
     }
-    auto ak = std::make_tuple(i, rc.granularity, rc.modules, rc.full_layers, rc.block_method, oa);
-    auto ait = activations_.find(ak);
+    const ActivationsKey ak{i, rc.granularity, rc.modules, rc.full_layers, rc.block_method, oa};
+    auto ait = std::find_if(activations_.begin(), activations_.end(), [&](const auto& e) { return e.first == ak; });
     if (ait == activations_.end()) {
-      ParallelLayout l = layout_;
-      l.recompute = rc, l.offload_activations = oa, l.offload_optimizer = false;
-      ait = activations_.emplace(ak, activation_memory(model_, chunks_[i], memory_config(job_, l, s), saved_)).first;
+      TrainingMemoryConfig c = memory_config(job_, layout_, s);
+      c.recompute = rc, c.offload_activations = oa, c.offload_optimizer = false;
+      activations_.emplace_back(ak, activation_memory(model_, chunks_[i], c, *saved_));
+      ait = activations_.end() - 1;
     }
     MemoryBreakdown b = pit->second;
     const MemoryBreakdown& a = ait->second;

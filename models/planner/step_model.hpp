@@ -17,6 +17,7 @@
 // The whole step is a Work (compute_model.hpp): linear in the fitted compute parameters.
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -137,6 +138,8 @@ bool fits(const MemoryBreakdown& memory, const TrainingJob& job, const SystemCon
 class MemoryFitter {
  public:
   MemoryFitter(const ModelSpec& model, const TrainingJob& job, const ParallelLayout& layout, const std::vector<StageSlice>& chunks);
+  MemoryFitter(const MemoryFitter&) = delete;  // stage_params_ refers to chunks_
+  MemoryFitter& operator=(const MemoryFitter&) = delete;
   MemoryBreakdown worst(int zero_stage, int shard_group, const RecomputePlan& recompute, bool offload_optimizer,
                         bool offload_activations, int* stage = nullptr);
 
@@ -147,10 +150,14 @@ class MemoryFitter {
   std::vector<int> stages_;                      // the first stage of each make-up
   std::vector<std::vector<StageSlice>> chunks_;  // per stage in stages_
   std::vector<StageParams> stage_params_;        // per stage in stages_ (refers to chunks_)
-  SavedActivations saved_;                       // every stage has the same layer shape
-  std::map<std::tuple<std::size_t, int, int, bool>, MemoryBreakdown> params_;
+  // What each layer keeps, at the layer shape of every stage: the search's (LayerCostCache), else own.
+  std::optional<SavedActivations> own_saved_;
+  SavedActivations* saved_ = nullptr;
+  using ParamsKey = std::tuple<std::size_t, int, int, bool>;  // (stage, ZeRO stage, shard group, optimizer offload)
   // (stage, recompute granularity, modules, full layers, block method, activation offload)
-  std::map<std::tuple<std::size_t, Recompute, unsigned, int, bool, bool>, MemoryBreakdown> activations_;
+  using ActivationsKey = std::tuple<std::size_t, Recompute, unsigned, int, bool, bool>;
+  std::vector<std::pair<ParamsKey, MemoryBreakdown>> params_;
+  std::vector<std::pair<ActivationsKey, MemoryBreakdown>> activations_;
 };
 
 // A lower bound of estimate_step's step time from compute alone (no communication, no optimizer):

@@ -8,6 +8,7 @@
 // each parameter's data-parallel group: DP x CP for the dense part, EDP = TP x CP x DP / (EP x ETP) for
 // routed experts (Megatron's folding); ZeRO-2 shards the gradients too, ZeRO-3 (Megatron FSDP) the
 // weights as well; HSDP shards within groups of `shard_group` ranks and replicates across them.
+#include <deque>
 #include <vector>
 
 #include "models/workload/layer_work.hpp"
@@ -112,7 +113,7 @@ class SavedActivations {
  private:
   const ModelSpec& model_;
   LayerShape shape_;
-  std::vector<std::pair<LayerType, Layer>> layers_;
+  std::deque<std::pair<LayerType, Layer>> layers_;  // a deque: layer() hands out references
   double mtp_all_ = -1, head_all_ = -1;
 };
 // Activations (with the recompute plan and activation offload), logits and the offloaded activation
