@@ -397,7 +397,26 @@ const std::vector<FlowCache::FlowClass>& FlowCoster::classes_of(FlowCache::FlowS
   return set.classes.back().second;
 }
 
-StageCost FlowCoster::stage(const std::vector<const Path*>& flows) const {
+StageCost FlowCoster::all_to_all_stage(const std::vector<int>& vertices) {
+  if (table_ != nullptr) {
+    const auto it = cache_->all_to_all_.find(vertices);
+    if (it != cache_->all_to_all_.end())
+      for (const auto& [table, classes] : it->second->classes)
+        if (table == table_) return lines_of(classes, algorithm_efficiency_);
+  }
+  const std::size_t n = vertices.size();
+  std::vector<const Path*> flows;
+  flows.reserve(n * (n > 0 ? n - 1 : 0));
+  for (std::size_t s = 0; s < n; ++s)
+    for (std::size_t d = 0; d < n; ++d)
+      if (s != d) flows.push_back(&gpu_to_gpu(vertices[s], vertices[d]));
+  FlowCache::FlowSet* set = nullptr;
+  StageCost c = stage(flows, &set);
+  if (table_ != nullptr && set != nullptr) cache_->all_to_all_.emplace(vertices, set);
+  return c;
+}
+
+StageCost FlowCoster::stage(const std::vector<const Path*>& flows, FlowCache::FlowSet** cached) const {
   // Flows per link, in the order of the flows' links: with a cache, once per flow set (its raw path ids);
   // else sorted keys, counted by binary search (a std::map here was 13 % of a planner search).
   FlowCache::FlowSet* set = nullptr;
@@ -422,20 +441,23 @@ StageCost FlowCoster::stage(const std::vector<const Path*>& flows) const {
     own.loads = link_loads(flows);
     set = ids != nullptr ? &cache_->loads_.emplace(*ids, std::move(own)).first->second : &own;
   }
+  if (cached != nullptr) *cached = ids != nullptr ? set : nullptr;
+  // Every path is its table's (bit-identical for the same raw id): one line per class gives the same
+  // distinct lines as one per flow.
+  if (table_ != nullptr && ids != nullptr) return lines_of(classes_of(*set, flows), algorithm_efficiency_);
   std::vector<std::pair<double, double>> lines;
-  if (table_ != nullptr && ids != nullptr) {
-    // Every path is its table's (bit-identical for the same raw id): one line per class gives the same
-    // distinct lines as one per flow.
-    const auto& classes = classes_of(*set, flows);
-    lines.reserve(classes.size());
-    for (const FlowCache::FlowClass& c : classes)
-      lines.push_back(flow_line(c.alpha_s, c.links, algorithm_efficiency_, [](const auto& link) { return link.first; }));
-    return sorted_lines(std::move(lines));
-  }
   lines.reserve(flows.size());
   std::size_t i = 0;
   for (const Path* f : flows)
     lines.push_back(flow_line(f->alpha_s, f->links, algorithm_efficiency_, [&](const auto&) { return set->loads[i++]; }));
+  return sorted_lines(std::move(lines));
+}
+
+StageCost FlowCoster::lines_of(const std::vector<FlowCache::FlowClass>& classes, double efficiency) {
+  std::vector<std::pair<double, double>> lines;
+  lines.reserve(classes.size());
+  for (const FlowCache::FlowClass& c : classes)
+    lines.push_back(flow_line(c.alpha_s, c.links, efficiency, [](const auto& link) { return link.first; }));
   return sorted_lines(std::move(lines));
 }
 

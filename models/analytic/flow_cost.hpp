@@ -114,6 +114,8 @@ class FlowCache {
     std::vector<std::pair<const Table*, std::vector<FlowClass>>> classes;
   };
   std::unordered_map<std::vector<int>, FlowSet, VectorHash> loads_;
+  // All-to-all flow sets by their GPU vertices (FlowCoster::all_to_all_stage): n ids to hash, not n(n-1).
+  std::unordered_map<std::vector<int>, FlowSet*, VectorHash> all_to_all_;
   std::vector<int> scratch_;
 };
 
@@ -145,7 +147,11 @@ class FlowCoster {
   double plane_reduce_s_per_byte(int domain);
 
   // Every flow carries the same number of bytes.
-  StageCost stage(const std::vector<const Path*>& flows) const;
+  StageCost stage(const std::vector<const Path*>& flows) const { return stage(flows, nullptr); }
+  // stage() of every GPU of `vertices` sending to every other at once (flows s -> d, s != d, in order):
+  // an all-to-all. With a cache, its flow set is found by the n vertices instead of building and hashing
+  // the n(n-1) flows (a 72-GPU all-to-all has 5 112), and priced by its classes.
+  StageCost all_to_all_stage(const std::vector<int>& vertices);
   double launch_s() const { return launch_s_; }
   double step_overhead_s() const { return step_s_; }
 
@@ -161,6 +167,10 @@ class FlowCoster {
   // Path of raw path `id` in the cache's table for this FlowCoster's terms.
   const Path& cached_path(int id, const std::vector<FlowCache::Hop>& hops);
   int domain_peer(int gpu_vertex) const;
+  // One line per class, at the algorithm's efficiency, sorted.
+  static StageCost lines_of(const std::vector<FlowCache::FlowClass>& classes, double efficiency);
+  // stage(flows); *set (when not null) receives the cached flow set, or nullptr when it is not cached.
+  StageCost stage(const std::vector<const Path*>& flows, FlowCache::FlowSet** set) const;
   // The classes of `flows` (each path from table_; `loads` their flows per link), built once per table.
   const std::vector<FlowCache::FlowClass>& classes_of(FlowCache::FlowSet& set, const std::vector<const Path*>& flows) const;
 

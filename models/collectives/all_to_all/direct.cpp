@@ -27,11 +27,9 @@ CostModel cost_all_to_all_direct(const TopologyGraph& graph, const CollectiveReq
   CostBuilder b(graph, request, calibration, "all_to_all/direct", terms);
   const double S = static_cast<double>(request.bytes);
   const int n = b.n;
-  std::vector<const FlowCoster::Path*> flows;
-  for (int s = 0; s < n; ++s)
-    for (int d = 0; d < n; ++d)
-      if (s != d) flows.push_back(&b.fc.gpu_to_gpu(b.v(s), b.v(d)));
-  b.add("all-to-all", flows, ceil_div(S, n));
+  std::vector<int> vertices;
+  for (int s = 0; s < n; ++s) vertices.push_back(b.v(s));
+  if (n > 1) b.m.stages.push_back({"all-to-all", b.fc.all_to_all_stage(vertices), ceil_div(S, n), 1});
   b.m.pipelined = false;
   b.m.unit_bytes = ceil_div(S, n);
   b.m.tasks_fixed = b.m.transfers_fixed = static_cast<long>(n) * (n - 1);
