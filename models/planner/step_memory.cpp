@@ -48,23 +48,30 @@ using namespace step_detail;
 
 namespace {
 
+// Whether GPU stages a and b hold the same make-up: as many chunks, each with the same layer count,
+// embedding, head and MTP, and the same layer types in order.
+bool same_makeup(const ModelSpec& model, const std::vector<StageSlice>& chunks, int pp, int a, int b) {
+  std::size_t ca = static_cast<std::size_t>(a), cb = static_cast<std::size_t>(b);
+  const std::size_t step = static_cast<std::size_t>(pp);
+  for (; ca < chunks.size() && cb < chunks.size(); ca += step, cb += step) {
+    const StageSlice &x = chunks[ca], &y = chunks[cb];
+    if (x.layers != y.layers || x.has_embedding != y.has_embedding || x.has_head != y.has_head || x.has_mtp != y.has_mtp)
+      return false;
+    for (int i = 0; i < x.layers; ++i)
+      if (!(model.layer_type(x.first_layer + i) == model.layer_type(y.first_layer + i))) return false;
+  }
+  return ca >= chunks.size() && cb >= chunks.size();
+}
+
 // Stages holding the same layers (types and counts) and the same embedding/head differ only in
 // micro-batches in flight, which fall with the stage index: the first of each make-up is the fullest.
+// (Compared in place: a search sizes thousands of layouts' stages.)
 std::vector<int> distinct_stages(const ModelSpec& model, const std::vector<StageSlice>& chunks, int pp) {
   std::vector<int> out;
-  std::vector<std::vector<int>> seen;
   for (int s = 0; s < pp; ++s) {
-    std::vector<int> makeup;
-    for (const auto& c : chunks_of_stage(chunks, pp, s)) {
-      makeup.insert(makeup.end(), {c.layers, c.has_embedding, c.has_head, c.has_mtp});
-      for (int i = 0; i < c.layers; ++i) {
-        const LayerType t = model.layer_type(c.first_layer + i);
-        makeup.push_back(t.attention * 100 + t.ffn * 10 + (t.mamba ? 1 : 0));
-      }
-    }
-    if (std::find(seen.begin(), seen.end(), makeup) != seen.end()) continue;
-    seen.push_back(makeup);
-    out.push_back(s);
+    bool seen = false;
+    for (int t : out) seen = seen || same_makeup(model, chunks, pp, t, s);
+    if (!seen) out.push_back(s);
   }
   return out;
 }
