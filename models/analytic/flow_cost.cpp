@@ -328,14 +328,14 @@ std::pair<double, double> flow_line(double alpha_s, const Links& links, double e
 }
 
 // The number of `flows` on each link of each flow, in order: link keys counted in an open-addressing
-// table (sorting every key and counting by binary search was ~5 % of an 8-rack search, whose
+// table (sorting every key and counting by binary search was ~3 % of an 8-rack search, whose
 // all-to-alls have 5 112 flows of a few links each).
 std::vector<double> link_loads(const std::vector<const FlowCoster::Path*>& flows) {
   std::size_t total = 0;
   for (const FlowCoster::Path* f : flows) total += f->links.size();
   std::size_t slots = 16;
   while (slots < 2 * total) slots *= 2;  // at most half full: short probe sequences
-  constexpr long long kEmpty = -1;       // link keys are >= 0 (flow_cost.cpp: link_key)
+  constexpr long long kEmpty = -1;       // link keys are >= 0 (link_key)
   std::vector<std::pair<long long, int>> table(slots, {kEmpty, 0});
   auto slot_of = [&](long long key) -> std::pair<long long, int>& {
     std::size_t i = spread(key) & (slots - 1);
