@@ -220,7 +220,7 @@ const std::vector<FlowCache::Hop>& FlowCoster::raw_path(int which, int a, int b,
   return cache_->raw_.back();
 }
 
-const FlowCoster::Path& FlowCoster::cached_path(int id, const std::vector<FlowCache::Hop>& hops) {
+const FlowCoster::Path& FlowCoster::cached_path(int id, const std::vector<FlowCache::Hop>& hops) const {
   auto& paths = table_->paths;
   if (paths.size() <= static_cast<std::size_t>(id)) paths.resize(cache_->raw_.size());
   auto& slot = paths[static_cast<std::size_t>(id)];
@@ -364,33 +364,49 @@ StageCost sorted_lines(std::vector<std::pair<double, double>> lines) {
 }
 }  // namespace
 
-const std::vector<FlowCache::FlowClass>& FlowCoster::classes_of(FlowCache::FlowSet& set,
-                                                                const std::vector<const Path*>& flows) const {
+std::vector<FlowCache::RawClass> FlowCoster::raw_classes_of(const std::vector<const Path*>& flows,
+                                                            const std::vector<double>& loads) const {
+  std::vector<FlowCache::RawClass> classes;
+  std::unordered_map<std::uint64_t, std::vector<std::size_t>> by_hash;  // a class's hash -> its positions
+  // Whether raw path `raw` with flow counts from `first` is in class `c`, bit for bit.
+  auto same_class = [&](const FlowCache::RawClass& c, int raw, std::size_t first) {
+    const auto &a = cache_->raw_[static_cast<std::size_t>(c.raw)], &b = cache_->raw_[static_cast<std::size_t>(raw)];
+    if (a.size() != b.size()) return false;
+    for (std::size_t k = 0; k < a.size(); ++k)
+      if (bits(a[k].bandwidth_Bps) != bits(b[k].bandwidth_Bps) || bits(a[k].latency_s) != bits(b[k].latency_s) ||
+          a[k].kind != b[k].kind || bits(loads[c.first_load + k]) != bits(loads[first + k]))
+        return false;
+    return true;
+  };
+  std::size_t first = 0;
+  for (const Path* f : flows) {
+    const auto& hops = cache_->raw_[static_cast<std::size_t>(f->raw)];
+    std::uint64_t h = hops.size();
+    for (std::size_t k = 0; k < hops.size(); ++k)
+      h = mix(mix(mix(mix(h, bits(hops[k].bandwidth_Bps)), bits(hops[k].latency_s)), static_cast<std::uint64_t>(hops[k].kind)),
+              bits(loads[first + k]));
+    std::vector<std::size_t>& same_hash = by_hash[h];
+    bool known = false;
+    for (std::size_t c : same_hash) known = known || same_class(classes[c], f->raw, first);
+    if (!known) {
+      same_hash.push_back(classes.size());
+      classes.push_back({f->raw, first});
+    }
+    first += f->links.size();
+  }
+  return classes;
+}
+
+const std::vector<FlowCache::FlowClass>& FlowCoster::classes_of(FlowCache::FlowSet& set) const {
   for (const auto& [table, classes] : set.classes)
     if (table == table_) return classes;
   std::vector<FlowCache::FlowClass> classes;
-  std::unordered_map<std::uint64_t, std::vector<std::size_t>> by_hash;  // a class's hash -> its positions
-  // Whether flow `f` (its loads from `loads`) is in class `c`, bit for bit.
-  auto same_class = [](const FlowCache::FlowClass& c, const Path& f, const double* loads) {
-    if (bits(c.alpha_s) != bits(f.alpha_s) || c.links.size() != f.links.size()) return false;
-    for (std::size_t k = 0; k < c.links.size(); ++k)
-      if (bits(c.links[k].first) != bits(loads[k]) || bits(c.links[k].second) != bits(f.links[k].second)) return false;
-    return true;
-  };
-  std::size_t i = 0;
-  for (const Path* f : flows) {
-    const double* loads = set.loads.data() + i;
-    i += f->links.size();
-    std::uint64_t h = bits(f->alpha_s);
-    for (std::size_t k = 0; k < f->links.size(); ++k) h = mix(mix(h, bits(loads[k])), bits(f->links[k].second));
-    std::vector<std::size_t>& same_hash = by_hash[h];
-    bool known = false;
-    for (std::size_t c : same_hash) known = known || same_class(classes[c], *f, loads);
-    if (known) continue;
-    same_hash.push_back(classes.size());
+  classes.reserve(set.raw_classes.size());
+  for (const FlowCache::RawClass& rc : set.raw_classes) {
+    const Path& p = cached_path(rc.raw, cache_->raw_[static_cast<std::size_t>(rc.raw)]);
     FlowCache::FlowClass c;
-    c.alpha_s = f->alpha_s;
-    for (std::size_t k = 0; k < f->links.size(); ++k) c.links.emplace_back(loads[k], f->links[k].second);
+    c.alpha_s = p.alpha_s;
+    for (std::size_t k = 0; k < p.links.size(); ++k) c.links.emplace_back(set.loads[rc.first_load + k], p.links[k].second);
     classes.push_back(std::move(c));
   }
   set.classes.emplace_back(table_, std::move(classes));
@@ -400,9 +416,7 @@ const std::vector<FlowCache::FlowClass>& FlowCoster::classes_of(FlowCache::FlowS
 StageCost FlowCoster::all_to_all_stage(const std::vector<int>& vertices) {
   if (table_ != nullptr) {
     const auto it = cache_->all_to_all_.find(vertices);
-    if (it != cache_->all_to_all_.end())
-      for (const auto& [table, classes] : it->second->classes)
-        if (table == table_) return lines_of(classes, algorithm_efficiency_);
+    if (it != cache_->all_to_all_.end()) return lines_of(classes_of(*it->second), algorithm_efficiency_);
   }
   const std::size_t n = vertices.size();
   std::vector<const Path*> flows;
@@ -439,12 +453,13 @@ StageCost FlowCoster::stage(const std::vector<const Path*>& flows, FlowCache::Fl
   FlowCache::FlowSet own;
   if (set == nullptr) {
     own.loads = link_loads(flows);
+    if (ids != nullptr) own.raw_classes = raw_classes_of(flows, own.loads);
     set = ids != nullptr ? &cache_->loads_.emplace(*ids, std::move(own)).first->second : &own;
   }
   if (cached != nullptr) *cached = ids != nullptr ? set : nullptr;
   // Every path is its table's (bit-identical for the same raw id): one line per class gives the same
   // distinct lines as one per flow.
-  if (table_ != nullptr && ids != nullptr) return lines_of(classes_of(*set, flows), algorithm_efficiency_);
+  if (table_ != nullptr && ids != nullptr) return lines_of(classes_of(*set), algorithm_efficiency_);
   std::vector<std::pair<double, double>> lines;
   lines.reserve(flows.size());
   std::size_t i = 0;

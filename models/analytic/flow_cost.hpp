@@ -107,10 +107,19 @@ class FlowCache {
     double alpha_s = 0;
     std::vector<std::pair<double, double>> links;  // (flows on the link, capacity in bytes/s)
   };
+  // A class of a set's flows under every table at once: flows whose raw hops have the same bandwidth,
+  // latency and kind, in order, and whose links carry as many of the set's flows, bit for bit, get the
+  // same path, hence the same line, under any table. Found once per set; a table's classes then need
+  // the path of one flow of each (make_path for a few raw paths, not for all 5 112 of an all-to-all).
+  struct RawClass {
+    int raw = -1;               // one flow's raw path id
+    std::size_t first_load = 0;  // where its links' flow counts start in the set's loads
+  };
   // What is kept per flow set (its raw path ids, in order): the number of its flows on each link of each
-  // flow, in order, and its classes under each table of paths that priced it.
+  // flow, in order, its raw classes, and its classes under each table of paths that priced it.
   struct FlowSet {
     std::vector<double> loads;
+    std::vector<RawClass> raw_classes;
     std::vector<std::pair<const Table*, std::vector<FlowClass>>> classes;
   };
   std::unordered_map<std::vector<int>, FlowSet, VectorHash> loads_;
@@ -165,14 +174,16 @@ class FlowCoster {
   const LinkCalibration& link_calibration(LinkKind kind) const;
   void use_cache();
   // Path of raw path `id` in the cache's table for this FlowCoster's terms.
-  const Path& cached_path(int id, const std::vector<FlowCache::Hop>& hops);
+  const Path& cached_path(int id, const std::vector<FlowCache::Hop>& hops) const;
   int domain_peer(int gpu_vertex) const;
   // One line per class, at the algorithm's efficiency, sorted.
   static StageCost lines_of(const std::vector<FlowCache::FlowClass>& classes, double efficiency);
   // stage(flows); *set (when not null) receives the cached flow set, or nullptr when it is not cached.
   StageCost stage(const std::vector<const Path*>& flows, FlowCache::FlowSet** set) const;
-  // The classes of `flows` (each path from table_; `loads` their flows per link), built once per table.
-  const std::vector<FlowCache::FlowClass>& classes_of(FlowCache::FlowSet& set, const std::vector<const Path*>& flows) const;
+  // The set's classes under table_ (its paths), built once per table from its raw classes.
+  const std::vector<FlowCache::FlowClass>& classes_of(FlowCache::FlowSet& set) const;
+  // The raw classes of `flows` (all from the cache) whose flows per link are `loads`.
+  std::vector<FlowCache::RawClass> raw_classes_of(const std::vector<const Path*>& flows, const std::vector<double>& loads) const;
 
   const TopologyGraph& graph_;
   const Calibration& calibration_;
