@@ -1,13 +1,12 @@
 #include "sim/calib/calibration.hpp"
 
 #include <algorithm>
-#include <deque>
 #include <filesystem>
-#include <mutex>
 
 #include "models/collectives/collective.hpp"
 #include "models/collectives/registry.hpp"
 #include "sim/core/json_reader.hpp"
+#include "sim/core/remembered_files.hpp"
 #include "sim/core/suggest.hpp"
 
 #ifndef RACKSIM_CALIBRATION_DIR
@@ -267,18 +266,8 @@ Calibration calibration_from_json_text(const std::string& text, const std::strin
 }
 
 namespace {
-// Calibration files this process read, with what they gave: the latest few (a Python session may read many).
-constexpr std::size_t kRememberedFiles = 8;
-struct FileCalibration {
-  Calibration calibration;
-  std::string text;
-};
-std::mutex& files_mutex() {
-  static std::mutex m;
-  return m;
-}
-std::deque<FileCalibration>& files_read() {
-  static std::deque<FileCalibration> files;
+RememberedFiles<Calibration>& calibration_files_read() {
+  static RememberedFiles<Calibration> files;
   return files;
 }
 }  // namespace
@@ -293,18 +282,12 @@ Calibration load_calibration(const std::string& path_or_name) {
                      "a calibration JSON file, 'default' (the shipped calibration) or 'none' (vendor peaks)");
   std::string text = read_json_file_text(path);
   Calibration c = calibration_from_json(parse_json_text(text, path), path);  // InputError naming the file when bad
-  std::lock_guard<std::mutex> lock(files_mutex());
-  files_read().push_back({c, std::move(text)});
-  if (files_read().size() > kRememberedFiles) files_read().pop_front();
+  calibration_files_read().remember(c, std::move(text));
   return c;
 }
 
 std::string calibration_json_text_of(const Calibration& calibration) {
-  {
-    std::lock_guard<std::mutex> lock(files_mutex());
-    for (auto it = files_read().rbegin(); it != files_read().rend(); ++it)
-      if (it->calibration == calibration) return it->text;
-  }
+  if (auto text = calibration_files_read().text_of(calibration)) return std::move(*text);
   return calibration_to_json_text(calibration);
 }
 

@@ -1,11 +1,10 @@
 #include "sim/topo/topology_spec.hpp"
 
-#include <deque>
-#include <mutex>
 #include <set>
 
 #include "sim/core/errors.hpp"
 #include "sim/core/json_reader.hpp"
+#include "sim/core/remembered_files.hpp"
 #include "sim/core/units.hpp"
 
 namespace racksim {
@@ -322,18 +321,8 @@ TopologySpec topology_from_json_text(const std::string& text, const std::string&
 }
 
 namespace {
-// Topology files this process read, with what they gave: the latest few (a Python session may read many).
-constexpr std::size_t kRememberedFiles = 8;
-struct FileSpec {
-  TopologySpec spec;
-  std::string text;
-};
-std::mutex& files_mutex() {
-  static std::mutex m;
-  return m;
-}
-std::deque<FileSpec>& files_read() {
-  static std::deque<FileSpec> files;
+RememberedFiles<TopologySpec>& topology_files_read() {
+  static RememberedFiles<TopologySpec> files;
   return files;
 }
 }  // namespace
@@ -341,18 +330,12 @@ std::deque<FileSpec>& files_read() {
 TopologySpec load_topology_file(const std::string& path) {
   std::string text = read_json_file_text(path);
   TopologySpec spec = topology_from_json(parse_json_text(text, path), path);  // parsed once (it was dumped and parsed again)
-  std::lock_guard<std::mutex> lock(files_mutex());
-  files_read().push_back({spec, std::move(text)});
-  if (files_read().size() > kRememberedFiles) files_read().pop_front();
+  topology_files_read().remember(spec, std::move(text));
   return spec;
 }
 
 std::string topology_json_text_of(const TopologySpec& spec) {
-  {
-    std::lock_guard<std::mutex> lock(files_mutex());
-    for (auto it = files_read().rbegin(); it != files_read().rend(); ++it)
-      if (it->spec == spec) return it->text;
-  }
+  if (auto text = topology_files_read().text_of(spec)) return std::move(*text);
   return topology_to_json_text(spec);
 }
 

@@ -1,0 +1,36 @@
+#pragma once
+// The last few JSON files a process read, each with the value it gave: an engine request can then carry a
+// file's own text while the value is still what that text gives (compared with the value's ==, field by
+// field) instead of serialising it again (~0.45 ms for the shipped 50 KB calibration per CLI call).
+#include <cstddef>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace racksim {
+
+template <class Value>
+class RememberedFiles {
+ public:
+  void remember(const Value& value, std::string text) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    files_.emplace_back(value, std::move(text));
+    if (files_.size() > kFiles) files_.pop_front();
+  }
+  // The text of the latest file that gave `value`, if any.
+  std::optional<std::string> text_of(const Value& value) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto it = files_.rbegin(); it != files_.rend(); ++it)
+      if (it->first == value) return it->second;
+    return std::nullopt;
+  }
+
+ private:
+  static constexpr std::size_t kFiles = 8;  // a Python session may read many; the latest few are the ones reused
+  mutable std::mutex mutex_;
+  std::deque<std::pair<Value, std::string>> files_;
+};
+
+}  // namespace racksim
