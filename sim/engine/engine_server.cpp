@@ -27,12 +27,12 @@
 #include <memory>
 #include <mutex>
 #include <system_error>
-#include <type_traits>
 
 #include "sim/core/errors.hpp"
 #include "sim/engine/engine_process.hpp"
 #include "sim/engine/local_engine.hpp"
 #include "sim/engine/result_wire.hpp"
+#include "sim/engine/socket_io.hpp"
 #include "sim/topo/topology_graph.hpp"
 
 #ifndef RACKSIM_ENGINE_PATH
@@ -44,202 +44,6 @@ extern char** environ;
 namespace racksim {
 
 namespace {
-
-class Writer {
- public:
-  template <typename T>
-  void pod(T v) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    out_.append(reinterpret_cast<const char*>(&v), sizeof v);
-  }
-  void str(const std::string& s) {
-    pod<std::uint64_t>(s.size());
-    out_.append(s);
-  }
-  void reserve(std::size_t bytes) { out_.reserve(bytes); }
-  std::string take() { return std::move(out_); }
-
- private:
-  std::string out_;
-};
-
-class Reader {
- public:
-  explicit Reader(const std::string& in) : in_(in) {}
-  template <typename T>
-  T pod() {
-    T v{};
-    need(sizeof v);
-    std::memcpy(&v, in_.data() + pos_, sizeof v);
-    pos_ += sizeof v;
-    return v;
-  }
-  std::string str() {
-    const auto n = pod<std::uint64_t>();
-    need(n);
-    std::string s = in_.substr(pos_, n);
-    pos_ += n;
-    return s;
-  }
-  std::uint64_t count() {
-    const auto n = pod<std::uint64_t>();
-    if (n > in_.size()) fail();
-    return n;
-  }
-  std::size_t position() const { return pos_; }
-
- private:
-  void need(std::uint64_t n) const {
-    if (n > in_.size() - pos_) fail();
-  }
-  [[noreturn]] static void fail() { throw SimulationError("internal: truncated request to the engine server"); }
-  const std::string& in_;
-  std::size_t pos_ = 0;
-};
-
-// Schedules travel as raw fields. Adding a field to Task, Schedule or CollectiveRequest changes their
-// sizes and stops the build here: encode it below (and in decode), then update the sizes.
-static_assert(sizeof(Task) == 96 && sizeof(Schedule) == 448 && sizeof(CollectiveRequest) == 224 && sizeof(ExecParams) == 80,
-              "a schedule struct changed: update encode_schedule/decode_schedule in engine_server.cpp");
-
-void put_schedule(Writer& w, const Schedule& s) {
-  const CollectiveRequest& q = s.request;
-  w.pod(static_cast<int>(q.op));
-  w.str(q.algorithm);
-  w.pod<std::uint64_t>(q.gpus.size());
-  for (int g : q.gpus) w.pod(g);
-  w.pod(q.bytes);
-  w.str(q.dtype);
-  w.pod(q.chunk_bytes);
-  w.pod(q.root);
-  w.str(q.protocol);
-  w.pod(q.channels);
-  w.pod<std::uint8_t>(q.nvls_enabled);
-  w.str(q.inner_algorithm);
-  w.str(q.outer_algorithm);
-  w.str(s.algorithm);
-  w.pod(s.chunks);
-  w.pod<std::uint64_t>(s.phases.size());
-  for (const auto& p : s.phases) w.str(p);
-  w.str(s.note);
-  w.pod<std::uint64_t>(s.warnings.size());
-  for (const auto& x : s.warnings) w.str(x);
-  const ExecParams& e = s.exec;
-  w.pod<std::uint8_t>(e.set);
-  w.pod(e.efficiency);
-  w.pod(e.launch_s);
-  w.pod(e.intra_step_s);
-  w.pod(e.net_step_s);
-  w.str(e.arch);
-  w.pod<std::uint8_t>(e.latency_at_launch);
-  w.pod<std::uint64_t>(s.tasks.size());
-  const auto endpoint = [&](const Endpoint& e) {
-    w.pod(static_cast<std::uint8_t>(e.kind));
-    w.pod(e.index);
-  };
-  for (const Task& t : s.tasks) {
-    w.pod(t.id);
-    endpoint(t.src);
-    w.pod<std::uint64_t>(t.dsts.size());
-    for (const auto& d : t.dsts) endpoint(d);
-    w.pod(t.bytes);
-    w.pod(t.chunk);
-    w.pod(t.chunk_count);
-    w.pod<std::uint8_t>(t.reduce);
-    w.pod<std::uint64_t>(t.deps.size());
-    for (int d : t.deps) w.pod(d);
-    w.pod(t.phase);
-  }
-}
-
-Schedule get_schedule(Reader& rd) {
-  Schedule s;
-  CollectiveRequest& q = s.request;
-  q.op = static_cast<CollectiveOp>(rd.pod<int>());
-  q.algorithm = rd.str();
-  q.gpus.resize(rd.count());
-  for (int& g : q.gpus) g = rd.pod<int>();
-  q.bytes = rd.pod<std::uint64_t>();
-  q.dtype = rd.str();
-  q.chunk_bytes = rd.pod<std::uint64_t>();
-  q.root = rd.pod<int>();
-  q.protocol = rd.str();
-  q.channels = rd.pod<int>();
-  q.nvls_enabled = rd.pod<std::uint8_t>() != 0;
-  q.inner_algorithm = rd.str();
-  q.outer_algorithm = rd.str();
-  s.algorithm = rd.str();
-  s.chunks = rd.pod<int>();
-  s.phases.resize(rd.count());
-  for (auto& p : s.phases) p = rd.str();
-  s.note = rd.str();
-  s.warnings.resize(rd.count());
-  for (auto& x : s.warnings) x = rd.str();
-  ExecParams& e = s.exec;
-  e.set = rd.pod<std::uint8_t>() != 0;
-  e.efficiency = rd.pod<double>();
-  e.launch_s = rd.pod<double>();
-  e.intra_step_s = rd.pod<double>();
-  e.net_step_s = rd.pod<double>();
-  e.arch = rd.str();
-  e.latency_at_launch = rd.pod<std::uint8_t>() != 0;
-  s.tasks.resize(rd.count());
-  const auto endpoint = [&] {
-    Endpoint e;
-    e.kind = static_cast<Endpoint::Kind>(rd.pod<std::uint8_t>());
-    e.index = rd.pod<int>();
-    return e;
-  };
-  for (Task& t : s.tasks) {
-    t.id = rd.pod<int>();
-    t.src = endpoint();
-    t.dsts.resize(rd.count());
-    for (auto& d : t.dsts) d = endpoint();
-    t.bytes = rd.pod<std::uint64_t>();
-    t.chunk = rd.pod<int>();
-    t.chunk_count = rd.pod<int>();
-    t.reduce = rd.pod<std::uint8_t>() != 0;
-    t.deps.resize(rd.count());
-    for (int& d : t.deps) d = rd.pod<int>();
-    t.phase = rd.pod<int>();
-  }
-  return s;
-}
-
-bool send_all(int fd, const char* data, std::size_t size) {
-  while (size > 0) {
-    const ssize_t n = ::send(fd, data, size, MSG_NOSIGNAL);  // a dead peer is an error, not a SIGPIPE
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
-bool recv_all(int fd, char* data, std::size_t size) {
-  while (size > 0) {
-    const ssize_t n = ::recv(fd, data, size, 0);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
-bool send_message(int fd, const std::string& message) {
-  const std::uint64_t n = message.size();
-  return send_all(fd, reinterpret_cast<const char*>(&n), sizeof n) && send_all(fd, message.data(), message.size());
-}
-
-// false at end of input (or a broken peer).
-bool recv_message(int fd, std::string& message) {
-  std::uint64_t n = 0;
-  if (!recv_all(fd, reinterpret_cast<char*>(&n), sizeof n)) return false;
-  message.resize(n);
-  return recv_all(fd, message.data(), n);
-}
 
 // One running server: its process and our end of its socket.
 struct Server {
@@ -378,124 +182,6 @@ class ServerState {
 
 }  // namespace
 
-namespace {
-// About the bytes put_schedule writes for `s` (the short strings of the request inside kHeaderBytes),
-// reserved before encoding so that a 10 224-task schedule (~0.6 MB) is not copied through a dozen string
-// growths. A reserve, not a limit: more only grows the string.
-std::size_t encoded_size_bound(const Schedule& s) {
-  constexpr std::size_t kHeaderBytes = 512;  // the request's and the exec parameters' fixed fields
-  constexpr std::size_t kTaskFixedBytes = 4 + 5 + 8 + 8 + 4 + 4 + 1 + 8 + 4;  // put_schedule's per-task fields
-  std::size_t bytes = kHeaderBytes + s.request.algorithm.size() + s.request.gpus.size() * 4 + s.algorithm.size() +
-                      s.note.size() + s.exec.arch.size();
-  for (const auto& p : s.phases) bytes += 8 + p.size();
-  for (const auto& x : s.warnings) bytes += 8 + x.size();
-  for (const Task& t : s.tasks) bytes += kTaskFixedBytes + 5 * t.dsts.size() + 4 * t.deps.size();
-  return bytes;
-}
-}  // namespace
-
-std::string encode_engine_request(const EngineRequest& r) {
-  Writer w;
-  std::size_t bound = r.topology_json.size() + r.calibration_json.size() + r.partitions.size() + 1024;
-  for (const Schedule* s : r.schedule_ptrs) bound += encoded_size_bound(*s);
-  for (const Schedule& s : r.schedules) bound += encoded_size_bound(s);
-  w.reserve(bound);
-  w.pod(static_cast<std::uint8_t>(r.kind));
-  w.str(r.topology_json);
-  w.pod(r.racks);
-  w.str(r.partitions);
-  w.str(r.calibration_json);
-  w.pod<std::uint64_t>(r.failures.size());
-  for (const auto& f : r.failures) w.str(f);
-  w.str(r.partition_mode);
-  w.pod<std::uint64_t>(r.after.size());
-  for (const auto& a : r.after) {
-    w.pod<std::uint64_t>(a.size());
-    for (int i : a) w.pod(i);
-  }
-  const bool by_pointer = !r.schedule_ptrs.empty();
-  w.pod<std::uint64_t>(by_pointer ? r.schedule_ptrs.size() : r.schedules.size());
-  if (by_pointer)
-    for (const Schedule* s : r.schedule_ptrs) put_schedule(w, *s);
-  else
-    for (const Schedule& s : r.schedules) put_schedule(w, s);
-  w.pod<std::uint64_t>(r.transfers.size());
-  for (const auto& t : r.transfers) {
-    w.str(t.src);
-    w.str(t.dst);
-    w.pod(t.bytes);
-  }
-  w.pod<std::uint8_t>(r.options.record_trace);
-  w.pod<std::uint8_t>(r.options.gpu_reduce_kernel);
-  w.pod<std::uint8_t>(r.options.aggregate);
-  w.pod(r.jobs);
-  w.pod(r.address_space_limit);
-  return w.take();
-}
-
-namespace {
-// What names the Simulation (ServerState::key_of): the start of every request, so that the daemon can
-// read it without decoding the schedules.
-void get_head(Reader& rd, EngineRequest& r) {
-  r.kind = static_cast<EngineRequest::Kind>(rd.pod<std::uint8_t>());
-  r.topology_json = rd.str();
-  r.racks = rd.pod<int>();
-  r.partitions = rd.str();
-  r.calibration_json = rd.str();
-  r.failures.resize(rd.count());
-  for (auto& f : r.failures) f = rd.str();
-  r.partition_mode = rd.str();
-}
-
-void get_body(Reader& rd, EngineRequest& r) {
-  r.after.resize(rd.count());
-  for (auto& a : r.after) {
-    a.resize(rd.count());
-    for (int& i : a) i = rd.pod<int>();
-  }
-  r.schedules.resize(rd.count());
-  for (auto& s : r.schedules) s = get_schedule(rd);
-  r.transfers.resize(rd.count());
-  for (auto& t : r.transfers) {
-    t.src = rd.str();
-    t.dst = rd.str();
-    t.bytes = rd.pod<std::uint64_t>();
-  }
-  r.options.record_trace = rd.pod<std::uint8_t>() != 0;
-  r.options.gpu_reduce_kernel = rd.pod<std::uint8_t>() != 0;
-  r.options.aggregate = rd.pod<std::uint8_t>() != 0;
-  r.jobs = rd.pod<int>();
-  r.address_space_limit = rd.pod<std::uint64_t>();
-}
-
-// The request's head alone (its key; no schedules) and how many bytes of `bytes` it took.
-EngineRequest decode_request_head(const std::string& bytes, std::size_t& head_bytes) {
-  Reader rd(bytes);
-  EngineRequest r;
-  get_head(rd, r);
-  head_bytes = rd.position();
-  return r;
-}
-}  // namespace
-
-EngineRequest decode_engine_request(const std::string& bytes) {
-  Reader rd(bytes);
-  EngineRequest r;
-  get_head(rd, r);
-  get_body(rd, r);
-  return r;
-}
-
-std::string encode_schedule(const Schedule& schedule) {
-  Writer w;
-  put_schedule(w, schedule);
-  return w.take();
-}
-
-Schedule decode_schedule(const std::string& bytes) {
-  Reader rd(bytes);
-  return get_schedule(rd);
-}
 
 namespace {
 
@@ -647,47 +333,6 @@ constexpr int kIdlePollMs = 1000;
 volatile sig_atomic_t daemon_stop = 0;  // SIGTERM / SIGINT: end the loop and remove the socket
 void on_daemon_stop(int) { daemon_stop = 1; }
 
-// One byte carrying `fd` (SCM_RIGHTS) over the Unix socket `via`.
-bool send_fd(int via, int fd) {
-  char byte = 'F';
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  cmsghdr* c = CMSG_FIRSTHDR(&msg);
-  c->cmsg_level = SOL_SOCKET;
-  c->cmsg_type = SCM_RIGHTS;
-  c->cmsg_len = CMSG_LEN(sizeof(int));
-  std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-  ssize_t n;
-  while ((n = ::sendmsg(via, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
-  }
-  return n == 1;
-}
-
-// The descriptor sent by send_fd, or -1 at end of input.
-int recv_fd(int via) {
-  char byte = 0;
-  iovec iov{&byte, 1};
-  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-  msghdr msg{};
-  msg.msg_iov = &iov;
-  msg.msg_iovlen = 1;
-  msg.msg_control = control;
-  msg.msg_controllen = sizeof control;
-  ssize_t n;
-  while ((n = ::recvmsg(via, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {
-  }
-  const cmsghdr* c = n == 1 ? CMSG_FIRSTHDR(&msg) : nullptr;
-  if (c == nullptr || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) return -1;
-  int fd = -1;
-  std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
-  return fd;
-}
-
 // Whether the daemon has sent this spare its request (then warming up stops: the request comes first).
 bool request_waiting(int control) {
   pollfd p{control, POLLIN, 0};
@@ -797,7 +442,7 @@ void warm_heap(int control) {
   if (decoded.empty() || decoded[0] != 'R') ::_exit(send_message(conn, decoded) ? 0 : 1);  // not a request
   if (!state.prepared_for(request)) {
     std::size_t head_bytes = 0;
-    (void)decode_request_head(message, head_bytes);
+    (void)decode_engine_request_head(message, head_bytes);
     (void)send_message(control, message.substr(0, head_bytes));
   }
   std::string().swap(message);
@@ -899,7 +544,7 @@ class Daemon {
   void prepare_next(const std::string& head) {
     (void)framed([&] {
       std::size_t head_bytes = 0;
-      const EngineRequest r = decode_request_head(head, head_bytes);
+      const EngineRequest r = decode_engine_request_head(head, head_bytes);
       if (!state_.prepared_for(r) && r.racks <= kDaemonCachedRacks) {
         state_.prepare(r);
         let_spare_go();

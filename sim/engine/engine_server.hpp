@@ -40,6 +40,9 @@ struct EngineRequest {
 
 std::string encode_engine_request(const EngineRequest& request);
 EngineRequest decode_engine_request(const std::string& bytes);
+// The request's head alone (what names its Simulation; no schedules) and how many bytes of `bytes` it took:
+// the daemon reads it to prepare the next Simulation without decoding the schedules.
+EngineRequest decode_engine_request_head(const std::string& bytes, std::size_t& head_bytes);
 // The binary encoding of one schedule (exposed for its round-trip test).
 std::string encode_schedule(const Schedule& schedule);
 Schedule decode_schedule(const std::string& bytes);

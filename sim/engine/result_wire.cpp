@@ -5,63 +5,12 @@
 #include <type_traits>
 
 #include "sim/core/errors.hpp"
+#include "sim/engine/wire.hpp"
 
 namespace racksim {
 
-namespace {
-
-class Writer {
- public:
-  template <typename T>
-  void pod(T v) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    out_.append(reinterpret_cast<const char*>(&v), sizeof v);
-  }
-  void str(const std::string& s) {
-    pod<std::uint64_t>(s.size());
-    out_.append(s);
-  }
-  std::string take() { return std::move(out_); }
-
- private:
-  std::string out_;
-};
-
-class Reader {
- public:
-  explicit Reader(const std::string& in) : in_(in) {}
-  template <typename T>
-  T pod() {
-    T v{};
-    need(sizeof v);
-    std::memcpy(&v, in_.data() + pos_, sizeof v);
-    pos_ += sizeof v;
-    return v;
-  }
-  std::string str() {
-    const auto n = pod<std::uint64_t>();
-    need(n);
-    std::string s = in_.substr(pos_, n);
-    pos_ += n;
-    return s;
-  }
-  std::uint64_t count() {
-    const auto n = pod<std::uint64_t>();
-    if (n > in_.size()) fail();
-    return n;
-  }
-  bool done() const { return pos_ == in_.size(); }
-
- private:
-  void need(std::uint64_t n) const {
-    if (n > in_.size() - pos_) fail();
-  }
-  [[noreturn]] static void fail() { throw SimulationError("internal: truncated result from the engine process"); }
-  const std::string& in_;
-  std::size_t pos_ = 0;
-};
-
-}  // namespace
+using wire::Reader;
+using wire::Writer;
 
 std::string encode_run_results(const std::vector<RunResult>& results) {
   Writer w;
@@ -110,7 +59,7 @@ std::string encode_run_results(const std::vector<RunResult>& results) {
 }
 
 std::vector<RunResult> decode_run_results(const std::string& bytes) {
-  Reader rd(bytes);
+  Reader rd(bytes, "result from the engine process");
   std::vector<RunResult> results(rd.count());
   for (auto& r : results) {
     r.system = rd.str();
