@@ -268,18 +268,19 @@ std::vector<GroupFit> fit_collective_groups(const std::vector<const CollectivePo
   std::map<std::string, std::vector<double>> fitted_launch_us;
   for (const auto& f : out)
     if (!f.launch_fixed) fitted_launch_us[f.arch].push_back(f.launch_overhead_us);
+  std::map<std::string, double> pooled_launch_us;
+  for (const auto& [arch, launches] : fitted_launch_us) pooled_launch_us[arch] = median(launches);
   for (auto& f : out) {
-    const auto pool = fitted_launch_us.find(f.arch);
-    if (!f.launch_fixed || pool == fitted_launch_us.end()) continue;
-    const double pooled_us = median(pool->second);
-    if (pooled_us > 0) f = fit_group(f.arch, f.key, groups.at({f.arch, f.key}), pooled_us * 1e-6), f.launch_pooled = true;
+    const auto pool = pooled_launch_us.find(f.arch);
+    if (!f.launch_fixed || pool == pooled_launch_us.end() || pool->second <= 0) continue;
+    f = fit_group(f.arch, f.key, groups.at({f.arch, f.key}), pool->second * 1e-6);
+    f.launch_pooled = true;
   }
   // An algorithm an architecture has no data for borrows another architecture's fit (its bandwidth terms:
   // kappa, ramp, the launch across domains), as Calibration::algorithm would, but keeps its own pooled
   // in-domain L: an 8-GPU Hopper NVLS without data is not charged a 72-GPU Blackwell rack's 27 us.
   std::vector<GroupFit> borrowed;
-  for (const auto& [arch, launches] : fitted_launch_us) {
-    const double pooled_us = median(launches);
+  for (const auto& [arch, pooled_us] : pooled_launch_us) {
     std::set<std::string> own, seen;
     for (const auto& f : out)
       if (f.arch == arch) own.insert(f.key);
