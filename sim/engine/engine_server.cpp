@@ -431,7 +431,9 @@ void warm_heap(int control) {
   if (prefault_private_pages(control)) warm_heap(control);
   const int conn = recv_fd(control);
   if (conn < 0) ::_exit(0);  // the daemon ended, or let this spare go, before a request came
-  (void)::prctl(PR_SET_NAME, "racksim-engine");
+  // A child only ever takes this name here, never by inheritance: a child forked a moment ago still has the
+  // daemon's name, and a test (or a person) killing "the run" must not find a spare not yet renamed.
+  (void)::prctl(PR_SET_NAME, "racksim-run");
   std::string message;
   if (!recv_message(conn, message)) ::_exit(1);  // the caller went away
   EngineRequest request;

@@ -74,8 +74,10 @@ def spares_of(daemon):
 
 
 def runs_of(daemon):
-    """The daemon's children running a request."""
-    return [p for p in children_of(daemon) if comm(p) != "racksim-spare"]
+    """The daemon's children running a request (comm racksim-run). Not "every child but the spares": a spare
+    forked a moment ago still has the daemon's name until it names itself, and killing it as "the run" left
+    the caller's retry running for minutes (CI, stop 21)."""
+    return [p for p in children_of(daemon) if comm(p) == "racksim-run"]
 
 
 def wait_until(cond, seconds):
