@@ -140,8 +140,12 @@ py::object plan(const py::object& system, std::optional<int> racks, const py::ob
 }
 
 // racksim plan --validate FILE --format json, as a dict.
-py::object validate_training_runs(const py::object& rows, bool leave_one_model_out, bool layouts, const std::string& calibration) {
+py::object validate_training_runs(const py::object& rows, bool leave_one_model_out, bool leave_one_system_out, bool layouts,
+                                  const std::string& calibration) {
+  if (leave_one_system_out && !leave_one_model_out)
+    throw InputError("leave_one_system_out", "", "True with leave_one_model_out=False", "one of them (False uses the shipped fit)");
   TrainingFitOptions o;
+  o.leave_one_system_out = leave_one_system_out;
   o.calibration = calibration;
   o.layouts = layouts;
   const std::string path = name_or_path(rows, "rows");
@@ -178,10 +182,10 @@ void add_planner_bindings(py::module_& m) {
         "failures=False as --no-failures, calibration default|none|path, compute_fit (a fit file). Bad input raises "
         "racksim.InputError.");
   m.def("validate_training", &validate_training_runs, py::arg("rows"), py::kw_only(), py::arg("leave_one_model_out") = true,
-        py::arg("layouts") = false, py::arg("calibration") = "default",
+        py::arg("leave_one_system_out") = false, py::arg("layouts") = false, py::arg("calibration") = "default",
         "`racksim plan --validate ROWS --format json` as a dict: every published training run of ROWS (a file like "
         "calibrate/training/published_training_throughput.json) priced with its layout pinned, predicted vs published "
-        "tokens/s/GPU, leave-one-model-out unless leave_one_model_out=False; layouts=True adds the planner's own best "
+        "tokens/s/GPU, leave-one-model-out unless leave_one_model_out=False (in-sample) or leave_one_system_out=True (each system held out); layouts=True adds the planner's own best "
         "layout per job. Bad input raises racksim.InputError.");
 }
 

@@ -25,7 +25,7 @@ struct PlanOptions {
               mesh_order = "auto", pp_layout = "balanced", compare = "gb200-nvl72,gb300-nvl72,hgx-b200";
   bool no_failures = false, force_balanced = false, ep_overlap = false, no_mtp = false;
   std::string validate, fit, fit_out, fit_report;
-  bool in_sample = false, layouts = false, every_layout = false;
+  bool in_sample = false, layouts = false, every_layout = false, leave_one_system_out = false;
 };
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -109,6 +109,8 @@ static void add_plan_command(CLI::App& app, const GlobalOptions& global) {
                   "price every published run of this file (as calibrate/training/published_training_throughput.json) and "
                   "report predicted vs published, leave-one-model-out");
   cmd->add_flag("--in-sample", o->in_sample, "with --validate: use the shipped fit for every row instead of leaving its model out");
+  cmd->add_flag("--leave-one-system-out", o->leave_one_system_out,
+                "with --validate: hold out each system instead of each model (Blackwell predicted from a fit on Hopper's runs)");
   cmd->add_flag("--every-layout", o->every_layout,
                 "with --validate: pin and price every record's layout (recipes without a measurement too) with the shipped fit");
   cmd->add_flag("--layouts", o->layouts, "with --validate: also search each job's best layout and compare the published one with it");
@@ -124,6 +126,9 @@ static void add_plan_command(CLI::App& app, const GlobalOptions& global) {
       f.calibration = req.calibration;
       f.compute_fit = req.compute_fit;
       f.layouts = o->layouts;
+      f.leave_one_system_out = o->leave_one_system_out;
+      if (o->leave_one_system_out && o->in_sample)
+        throw InputError("--leave-one-system-out", "", "with --in-sample", "one of them (in-sample uses the shipped fit for every row)");
       if (!o->fit.empty()) {
         const TrainingFitResult fit = fit_training(o->fit, f);
         if (o->fit_out.empty()) std::cout << fit_to_json_text(fit);

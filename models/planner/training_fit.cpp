@@ -24,7 +24,7 @@ TrainingFitResult fit_training(const std::string& rows_file, const TrainingFitOp
   res.runs = load_published_runs(rows_file);
   Engine eng(o, res.runs);
   if (eng.used.empty()) throw InputError(rows_file, "", "no usable run", "published runs with a throughput racksim can price");
-  const Eigen::VectorXd phi = eng.fit([](const PublishedRun&) { return true; }, start_vector(eng.ix), 8, &res.outer_iterations);
+  const Eigen::VectorXd phi = eng.fit([](const PublishedRun&) { return true; }, start_vector(eng.ix), 12, &res.outer_iterations, &res.row_sigma, &res.jobs);
   for (int g = 0; g < 2; ++g) {
     ComputeParams p = params_of(eng.ix, phi, g);
     p.source = fmt::format("racksim plan --fit {} (models/planner/training_fit.cpp)", fs::path(rows_file).filename().string());
@@ -87,8 +87,9 @@ std::string fit_to_json_text(const TrainingFitResult& fit) {
 }
 
 std::string fit_summary_text(const TrainingFitResult& fit) {
-  std::string o = fmt::format("fit on {} published runs ({} records in {}), {} GEMM probe points, {} outer iterations\n", fit.fitted.size(),
-                              fit.runs.size(), fit.rows_file, fit.probe_errors.size(), fit.outer_iterations);
+  std::string o = fmt::format("fit on {} published runs of {} jobs ({} records in {}), {} GEMM probe points, {} outer iterations\n",
+                              fit.fitted.size(), fit.jobs, fit.runs.size(), fit.rows_file, fit.probe_errors.size(), fit.outer_iterations);
+  o += fmt::format("the runs' scatter about the model (job-weighted RMS log error, the unit of their residuals): {:.3f}\n", fit.row_sigma);
   o += fmt::format("in-sample |error| of tokens/s/GPU: median {:.1f}%, worst {:.1f}%\n", 100 * fit.median_abs, 100 * fit.worst_abs);
   return o;
 }

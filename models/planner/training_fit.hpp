@@ -26,6 +26,9 @@ struct TrainingFitOptions {
   std::string compute_fit;                // validation: the fit file to use in-sample ("" = shipped)
   std::vector<std::string> probe_dirs;    // GEMM probes (empty = the shipped H200 ones)
   bool layouts = false;                   // validation: also search each job's best layout
+  // validation: hold out each system (every run of it predicted by a fit on the other systems' runs) instead
+  // of each model: Blackwell predicted from Hopper, the nearest test of a system with no published run
+  bool leave_one_system_out = false;
 };
 
 struct RowPrediction {
@@ -52,6 +55,8 @@ struct TrainingFitResult {
   std::vector<std::pair<std::string, double>> probe_errors;  // probe GEMM -> predicted / measured - 1
   std::vector<std::string> priors;                // each prior, in words
   int outer_iterations = 0;
+  int jobs = 0;                                   // distinct jobs among the runs (each counts once)
+  double row_sigma = 0;                           // the runs' scatter the fit ended with (job-weighted RMS log error)
   double median_abs = 0, worst_abs = 0;
 };
 
@@ -71,6 +76,7 @@ struct LayoutCheck {
 struct TrainingValidation {
   std::string rows_file;
   bool leave_one_model_out = true;
+  bool leave_one_system_out = false;       // held out by system instead (TrainingFitOptions::leave_one_system_out)
   std::vector<RowPrediction> rows;
   std::vector<GroupError> groups;          // overall, per system, per model, per precision
   GroupError overall;

@@ -51,11 +51,19 @@ const Prior kPriors[] = {
     {kFTpExposed, 0.5, 2.0, "assumption: half of the sequence-parallel traffic exposed"},
     {kFEpExposed, 0.5, 2.0, "assumption: half of an overlapped all-to-all exposed"},
 };
+// The scatter of a job's runs about the step model, in log units, where the fit starts; the fit then sets it
+// to its own job-weighted RMS residual (Engine::fit). Each run's residual is divided by it, so a prior of
+// sigma s weighs as much as (s / scatter)^-2 jobs; with the runs at unit scatter instead (before session 7)
+// every prior weighed ~60 times too much against the runs, and Blackwell stayed near Hopper against its own
+// rows (leave-one-system-out: B200 from the Hopper fit +22 % mean error, 14 runs beyond 25 %).
+constexpr double kStartRowSigma = 0.15;
+// Below this the scatter is not believed (a fit with as many parameters as jobs would reach 0).
+constexpr double kMinRowSigma = 0.03;
 constexpr double kFp8TieSigma = 0.7;     // fp8 efficiency near bf16's (logit units)
 constexpr double kFp4TieSigma = 0.7;     // fp4 near fp8's
 constexpr double kGenerationTie = 0.7;   // Blackwell near Hopper, every shared field
 // A probe point measures the GEMM alone, where a training run mixes every part of the step: each weighs as
-// much as kProbeWeight^2 runs (assumption), so the GEMM efficiency follows the probe and the runs'
+// much as kProbeWeight^2 jobs (assumption), so the GEMM efficiency follows the probe and the runs'
 // other costs go to the parameters that describe them.
 constexpr double kProbeWeight = 3;
 
@@ -105,6 +113,7 @@ ComputeParams params_of(const ParamIndex& ix, const Eigen::VectorXd& phi, int g)
 // One observation of the fit: features and a measured time.
 struct Observation {
   int generation = 0;
+  double weight = 1;  // 1 / sqrt(runs of its job): a job counts once however many releases and scales repeat it
   Work work;
   double measured_s = 0;
   std::string label;
@@ -138,26 +147,42 @@ std::vector<std::string> default_probe_dirs() {
 
 struct FitProblem {
   const ParamIndex& ix;
+  double row_sigma = kStartRowSigma;
   std::vector<Observation> obs;
   std::vector<ProbePoint> probes;
   ProbeModel probe;
 };
 
+double log_error(const Coefficients& c, const Observation& o) {
+  double t = 0;
+  for (int k = 0; k < kFeatureCount; ++k) t += c[static_cast<std::size_t>(k)] * o.work.x[static_cast<std::size_t>(k)];
+  return std::log(std::max(t, 1e-12) / o.measured_s);
+}
+
+// The job-weighted RMS of the runs' log errors at phi: the scatter the next round divides by.
+double row_scatter(const FitProblem& pb, const Eigen::VectorXd& phi) {
+  std::vector<Coefficients> coeff;
+  for (int g = 0; g < 2; ++g) coeff.push_back(coefficients_of(params_of(pb.ix, phi, g)));
+  double num = 0, den = 0;
+  for (const auto& o : pb.obs) {
+    const double e = log_error(coeff[static_cast<std::size_t>(o.generation)], o);
+    num += o.weight * o.weight * e * e;
+    den += o.weight * o.weight;
+  }
+  return den > 0 ? std::max(kMinRowSigma, std::sqrt(num / den)) : kStartRowSigma;
+}
+
 Eigen::VectorXd residuals(const FitProblem& pb, const Eigen::VectorXd& phi) {
   std::vector<Coefficients> coeff;
   for (int g = 0; g < 2; ++g) coeff.push_back(coefficients_of(params_of(pb.ix, phi, g)));
   std::vector<double> r;
-  for (const auto& o : pb.obs) {
-    double t = 0;
-    for (int k = 0; k < kFeatureCount; ++k) t += coeff[static_cast<std::size_t>(o.generation)][static_cast<std::size_t>(k)] * o.work.x[static_cast<std::size_t>(k)];
-    r.push_back(std::log(std::max(t, 1e-12) / o.measured_s));
-  }
+  for (const auto& o : pb.obs) r.push_back(o.weight * log_error(coeff[static_cast<std::size_t>(o.generation)], o) / pb.row_sigma);
   if (pb.probe.gpu) {
     const ComputeModel cm(*pb.probe.gpu, params_of(pb.ix, phi, 0), pb.probe.hbm_Bps, pb.probe.sm_count);
     for (const auto& p : pb.probes) {
       Work w;
       cm.add_gemm(w, p.shape, "bf16", 1);
-      r.push_back(kProbeWeight * std::log(cm.time_s(w) / p.measured_s));
+      r.push_back(kProbeWeight * std::log(cm.time_s(w) / p.measured_s) / pb.row_sigma);
     }
   }
   // priors
@@ -257,25 +282,41 @@ int Engine::gen_index(const PublishedRun& r) {
   throw InputError("--fit", "", "a run on generation " + g, "hopper or blackwell runs");
 }
 
-Eigen::VectorXd Engine::fit(const std::function<bool(const PublishedRun&)>& keep, Eigen::VectorXd phi, int outer, int* iterations) {
+Eigen::VectorXd Engine::fit(const std::function<bool(const PublishedRun&)>& keep, Eigen::VectorXd phi, int outer, int* iterations,
+                            double* row_sigma, int* jobs) {
+  // A job: the same model, system, recipe and layout but for DP (scale) and release.
+  std::map<std::string, int> runs_of_job;
+  auto job_of = [](const PublishedRun& r) {
+    const ParallelLayout& l = r.layout;
+    return fmt::format("{}|{}|{}|tp{} cp{} pp{} ep{} etp{} vp{} mb{}", r.system, r.model, r.precision, l.tp, l.cp, l.pp, l.ep, l.etp,
+                       l.virtual_stages, l.micro_batch);
+  };
+  for (const PublishedRun* r : used)
+    if (keep(*r)) ++runs_of_job[job_of(*r)];
+  double sigma = kStartRowSigma;
   int it = 0;
   for (; it < outer; ++it) {
-    FitProblem pb{ix, {}, probes, probe};
+    FitProblem pb{ix, sigma, {}, probes, probe};
     for (const PublishedRun* r : used) {
       if (!keep(*r)) continue;
       const int g = gen_index(*r);
       const Pricer::Priced p = pricer.price(*r, params_of(ix, phi, g));
-      pb.obs.push_back({g, p.estimate.work, r->step_s(), r->label});
+      pb.obs.push_back({g, 1 / std::sqrt(static_cast<double>(runs_of_job[job_of(*r)])), p.estimate.work, r->step_s(), r->label});
     }
     const Eigen::VectorXd next = solve(pb, phi);
     const double change = (next - phi).cwiseAbs().maxCoeff();
+    const double next_sigma = row_scatter(pb, next);
+    const double sigma_change = std::fabs(next_sigma / sigma - 1);
     phi = next;
-    if (change < 1e-4) {
+    sigma = next_sigma;
+    if (change < 1e-4 && sigma_change < 1e-3) {
       ++it;
       break;
     }
   }
   if (iterations) *iterations = it;
+  if (row_sigma) *row_sigma = sigma;
+  if (jobs) *jobs = static_cast<int>(runs_of_job.size());
   return phi;
 }
 
@@ -345,7 +386,10 @@ std::vector<std::string> prior_descriptions() {
   out.push_back(fmt::format("gemm_efficiency.fp8 ~ gemm_efficiency.bf16 of the same generation (sigma {} logit)", kFp8TieSigma));
   out.push_back(fmt::format("gemm_efficiency.fp4 ~ gemm_efficiency.fp8 (sigma {} logit)", kFp4TieSigma));
   out.push_back(fmt::format("every Blackwell parameter ~ the Hopper one (sigma {} in its units): what the Blackwell rows do not constrain stays at Hopper's", kGenerationTie));
-  out.push_back(fmt::format("each H200 GEMM probe point weighs as much as {:.0f} training runs (assumption: it measures the GEMM alone)", kProbeWeight * kProbeWeight));
+  out.push_back(fmt::format("each H200 GEMM probe point weighs as much as {:.0f} jobs of training runs (assumption: it measures the GEMM alone)", kProbeWeight * kProbeWeight));
+  out.push_back("runs: each job (model, system, recipe and layout but for DP) counts once, its runs (releases, scales) weighted 1 / "
+                "runs of the job; residuals in units of the fit's own job-weighted RMS log error (estimated each round, so the priors "
+                "weigh against the scatter the runs really show)");
   return out;
 }
 

@@ -188,7 +188,10 @@ struct Engine {
   Engine(const TrainingFitOptions& o, const std::vector<PublishedRun>& runs);
   int gen_index(const PublishedRun& r);
   // Alternating fit on the runs `keep` accepts, from phi.
-  Eigen::VectorXd fit(const std::function<bool(const PublishedRun&)>& keep, Eigen::VectorXd phi, int outer, int* iterations = nullptr);
+  // The runs' scatter (job-weighted RMS log error, the unit of their residuals) is re-estimated each round:
+  // `row_sigma` gets its final value, `jobs` the number of distinct jobs fitted.
+  Eigen::VectorXd fit(const std::function<bool(const PublishedRun&)>& keep, Eigen::VectorXd phi, int outer, int* iterations = nullptr,
+                      double* row_sigma = nullptr, int* jobs = nullptr);
   RowPrediction predict(const PublishedRun& r, const ComputeParams& p);
 };
 

@@ -18,7 +18,8 @@ using namespace fit_detail;
 TrainingValidation validate_training(const std::string& rows_file, const TrainingFitOptions& o, bool lomo) {
   TrainingValidation v;
   v.rows_file = rows_file;
-  v.leave_one_model_out = lomo;
+  v.leave_one_system_out = lomo && o.leave_one_system_out;
+  v.leave_one_model_out = lomo && !v.leave_one_system_out;
   const std::vector<PublishedRun> runs = load_published_runs(rows_file);
   for (const auto& r : runs)
     if (!r.excluded.empty()) v.excluded.push_back({fmt::format("#{} {}", r.index, r.label), r.excluded});
@@ -33,14 +34,16 @@ TrainingValidation validate_training(const std::string& rows_file, const Trainin
   } else {
     // Start every left-out fit from the shipped parameters (a fit on every row).
     const Eigen::VectorXd start = phi_of(eng.ix, shipped);
+    // What is held out together: a model's runs, or a system's.
+    auto held = [&](const PublishedRun& r) { return v.leave_one_system_out ? r.system : r.model; };
     std::vector<std::string> models;
     for (const PublishedRun* r : eng.used)
-      if (std::find(models.begin(), models.end(), r->model) == models.end()) models.push_back(r->model);
+      if (std::find(models.begin(), models.end(), held(*r)) == models.end()) models.push_back(held(*r));
     std::map<int, RowPrediction> by_index;
     for (const auto& m : models) {
-      const Eigen::VectorXd phi = eng.fit([&](const PublishedRun& r) { return r.model != m; }, start, 3);
+      const Eigen::VectorXd phi = eng.fit([&](const PublishedRun& r) { return held(r) != m; }, start, 6);
       for (const PublishedRun* r : eng.used)
-        if (r->model == m) by_index.emplace(r->index, eng.predict(*r, params_of(eng.ix, phi, eng.gen_index(*r))));
+        if (held(*r) == m) by_index.emplace(r->index, eng.predict(*r, params_of(eng.ix, phi, eng.gen_index(*r))));
     }
     for (auto& [i, p] : by_index) v.rows.push_back(std::move(p));
   }
@@ -134,14 +137,17 @@ std::string layout_pricing_text(const std::vector<LayoutPricing>& priced) {
 
 std::string validation_to_text(const TrainingValidation& v) {
   std::string o = fmt::format("racksim plan --validate {}: {} published runs priced with their layouts pinned, {}\n", v.rows_file,
-                              v.rows.size(), v.leave_one_model_out ? "leave-one-model-out (each model predicted by a fit without it)"
-                                                                    : "in-sample (the shipped fit)");
+                              v.rows.size(), v.leave_one_model_out    ? "leave-one-model-out (each model predicted by a fit without it)"
+                                             : v.leave_one_system_out ? "leave-one-system-out (each system predicted by a fit without it)"
+                                                                      : "in-sample (the shipped fit)");
   o += fmt::format("{:>4} {:<62} {:<44} {:>9} {:>9} {:>8}\n", "#", "run", "layout", "published", "predicted", "error");
   for (const auto& r : v.rows)
     o += fmt::format("{:>4} {:<62} {:<44} {:>9.0f} {:>9.0f} {:>+7.1f}%{}\n", r.run.index, r.run.label.substr(0, 62),
                      (r.run.layout.degrees() + " mb=" + std::to_string(r.run.layout.micro_batch)).substr(0, 44),
                      r.run.tokens_per_s_per_gpu, r.predicted_tokens_per_s_per_gpu, 100 * r.error, r.fits_in_memory ? "" : "  (memory model: does not fit)");
-  o += fmt::format("\n|error| of tokens/s/GPU{}:\n", v.leave_one_model_out ? ", leave-one-model-out" : "");
+  o += fmt::format("\n|error| of tokens/s/GPU{}:\n", v.leave_one_model_out    ? ", leave-one-model-out"
+                                                    : v.leave_one_system_out ? ", leave-one-system-out"
+                                                                             : "");
   o += fmt::format("  {:<58} {:>5} {:>9} {:>9} {:>9}\n", "", "runs", "median", "worst", "bias");
   auto line = [&](const GroupError& g) {
     o += fmt::format("  {:<58} {:>5} {:>8.1f}% {:>8.1f}% {:>+8.1f}%\n", g.name, g.rows, 100 * g.median_abs, 100 * g.worst_abs, 100 * g.mean_signed);
@@ -165,6 +171,7 @@ std::string validation_to_json_text(const TrainingValidation& v) {
   nlohmann::ordered_json j;
   j["rows_file"] = v.rows_file;
   j["leave_one_model_out"] = v.leave_one_model_out;
+  j["leave_one_system_out"] = v.leave_one_system_out;
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const auto& r : v.rows)
     rows.push_back({{"index", r.run.index},

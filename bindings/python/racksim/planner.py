@@ -117,14 +117,17 @@ def _plain(value):
     return value.__fspath__() if hasattr(value, "__fspath__") else value
 
 
-def validate_training(rows, *, leave_one_model_out=True, layouts=False, calibration="default", client=None):
+def validate_training(rows, *, leave_one_model_out=True, leave_one_system_out=False, layouts=False, calibration="default",
+                      client=None):
     """Every published training run of `rows` (a file like calibrate/training/published_training_throughput.json)
     priced with its layout pinned: the dict of `racksim plan --validate ROWS --format json` ("rows" with
     published and predicted tokens/s/GPU and the error, "overall" and per-group median and worst |error|,
     "excluded" records with the reason, "layouts" with the planner's own best layout per job when
-    layouts=True). leave_one_model_out=False uses the shipped fit for every row (in-sample). client: a
+    layouts=True). leave_one_model_out=False uses the shipped fit for every row (in-sample);
+    leave_one_system_out=True holds out each system instead of each model. client: a
     dask.distributed Client; the validation then runs on one of its workers, as one unit (docs/dask.md)."""
-    kwargs = dict(rows=_plain(rows), leave_one_model_out=leave_one_model_out, layouts=layouts, calibration=calibration)
+    kwargs = dict(rows=_plain(rows), leave_one_model_out=leave_one_model_out, leave_one_system_out=leave_one_system_out,
+                  layouts=layouts, calibration=calibration)
     if client is not None:
         from .work import submit_call
 
