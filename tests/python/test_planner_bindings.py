@@ -107,6 +107,16 @@ def test_validate_training_in_sample():
     assert len(df) == len(v["rows"]) and "error" in df.columns
 
 
+def test_validate_training_by_system():
+    rows = os.path.join(os.environ["RACKSIM_SOURCE_DIR"], "calibrate", "training", "published_training_throughput.json")
+    v = racksim.validate_training(rows, leave_one_system_out=True)
+    assert v["leave_one_system_out"] is True and v["leave_one_model_out"] is False
+    b200 = next(g for g in v["groups"] if g["name"] == "system B200")
+    assert 0 < b200["median_abs_error"] <= 0.17  # 15.1 % measured (docs/planner.md)
+    with pytest.raises(racksim.InputError, match="leave_one_system_out"):
+        racksim.validate_training(rows, leave_one_model_out=False, leave_one_system_out=True)
+
+
 BAD = [
     (dict(model="no-such-model"), "no-such-model"),
     (dict(system="no-such-system"), "no-such-system"),
