@@ -9,8 +9,11 @@
 # count (e.g. h200-pcie-1gpu, gb200-c2c-4gpu), <date> to today's UTC date.
 #
 # usage: calibrate/run_probes.sh [--out DIR] [--machine NAME] [--date YYYY-MM-DD] [--build-dir DIR]
-#                                [--arch 'NVCC ARCH FLAGS'] [--nccl-max-bytes 8G] [--no-nccl] [--quick]
-#   --quick  tiny sweeps (a smoke test of the whole pipeline in a few seconds)
+#                                [--arch 'NVCC ARCH FLAGS'] [--nccl-max-bytes 8G] [--no-nccl] [--no-compute] [--compute-only] [--quick]
+#   --quick       tiny sweeps (a smoke test of the whole pipeline in a few seconds)
+#   --no-compute  leave out compute_torch.py (GEMM/FP8/grouped/attention/elementwise/launch through PyTorch;
+#                 it runs only where torch imports, ~3 minutes on an H200)
+#   --compute-only  nvidia-smi.txt, commands.txt and compute_torch.jsonl alone (no nvcc build, no NCCL)
 # Environment: PYTHON (default python3), PROBE_TIMEOUT seconds per probe (default 300), NVCC (default nvcc).
 # NVLink multicast stays off: NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1.
 set -uo pipefail
@@ -19,9 +22,9 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 probes_dir="$here/probes"
-out="" machine="" date_s="" build_dir="" arch="" nccl_max="8G" no_nccl=0 quick=0
+out="" machine="" date_s="" build_dir="" arch="" nccl_max="8G" no_nccl=0 no_compute=0 compute_only=0 quick=0
 
-die_usage() { echo "run_probes.sh: $1 (usage: run_probes.sh [--out DIR] [--machine NAME] [--date YYYY-MM-DD] [--build-dir DIR] [--arch FLAGS] [--nccl-max-bytes N] [--no-nccl] [--quick])" >&2; exit 2; }
+die_usage() { echo "run_probes.sh: $1 (usage: run_probes.sh [--out DIR] [--machine NAME] [--date YYYY-MM-DD] [--build-dir DIR] [--arch FLAGS] [--nccl-max-bytes N] [--no-nccl] [--no-compute] [--compute-only] [--quick])" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --out) [ $# -ge 2 ] || die_usage "--out needs a directory"; out="$2"; shift 2 ;;
@@ -31,8 +34,10 @@ while [ $# -gt 0 ]; do
     --arch) [ $# -ge 2 ] || die_usage "--arch needs nvcc flags"; arch="$2"; shift 2 ;;
     --nccl-max-bytes) [ $# -ge 2 ] || die_usage "--nccl-max-bytes needs a size"; nccl_max="$2"; shift 2 ;;
     --no-nccl) no_nccl=1; shift ;;
+    --no-compute) no_compute=1; shift ;;
+    --compute-only) compute_only=1; shift ;;
     --quick) quick=1; shift ;;
-    -h|--help) sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die_usage "unknown option '$1'" ;;
   esac
 done
@@ -83,6 +88,7 @@ log="$out/run.log"
   fi
   echo "# python: $($PYTHON --version 2>&1)   torch: $($PYTHON -c 'import torch; print(torch.__version__, "cuda", torch.version.cuda)' 2>/dev/null || echo none)"
   echo "# torch NCCL: $($PYTHON -c 'import torch; print(".".join(map(str, torch.cuda.nccl.version())))' 2>/dev/null || echo none)"
+  echo "# torch cuDNN: $($PYTHON -c 'import torch; print(torch.backends.cudnn.version())' 2>/dev/null || echo none)"
   echo "# env: NCCL_NVLS_ENABLE=$NCCL_NVLS_ENABLE TORCH_SYMM_MEM_DISABLE_MULTICAST=$TORCH_SYMM_MEM_DISABLE_MULTICAST NVSHMEM_DISABLE_NVLS=$NVSHMEM_DISABLE_NVLS"
   echo "# git: $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown)"
   echo
@@ -103,8 +109,13 @@ logcmd "nvidia-smi; nvidia-smi -q; nvidia-smi topo -m; nvidia-smi nvlink -s   > 
 
 # ---- build
 probes=(device_attributes copy_bandwidth sm_bandwidth p2p_bandwidth gemm_bf16)
+if [ $compute_only -eq 1 ]; then
+  [ $no_compute -eq 0 ] || die_usage "--compute-only and --no-compute leave nothing to run"
+  probes=()
+  no_nccl=1
+fi
 status=0
-echo "run_probes.sh: building ${#probes[@]} probes into $build_dir ($arch)" >&2
+[ ${#probes[@]} -gt 0 ] && echo "run_probes.sh: building ${#probes[@]} probes into $build_dir ($arch)" >&2
 nvcc_path=$(command -v "$NVCC" || true)
 cuda_lib="$(cd "$(dirname "${nvcc_path:-/usr/local/cuda/bin/nvcc}")/.." 2>/dev/null && pwd)/lib64"
 pids=()
@@ -187,14 +198,30 @@ if [ $no_nccl -eq 0 ]; then
   fi
 fi
 
+# compute efficiencies through PyTorch (one GPU): only where torch imports
+if [ $no_compute -eq 0 ]; then
+  if [ "$ngpu" -ge 1 ] && $PYTHON -c 'import torch' >/dev/null 2>&1; then
+    a_compute=()
+    [ $quick -eq 1 ] && a_compute=(--quick)
+    run_probe "compute_torch" "$out/compute_torch.jsonl" "$PYTHON" "$probes_dir/compute_torch.py" "${a_compute[@]}"
+  else
+    echo "run_probes.sh: compute_torch.py not run (needs a GPU and torch: gpus $ngpu, torch $($PYTHON -c 'import torch' >/dev/null 2>&1 && echo yes || echo no))" >&2
+    echo "===== compute_torch: not run (gpus $ngpu; needs a GPU and an importable torch)" >>"$log"
+  fi
+fi
+
 # ---- headline numbers (largest size of each series), for the terminal
 if command -v "$PYTHON" >/dev/null 2>&1; then
   "$PYTHON" - "$out" <<'PYEOF' || true
 import glob, json, os, sys
 out = sys.argv[1]
 best = {}
+torch_lines = []
 for f in sorted(glob.glob(os.path.join(out, "*.jsonl"))):
     for line in open(f):
+        if os.path.basename(f) == "compute_torch.jsonl":
+            torch_lines.append(line)
+            continue
         try:
             r = json.loads(line)
         except ValueError:
@@ -226,6 +253,31 @@ for key, r in best.items():
         print(f"  {key:32s} {r['busbw_GBps']:10.1f} GB/s busbw at {r['bytes']} B")
     else:
         print(f"  {key:32s} {r['GBps']:10.1f} GB/s at {r['bytes']} B")
+# compute_torch: a few headline figures
+recs = []
+for line in torch_lines:
+    try:
+        recs.append(json.loads(line))
+    except ValueError:
+        print(f"  compute_torch.jsonl: not JSON: {line[:80]!r}")
+for r in recs:
+    k = r.get("record")
+    if k == "skipped" and r.get("scope") == "probe":
+        print(f"  compute_torch.jsonl: skipped: {r.get('reason')}")
+    elif k == "gemm" and r["m"] == r["n"] == r["k"] and r.get("fast_accum") is not True:
+        print(f"  torch gemm {r['dtype']:9s} {r['m']}^3       {r['TFLOPS']:10.1f} TFLOP/s  fraction {r['fraction_of_peak']}")
+    elif k == "attention" and r["seq"] >= 4096 and r["batch"] == 1 and r["heads"] == r["kv_heads"] == 32:
+        print(f"  torch attention {r['backend']:5s} {r['mode']:7s} s{r['seq']} d{r['head_dim']} {r['TFLOPS']:8.1f} TFLOP/s  fraction {r['fraction_of_peak']}")
+    elif k == "elementwise" and r["op"] in ("add", "cast_fp8") and r["elements"] >= 2**27:
+        print(f"  torch elementwise {r['op']:9s}      {r['GBps']:10.1f} GB/s  fraction {r['fraction_of_peak']}")
+    elif k == "launch":
+        print(f"  torch launch {r['op']:14s} {r['mode']:10s} {r['time_per_op_us']:8.2f} us/op")
+    elif k == "skipped" or k == "error":
+        print(f"  compute_torch.jsonl: {k}: {json.dumps(r)[:160]}")
+g = [r["ratio_to_dense"] for r in recs if r.get("record") == "grouped_gemm" and r["impl"] == "torch._grouped_mm"]
+if g:
+    g.sort()
+    print(f"  torch grouped_mm / dense        median ratio {g[len(g)//2]:.3f} (min {g[0]:.3f}, max {g[-1]:.3f}, {len(g)} points)")
 PYEOF
 fi
 echo "run_probes.sh: results in $out (status $status)" >&2
