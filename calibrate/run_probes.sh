@@ -37,7 +37,7 @@ while [ $# -gt 0 ]; do
     --no-compute) no_compute=1; shift ;;
     --compute-only) compute_only=1; shift ;;
     --quick) quick=1; shift ;;
-    -h|--help) sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die_usage "unknown option '$1'" ;;
   esac
 done
