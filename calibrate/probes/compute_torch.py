@@ -21,7 +21,10 @@ Sections (each a record kind; units in key names, as in the other probes):
                 (eager: each a Python call; cuda_graph: captured once, one replay), time per op.
 
 Timing: CUDA events around each repetition after warm-up; time_us is the median of `iters` repetitions,
-time_min_us / time_max_us the extremes. Nothing on the GPU is changed (clocks, power): a gpu_state record
+time_min_us / time_max_us the extremes, with the GPU's queue filled first (a torch.cuda._sleep spin before
+each repetition, so the host's launch time is hidden: GPU time, see Timer); time_unqueued_us is the median
+with an idle GPU (includes the host's dispatch where that is slower, as for short ops). launch uses
+neither: it times 1000 back-to-back ops. Nothing on the GPU is changed (clocks, power): a gpu_state record
 after each section reads nvidia-smi (SM clock, power, temperature) if it is there.
 
 Output: JSON lines on stdout: header, data records, gpu_state records, end. Without torch or without a GPU
@@ -204,30 +207,58 @@ def r4(x):
 
 
 class Timer:
+    """Two timings of each point, both GPU time between a pair of CUDA events per repetition:
+
+    queued (time_us, time_min_us, time_max_us): before each repetition a spin kernel (torch.cuda._sleep)
+        holds the GPU for about twice the host's time to enqueue one repetition, so the host has queued the
+        whole repetition before the GPU reaches the first event: the GPU's own time, as in a training step
+        whose CPU runs ahead. Without torch.cuda._sleep this falls back to the unqueued timing.
+    unqueued (time_unqueued_us): the same with an idle GPU: the GPU waits for each launch, so where the
+        host's dispatch is slower than the kernels this is the host's time (short ops).
+    """
+
     def __init__(self, torch, iters, warmup):
         self.torch, self.iters, self.warmup = torch, iters, warmup
+        self.sleep = getattr(torch.cuda, "_sleep", None)
 
-    def time(self, fn, iters=None, warmup=None):
-        """Median/min/max of per-repetition event times in us."""
+    def _run(self, fn, iters, sleep_cycles):
+        torch = self.torch
+        ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(iters)]
+        torch.cuda.synchronize()
+        for e0, e1 in ev:
+            if sleep_cycles:
+                self.sleep(sleep_cycles)
+            e0.record()
+            fn()
+            e1.record()
+        torch.cuda.synchronize()
+        return [e0.elapsed_time(e1) * 1e3 for e0, e1 in ev]
+
+    def time(self, fn, iters=None, warmup=None, queued=True):
+        """(median, min, max, iters, unqueued median) in us; median/min/max queued where possible."""
         torch = self.torch
         iters = self.iters if iters is None else iters
         warmup = self.warmup if warmup is None else warmup
         for _ in range(warmup):
             fn()
         torch.cuda.synchronize()
-        ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(iters)]
-        for e0, e1 in ev:
-            e0.record()
-            fn()
-            e1.record()
+        t0 = time.perf_counter()  # the host's time to enqueue one warm repetition
+        fn()
+        host_s = time.perf_counter() - t0
         torch.cuda.synchronize()
-        ts = [e0.elapsed_time(e1) * 1e3 for e0, e1 in ev]
-        return statistics.median(ts), min(ts), max(ts), iters
+        unq = self._run(fn, iters, 0)
+        if not queued or self.sleep is None:
+            return statistics.median(unq), min(unq), max(unq), iters, statistics.median(unq)
+        # 2 GHz is above every Hopper SM clock, so the spin lasts at least this long
+        cycles = int(min(2 * host_s + 50e-6, 0.05) * 2.0e9)
+        ts = self._run(fn, iters, cycles)
+        return statistics.median(ts), min(ts), max(ts), iters, statistics.median(unq)
 
 
 def timing_fields(t):
-    med, lo, hi, n = t
-    return {"time_us": r3(med), "time_min_us": r3(lo), "time_max_us": r3(hi), "iters": n}
+    med, lo, hi, n, unq = t
+    return {"time_us": r3(med), "time_min_us": r3(lo), "time_max_us": r3(hi), "iters": n,
+            "time_unqueued_us": r3(unq)}
 
 
 def frac(value, peak):
@@ -383,6 +414,7 @@ def run_grouped(torch, tm, peaks):
                         rec.update({"TFLOPS": round(tf, 2), "fraction_of_peak": frac(tf, peak),
                                     "dense_time_us": r3(td[0]), "dense_TFLOPS": round(tfd, 2),
                                     "ratio_to_dense": r4(td[0] / t[0]),
+                                    "ratio_to_dense_unqueued": r4(td[4] / t[4]),
                                     "max_rel_err": None if err is None else round(err, 6),
                                     "check": "ok" if err is not None and err < 2e-2 else "FAILED"})
                         emit(rec)
@@ -590,7 +622,7 @@ def run_launch(torch, tm, peaks):
                     with torch.cuda.graph(g):
                         body()
                     fn = g.replay
-                t = tm.time(fn, iters=max(tm.iters, 10) if not tm.quick else tm.iters)
+                t = tm.time(fn, iters=max(tm.iters, 10) if not tm.quick else tm.iters, queued=False)
                 rec = {"record": "launch", "op": op, "what": desc, "mode": mode, "ops_per_repetition": loop,
                        "time_per_op_us": r3(t[0] / loop), "time_per_op_min_us": r3(t[1] / loop),
                        "time_per_op_max_us": r3(t[2] / loop), "iters": t[3],
@@ -642,7 +674,10 @@ def main(argv):
         "peak_bf16_TFLOPS": peaks.get("bf16_TFLOPS"), "peak_fp8_TFLOPS": peaks.get("fp8_TFLOPS"),
         "peak_hbm_GBps": peaks.get("hbm_GBps"), "peak_source": peaks.get("source"),
         "sections": args.sections, "quick": args.quick, "iters": args.iters, "warmup": args.warmup,
-        "timing": "cudaEvent pair per repetition after warm-up, median (launch: per op of a 1000-op loop)",
+        "timing": ("cudaEvent pair per repetition after warm-up, median; time_us with the GPU queue filled by a "
+                   "torch.cuda._sleep spin first (GPU time), time_unqueued_us with an idle GPU (launch: per op of a "
+                   "1000-op loop)") if hasattr(torch.cuda, "_sleep") else
+                  "cudaEvent pair per repetition after warm-up, median; torch.cuda._sleep missing: time_us unqueued",
     })
     tm = Timer(torch, args.iters, args.warmup)
     tm.quick = args.quick
