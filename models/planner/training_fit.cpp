@@ -35,7 +35,7 @@ TrainingFitResult fit_training(const std::string& rows_file, const TrainingFitOp
     const ComputeModel cm(*eng.probe.gpu, res.params.at("hopper"), eng.probe.hbm_Bps, eng.probe.sm_count);
     for (const auto& p : eng.probes) {
       Work w;
-      cm.add_gemm(w, p.shape, "bf16", 1);
+      cm.add_gemm(w, p.shape, p.dtype, 1);
       res.probe_errors.push_back({p.label, cm.time_s(w) / p.measured_s - 1});
     }
   }

@@ -119,12 +119,33 @@ struct Observation {
   std::string label;
 };
 
+// FP8 GEMMs of calibrate/probes/compute_torch.py (torch._scaled_mm, per-tensor scales, fp32 accumulation
+// without fast accumulation): the squares of 4096 and 8192 (2048 is launch-bound: 0.21 of the peak there).
+void read_fp8_probes(const fs::path& file, std::vector<ProbePoint>& out) {
+  std::ifstream f(file);
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.empty()) continue;
+    const nlohmann::json j = parse_json_text(line, file.string());
+    if (j.value("record", "") != "gemm" || j.value("dtype", "") != "fp8_e4m3" || j.value("shape", "") != "square" ||
+        j.value("fast_accum", true))
+      continue;
+    const double n = j.at("m").get<double>();
+    if (n < 4096 || n > 8192) continue;
+    out.push_back({fmt::format("H200 fp8 GEMM {0}x{0}x{0} ({1})", static_cast<int>(n), file.parent_path().filename().string()),
+                   GemmShape{n, j.at("n").get<double>(), j.at("k").get<double>(), 1, false}, j.at("time_us").get<double>() * 1e-6, "fp8"});
+  }
+}
+
 std::vector<ProbePoint> read_probes(const std::vector<std::string>& dirs) {
   std::vector<ProbePoint> out;
   for (const auto& dir : dirs) {
+    const fs::path fp8 = fs::path(dir) / "compute_torch.jsonl";
+    if (fs::exists(fp8)) read_fp8_probes(fp8, out);
     const fs::path file = fs::path(dir) / "gemm_bf16.jsonl";
     std::ifstream f(file);
-    if (!f) throw InputError(file.string(), "", "(missing)", "a GEMM probe file (calibrate/probes/gemm_bf16.cu output)");
+    if (!f && fs::exists(fp8)) continue;
+    if (!f) throw InputError(file.string(), "", "(missing)", "a GEMM probe file (calibrate/probes/gemm_bf16.cu or compute_torch.py output)");
     std::string line;
     while (std::getline(f, line)) {
       if (line.empty()) continue;
@@ -142,7 +163,8 @@ std::vector<ProbePoint> read_probes(const std::vector<std::string>& dirs) {
 
 std::vector<std::string> default_probe_dirs() {
   const fs::path data = fs::path(RACKSIM_TOPOLOGY_DIR).parent_path() / "calibrate" / "data";
-  return {(data / "h200-pcie-1gpu-2026-11-29").string(), (data / "h200-nvswitch-2gpu-2026-11-29").string()};
+  return {(data / "h200-pcie-1gpu-2026-11-29").string(), (data / "h200-nvswitch-2gpu-2026-11-29").string(),
+          (data / "h200-sxm-1gpu-2026-12-02").string()};
 }
 
 struct FitProblem {
@@ -181,7 +203,7 @@ Eigen::VectorXd residuals(const FitProblem& pb, const Eigen::VectorXd& phi) {
     const ComputeModel cm(*pb.probe.gpu, params_of(pb.ix, phi, 0), pb.probe.hbm_Bps, pb.probe.sm_count);
     for (const auto& p : pb.probes) {
       Work w;
-      cm.add_gemm(w, p.shape, "bf16", 1);
+      cm.add_gemm(w, p.shape, p.dtype, 1);
       r.push_back(kProbeWeight * std::log(cm.time_s(w) / p.measured_s) / pb.row_sigma);
     }
   }

@@ -166,6 +166,7 @@ struct ProbePoint {
   std::string label;
   GemmShape shape;
   double measured_s = 0;
+  std::string dtype = "bf16";  // the GEMM's input type ("bf16", "fp8")
 };
 std::vector<ProbePoint> read_probes(const std::vector<std::string>& dirs);
 std::vector<std::string> default_probe_dirs();
