@@ -18,7 +18,6 @@ double StageCost::time(double bytes) const {
 }
 
 namespace {
-thread_local FlowCache* active_cache = nullptr;
 // Tables of paths kept per set of terms; a search uses a handful (per algorithm, protocol and channel
 // count). Beyond this many, FlowCosters keep their own paths.
 constexpr std::size_t kMaxTables = 256;
@@ -64,11 +63,10 @@ int* FlowCache::full_slot(int src, int dst) {
 }
 FlowCache::~FlowCache() = default;
 
-FlowCache::Scope::Scope(FlowCache& cache) : previous_(active_cache) { active_cache = &cache; }
-FlowCache::Scope::~Scope() { active_cache = previous_; }
 
 FlowCache* FlowCache::active(const TopologyGraph& graph) {
-  return active_cache != nullptr && &active_cache->graph_ == &graph ? active_cache : nullptr;
+  FlowCache* c = Scope::active();
+  return c != nullptr && &c->graph_ == &graph ? c : nullptr;
 }
 
 FlowCache::Table* FlowCache::table(const std::array<std::uint64_t, 18>& terms) {

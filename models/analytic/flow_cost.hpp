@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "sim/calib/calibration.hpp"
+#include "sim/core/thread_scope.hpp"
 
 namespace racksim {
 
@@ -63,16 +64,7 @@ class FlowCache {
   FlowCache& operator=(const FlowCache&) = delete;
   const TopologyGraph& graph() const { return graph_; }
 
-  class Scope {
-   public:
-    explicit Scope(FlowCache& cache);
-    ~Scope();
-    Scope(const Scope&) = delete;
-    Scope& operator=(const Scope&) = delete;
-
-   private:
-    FlowCache* previous_;
-  };
+  using Scope = ThreadScope<FlowCache>;
 
  private:
   friend class FlowCoster;

@@ -174,7 +174,6 @@ ChunkCost chunk_cost(const StageSlice& st, Costs& costs) {
 }
 
 namespace {
-thread_local LayerCostCache* active_layer_costs = nullptr;
 
 std::uint64_t bits(double x) {
   std::uint64_t b;
@@ -184,16 +183,13 @@ std::uint64_t bits(double x) {
 std::uint64_t code(int x) { return static_cast<std::uint64_t>(static_cast<std::int64_t>(x)); }
 }  // namespace
 
-LayerCostCache::Scope::Scope(LayerCostCache& cache) : previous_(active_layer_costs) { active_layer_costs = &cache; }
-LayerCostCache::Scope::~Scope() { active_layer_costs = previous_; }
-
 LayerCostCache* LayerCostCache::active(const CostContext& cx) {
-  LayerCostCache* c = active_layer_costs;
+  LayerCostCache* c = Scope::active();
   return c != nullptr && &c->model_ == &cx.model && &c->job_ == &cx.job && &c->compute_ == cx.sys.compute.get() ? c : nullptr;
 }
 
 LayerCostCache* LayerCostCache::active(const ModelSpec& model, const TrainingJob& job) {
-  LayerCostCache* c = active_layer_costs;
+  LayerCostCache* c = Scope::active();
   return c != nullptr && &c->model_ == &model && &c->job_ == &job ? c : nullptr;
 }
 

@@ -15,6 +15,7 @@
 
 #include "models/planner/step_model.hpp"
 #include "models/workload/layer_work.hpp"
+#include "sim/core/thread_scope.hpp"
 
 namespace racksim::step_detail {
 
@@ -68,16 +69,7 @@ class LayerCostCache {
   LayerCostCache(const LayerCostCache&) = delete;
   LayerCostCache& operator=(const LayerCostCache&) = delete;
 
-  class Scope {
-   public:
-    explicit Scope(LayerCostCache& cache);
-    ~Scope();
-    Scope(const Scope&) = delete;
-    Scope& operator=(const Scope&) = delete;
-
-   private:
-    LayerCostCache* previous_;
-  };
+  using Scope = ThreadScope<LayerCostCache>;
   // The active cache when it was made for cx's model, job and compute model; else nullptr.
   static LayerCostCache* active(const CostContext& cx);
   // The active cache when it was made for this model and job (memory needs no compute model).
