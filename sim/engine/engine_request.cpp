@@ -37,11 +37,9 @@ void put_schedule(Writer& w, const Schedule& s) {
   w.str(q.outer_algorithm);
   w.str(s.algorithm);
   w.pod(s.chunks);
-  w.pod<std::uint64_t>(s.phases.size());
-  for (const auto& p : s.phases) w.str(p);
+  w.strs(s.phases);
   w.str(s.note);
-  w.pod<std::uint64_t>(s.warnings.size());
-  for (const auto& x : s.warnings) w.str(x);
+  w.strs(s.warnings);
   const ExecParams& e = s.exec;
   w.pod<std::uint8_t>(e.set);
   w.pod(e.efficiency);
@@ -88,11 +86,9 @@ Schedule get_schedule(Reader& rd) {
   q.outer_algorithm = rd.str();
   s.algorithm = rd.str();
   s.chunks = rd.pod<int>();
-  s.phases.resize(rd.count());
-  for (auto& p : s.phases) p = rd.str();
+  s.phases = rd.strs();
   s.note = rd.str();
-  s.warnings.resize(rd.count());
-  for (auto& x : s.warnings) x = rd.str();
+  s.warnings = rd.strs();
   ExecParams& e = s.exec;
   e.set = rd.pod<std::uint8_t>() != 0;
   e.efficiency = rd.pod<double>();
@@ -150,8 +146,7 @@ std::string encode_engine_request(const EngineRequest& r) {
   w.pod(r.racks);
   w.str(r.partitions);
   w.str(r.calibration_json);
-  w.pod<std::uint64_t>(r.failures.size());
-  for (const auto& f : r.failures) w.str(f);
+  w.strs(r.failures);
   w.str(r.partition_mode);
   w.pod<std::uint64_t>(r.after.size());
   for (const auto& a : r.after) {
@@ -187,8 +182,7 @@ void get_head(Reader& rd, EngineRequest& r) {
   r.racks = rd.pod<int>();
   r.partitions = rd.str();
   r.calibration_json = rd.str();
-  r.failures.resize(rd.count());
-  for (auto& f : r.failures) f = rd.str();
+  r.failures = rd.strs();
   r.partition_mode = rd.str();
 }
 

@@ -48,8 +48,7 @@ std::string encode_run_results(const std::vector<RunResult>& results) {
       w.pod(e.end_s);
     }
     w.str(r.calibration);
-    w.pod<std::uint64_t>(r.failures.size());
-    for (const auto& f : r.failures) w.str(f);
+    w.strs(r.failures);
     w.str(r.engine.mode);
     w.pod(r.engine.tasks);
     w.pod(r.engine.simulated_tasks);
@@ -94,8 +93,7 @@ std::vector<RunResult> decode_run_results(const std::string& bytes) {
       e.end_s = rd.pod<double>();
     }
     r.calibration = rd.str();
-    r.failures.resize(rd.count());
-    for (auto& f : r.failures) f = rd.str();
+    r.failures = rd.strs();
     r.engine.mode = rd.str();
     r.engine.tasks = rd.pod<int>();
     r.engine.simulated_tasks = rd.pod<int>();

@@ -7,6 +7,7 @@
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "sim/core/errors.hpp"
 
@@ -22,6 +23,10 @@ class Writer {
   void str(const std::string& s) {
     pod<std::uint64_t>(s.size());
     out_.append(s);
+  }
+  void strs(const std::vector<std::string>& list) {
+    pod<std::uint64_t>(list.size());
+    for (const auto& s : list) str(s);
   }
   void reserve(std::size_t bytes) { out_.reserve(bytes); }
   std::string take() { return std::move(out_); }
@@ -49,6 +54,11 @@ class Reader {
     std::string s = in_.substr(pos_, n);
     pos_ += n;
     return s;
+  }
+  std::vector<std::string> strs() {
+    std::vector<std::string> list(count());
+    for (auto& s : list) s = str();
+    return list;
   }
   // A list's length, refused when it could not fit in what is left (a corrupt count allocates nothing).
   std::uint64_t count() {
