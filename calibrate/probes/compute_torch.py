@@ -34,16 +34,26 @@ stderr, exit 2.
 """
 
 import argparse
-import datetime
-import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import time
 
+import probe_json  # this directory: the Python probes' shared JSON lines
+from probe_json import emit
+
 PROBE = "compute_torch"
+
+
+def header(extra=None, device=None, torch=None):
+    probe_json.header(PROBE, extra, device, torch)
+
+
+def skip(reason, detail=None, **hdr):
+    probe_json.skip(PROBE, reason, detail, **hdr)
+
+
 SECTIONS = ("gemm", "grouped_gemm", "attention", "elementwise", "launch")
 
 # Datasheet dense peaks (no sparsity), TFLOP/s, and an HBM peak, GB/s. H100 SXM and H200 share the
@@ -58,23 +68,8 @@ PEAKS = {
 }
 
 
-def emit(rec):
-    print(json.dumps(rec, separators=(",", ":")), flush=True)
-
-
 def log(msg):
     print(f"{PROBE}: {msg}", file=sys.stderr, flush=True)
-
-
-def nvidia_driver_release():
-    try:
-        with open("/proc/driver/nvidia/version") as f:
-            for tok in f.readline().split():
-                if tok[:1].isdigit() and "." in tok and all(c.isdigit() or c == "." for c in tok):
-                    return tok
-    except OSError:
-        pass
-    return None
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -112,31 +107,6 @@ def parse_args(argv):
         if v is not None and not v > 0:
             p.error("peaks must be positive")
     return a
-
-
-def header(extra=None, device=None, torch=None):
-    rec = {
-        "record": "header",
-        "probe": PROBE,
-        "device": device,
-        "driver": nvidia_driver_release(),
-        "cuda_runtime": getattr(getattr(torch, "version", None), "cuda", None) if torch else None,
-        "hostname": socket.gethostname(),
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "python": sys.version.split()[0],
-    }
-    rec.update(extra or {})
-    emit(rec)
-
-
-def skip(reason, detail=None, **hdr):
-    header(**hdr)
-    rec = {"record": "skipped", "reason": reason, "scope": "probe", "probe": PROBE}
-    if detail:
-        rec["detail"] = detail
-    emit(rec)
-    print(f"{PROBE}: skipped: {reason}" + (f" ({detail})" if detail else ""), file=sys.stderr)
-    sys.exit(0)
 
 
 def skip_measurement(section, what, err):

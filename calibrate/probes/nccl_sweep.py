@@ -30,14 +30,23 @@ the header and a "skipped" record and exits 0. Bad arguments: one line on stderr
 """
 
 import argparse
-import datetime
-import json
 import os
-import socket
 import sys
 import time
 
+import probe_json  # this directory: the Python probes' shared JSON lines
+from probe_json import emit
+
 PROBE = "nccl_sweep"
+
+
+def header(extra=None, device=None, torch=None):
+    probe_json.header(PROBE, extra, device, torch)
+
+
+def skip(reason, detail=None, **hdr):
+    probe_json.skip(PROBE, reason, detail, **hdr)
+
 
 # --- NVLink multicast off, before anything can import torch or NCCL --------------------------------
 SAFE_ENV = {
@@ -125,46 +134,6 @@ def nccl_version_string(torch):
     if isinstance(v, int):  # older torch: 2.18.1 -> 21801
         return f"{v // 10000}.{v // 100 % 100}.{v % 100}"
     return ".".join(map(str, v))
-
-
-def emit(rec):
-    print(json.dumps(rec, separators=(",", ":")), flush=True)
-
-
-def nvidia_driver_release():
-    try:
-        with open("/proc/driver/nvidia/version") as f:
-            for tok in f.readline().split():
-                if tok[:1].isdigit() and "." in tok and all(c.isdigit() or c == "." for c in tok):
-                    return tok
-    except OSError:
-        pass
-    return None
-
-
-def header(extra=None, device=None, torch=None):
-    rec = {
-        "record": "header",
-        "probe": PROBE,
-        "device": device,
-        "driver": nvidia_driver_release(),
-        "cuda_runtime": getattr(getattr(torch, "version", None), "cuda", None) if torch else None,
-        "hostname": socket.gethostname(),
-        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "python": sys.version.split()[0],
-    }
-    rec.update(extra or {})
-    emit(rec)
-
-
-def skip(reason, detail=None, **hdr):
-    header(**hdr)
-    rec = {"record": "skipped", "reason": reason, "scope": "probe", "probe": PROBE}
-    if detail:
-        rec["detail"] = detail
-    emit(rec)
-    print(f"{PROBE}: skipped: {reason}" + (f" ({detail})" if detail else ""), file=sys.stderr)
-    sys.exit(0)
 
 
 def main(argv):
