@@ -62,8 +62,8 @@ constexpr double kMinRowSigma = 0.03;
 constexpr double kFp8TieSigma = 0.7;     // fp8 efficiency near bf16's (logit units)
 constexpr double kFp4TieSigma = 0.7;     // fp4 near fp8's
 constexpr double kGenerationTie = 0.7;   // Blackwell near Hopper, every shared field
-// A probe point measures the GEMM alone, where a training run mixes every part of the step: each weighs as
-// much as kProbeWeight^2 jobs (assumption), so the GEMM efficiency follows the probe and the runs'
+// A probe point measures one kernel (a GEMM, attention) alone, where a training run mixes every part of the step: each weighs as
+// much as kProbeWeight^2 jobs (assumption), so the GEMM and attention efficiencies follow the probe and the runs'
 // other costs go to the parameters that describe them.
 constexpr double kProbeWeight = 3;
 
@@ -119,20 +119,36 @@ struct Observation {
   std::string label;
 };
 
-// FP8 GEMMs of calibrate/probes/compute_torch.py (torch._scaled_mm, per-tensor scales, fp32 accumulation
-// without fast accumulation): the squares of 4096 and 8192 (2048 is launch-bound: 0.21 of the peak there).
-void read_fp8_probes(const fs::path& file, std::vector<ProbePoint>& out) {
+// Points of calibrate/probes/compute_torch.py:
+//  * FP8 GEMMs (torch._scaled_mm, per-tensor scales, fp32 accumulation without fast accumulation): the
+//    squares of 4096 and 8192 (2048 is launch-bound: 0.21 of the peak there);
+//  * attention forward + backward through cuDNN's fused kernel (the kernel Transformer Engine runs on
+//    Hopper), causal, bf16, head_dim 128 (the width of every fitted model but GPT-OSS; other widths go
+//    through attention_head_dim_weight, itself from this probe). PyTorch's flash backend is
+//    FlashAttention-2, which Megatron's recipes do not run on Hopper: left out.
+void read_compute_torch_probes(const fs::path& file, std::vector<ProbePoint>& out) {
   std::ifstream f(file);
   std::string line;
+  const std::string run = file.parent_path().filename().string();
   while (std::getline(f, line)) {
     if (line.empty()) continue;
     const nlohmann::json j = parse_json_text(line, file.string());
+    if (j.value("record", "") == "attention" && j.value("backend", "") == "cudnn" && j.value("mode", "") == "fwd_bwd" &&
+        j.value("dtype", "") == "bf16" && j.value("causal", false) && j.value("head_dim", 0) == 128) {
+      ProbePoint p;
+      p.label = fmt::format("H200 attention fwd+bwd b{} s{} h{}/{} d128 ({})", j.at("batch").get<int>(), j.at("seq").get<int>(),
+                            j.at("heads").get<int>(), j.at("kv_heads").get<int>(), run);
+      p.attention_flops = j.at("flop").get<double>();
+      p.measured_s = j.at("time_us").get<double>() * 1e-6;
+      out.push_back(p);
+      continue;
+    }
     if (j.value("record", "") != "gemm" || j.value("dtype", "") != "fp8_e4m3" || j.value("shape", "") != "square" ||
         j.value("fast_accum", true))
       continue;
     const double n = j.at("m").get<double>();
     if (n < 4096 || n > 8192) continue;
-    out.push_back({fmt::format("H200 fp8 GEMM {0}x{0}x{0} ({1})", static_cast<int>(n), file.parent_path().filename().string()),
+    out.push_back({fmt::format("H200 fp8 GEMM {0}x{0}x{0} ({1})", static_cast<int>(n), run),
                    GemmShape{n, j.at("n").get<double>(), j.at("k").get<double>(), 1, false}, j.at("time_us").get<double>() * 1e-6, "fp8"});
   }
 }
@@ -141,7 +157,7 @@ std::vector<ProbePoint> read_probes(const std::vector<std::string>& dirs) {
   std::vector<ProbePoint> out;
   for (const auto& dir : dirs) {
     const fs::path fp8 = fs::path(dir) / "compute_torch.jsonl";
-    if (fs::exists(fp8)) read_fp8_probes(fp8, out);
+    if (fs::exists(fp8)) read_compute_torch_probes(fp8, out);
     const fs::path file = fs::path(dir) / "gemm_bf16.jsonl";
     std::ifstream f(file);
     if (!f && fs::exists(fp8)) continue;
@@ -159,6 +175,13 @@ std::vector<ProbePoint> read_probes(const std::vector<std::string>& dirs) {
     }
   }
   return out;
+}
+
+double probe_time_s(const ComputeModel& cm, const ProbePoint& p) {
+  Work w;
+  if (p.attention_flops > 0) cm.add_attention(w, p.attention_flops);
+  else cm.add_gemm(w, p.shape, p.dtype, 1);
+  return cm.time_s(w);
 }
 
 std::vector<std::string> default_probe_dirs() {
@@ -202,9 +225,7 @@ Eigen::VectorXd residuals(const FitProblem& pb, const Eigen::VectorXd& phi) {
   if (pb.probe.gpu) {
     const ComputeModel cm(*pb.probe.gpu, params_of(pb.ix, phi, 0), pb.probe.hbm_Bps, pb.probe.sm_count);
     for (const auto& p : pb.probes) {
-      Work w;
-      cm.add_gemm(w, p.shape, p.dtype, 1);
-      r.push_back(kProbeWeight * std::log(cm.time_s(w) / p.measured_s) / pb.row_sigma);
+      r.push_back(kProbeWeight * std::log(probe_time_s(cm, p) / p.measured_s) / pb.row_sigma);
     }
   }
   // priors
@@ -408,7 +429,7 @@ std::vector<std::string> prior_descriptions() {
   out.push_back(fmt::format("gemm_efficiency.fp8 ~ gemm_efficiency.bf16 of the same generation (sigma {} logit)", kFp8TieSigma));
   out.push_back(fmt::format("gemm_efficiency.fp4 ~ gemm_efficiency.fp8 (sigma {} logit)", kFp4TieSigma));
   out.push_back(fmt::format("every Blackwell parameter ~ the Hopper one (sigma {} in its units): what the Blackwell rows do not constrain stays at Hopper's", kGenerationTie));
-  out.push_back(fmt::format("each H200 GEMM probe point weighs as much as {:.0f} jobs of training runs (assumption: it measures the GEMM alone)", kProbeWeight * kProbeWeight));
+  out.push_back(fmt::format("each H200 probe point (GEMM or attention) weighs as much as {:.0f} jobs of training runs (assumption: it measures one kernel alone)", kProbeWeight * kProbeWeight));
   out.push_back("runs: each job (model, system, recipe and layout but for DP) counts once, its runs (releases, scales) weighted 1 / "
                 "runs of the job; residuals in units of the fit's own job-weighted RMS log error (estimated each round, so the priors "
                 "weigh against the scatter the runs really show)");

@@ -167,8 +167,13 @@ struct ProbePoint {
   GemmShape shape;
   double measured_s = 0;
   std::string dtype = "bf16";  // the GEMM's input type ("bf16", "fp8")
+  // > 0: an attention point instead of a GEMM, forward + backward FLOPs of bf16 attention at head_dim 128
+  // (the convention of ComputeModel::add_attention: backward 2.5 x forward)
+  double attention_flops = 0;
 };
 std::vector<ProbePoint> read_probes(const std::vector<std::string>& dirs);
+// The step model's time for a probe point on `cm` (the GEMM or the attention alone).
+double probe_time_s(const ComputeModel& cm, const ProbePoint& p);
 std::vector<std::string> default_probe_dirs();
 
 // The H200 as the probe ran it: hgx-h200's GPU (same die as the lent one).

@@ -30,6 +30,13 @@ const char* feature_name(int f) {
   return f >= 0 && f < kFeatureCount ? names[f] : "?";
 }
 
+double attention_head_dim_weight(double head_dim) {
+  // fwd+bwd speed at head_dim 64 relative to 128, mean of the four paired shapes of the H200 probe
+  constexpr double kSpeedAt64 = 0.78;
+  const double x = std::clamp(std::log2(std::max(head_dim, 1.0)) - 6, 0.0, 1.0);  // 0 at 64, 1 at 128
+  return 1 / (kSpeedAt64 + x * (1 - kSpeedAt64));
+}
+
 Coefficients coefficients_of(const ComputeParams& p) {
   Coefficients c{};
   const double bf16 = p.gemm_efficiency.at("bf16");

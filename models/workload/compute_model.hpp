@@ -51,6 +51,13 @@ struct Work {
 };
 
 using Coefficients = std::array<double, kFeatureCount>;
+
+// How much longer attention kernels take per FLOP at this per-head width (query/key) than at 128, the
+// width the fitted attention efficiency and the probe points stand for. Measured on the H200 (cuDNN fused
+// attention, causal, bf16, forward + backward, the same FLOPs at head_dim 64 and 128, four shapes:
+// 0.77-0.80 of the speed, calibrate/data/h200-sxm-1gpu-2026-12-02/SUMMARY.md): 1 / 0.78 at 64, log-linear
+// between 64 and 128, held at the ends (no probe above 128 or below 64: assumption).
+double attention_head_dim_weight(double head_dim);
 Coefficients coefficients_of(const ComputeParams& p);
 
 // A GEMM [m x k] x [k x n], `count` of them in one launch (grouped: one per local expert, m rows each).
@@ -76,7 +83,9 @@ class ComputeModel {
   // SMs (none when there are fewer tiles than SMs: split-K); the memory side reads both operands and writes the bf16 result; whichever is longer at the
   // current parameters is what the GEMM costs (a roofline), plus one launch per pass.
   void add_gemm(Work& w, const GemmShape& g, const std::string& dtype, double passes) const;
-  void add_attention(Work& w, double flops) const { w.x[kAttention] += flops / peak_bf16_; }
+  // `flops`: attention-core FLOPs already weighted by the kernel's speed at their head dimension
+  // (attention_head_dim_weight); the GPU's attention_speedup divides them.
+  void add_attention(Work& w, double flops) const { w.x[kAttention] += flops / (peak_bf16_ * gpu_->attention_speedup); }
   void add_ssm(Work& w, double flops) const { w.x[kSsm] += flops / peak_bf16_; }
   void add_hbm(Work& w, double bytes) const { w.x[kHbm] += bytes / hbm_Bps_; }
   // Seconds of HBM-bound work at the probe-measured bandwidth fraction (the optimizer's fused kernels).

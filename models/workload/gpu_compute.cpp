@@ -138,6 +138,7 @@ ComputeTable ComputeTable::load(const std::string& gpu_path, const std::string& 
       if (peaks.has(d)) c.peak_dense_TFLOPs[d] = peaks.positive(d);
     peaks.finish();
     if (!c.peak_dense_TFLOPs.count("bf16")) g.fail("peak_dense_TFLOPs", "(no bf16)", "a bf16 peak (attention runs in bf16)");
+    c.attention_speedup = g.number_in_or("attention_speedup", 1, 4, 1);
     c.source = g.string("source");
     g.finish();
     t.entries_.push_back(c);

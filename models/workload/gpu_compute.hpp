@@ -37,6 +37,10 @@ struct GpuCompute {
   std::string name;
   std::string generation;          // "hopper", "blackwell", "blackwell-ultra"
   std::map<std::string, double> peak_dense_TFLOPs;  // by GEMM input type: "bf16", "fp8", "fp4"
+  // Attention kernels (forward + backward) run this many times faster than the fitted attention efficiency
+  // of the generation whose parameters this GPU uses (1 = as fitted). Blackwell Ultra: doubled SFU
+  // exponential throughput over Blackwell, whose fit it borrows (gpu_compute.json gives the derivation).
+  double attention_speedup = 1;
   std::string source;
   double peak_Fps(const std::string& gemm_dtype) const;  // FLOP/s; InputError if the GPU has no such units
 };

@@ -172,7 +172,8 @@ struct Builder {
       gemm("attn_out", t, h, heads * v, 0);
       w.cp_bytes = t * heads * (qk + v) * kAct;
     }
-    w.attention_flops += t * attention_flops_per_token(m, LayerType{kind, LayerType::no_ffn, false}, s.seq_len) / tp;
+    w.attention_flops += t * attention_flops_per_token(m, LayerType{kind, LayerType::no_ffn, false}, s.seq_len) / tp *
+                         attention_head_dim_weight(m.attention.qk_head_dim());
     save(kRecCoreAttn, t * heads * 4);  // softmax statistics (fp32)
     residual();
     ++w.blocks;

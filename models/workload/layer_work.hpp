@@ -103,7 +103,8 @@ struct LayerWork {
   LayerType type;
   double tokens = 0;                 // micro_batch x seq / CP: this GPU's token chunk, TP-gathered
   GemmList gemms;                    // forward
-  double attention_flops = 0;        // forward attention core on this GPU (module core_attn)
+  double attention_flops = 0;        // forward attention core on this GPU (module core_attn), FLOPs x
+                                     // attention_head_dim_weight (kernel speed at the head width)
   double ssm_flops = 0;              // forward Mamba-2 scan on this GPU
   ModuleBytes elementwise;           // forward HBM bytes of non-GEMM kernels, by recompute module
   double quantize_fwd = 0;           // GEMM-input elements quantised in the forward (inputs)

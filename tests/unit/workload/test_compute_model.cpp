@@ -1,0 +1,78 @@
+// The compute model's attention terms: the head-width weight measured on the H200 probe and Blackwell
+// Ultra's attention speed-up from gpu_compute.json, in closed form; a bad speed-up in the file is refused.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "models/workload/compute_model.hpp"
+#include "models/workload/gpu_compute.hpp"
+#include "sim/core/errors.hpp"
+
+namespace racksim {
+namespace {
+
+TEST(ComputeModel, AttentionHeadWidthWeightFollowsTheProbe) {
+  // the fitted efficiency stands for head_dim 128; head_dim 64 ran at 0.78 of its speed on the H200
+  EXPECT_DOUBLE_EQ(attention_head_dim_weight(128), 1.0);
+  EXPECT_DOUBLE_EQ(attention_head_dim_weight(64), 1 / 0.78);
+  // log-linear in between: at 2^6.5 the speed is halfway, 0.89
+  EXPECT_NEAR(attention_head_dim_weight(std::pow(2.0, 6.5)), 1 / 0.89, 1e-12);
+  // held at the ends, where there is no probe
+  EXPECT_DOUBLE_EQ(attention_head_dim_weight(192), 1.0);
+  EXPECT_DOUBLE_EQ(attention_head_dim_weight(32), 1 / 0.78);
+}
+
+TEST(ComputeModel, BlackwellUltraAttentionRunsItsStatedSpeedupFaster) {
+  const ComputeTable table = ComputeTable::shipped();
+  const GpuCompute& b200 = table.lookup("gb200-nvl72", "b200");
+  const GpuCompute& b300 = table.lookup("gb300-nvl72", "b300");
+  EXPECT_DOUBLE_EQ(b200.attention_speedup, 1.0);
+  EXPECT_DOUBLE_EQ(b300.attention_speedup, 1.13);
+  // the same fitted parameters (B300 borrows Blackwell's) and the same BF16 peak (2.5 PFLOP/s dense)
+  const ComputeParams& p = table.params("blackwell");
+  const ComputeModel on_b200(b200, p, 8e12, 148), on_b300(b300, p, 8e12, 148);
+  Work a, b;
+  on_b200.add_attention(a, 1e15);
+  on_b300.add_attention(b, 1e15);
+  EXPECT_DOUBLE_EQ(a.x[kAttention], 1e15 / 2.5e15);
+  EXPECT_DOUBLE_EQ(b.x[kAttention], 1e15 / (2.5e15 * 1.13));
+  // GEMMs are not affected (same peak, same SM count here)
+  Work ga, gb;
+  on_b200.add_gemm(ga, GemmShape{8192, 8192, 8192}, "bf16", 1);
+  on_b300.add_gemm(gb, GemmShape{8192, 8192, 8192}, "bf16", 1);
+  EXPECT_GT(ga.x[kGemmBf16], 0);
+  EXPECT_DOUBLE_EQ(ga.x[kGemmBf16], gb.x[kGemmBf16]);
+}
+
+// The shipped gpu_compute.json with the B300 entry's attention_speedup replaced by `value`.
+std::string gpu_file_with_speedup(const std::string& value) {
+  std::ifstream in(ComputeTable::shipped_gpu_path());
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string replaced = std::regex_replace(text.str(), std::regex("\"attention_speedup\": 1\\.13"),
+                                                  "\"attention_speedup\": " + value, std::regex_constants::format_first_only);
+  const std::string path = (std::filesystem::temp_directory_path() / "racksim-gpu-compute-speedup.json").string();
+  std::ofstream(path) << replaced;
+  return path;
+}
+
+TEST(ComputeModel, AttentionSpeedupOutsideOneToFourIsRefused) {
+  for (const std::string bad : {"0.5", "0", "-1", "5"}) {
+    const std::string path = gpu_file_with_speedup(bad);
+    try {
+      ComputeTable::load(path, ComputeTable::shipped_fit_path());
+      ADD_FAILURE() << "attention_speedup " << bad << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("attention_speedup"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_NO_THROW(ComputeTable::load(gpu_file_with_speedup("1.5"), ComputeTable::shipped_fit_path()));
+}
+
+}  // namespace
+}  // namespace racksim
