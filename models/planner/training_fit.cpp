@@ -83,7 +83,7 @@ std::string fit_to_json_text(const TrainingFitResult& fit) {
 }
 
 std::string fit_summary_text(const TrainingFitResult& fit) {
-  std::string o = fmt::format("fit on {} published runs of {} jobs ({} records in {}), {} H200 probe points (GEMM, attention), {} outer iterations\n",
+  std::string o = fmt::format("fit on {} published runs of {} jobs ({} records in {}), {} H200 probe points (GEMM, grouped GEMM, attention, elementwise), {} outer iterations\n",
                               fit.fitted.size(), fit.jobs, fit.runs.size(), fit.rows_file, fit.probe_errors.size(), fit.outer_iterations);
   o += fmt::format("the runs' scatter about the model (job-weighted RMS log error, the unit of their residuals): {:.3f}\n", fit.row_sigma);
   o += fmt::format("in-sample |error| of tokens/s/GPU: median {:.1f}%, worst {:.1f}%\n", 100 * fit.median_abs, 100 * fit.worst_abs);
@@ -119,7 +119,7 @@ std::string fit_report_markdown(const TrainingFitResult& fit) {
   row("overlapped EP traffic exposed", [](const ComputeParams& p) { return fmt::format("{:.3f}", p.ep_exposed_overlapped); });
   o += "\n## Priors\n\n";
   for (const auto& p : fit.priors) o += "* " + p + "\n";
-  o += "\n## H200 probe points: GEMMs and attention (calibrate/data)\n\n| probe | predicted / measured - 1 |\n|---|---|\n";
+  o += "\n## H200 probe points: GEMMs, grouped GEMMs, attention, elementwise (calibrate/data)\n\n| probe | predicted / measured - 1 |\n|---|---|\n";
   for (const auto& [label, e] : fit.probe_errors) o += fmt::format("| {} | {:+.1f}% |\n", label, 100 * e);
   o += "\n## Runs used (in-sample)\n\n| # | run | layout | recompute | published tok/s/GPU | fitted | error |\n|---|---|---|---|---|---|---|\n";
   for (const auto& r : fit.fitted)

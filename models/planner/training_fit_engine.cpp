@@ -66,6 +66,9 @@ constexpr double kGenerationTie = 0.7;   // Blackwell near Hopper, every shared 
 // much as kProbeWeight^2 jobs (assumption), so the GEMM and attention efficiencies follow the probe and the runs'
 // other costs go to the parameters that describe them.
 constexpr double kProbeWeight = 3;
+// The 120 grouped-GEMM points (torch._grouped_mm: 8-32 experts, 512-4096 tokens each, five expert shapes, up
+// and down projections) weigh as 12 single points together (assumption: one family, like the attention's 12).
+constexpr double kGroupedProbeShare = 0.316228;  // sqrt(12 / 120)
 
 const std::vector<std::string> kGenerations{"hopper", "blackwell"};
 
@@ -143,6 +146,25 @@ void read_compute_torch_probes(const fs::path& file, std::vector<ProbePoint>& ou
       out.push_back(p);
       continue;
     }
+    if (j.value("record", "") == "elementwise" && j.value("tokens", 0) >= 8192) {
+      ProbePoint p;
+      p.label = fmt::format("H200 elementwise {} {}x{} ({})", j.at("op").get<std::string>(), j.at("tokens").get<int>(), j.at("hidden").get<int>(), run);
+      p.hbm_bytes = j.at("bytes").get<double>();
+      p.measured_s = j.at("time_us").get<double>() * 1e-6;
+      out.push_back(p);
+      continue;
+    }
+    if (j.value("record", "") == "grouped_gemm" && j.value("impl", "") == "torch._grouped_mm" && j.value("dtype", "") == "bf16") {
+      ProbePoint p;
+      const double g = j.at("experts").get<double>(), tokens = j.at("tokens_per_expert").get<double>();
+      p.label = fmt::format("H200 grouped GEMM {}x[{}x{}x{}] ({})", static_cast<int>(g), static_cast<int>(tokens), j.at("n").get<int>(),
+                            j.at("k").get<int>(), run);
+      p.shape = GemmShape{tokens, j.at("n").get<double>(), j.at("k").get<double>(), g, true};
+      p.measured_s = j.at("time_us").get<double>() * 1e-6;
+      p.weight = kGroupedProbeShare;
+      out.push_back(p);
+      continue;
+    }
     if (j.value("record", "") != "gemm" || j.value("dtype", "") != "fp8_e4m3" || j.value("shape", "") != "square" ||
         j.value("fast_accum", true))
       continue;
@@ -180,6 +202,7 @@ std::vector<ProbePoint> read_probes(const std::vector<std::string>& dirs) {
 double probe_time_s(const ComputeModel& cm, const ProbePoint& p) {
   Work w;
   if (p.attention_flops > 0) cm.add_attention(w, p.attention_flops);
+  else if (p.hbm_bytes > 0) cm.add_hbm(w, p.hbm_bytes);
   else cm.add_gemm(w, p.shape, p.dtype, 1);
   return cm.time_s(w);
 }
@@ -225,7 +248,7 @@ Eigen::VectorXd residuals(const FitProblem& pb, const Eigen::VectorXd& phi) {
   if (pb.probe.gpu) {
     const ComputeModel cm(*pb.probe.gpu, params_of(pb.ix, phi, 0), pb.probe.hbm_Bps, pb.probe.sm_count);
     for (const auto& p : pb.probes) {
-      r.push_back(kProbeWeight * std::log(probe_time_s(cm, p) / p.measured_s) / pb.row_sigma);
+      r.push_back(kProbeWeight * p.weight * std::log(probe_time_s(cm, p) / p.measured_s) / pb.row_sigma);
     }
   }
   // priors

@@ -170,6 +170,8 @@ struct ProbePoint {
   // > 0: an attention point instead of a GEMM, forward + backward FLOPs of bf16 attention at head_dim 128
   // (the convention of ComputeModel::add_attention: backward 2.5 x forward)
   double attention_flops = 0;
+  double hbm_bytes = 0;  // > 0: an elementwise point instead, the HBM bytes its kernels move (as counted by the probe)
+  double weight = 1;  // relative to kProbeWeight: a family of many points (the grouped GEMMs) shares its weight
 };
 std::vector<ProbePoint> read_probes(const std::vector<std::string>& dirs);
 // The step model's time for a probe point on `cm` (the GEMM or the attention alone).
