@@ -38,6 +38,16 @@ struct Reader {
   std::map<std::string, std::string> skipped_reason;
   std::map<std::string, std::string> skipped_id;
 
+  // Records of the compute probes, named for the skipped list; nullptr for other record types.
+  static const char* compute_record_label(const std::string& type) {
+    if (type == "gemm") return "GEMM";
+    if (type == "grouped_gemm") return "grouped GEMM";
+    if (type == "attention") return "attention";
+    if (type == "elementwise") return "elementwise kernels";
+    if (type == "launch") return "launch floor";
+    return nullptr;
+  }
+
   void skip_series(const std::string& id, const std::string& series, const std::string& reason) {
     if (skipped_series[series]++ == 0) {
       skipped_reason[series] = reason;
@@ -144,8 +154,11 @@ struct Reader {
       m.nccl_version = info.nccl_version;
       m.series = info.machine + " " + str(rec, "op") + " " + m.algorithm + " " + std::to_string(n) + " GPUs";
       out.measurements.push_back(std::move(m));
-    } else if (type == "gemm") {
-      skip_series(id, info.machine + " bf16 GEMM", "compute rate (the planner's input), not a link or collective");
+    } else if (const char* what = compute_record_label(type)) {
+      // compute_torch.py / gemm_bf16.cu: what the planner's training fit reads (training_fit_engine.cpp)
+      const std::string dtype = str(rec, "dtype");
+      skip_series(id, info.machine + " " + (dtype.empty() ? "" : dtype + " ") + what,
+                  "a compute rate, not a link or collective (the planner's training fit reads the GEMM, grouped GEMM, attention and elementwise records)");
     }
   }
 };
