@@ -236,9 +236,10 @@ std::string plan_to_table_text(const PlanResult& p) {
   std::string o;
   o += fmt::format("racksim plan: {} ({:.1f} B parameters, {:.1f} B active) on {} x{} rack(s), {} GPUs\n", p.model_id,
                    p.model_params / 1e9, p.model_active_params / 1e9, p.system, p.racks, p.system_gpus);
-  o += fmt::format("job: global batch {} x {} tokens = {:.2f} M tokens per step, {}; GPU: {:.0f} TFLOP/s dense x {:.3f} GEMM efficiency ({} fit)\n",
+  o += fmt::format("job: global batch {} x {} tokens = {:.2f} M tokens per step, {}; GPU: {:.0f} TFLOP/s dense x {:.3f} GEMM efficiency ({})\n",
                    p.job.global_batch, p.job.seq_len, p.job.global_batch * static_cast<double>(p.job.seq_len) / 1e6, p.job.precision.id,
-                   p.peak_TFLOPs, p.gemm_efficiency, p.generation);
+                   p.peak_TFLOPs, p.gemm_efficiency,
+                   p.params_origin == "fit" ? p.generation + " fit" : p.generation + ": the fit of " + p.params_origin);
   std::string counts;
   for (const auto& s : p.shapes) counts += (counts.empty() ? "" : ",") + std::to_string(s.gpus());
   o += fmt::format("searched GPU counts {}: {} layouts fit, {} priced in full ({} mesh orders)\n", counts, p.search.screened,
