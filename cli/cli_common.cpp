@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <vector>
 
 #include "cli/commands.hpp"
 #include "sim/core/errors.hpp"
@@ -83,6 +84,11 @@ void harden(CLI::App& app) {
 }  // namespace
 
 void check_option_values(CLI::App& app) { harden(app); }
+
+void keep_until_exit(std::shared_ptr<const void> object) {
+  static auto* kept = new std::vector<std::shared_ptr<const void>>;  // never destroyed (see the header)
+  kept->push_back(std::move(object));
+}
 
 int racks_or_default(const std::optional<int>& racks_option, const TopologySpec& spec) {
   return racks_option ? *racks_option : spec.rack.default_racks;

@@ -5,6 +5,7 @@
 // racksim::InputError; main turns it into one line on stderr and exit status 2.
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -46,6 +47,12 @@ void add_format_option(CLI::App& cmd, std::string& format, const std::string& de
                        std::initializer_list<std::string> allowed);
 // --racks as given, or the system's default when the option was not given.
 int racks_or_default(const std::optional<int>& racks_option, const TopologySpec& spec);
+// Keeps `object` alive until the process exits, never destroying it: a call's big objects (a sweep's
+// schedules of ~10 000 tasks each, the graph, the Simulation) are returned to the system at exit in one go
+// instead of block by block (freeing a 25-size sweep's schedules took ~10-25 ms, docs/performance.md).
+// Only for what a command holds until it ends; held from a global, so leak checkers see it as reachable.
+void keep_until_exit(std::shared_ptr<const void> object);
+
 // Rounds to `digits` significant digits so JSON output stays readable and stable across platforms.
 double round_significant(double value, int digits = 6);
 

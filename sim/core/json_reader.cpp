@@ -55,11 +55,14 @@ std::string dump_json(const nlohmann::ordered_json& value, int indent) {
 }
 
 std::string read_json_file_text(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "", "'" + path + "'", "an existing, readable JSON file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+  // Read in blocks into one string (a stringstream copied the 50 KB calibration character by character
+  // and then once more: ~0.1 ms of every call). Binary: the bytes as they are, as the stream gave them here.
+  std::string text;
+  char block[1 << 16];
+  while (in.read(block, sizeof block) || in.gcount() > 0) text.append(block, static_cast<std::size_t>(in.gcount()));
+  return text;
 }
 
 nlohmann::json parse_json_file(const std::string& path) { return parse_json_text(read_json_file_text(path), path); }
