@@ -4,8 +4,13 @@
 
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
+#include <exception>
+#include <functional>
 #include <iostream>
+#include <mutex>
+#include <thread>
 
 #include "cli/collective_options.hpp"
 #include "cli/dask_units.hpp"
@@ -13,6 +18,7 @@
 #include "models/collectives/sweep_sizes.hpp"
 #include "models/work/work_units.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/engine/local_engine.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/results/results_io.hpp"
 
@@ -55,6 +61,83 @@ class Progress {
   bool shown_ = false;
 };
 
+// Runs a sweep's schedules as they are built: add() queues one, a worker thread sends what is queued to
+// Simulation::run_each whenever it is free, results() waits and returns them in order. Only where the runs
+// go to the engine daemon (the CLI holds no SimGrid): a process with the local engine forks its engine
+// processes itself and must stay single-threaded (engine_process.hpp); there everything runs in results().
+class SweepRuns {
+ public:
+  SweepRuns(const Simulation& simulation, int jobs, std::function<void(std::size_t)> progress)
+      : simulation_(simulation), jobs_(jobs), progress_(std::move(progress)) {
+    if (local_engine() == nullptr) worker_ = std::thread([this] { work(); });
+  }
+  SweepRuns(const SweepRuns&) = delete;
+  SweepRuns& operator=(const SweepRuns&) = delete;
+  ~SweepRuns() {  // an error while building: the batch in flight is waited for, its result dropped
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      queued_.clear();
+    }
+    stop();
+  }
+
+  void add(const Schedule* schedule) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    queued_.push_back(schedule);
+    wake_.notify_one();
+  }
+  std::vector<RunResult> results() {
+    stop();
+    if (error_) std::rethrow_exception(error_);
+    if (!queued_.empty()) run(std::move(queued_));  // no worker: all of them here
+    return std::move(results_);
+  }
+
+ private:
+  void run(std::vector<const Schedule*> batch) {
+    const std::size_t before = results_.size();
+    for (RunResult& r : simulation_.run_each(batch, jobs_, {}, [&](std::size_t done) { progress_(before + done); }))
+      results_.push_back(std::move(r));
+  }
+  void work() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      wake_.wait(lock, [this] { return !queued_.empty() || closed_; });
+      if (queued_.empty() || error_) return;  // closed, nothing left (or a run failed: the first error is the answer)
+      std::vector<const Schedule*> batch = std::move(queued_);
+      queued_.clear();
+      lock.unlock();
+      try {
+        run(std::move(batch));
+      } catch (...) {
+        lock.lock();
+        error_ = std::current_exception();
+        return;
+      }
+      lock.lock();
+    }
+  }
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      closed_ = true;
+      wake_.notify_one();
+    }
+    if (worker_.joinable()) worker_.join();
+  }
+
+  const Simulation& simulation_;
+  const int jobs_;
+  const std::function<void(std::size_t)> progress_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::vector<const Schedule*> queued_;  // built, not yet sent
+  bool closed_ = false;
+  std::exception_ptr error_;
+  std::vector<RunResult> results_;  // in the order of the schedules (batches run one after another)
+  std::thread worker_;
+};
+
 }  // namespace
 
 static void add_sweep_command(CLI::App& app, const GlobalOptions& global) {
@@ -89,21 +172,23 @@ static void add_sweep_command(CLI::App& app, const GlobalOptions& global) {
       return;
     }
     // Freed by the process's exit, not one block at a time (~10-25 ms for the 25 sizes of a 72-GPU ring).
+    // Reserved: the runs read the schedules built so far while the next are added.
     const auto schedules = std::make_shared<std::vector<Schedule>>();
     keep_until_exit(schedules);
+    schedules->reserve(sizes.size());
+    Progress progress(sizes.size());
+    // The runs go to the engine daemon batch by batch on a second thread while this one builds the
+    // next schedules: the daemon's work (compile, aggregate, one engine process per size) overlaps the
+    // building on the other core instead of waiting for all of it (docs/performance.md). Each run is its
+    // own engine process either way: the results are the same bytes.
+    SweepRuns runs(simulation, opts->jobs, [&progress](std::size_t done) { progress.update(done); });
     for (std::uint64_t size : sizes) {
       CollectiveRequest r = setup.request;
       r.bytes = size;
-      schedules->push_back(build_schedule(r, *setup.graph, setup.calibration));  // bad input fails before any run
+      schedules->push_back(build_schedule(r, *setup.graph, setup.calibration));  // bad input fails before any result
+      runs.add(&schedules->back());
     }
-    // --jobs engine processes at once, all forked from this (only) thread: forking while other threads
-    // run deadlocked under AddressSanitizer (engine_process.hpp).
-    Progress progress(sizes.size());
-    std::vector<const Schedule*> pointers;
-    for (const auto& s : *schedules) pointers.push_back(&s);
-    const std::vector<RunResult> results =
-        simulation.run_each(pointers, opts->jobs, {}, [&progress](std::size_t done) { progress.update(done); });
-    print(results);
+    print(runs.results());
   });
 }
 

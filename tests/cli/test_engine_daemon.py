@@ -209,6 +209,25 @@ def test_spare_child():
         check(len(daemon_pids(d)) == 1, "one daemon throughout")
 
 
+def test_sweep_runs_while_building():
+    """`racksim sweep` sends its runs to the daemon in batches while it builds the next schedules (cli/cmd_sweep.cpp):
+    each size's result is that of the size alone, in order, and an error is the one a run of all sizes at once gives."""
+    import json
+    with private_runtime_dir() as d:
+        base = ["--system", "gb200-nvl72", "--op", "all_reduce", "--gpus", "72", "--algo", "ring", "--format", "json"]
+        sizes = ["1K", "2K", "4K", "8K", "16K", "32K", "64K", "128K", "256K"]
+        sweep = racksim(env_with(d), "sweep", *base, "-b", sizes[0], "-e", sizes[-1])
+        alone = [racksim(env_with(d), "collective", *base, "--bytes", s) for s in sizes]
+        check(sweep.returncode == 0 and all(a.returncode == 0 for a in alone), "the sweep and the single runs succeed")
+        check(json.loads(sweep.stdout) == [json.loads(a.stdout) for a in alone],
+              "each size of the pipelined sweep is the result of that size run alone, in order")
+        check(racksim(env_with(d), "sweep", *base, "-b", sizes[0], "-e", sizes[-1]).stdout == sweep.stdout,
+              "and the same bytes again")
+        failed = racksim(env_with(d), "sweep", *base, "-b", "1K", "-e", "1M", "--fail", "gpu:3")
+        check(failed.returncode == 1 and "GPU 3 is down" in failed.stderr and failed.stdout == "",
+              f"a run that cannot be simulated is the answer, nothing printed: {failed.returncode} {failed.stderr.strip()}")
+
+
 def test_idle_exit_and_sigterm():
     with private_runtime_dir() as d:
         check(racksim(env_with(d, RACKSIM_ENGINE_IDLE_S="2"), *RING8).returncode == 0, "a call with a 2 s idle time")
@@ -228,6 +247,7 @@ def main():
     test_caller_killed_ends_its_run()
     test_run_that_dies_ends_its_call()
     test_spare_child()
+    test_sweep_runs_while_building()
     test_idle_exit_and_sigterm()
     if failures:
         print(f"{len(failures)} failure(s)")
