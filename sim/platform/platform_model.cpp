@@ -71,6 +71,13 @@ void PlatformModel::build_hosts() {
   }
   // One plane per NVLink domain GPUs are grouped by: a partition once partitions are applied (its own
   // clique; NVLS multicast objects do not span partitions).
+  // Found once here, not per route: scanning every GPU for each GPU <-> plane route cost O(GPUs^2),
+  // 100 s of compiling at 100 008 GPUs (issue 14).
+  plane_gpu_vertex_.assign(static_cast<std::size_t>(std::max(0, g.nvlink_domain_count())), -1);
+  for (int i = g.gpu_count() - 1; i >= 0; --i) {
+    const int d = g.vertices()[g.gpu_vertex(i)].domain;
+    if (d >= 0 && d < static_cast<int>(plane_gpu_vertex_.size())) plane_gpu_vertex_[d] = g.gpu_vertex(i);
+  }
   for (int d = 0; d < g.nvlink_domain_count(); ++d) {
     PlatformHost h;
     h.kind = PlatformHost::Kind::switch_plane;
@@ -291,9 +298,7 @@ PlatformRoute PlatformModel::compute_route(int src_host, int dst_host) const {
     if (port < 0)
       throw InputError("schedule", "", hs.name + " -> " + hd.name, "a GPU with NVLinks to the switch plane");
     // The plane host sits in the domain's first rack; a rack-scoped domain reaches it over the trunk.
-    int plane_gpu = -1;
-    for (int i = 0; i < g.gpu_count() && plane_gpu < 0; ++i)
-      if (g.vertices()[g.gpu_vertex(i)].domain == plane.domain) plane_gpu = g.gpu_vertex(i);
+    const int plane_gpu = plane_gpu_vertex_.at(static_cast<std::size_t>(plane.domain));
     double switch_latency = 0, port_latency = 0;
     for (int e : links_[port].edges) {
       port_latency = std::max(port_latency, g.edges()[e].latency_s);

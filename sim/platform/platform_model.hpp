@@ -123,6 +123,7 @@ class PlatformModel {
   std::vector<PlatformHost> hosts_;
   std::vector<PlatformLink> links_;
   std::vector<int> host_of_vertex_, gpu_host_, switch_host_of_domain_, port_link_;
+  std::vector<int> plane_gpu_vertex_;     // per NVLink domain: its lowest-index GPU's vertex, where the plane sits
   std::vector<int> link_of_edge_;        // graph edge -> link (-1: GPU-chip edges map to the port)
   std::vector<double> edge_fraction_;    // 1 healthy, 0 down, else degraded
   std::vector<std::string> edge_failure_;  // the failure item that touched the edge
