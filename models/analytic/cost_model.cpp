@@ -176,13 +176,24 @@ DepthChoice choose_depth(const CostModel& m, const CollectiveRequest& request) {
   return c;
 }
 
-DepthChoice planned_depth(const TopologyGraph& graph, const CollectiveRequest& request) {
+const NominalPlan& nominal_plan(const TopologyGraph& graph, const CollectiveRequest& request, NominalPlan& own) {
+  NominalPlan::Memo* memo = NominalPlan::Scope::active();
+  if (memo != nullptr && memo->plan && memo->graph == &graph && memo->request == request) return *memo->plan;
   // Nominal links, no protocol terms: the depth depends on the traffic's shape and on --chunk-bytes
   // (NCCL's chunk once the request is resolved), not on the calibration.
-  const CostModel m = find_algorithm(request.op, request.algorithm).cost(graph, request, Calibration::none(), FlowTerms{});
-  DepthChoice c = choose_depth(m, request);
-  c.tasks = m.tasks(c.depth);
-  return c;
+  own.model = find_algorithm(request.op, request.algorithm).cost(graph, request, Calibration::none(), FlowTerms{});
+  own.depth = choose_depth(own.model, request);
+  own.depth.tasks = own.model.tasks(own.depth.depth);
+  if (memo == nullptr) return own;
+  memo->graph = &graph;
+  memo->request = request;
+  memo->plan = std::make_unique<NominalPlan>(std::move(own));
+  return *memo->plan;
+}
+
+DepthChoice planned_depth(const TopologyGraph& graph, const CollectiveRequest& request) {
+  NominalPlan own;
+  return nominal_plan(graph, request, own).depth;
 }
 
 }  // namespace racksim

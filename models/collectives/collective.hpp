@@ -36,6 +36,8 @@ struct CollectiveRequest {
   // hierarchical: the algorithms used inside each NVLink domain and across domains.
   std::string inner_algorithm = "auto";
   std::string outer_algorithm = "ring";
+
+  bool operator==(const CollectiveRequest&) const = default;
 };
 
 std::uint64_t dtype_size_bytes(const std::string& dtype, const std::string& where = "--dtype");

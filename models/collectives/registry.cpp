@@ -76,8 +76,12 @@ namespace {
 // aggregation (sim/engine/aggregation.hpp). `request` is resolved (NCCL's pipeline item may set its
 // chunk); `chunked`: the user gave --chunk-bytes.
 void check_schedule_size(const CollectiveRequest& request, const TopologyGraph& graph, bool chunked) {
-  const CostModel m = make_cost_model(graph, request, Calibration::none());
-  const long depth = chunked ? pieces_for_chunk(m.unit_bytes, request.chunk_bytes) : planned_depth(graph, request).depth;
+  // The task and transfer counts are the traffic's shape, the same in the nominal model as with any
+  // calibration and protocol terms: the plan the builder reads next (kept by build_schedule's scope).
+  NominalPlan own;
+  const NominalPlan& plan = nominal_plan(graph, request, own);
+  const CostModel& m = plan.model;
+  const long depth = chunked ? pieces_for_chunk(m.unit_bytes, request.chunk_bytes) : plan.depth.depth;
   const auto transfers = [&](double d) { return static_cast<double>(m.transfers_fixed) + static_cast<double>(m.transfers_per_item) * d; };
   const auto tasks = [&](double d) { return static_cast<double>(m.tasks_fixed) + static_cast<double>(m.tasks_per_item) * d; };
   const auto bytes = [&](double d) { return schedule_bytes(tasks(d), transfers(d)); };
@@ -114,6 +118,8 @@ void check_schedule_size(const CollectiveRequest& request, const TopologyGraph& 
 
 Schedule build_schedule(const CollectiveRequest& request, const TopologyGraph& graph, const Calibration& calibration) {
   validate_request(request, graph);
+  NominalPlan::Memo nominal;  // one pricing of the nominal model for the size check, builder and exec_terms
+  const NominalPlan::Scope nominal_scope(nominal);
   if (request.algorithm != "auto") find_algorithm(request.op, request.algorithm);  // unknown names first
   const NcclChoice choice = resolve_request(request, graph);
   check_schedule_size(choice.request, graph, request.chunk_bytes > 0);
