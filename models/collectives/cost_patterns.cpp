@@ -92,6 +92,31 @@ void tree_model(CostBuilder& b) {
   b.m.detail = "tree height " + std::to_string(trees.front().height) + (rails > 1 ? ", " + std::to_string(rails) + " trees, one per NIC rail" : "");
 }
 
+ItemCounts hierarchical_counts(const CollectiveRequest& request, const TopologyGraph& graph) {
+  const DomainGroups g = domain_groups(request, graph);
+  const std::string inner = hierarchical_inner(request, graph);
+  const std::string outer = hierarchical_outer(request);
+  const int d = g.per_domain, D = g.domains;
+  ItemCounts c;
+  if (static_cast<int>(request.gpus.size()) == 1) return c;  // nothing moves (finish)
+  if (d > 1 && inner == "ring") {  // reduce-scatter and all-gather inside, rings of d
+    c.tasks += 2L * D * d * (d - 1);
+    c.transfers += 2L * D * d * (d - 1);
+  } else if (d > 1) {
+    c.tasks += (D > 1 ? 4L : 2L) * D * d;
+    c.transfers += D > 1 ? (3L + d - 1) * D * d : (1L + d) * d;
+  }
+  if (D > 1 && outer == "ring") {
+    c.tasks += 2L * d * D * (D - 1);
+    c.transfers += 2L * d * D * (D - 1);
+  } else if (D > 1) {
+    c.tasks += 4L * d * (D - 1);
+    c.transfers += 4L * d * (D - 1);
+  }
+  c.transfers = std::max(1L, c.transfers);
+  return c;
+}
+
 void hierarchical_model(CostBuilder& b) {
   const double S = static_cast<double>(b.request.bytes);
   const DomainGroups g = domain_groups(b.request, b.graph);
@@ -129,13 +154,10 @@ void hierarchical_model(CostBuilder& b) {
     positions.push_back(std::move(members));
   }
   auto next = [&] { return static_cast<int>(b.m.stages.size()); };
-  long tasks = 0, transfers = 0;
   int rs0 = -1, rs1 = -1;
   if (d > 1 && inner == "ring") {
     rs0 = next();
     b.add("intra-reduce-scatter", inner_ring, slice, d - 1);
-    tasks += 2L * D * d * (d - 1);
-    transfers += 2L * D * d * (d - 1);
   } else if (d > 1) {
     rs0 = next();
     b.add("intra-reduce-scatter", up, S);
@@ -144,18 +166,12 @@ void hierarchical_model(CostBuilder& b) {
       // Every domain's plane reduces its d slices (D planes work in parallel).
       b.add_switch("intra-reduce-scatter", down, slice, g.domain_ids[0], d, true);
     }
-    tasks += (D > 1 ? 4L : 2L) * D * d;
-    transfers += D > 1 ? (3L + d - 1) * D * d : (1L + d) * d;
   }
   const int outer_first = next();
   if (D > 1 && outer == "ring") {
     b.add("inter-all-reduce", outer_flows, slice / D, 2 * (D - 1));
-    tasks += 2L * d * D * (D - 1);
-    transfers += 2L * d * D * (D - 1);
   } else if (D > 1) {
     b.add_tree("inter-all-reduce", "inter-all-reduce", positions, tree, slice / 2);
-    tasks += 4L * d * (D - 1);
-    transfers += 4L * d * (D - 1);
   }
   if (d > 1 && inner == "ring") {
     b.m.shared = {{rs0, next()}};
@@ -170,8 +186,9 @@ void hierarchical_model(CostBuilder& b) {
     for (int l = 0; l < d; ++l) all.insert(all.end(), down.begin(), down.end());
     b.add_switch("intra-all-gather", all, slice, g.domain_ids[0], d, true);
   }
-  b.m.tasks_per_item = tasks;
-  b.m.transfers_per_item = std::max(1L, transfers);
+  const ItemCounts counts = hierarchical_counts(b.request, b.graph);
+  b.m.tasks_per_item = counts.tasks;
+  b.m.transfers_per_item = counts.transfers;
 }
 
 

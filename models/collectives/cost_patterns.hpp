@@ -115,6 +115,13 @@ void nvls_model(CostBuilder& b);
 void tree_model(CostBuilder& b);
 // Reduce-scatter inside each domain, all-reduce of the slices across domains, all-gather inside.
 void hierarchical_model(CostBuilder& b);
+// Its tasks and transfers per pipeline block (none fixed) from the request's shape alone, without pricing a
+// flow: what hierarchical_model sets, and what the size check refuses from before pricing 0.2 M flows
+// (models/collectives/registry.cpp).
+struct ItemCounts {
+  long tasks = 0, transfers = 0;
+};
+ItemCounts hierarchical_counts(const CollectiveRequest& request, const TopologyGraph& graph);
 // A cost builder's model, with task counts zeroed when one rank moves nothing.
 CostModel finish(CostBuilder& b);
 

@@ -8,6 +8,7 @@
 #include "models/analytic/flow_cost.hpp"
 #include "models/collectives/algorithm_support.hpp"
 #include "models/collectives/algorithms.hpp"
+#include "models/collectives/cost_patterns.hpp"
 #include "models/collectives/exec_terms.hpp"
 #include "models/collectives/nccl_choice.hpp"
 #include "sim/calib/calibration.hpp"
@@ -78,18 +79,37 @@ namespace {
 // aggregation (sim/engine/aggregation.hpp). `request` is resolved (NCCL's pipeline item may set its
 // chunk); `chunked`: the user gave --chunk-bytes.
 void check_schedule_size(const CollectiveRequest& request, const TopologyGraph& graph, bool chunked) {
-  // The task and transfer counts are the traffic's shape, the same in the nominal model as with any
-  // calibration and protocol terms: the plan the builder reads next (kept by build_schedule's scope).
-  NominalPlan own;
-  const NominalPlan& plan = nominal_plan(graph, request, own);
-  const CostModel& m = plan.model;
-  const long depth = chunked ? pieces_for_chunk(m.unit_bytes, request.chunk_bytes) : plan.depth.depth;
-  const auto transfers = [&](double d) { return static_cast<double>(m.transfers_fixed) + static_cast<double>(m.transfers_per_item) * d; };
-  const auto tasks = [&](double d) { return static_cast<double>(m.tasks_fixed) + static_cast<double>(m.tasks_per_item) * d; };
-  const auto bytes = [&](double d) { return schedule_bytes(tasks(d), transfers(d)); };
   const MemoryBudget& budget = memory_budget();
   const double graph_bytes = estimate_graph(graph.spec(), graph.racks()).bytes;
   const double room = static_cast<double>(budget.bytes) - kProcessBaseBytes - graph_bytes;
+  struct Shape {
+    std::string algorithm;
+    double unit_bytes = 0;
+    long tasks_fixed = 0, tasks_per_item = 0, transfers_fixed = 0, transfers_per_item = 0;
+  } m;
+  long depth = 1;
+  // A hierarchical all-reduce whose blocks each have more transfers than its pipeline's budget is planned
+  // at depth 1 (choose_depth); its counts need no pricing, so one over the memory even so is refused here,
+  // with the same numbers, before its flows are priced (the ring across 1 389 racks: 285 M transfers,
+  // refused in seconds instead of after pricing 0.2 M flows; issue 14).
+  if (!chunked && request.op == CollectiveOp::all_reduce && request.algorithm == "hierarchical") {
+    const ItemCounts c = hierarchical_counts(request, graph);
+    if (c.transfers > kHierarchicalTransferBudget &&
+        schedule_bytes(static_cast<double>(c.tasks), static_cast<double>(c.transfers)) > room)
+      m = {"all_reduce/hierarchical", 0, 0, c.tasks, 0, c.transfers};
+  }
+  if (m.algorithm.empty()) {
+    // The task and transfer counts are the traffic's shape, the same in the nominal model as with any
+    // calibration and protocol terms: the plan the builder reads next (kept by build_schedule's scope).
+    NominalPlan own;
+    const NominalPlan& plan = nominal_plan(graph, request, own);
+    const CostModel& p = plan.model;
+    m = {p.algorithm, p.unit_bytes, p.tasks_fixed, p.tasks_per_item, p.transfers_fixed, p.transfers_per_item};
+    depth = chunked ? pieces_for_chunk(m.unit_bytes, request.chunk_bytes) : plan.depth.depth;
+  }
+  const auto transfers = [&](double d) { return static_cast<double>(m.transfers_fixed) + static_cast<double>(m.transfers_per_item) * d; };
+  const auto tasks = [&](double d) { return static_cast<double>(m.tasks_fixed) + static_cast<double>(m.tasks_per_item) * d; };
+  const auto bytes = [&](double d) { return schedule_bytes(tasks(d), transfers(d)); };
   const double t = transfers(static_cast<double>(depth));
   const double need = bytes(static_cast<double>(depth));
   // A --chunk-bytes deeper than kMaxTransfers allows would be lowered by choose_depth (the builders plan
