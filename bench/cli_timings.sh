@@ -6,7 +6,8 @@
 #
 #   bench/cli_timings.sh [-n RUNS] [--slow] [--racksim PATH]
 #     -n RUNS     runs per row (default 5; the median is reported)
-#     --slow      also the rows that take minutes today (flat 576-GPU ring: refused; DeepSeek-V3 plan),
+#     --slow      also the slow rows (flat 576-GPU ring: refused; DeepSeek-V3 plan; 100 008 GPUs with a tree
+#                 across 1 389 racks, issue 14's goal of a minute),
 #                 run once each whatever -n says
 #     --racksim   the binary (default build/cli/racksim)
 # State the load you measured under: the load average is printed with the table.
@@ -36,6 +37,7 @@ rows=(
   "576 GPUs hierarchical (8 racks)|500 ms|0|collective --system gb200-nvl72 --racks 8 --gpus 576 --algo hierarchical ${ar[*]}"
   "1 440 GPUs hierarchical (20 racks)|500 ms|0|collective --system gb200-nvl72 --racks 20 --gpus 1440 --algo hierarchical ${ar[*]}"
   "4 608 GPUs hierarchical (64 racks)|2000 ms|0|collective --system gb200-nvl72 --racks 64 --gpus 4608 --algo hierarchical ${ar[*]}"
+  "100 008 GPUs hierarchical, tree across (1 389 racks)|60000 ms|1|collective --system gb200-nvl72 --racks 1389 --gpus 100008 --algo hierarchical --outer tree ${ar[*]}"
   "plan DeepSeek-V3 on 8 racks|1000 ms|1|plan --system gb200-nvl72 --racks 8 --model deepseek-v3 --global-batch 4096 --seq-len 4096 --format json"
 )
 
