@@ -33,7 +33,8 @@ TrainingFitResult fit_training(const std::string& rows_file, const TrainingFitOp
   for (const PublishedRun* r : eng.used) res.fitted.push_back(eng.predict(*r, res.params.at(eng.pricer.generation(*r))));
   {
     const ComputeModel cm(*eng.probe.gpu, res.params.at("hopper"), eng.probe.hbm_Bps, eng.probe.sm_count);
-    for (const auto& p : eng.probes) res.probe_errors.push_back({p.label, probe_time_s(cm, p) / p.measured_s - 1});
+    for (std::size_t i = 0; i < eng.probes.size(); ++i)
+      res.probe_errors.push_back({eng.probes[i].label, probe_time_s(cm.coefficients(), eng.probe_features[i]) / eng.probes[i].measured_s - 1});
   }
   res.priors = prior_descriptions();
   std::vector<double> a;

@@ -199,12 +199,24 @@ std::vector<ProbePoint> read_probes(const std::vector<std::string>& dirs) {
   return out;
 }
 
-double probe_time_s(const ComputeModel& cm, const ProbePoint& p) {
+ProbeTerms probe_terms(const ComputeModel& cm, const ProbePoint& p) {
+  ProbeTerms t;
   Work w;
-  if (p.attention_flops > 0) cm.add_attention(w, p.attention_flops);
-  else if (p.hbm_bytes > 0) cm.add_hbm(w, p.hbm_bytes);
-  else cm.add_gemm(w, p.shape, p.dtype, 1);
-  return cm.time_s(w);
+  if (p.attention_flops > 0) {
+    cm.add_attention(w, p.attention_flops);
+    t.feature = kAttention, t.compute_x = w.x[kAttention];
+  } else if (p.hbm_bytes > 0) {
+    cm.add_hbm(w, p.hbm_bytes);
+    t.feature = kHbm, t.compute_x = w.x[kHbm];
+  } else {
+    const ComputeModel::GemmTerms g = cm.gemm_terms(p.shape, p.dtype);
+    t.feature = g.feature, t.compute_x = g.compute_x, t.memory_x = g.memory_x, t.launches = 1;
+  }
+  return t;
+}
+
+double probe_time_s(const Coefficients& c, const ProbeTerms& t) {
+  return std::max(c[static_cast<std::size_t>(t.feature)] * t.compute_x, c[kHbm] * t.memory_x) + c[kGemmLaunches] * t.launches;
 }
 
 std::vector<std::string> default_probe_dirs() {
@@ -217,8 +229,8 @@ struct FitProblem {
   const ParamIndex& ix;
   double row_sigma = kStartRowSigma;
   std::vector<Observation> obs;
-  std::vector<ProbePoint> probes;
-  ProbeModel probe;
+  const std::vector<ProbePoint>* probes = nullptr;  // with their features (Engine::probe_features)
+  const std::vector<ProbeTerms>* probe_features = nullptr;
 };
 
 double log_error(const Coefficients& c, const Observation& o) {
@@ -245,10 +257,10 @@ Eigen::VectorXd residuals(const FitProblem& pb, const Eigen::VectorXd& phi) {
   for (int g = 0; g < 2; ++g) coeff.push_back(coefficients_of(params_of(pb.ix, phi, g)));
   std::vector<double> r;
   for (const auto& o : pb.obs) r.push_back(o.weight * log_error(coeff[static_cast<std::size_t>(o.generation)], o) / pb.row_sigma);
-  if (pb.probe.gpu) {
-    const ComputeModel cm(*pb.probe.gpu, params_of(pb.ix, phi, 0), pb.probe.hbm_Bps, pb.probe.sm_count);
-    for (const auto& p : pb.probes) {
-      r.push_back(kProbeWeight * p.weight * std::log(probe_time_s(cm, p) / p.measured_s) / pb.row_sigma);
+  if (pb.probes) {  // on the H200: Hopper's parameters
+    for (std::size_t i = 0; i < pb.probes->size(); ++i) {
+      const ProbePoint& p = (*pb.probes)[i];
+      r.push_back(kProbeWeight * p.weight * std::log(probe_time_s(coeff[0], (*pb.probe_features)[i]) / p.measured_s) / pb.row_sigma);
     }
   }
   // priors
@@ -337,6 +349,9 @@ Engine::Engine(const TrainingFitOptions& o, const std::vector<PublishedRun>& run
   probe.gpu = h200.gpu;
   probe.hbm_Bps = h200.base.hbm_Bps;
   probe.sm_count = h200.sm_count;
+  // Any parameters: the features do not depend on them.
+  const ComputeModel cm(*probe.gpu, params_of(ix, start_vector(ix), 0), probe.hbm_Bps, probe.sm_count);
+  for (const auto& p : probes) probe_features.push_back(probe_terms(cm, p));
   for (const auto& r : runs)
     if (r.excluded.empty()) used.push_back(&r);
 }
@@ -362,7 +377,7 @@ Eigen::VectorXd Engine::fit(const std::function<bool(const PublishedRun&)>& keep
   double sigma = kStartRowSigma;
   int it = 0;
   for (; it < outer; ++it) {
-    FitProblem pb{ix, sigma, {}, probes, probe};
+    FitProblem pb{ix, sigma, {}, probe.gpu ? &probes : nullptr, &probe_features};
     for (const PublishedRun* r : used) {
       if (!keep(*r)) continue;
       const int g = gen_index(*r);
@@ -452,7 +467,7 @@ std::vector<std::string> prior_descriptions() {
   out.push_back(fmt::format("gemm_efficiency.fp8 ~ gemm_efficiency.bf16 of the same generation (sigma {} logit)", kFp8TieSigma));
   out.push_back(fmt::format("gemm_efficiency.fp4 ~ gemm_efficiency.fp8 (sigma {} logit)", kFp4TieSigma));
   out.push_back(fmt::format("every Blackwell parameter ~ the Hopper one (sigma {} in its units): what the Blackwell rows do not constrain stays at Hopper's", kGenerationTie));
-  out.push_back(fmt::format("each H200 probe point (GEMM or attention) weighs as much as {:.0f} jobs of training runs (assumption: it measures one kernel alone)", kProbeWeight * kProbeWeight));
+  out.push_back(fmt::format("each H200 probe point (GEMM, attention, elementwise; the 120 grouped GEMMs together as 12 points) weighs as much as {:.0f} jobs of training runs (assumption: it measures one kernel alone)", kProbeWeight * kProbeWeight));
   out.push_back("runs: each job (model, system, recipe and layout but for DP) counts once, its runs (releases, scales) weighted 1 / "
                 "runs of the job; residuals in units of the fit's own job-weighted RMS log error (estimated each round, so the priors "
                 "weigh against the scatter the runs really show)");

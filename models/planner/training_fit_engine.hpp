@@ -174,8 +174,15 @@ struct ProbePoint {
   double weight = 1;  // relative to kProbeWeight: a family of many points (the grouped GEMMs) shares its weight
 };
 std::vector<ProbePoint> read_probes(const std::vector<std::string>& dirs);
-// The step model's time for a probe point on `cm` (the GEMM or the attention alone).
-double probe_time_s(const ComputeModel& cm, const ProbePoint& p);
+// A probe point as features on the probe's GPU, fixed for the whole fit (they do not depend on the
+// parameters): its time at coefficients c is max(c[feature] x compute_x, c[kHbm] x memory_x) +
+// c[kGemmLaunches] x launches, what ComputeModel gives for the kernel alone.
+struct ProbeTerms {
+  int feature = kHbm;
+  double compute_x = 0, memory_x = 0, launches = 0;
+};
+ProbeTerms probe_terms(const ComputeModel& cm, const ProbePoint& p);
+double probe_time_s(const Coefficients& c, const ProbeTerms& t);
 std::vector<std::string> default_probe_dirs();
 
 // The H200 as the probe ran it: hgx-h200's GPU (same die as the lent one).
@@ -191,6 +198,7 @@ struct Engine {
   ParamIndex ix = make_index();
   ProbeModel probe;
   std::vector<ProbePoint> probes;
+  std::vector<ProbeTerms> probe_features;  // probe_terms of each of `probes`
   std::vector<const PublishedRun*> used;
 
   Engine(const TrainingFitOptions& o, const std::vector<PublishedRun>& runs);

@@ -77,6 +77,13 @@ double ComputeModel::streaming_s(double bytes) const { return bytes / (hbm_Bps_ 
 
 void ComputeModel::add_gemm(Work& w, const GemmShape& g, const std::string& dtype, double passes) const {
   if (g.m <= 0 || g.n <= 0 || g.k <= 0 || g.count <= 0 || passes <= 0) return;
+  const GemmTerms t = gemm_terms(g, dtype);
+  if (coeff_[t.feature] * t.compute_x >= coeff_[kHbm] * t.memory_x) w.x[t.feature] += passes * t.compute_x;
+  else w.x[kHbm] += passes * t.memory_x;
+  w.x[kGemmLaunches] += passes;
+}
+
+ComputeModel::GemmTerms ComputeModel::gemm_terms(const GemmShape& g, const std::string& dtype) const {
   const double mt = std::ceil(g.m / kTile), nt = std::ceil(g.n / kTile);
   const double tiles = mt * nt * g.count;
   // The last partial wave of tiles idles SMs; with fewer tiles than SMs cuBLAS splits K (split-K /
@@ -84,13 +91,12 @@ void ComputeModel::add_gemm(Work& w, const GemmShape& g, const std::string& dtyp
   const double waves = std::ceil(tiles / sm_count_);
   const double wave_eff = tiles < sm_count_ ? 1.0 : tiles / (waves * sm_count_);
   const double padded = 2 * mt * kTile * nt * kTile * g.k * g.count / wave_eff;
-  const int f = gemm_feature(dtype, g.grouped);
-  const double compute_x = padded / gpu_->peak_Fps(dtype);
+  GemmTerms t;
+  t.feature = gemm_feature(dtype, g.grouped);
+  t.compute_x = padded / gpu_->peak_Fps(dtype);
   const double bytes = g.count * ((g.m * g.k + g.k * g.n) * input_bytes(dtype) + g.m * g.n * 2);
-  const double memory_x = bytes / hbm_Bps_;
-  if (coeff_[f] * compute_x >= coeff_[kHbm] * memory_x) w.x[f] += passes * compute_x;
-  else w.x[kHbm] += passes * memory_x;
-  w.x[kGemmLaunches] += passes;
+  t.memory_x = bytes / hbm_Bps_;
+  return t;
 }
 
 }  // namespace racksim

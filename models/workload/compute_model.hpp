@@ -83,6 +83,13 @@ class ComputeModel {
   // SMs (none when there are fewer tiles than SMs: split-K); the memory side reads both operands and writes the bf16 result; whichever is longer at the
   // current parameters is what the GEMM costs (a roofline), plus one launch per pass.
   void add_gemm(Work& w, const GemmShape& g, const std::string& dtype, double passes) const;
+  // The two sides of that roofline for one pass, which do not depend on the parameters: `compute_x` of
+  // feature `feature` (padded FLOPs at the peak) and `memory_x` of kHbm (bytes at the HBM bandwidth).
+  struct GemmTerms {
+    int feature = kGemmBf16;
+    double compute_x = 0, memory_x = 0;
+  };
+  GemmTerms gemm_terms(const GemmShape& g, const std::string& dtype) const;
   // `flops`: attention-core FLOPs already weighted by the kernel's speed at their head dimension
   // (attention_head_dim_weight); the GPU's attention_speedup divides them.
   void add_attention(Work& w, double flops) const { w.x[kAttention] += flops / (peak_bf16_ * gpu_->attention_speedup); }
