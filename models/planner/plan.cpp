@@ -1,6 +1,10 @@
 #include "models/planner/plan.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <optional>
+#include <thread>
 #include <fmt/format.h>
 #include <map>
 
@@ -301,8 +305,11 @@ PlanResult run_plan(const PlanRequest& req) {
     }
   }
 
+  // The other systems' searches are independent of one another (each its own graph, collective model and
+  // caches; the caches a search activates are per thread): they run on up to one thread per core and land in
+  // the order asked. The engine checks above stay on this thread (engine processes are forked from it).
   const int n = best.layout.gpus();
-  for (const std::string& other : req.compare) {
+  auto compare_one = [&](const std::string& other) {
     SystemComparison cmp;
     cmp.system = other;
     cmp.gpus = n;
@@ -312,16 +319,14 @@ PlanResult run_plan(const PlanRequest& req) {
       if (ospec.id == spec.id) {
         cmp.racks = racks;
         cmp.best = best;
-        out.comparison.push_back(std::move(cmp));
-        continue;
+        return cmp;
       }
       const int per_rack = ospec.rack.trays * static_cast<int>(ospec.tray.gpus.size());
       const int domain_racks = ospec.nvlink_domain ? ospec.nvlink_domain->racks : 1;
       cmp.racks = ceil_div(ceil_div(n, per_rack), domain_racks) * domain_racks;
       if (cmp.racks > ospec.rack.max_racks) {
         cmp.note = fmt::format("{} GPUs need {} racks, more than the {} the topology allows", n, cmp.racks, ospec.rack.max_racks);
-        out.comparison.push_back(std::move(cmp));
-        continue;
+        return cmp;
       }
       const TopologyGraph ograph(ospec, cmp.racks);
       const GpuCompute& ocompute = table.lookup(ospec.id, ospec.tray.gpus.at(0).type);
@@ -336,7 +341,29 @@ PlanResult run_plan(const PlanRequest& req) {
     } catch (const InputError& e) {
       cmp.note = e.what();
     }
-    out.comparison.push_back(std::move(cmp));
+    return cmp;
+  };
+  // Workers take the next system as they finish one (the same system costs nothing, another a search).
+  std::vector<std::optional<SystemComparison>> done(req.compare.size());
+  std::vector<std::exception_ptr> failed(req.compare.size());
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i = next++; i < req.compare.size(); i = next++) {
+      try {
+        done[i] = compare_one(req.compare[i]);
+      } catch (...) {
+        failed[i] = std::current_exception();
+      }
+    }
+  };
+  const std::size_t threads = std::min<std::size_t>(req.compare.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  for (std::size_t i = 0; i < req.compare.size(); ++i) {
+    if (failed[i]) std::rethrow_exception(failed[i]);
+    out.comparison.push_back(std::move(*done[i]));
   }
   return out;
 }
