@@ -73,11 +73,19 @@ def spares_of(daemon):
     return [p for p in children_of(daemon) if comm(p) == "racksim-spare"]
 
 
+def state(pid):
+    try:
+        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return ""
+
+
 def runs_of(daemon):
-    """The daemon's children running a request (comm racksim-run). Not "every child but the spares": a spare
+    """The daemon's live children running a request (comm racksim-run). Not "every child but the spares": a spare
     forked a moment ago still has the daemon's name until it names itself, and killing it as "the run" left
-    the caller's retry running for minutes (CI, stop 21)."""
-    return [p for p in children_of(daemon) if comm(p) == "racksim-run"]
+    the caller's retry running for minutes (CI, stop 21). Not a killed run the daemon has not reaped yet
+    either: a zombie keeps its name, and taking it for the retry's run left the retry running (session 8)."""
+    return [p for p in children_of(daemon) if comm(p) == "racksim-run" and state(p) not in ("Z", "X", "")]
 
 
 def wait_until(cond, seconds):
@@ -165,11 +173,14 @@ def test_run_that_dies_ends_its_call():
         p = subprocess.Popen([BIN, "collective", "--system", "gb200-nvl72", "--racks", "2", "--op", "all_reduce",
                               "--gpus", "144", "--bytes", "1G", "--algo", "ring", "--aggregation", "off"],
                              env=env_with(d), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        killed = set()
         for attempt in range(2):
-            check(wait_until(lambda: runs_of(daemon), 10), f"attempt {attempt + 1}: the run is a child of the daemon")
-            for pid in runs_of(daemon):
+            # the retry's run, not the one killed before (it may still be listed until the daemon reaps it)
+            check(wait_until(lambda: set(runs_of(daemon)) - killed, 10), f"attempt {attempt + 1}: the run is a child of the daemon")
+            for pid in set(runs_of(daemon)) - killed:
                 os.kill(pid, signal.SIGKILL)
-            wait_until(lambda: not runs_of(daemon) or p.poll() is not None, 5)
+                killed.add(pid)
+            wait_until(lambda: not set(children_of(daemon)) & killed or p.poll() is not None, 5)
         try:
             _, err = p.communicate(timeout=10 * SCALE)
         except subprocess.TimeoutExpired:
