@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "models/planner/training_fit_engine.hpp"
 #include "models/workload/compute_model.hpp"
 #include "models/workload/gpu_compute.hpp"
 #include "sim/core/errors.hpp"
@@ -47,6 +48,34 @@ TEST(ComputeModel, BlackwellUltraAttentionRunsItsStatedSpeedupFaster) {
   on_b300.add_gemm(gb, GemmShape{8192, 8192, 8192}, "bf16", 1);
   EXPECT_GT(ga.x[kGemmBf16], 0);
   EXPECT_DOUBLE_EQ(ga.x[kGemmBf16], gb.x[kGemmBf16]);
+}
+
+// The fit prices its probe points from features computed once (fit_detail::probe_terms); at any parameters
+// that must be the time ComputeModel gives the same kernel alone, on both sides of a GEMM's roofline.
+TEST(ComputeModel, ProbeTermsPriceAsTheModelDoes) {
+  const ComputeTable table = ComputeTable::shipped();
+  const GpuCompute& h200 = table.lookup("hgx-h200", "h200-sxm");
+  ComputeParams slow_hbm = table.params("hopper");
+  slow_hbm.hbm_efficiency = 0.01;  // small GEMMs turn memory-bound
+  for (const ComputeParams& p : {table.params("hopper"), slow_hbm}) {
+    const ComputeModel cm(h200, p, 4.8e12, 132);
+    fit_detail::ProbePoint gemm, grouped, attention, hbm;
+    gemm.shape = GemmShape{8192, 8192, 8192};
+    gemm.dtype = "fp8";
+    grouped.shape = GemmShape{512, 768, 2048, 16, true};
+    attention.attention_flops = 4.8e11;
+    hbm.hbm_bytes = 8e8;
+    Work wg, wr, wa, wh;
+    cm.add_gemm(wg, gemm.shape, "fp8", 1);
+    cm.add_gemm(wr, grouped.shape, "bf16", 1);
+    cm.add_attention(wa, attention.attention_flops);
+    cm.add_hbm(wh, hbm.hbm_bytes);
+    const Coefficients& c = cm.coefficients();
+    EXPECT_DOUBLE_EQ(fit_detail::probe_time_s(c, fit_detail::probe_terms(cm, gemm)), cm.time_s(wg));
+    EXPECT_DOUBLE_EQ(fit_detail::probe_time_s(c, fit_detail::probe_terms(cm, grouped)), cm.time_s(wr));
+    EXPECT_DOUBLE_EQ(fit_detail::probe_time_s(c, fit_detail::probe_terms(cm, attention)), cm.time_s(wa));
+    EXPECT_DOUBLE_EQ(fit_detail::probe_time_s(c, fit_detail::probe_terms(cm, hbm)), cm.time_s(wh));
+  }
 }
 
 // The shipped gpu_compute.json with the B300 entry's attention_speedup replaced by `value`.
