@@ -33,7 +33,6 @@ record with "scope":"measurement" and the error text, and the run goes on. Bad a
 stderr, exit 2.
 """
 
-import argparse
 import os
 import statistics
 import subprocess
@@ -72,15 +71,8 @@ def log(msg):
     print(f"{PROBE}: {msg}", file=sys.stderr, flush=True)
 
 
-class OneLineParser(argparse.ArgumentParser):
-    def error(self, message):
-        usage = " ".join(self.format_usage().split()[1:])
-        print(f"{PROBE}: {message} (usage: {usage})", file=sys.stderr)
-        sys.exit(2)
-
-
 def parse_args(argv):
-    p = OneLineParser(prog="compute_torch.py", description=__doc__.split("\n")[0])
+    p = probe_json.OneLineParser(probe=PROBE, prog="compute_torch.py", description=__doc__.split("\n")[0])
     p.add_argument("--sections", default=",".join(SECTIONS), help="comma-separated subset of " + ",".join(SECTIONS))
     p.add_argument("--quick", action="store_true", help="tiny shapes, few repetitions (a smoke test in seconds)")
     p.add_argument("--iters", type=int, default=None, help="timed repetitions per point (default 15, quick 3)")

@@ -96,15 +96,8 @@ def parse_bytes(s):
     return v * m
 
 
-class OneLineParser(argparse.ArgumentParser):
-    def error(self, message):
-        usage = " ".join(self.format_usage().split()[1:])
-        print(f"{PROBE}: {message} (usage: {usage})", file=sys.stderr)
-        sys.exit(2)
-
-
 def parse_args(argv):
-    p = OneLineParser(prog="nccl_sweep.py", description=__doc__.split("\n")[0])
+    p = probe_json.OneLineParser(probe=PROBE, prog="nccl_sweep.py", description=__doc__.split("\n")[0])
     p.add_argument("--algo", default="ring", help="NCCL_ALGO for this run: ring, tree, or default (NCCL chooses)")
     p.add_argument("--min-bytes", type=parse_bytes, default=8)
     p.add_argument("--max-bytes", type=parse_bytes, default=8 << 30)

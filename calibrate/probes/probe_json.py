@@ -1,6 +1,7 @@
 """What the Python probes (nccl_sweep.py, compute_torch.py) share, as probe_common.h does for the CUDA ones:
-one JSON object per line on stdout, the header record naming the machine, and the skipped record with exit 0
-where the probe cannot run (no torch, no GPU)."""
+one JSON object per line on stdout, the header record naming the machine, the skipped record with exit 0
+where the probe cannot run (no torch, no GPU), and bad arguments as one line on stderr with exit 2."""
+import argparse
 import datetime
 import json
 import socket
@@ -45,3 +46,16 @@ def skip(probe, reason, detail=None, **hdr):
     emit(rec)
     print(f"{probe}: skipped: {reason}" + (f" ({detail})" if detail else ""), file=sys.stderr)
     sys.exit(0)
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """argparse whose errors are one line, "probe: message (usage: ...)", and exit status 2."""
+
+    def __init__(self, *args, probe, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.probe = probe
+
+    def error(self, message):
+        usage = " ".join(self.format_usage().split()[1:])
+        print(f"{self.probe}: {message} (usage: {usage})", file=sys.stderr)
+        sys.exit(2)
