@@ -66,10 +66,16 @@ def main():
                     failures.append("%s/%s %s: shipped %s, fresh fit %s: calibrate/default.json is stale, run "
                                     "scripts/make-default-calibration.sh" % (group, key, name, was, value))
     # NVLink is not fitted: collectives use NCCL's own per-link figure (docs/decisions.md, issue 11).
-    for kind in ("pcie", "c2c", "nic"):
+    for kind in ("pcie", "c2c"):
         fit = cal["links"][kind].get("fit")
         if not fit or fit["points"] < 1 or not fit["data"]:
             failures.append("links/%s has no fit record" % kind)
+    # The NIC runs at its wire rate: its one record (NCCL's 46-49 GB/s per NIC) is an all-reduce rate, whose
+    # losses the algorithms' efficiencies carry; fitted to the link as well they were charged twice.
+    nic = cal["links"].get("nic", {})
+    if nic.get("bandwidth_efficiency", 1.0) != 1.0 or (nic.get("fit") or {}).get("points", 0) > 0:
+        failures.append("links/nic is fitted (%s): NCCL's per-NIC all-reduce rate is not the link's"
+                        % nic.get("bandwidth_efficiency"))
     # Schema 2: one entry per architecture (docs/calibration.md section 2); each architecture's NVLS and ring
     # all-reduce are fitted to data of their own, not borrowed.
     for key in ("hopper:all_reduce/nvls", "hopper:all_reduce/ring", "blackwell:all_reduce/nvls",
