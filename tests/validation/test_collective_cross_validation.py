@@ -31,9 +31,10 @@ BIN = os.environ["RACKSIM_BIN"]
 TIMEOUT_SCALE = int(os.environ.get("RACKSIM_TEST_TIMEOUT_SCALE", "1"))  # 4 in the sanitizer build (tests/CMakeLists.txt)
 GOALS = {"median_abs_error_at_or_above_64MiB": 0.05, "worst_abs_error_at_or_above_64MiB": 0.15,
          "median_abs_error_below_64MiB": 0.15}
-BOUNDS = {"system": {"median_abs_error_at_or_above_64MiB": 0.08, "worst_abs_error_at_or_above_64MiB": 0.80,
+# Measured in session 9: by system 5.9 % / 75.1 % / 11.1 %, by GPU count 5.6 % / 91.8 % / 12.0 %.
+BOUNDS = {"system": {"median_abs_error_at_or_above_64MiB": 0.062, "worst_abs_error_at_or_above_64MiB": 0.80,
                      "median_abs_error_below_64MiB": 0.12},
-          "GPU count": {"median_abs_error_at_or_above_64MiB": 0.065, "worst_abs_error_at_or_above_64MiB": 1.00,
+          "GPU count": {"median_abs_error_at_or_above_64MiB": 0.06, "worst_abs_error_at_or_above_64MiB": 1.00,
                         "median_abs_error_below_64MiB": 0.13}}
 
 
