@@ -77,9 +77,10 @@ double predict_time_s(const CollectivePoint& p, const Calibration& c) {
 }
 
 // One group's fit (below). `held_launch_in_s`: the in-domain L where the group's own data cannot determine
-// it (its architecture's pooled value in the second pass, 0 in the first).
+// it (its architecture's pooled value in the second pass, 0 in the first). `held_ramp_bytes_per_gpu` >= 0:
+// NVLS's ramp taken from the architecture's NVLS fit rather than searched (NVLS-tree, below).
 static GroupFit fit_group(const std::string& arch, const std::string& key, const std::vector<const CollectivePoint*>& pts,
-                   double held_launch_in_s) {
+                   double held_launch_in_s, double held_ramp_bytes_per_gpu = -1) {
   GroupFit f;
   f.arch = arch;
   f.key = key;
@@ -216,9 +217,9 @@ static GroupFit fit_group(const std::string& arch, const std::string& key, const
   // NVLS's ramp (NVLS and NVLS-tree only: the switch's pipeline; rings and trees reach their bandwidth
   // at once, docs/calibration.md): chosen from a grid by the same misfit, where the group has a sweep
   // through the ramp (a series with 3 sizes from 16 MiB to 4 GiB); otherwise none.
-  double ramp = 0;
-  Solution best = solve(0);
-  if (f.key.size() > 5 && f.key.compare(f.key.size() - 5, 5, "/nvls") == 0) {
+  double ramp = held_ramp_bytes_per_gpu > 0 ? held_ramp_bytes_per_gpu : 0;
+  Solution best = solve(ramp);
+  if (held_ramp_bytes_per_gpu < 0 && f.key.size() > 5 && f.key.compare(f.key.size() - 5, 5, "/nvls") == 0) {
     std::map<std::string, int> in_ramp;
     int through = 0;
     for (const auto* p : pts)
@@ -259,8 +260,18 @@ static GroupFit fit_group(const std::string& arch, const std::string& key, const
 std::vector<GroupFit> fit_collective_groups(const std::vector<const CollectivePoint*>& train) {
   std::map<std::pair<std::string, std::string>, std::vector<const CollectivePoint*>> groups;
   for (const CollectivePoint* p : train) groups[{p->arch, p->key}].push_back(p);
+  // NVLS-tree's NVLS phases are NVLS inside each domain: the same switch pipeline, so the same ramp per GPU of
+  // the domain as the architecture's NVLS all-reduce (none where it has no NVLS fit). Searched on its own data,
+  // the grid took 12 MB per GPU from the NVL72 two-rack runs, whose mid sizes also pay the network's fixed
+  // costs, and held out it charged an 8-GPU B200 node's 64 MiB 1.8x (docs/calibration.md section 3).
+  auto held_ramp = [&](const std::string& arch, const std::string& key, const std::vector<GroupFit>& fitted) {
+    if (key != "all_reduce/nvls_tree") return -1.0;
+    for (const auto& g : fitted)
+      if (g.arch == arch && g.key == "all_reduce/nvls") return g.ramp_bytes_per_gpu;
+    return 0.0;
+  };
   std::vector<GroupFit> out;
-  for (const auto& [id, pts] : groups) out.push_back(fit_group(id.first, id.second, pts, 0.0));
+  for (const auto& [id, pts] : groups) out.push_back(fit_group(id.first, id.second, pts, 0.0, held_ramp(id.first, id.second, out)));
   // The in-domain L is a kernel launch and NVLink's flags: the GPU's and NCCL's, shared by the algorithms of
   // an architecture (Hopper's six fitted groups: 1.2-3.4 us). A group whose own data cannot determine it
   // (no small message of its own) takes its architecture's pooled value, the median of the groups that
@@ -273,7 +284,7 @@ std::vector<GroupFit> fit_collective_groups(const std::vector<const CollectivePo
   for (auto& f : out) {
     const auto pool = pooled_launch_us.find(f.arch);
     if (!f.launch_fixed || pool == pooled_launch_us.end() || pool->second <= 0) continue;
-    f = fit_group(f.arch, f.key, groups.at({f.arch, f.key}), pool->second * 1e-6);
+    f = fit_group(f.arch, f.key, groups.at({f.arch, f.key}), pool->second * 1e-6, held_ramp(f.arch, f.key, out));
     f.launch_pooled = true;
   }
   // An algorithm an architecture has no data for borrows another architecture's fit (its bandwidth terms:
