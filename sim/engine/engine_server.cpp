@@ -29,6 +29,7 @@
 #include <system_error>
 
 #include "sim/core/errors.hpp"
+#include "sim/core/hugepage_malloc.hpp"
 #include "sim/engine/engine_process.hpp"
 #include "sim/engine/local_engine.hpp"
 #include "sim/engine/result_wire.hpp"
@@ -71,7 +72,8 @@ Server spawn_server() {
   std::string path = RACKSIM_ENGINE_PATH, serve = "--serve";
   char* argv[] = {path.data(), serve.data(), nullptr};
   pid_t pid = -1;
-  const int err = ::posix_spawn(&pid, path.c_str(), &actions, nullptr, argv, environ);
+  SpawnEnvironment env = environment_for_engine();  // malloc on huge pages (sim/core/hugepage_malloc.hpp)
+  const int err = ::posix_spawn(&pid, path.c_str(), &actions, nullptr, argv, env.envp.data());
   posix_spawn_file_actions_destroy(&actions);
   ::close(fds[1]);
   if (err != 0) {
@@ -248,7 +250,8 @@ bool start_daemon(const std::string& path) {
   }
   char* argv[] = {engine.data(), flag.data(), where.data(), idle.data(), nullptr};
   pid_t pid = -1;
-  const int err = ::posix_spawn(&pid, engine.c_str(), &actions, nullptr, argv, environ);
+  SpawnEnvironment env = environment_for_engine();  // malloc on huge pages (sim/core/hugepage_malloc.hpp)
+  const int err = ::posix_spawn(&pid, engine.c_str(), &actions, nullptr, argv, env.envp.data());
   posix_spawn_file_actions_destroy(&actions);
   if (err != 0) return false;
   int status = 0;
