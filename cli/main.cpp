@@ -15,13 +15,15 @@
 namespace {
 // Whether this call may build a large run: then it is worth re-executing once with malloc on huge pages
 // (sim/core/hugepage_malloc.hpp). The exec costs ~5 ms on a paravirtualised VM (an 8-GPU collective 20 ->
-// 25 ms), while a 4 608-GPU all-reduce saves 0.5-0.9 s of the caller's page faults; so only commands that
-// search or fit (plan, validate, calibrate) and runs of 512 GPUs or 8 racks and more do it. A guess from the
+// 25 ms), while a 4 608-GPU all-reduce saves 0.5-0.9 s of the caller's page faults and a 25-size sweep half
+// its caller's CPU (320 -> 150 ms); so only commands that search, fit or run many simulations (plan,
+// validate, calibrate, sweep, goodput) and runs of 512 GPUs or 8 racks and more do it. A guess from the
 // words of the command line, before parsing: a wrong guess costs time, never a result.
 bool may_be_large(int argc, char** argv) {
   if (argc < 2) return false;
   const std::string command = argv[1];
-  if (command == "plan" || command == "validate" || command == "calibrate") return true;
+  for (const char* many : {"plan", "validate", "calibrate", "sweep", "goodput"})
+    if (command == many) return true;
   for (int i = 1; i + 1 < argc; ++i) {
     const std::string word = argv[i];
     const long value = std::strtol(argv[i + 1], nullptr, 10);
