@@ -90,6 +90,7 @@ FlowCoster::FlowCoster(const TopologyGraph& graph, const Calibration& calibratio
   const AlgorithmCalibration& a = calibration.algorithm(op_slash_algo);
   algorithm_efficiency_ = a.efficiency_at(bytes);
   if (!(algorithm_efficiency_ > 0)) algorithm_efficiency_ = 1;
+  nic_efficiency_ = algorithm_efficiency_;  // no terms: a schedule written by hand, every flow alike
   launch_s_ = units::us_to_s(a.launch_overhead_us);
   step_s_ = units::us_to_s(a.step_overhead_us);
   use_cache();
@@ -98,6 +99,7 @@ FlowCoster::FlowCoster(const TopologyGraph& graph, const Calibration& calibratio
 FlowCoster::FlowCoster(const TopologyGraph& graph, const Calibration& calibration, const FlowTerms& terms)
     : graph_(graph), calibration_(calibration), has_terms_(true), terms_(terms) {
   algorithm_efficiency_ = terms.efficiency > 0 ? terms.efficiency : 1;
+  nic_efficiency_ = terms.kappa > 0 ? algorithm_efficiency_ / terms.kappa : algorithm_efficiency_;
   launch_s_ = terms.no_latency ? 0 : terms.launch_s;
   step_s_ = 0;
   use_cache();
@@ -404,6 +406,7 @@ const std::vector<FlowCache::FlowClass>& FlowCoster::classes_of(FlowCache::FlowS
     const Path& p = cached_path(rc.raw, cache_->raw_[static_cast<std::size_t>(rc.raw)]);
     FlowCache::FlowClass c;
     c.alpha_s = p.alpha_s;
+    c.crosses_nic = p.crosses_nic;
     for (std::size_t k = 0; k < p.links.size(); ++k) c.links.emplace_back(set.loads[rc.first_load + k], p.links[k].second);
     classes.push_back(std::move(c));
   }
@@ -414,7 +417,7 @@ const std::vector<FlowCache::FlowClass>& FlowCoster::classes_of(FlowCache::FlowS
 StageCost FlowCoster::all_to_all_stage(const std::vector<int>& vertices) {
   if (table_ != nullptr) {
     const auto it = cache_->all_to_all_.find(vertices);
-    if (it != cache_->all_to_all_.end()) return lines_of(classes_of(*it->second), algorithm_efficiency_);
+    if (it != cache_->all_to_all_.end()) return lines_of(classes_of(*it->second), algorithm_efficiency_, nic_efficiency_);
   }
   const std::size_t n = vertices.size();
   std::vector<const Path*> flows;
@@ -457,20 +460,23 @@ StageCost FlowCoster::stage(const std::vector<const Path*>& flows, FlowCache::Fl
   if (cached != nullptr) *cached = ids != nullptr ? set : nullptr;
   // Every path is its table's (bit-identical for the same raw id): one line per class gives the same
   // distinct lines as one per flow.
-  if (table_ != nullptr && ids != nullptr) return lines_of(classes_of(*set), algorithm_efficiency_);
+  if (table_ != nullptr && ids != nullptr) return lines_of(classes_of(*set), algorithm_efficiency_, nic_efficiency_);
   std::vector<std::pair<double, double>> lines;
   lines.reserve(flows.size());
   std::size_t i = 0;
   for (const Path* f : flows)
-    lines.push_back(flow_line(f->alpha_s, f->links, algorithm_efficiency_, [&](const auto&) { return set->loads[i++]; }));
+    lines.push_back(flow_line(f->alpha_s, f->links, f->crosses_nic ? nic_efficiency_ : algorithm_efficiency_,
+                              [&](const auto&) { return set->loads[i++]; }));
   return sorted_lines(std::move(lines));
 }
 
-StageCost FlowCoster::lines_of(const std::vector<FlowCache::FlowClass>& classes, double efficiency) {
+StageCost FlowCoster::lines_of(const std::vector<FlowCache::FlowClass>& classes, double efficiency,
+                               double nic_efficiency) {
   std::vector<std::pair<double, double>> lines;
   lines.reserve(classes.size());
   for (const FlowCache::FlowClass& c : classes)
-    lines.push_back(flow_line(c.alpha_s, c.links, efficiency, [](const auto& link) { return link.first; }));
+    lines.push_back(flow_line(c.alpha_s, c.links, c.crosses_nic ? nic_efficiency : efficiency,
+                              [](const auto& link) { return link.first; }));
   return sorted_lines(std::move(lines));
 }
 

@@ -44,6 +44,10 @@ struct FlowTerms {
   std::string arch;          // "hopper", "blackwell", ... (calibration lookups)
   bool no_latency = false;   // every alpha 0: the bandwidth part alone (for caps)
   bool latency_at_launch = false;  // pipelined NCCL algorithm: launch_s holds its whole latency, alphas 0
+  // The calibration's algorithm efficiency (kappa) inside `efficiency`. A flow that crosses a NIC is priced
+  // at efficiency / kappa: the NIC's rate is what NCCL reaches on it (its link calibration, the wire rate),
+  // and kappa, fitted where NVLink binds, is not charged on it again (docs/model.md section 7).
+  double kappa = 1;
 };
 
 // What a flow's cost takes from the graph alone (its route's hops: link key, bandwidth, latency, kind), how
@@ -98,6 +102,7 @@ class FlowCache {
   struct FlowClass {
     double alpha_s = 0;
     std::vector<std::pair<double, double>> links;  // (flows on the link, capacity in bytes/s)
+    bool crosses_nic = false;                      // priced at the NIC-crossing efficiency (FlowTerms::kappa)
   };
   // A class of a set's flows under every table at once: flows whose raw hops have the same bandwidth,
   // latency and kind, in order, and whose links carry as many of the set's flows, bit for bit, get the
@@ -169,7 +174,7 @@ class FlowCoster {
   const Path& cached_path(int id, const std::vector<FlowCache::Hop>& hops) const;
   int domain_peer(int gpu_vertex) const;
   // One line per class, at the algorithm's efficiency, sorted.
-  static StageCost lines_of(const std::vector<FlowCache::FlowClass>& classes, double efficiency);
+  static StageCost lines_of(const std::vector<FlowCache::FlowClass>& classes, double efficiency, double nic_efficiency);
   // stage(flows); *set (when not null) receives the cached flow set, or nullptr when it is not cached.
   StageCost stage(const std::vector<const Path*>& flows, FlowCache::FlowSet** set) const;
   // The set's classes under table_ (its paths), built once per table from its raw classes.
@@ -180,6 +185,7 @@ class FlowCoster {
   const TopologyGraph& graph_;
   const Calibration& calibration_;
   double algorithm_efficiency_ = 1, launch_s_ = 0, step_s_ = 0;
+  double nic_efficiency_ = 1;  // for flows that cross a NIC: algorithm_efficiency_ / FlowTerms::kappa
   bool has_terms_ = false;
   FlowTerms terms_;
   std::map<std::pair<int, int>, Path> paths_;

@@ -23,6 +23,9 @@ double sig4(double v) {
   return std::round(v * scale) / scale;
 }
 
+// The kappa at which a point's sensitivity to kappa is measured (collective_points).
+constexpr double kSensitivityKappa = 0.9;
+
 Calibration links_only(const Calibration& base) {
   Calibration c = base;
   c.algorithms.clear();
@@ -49,6 +52,23 @@ std::vector<CollectivePoint> collective_points(const std::vector<Measurement>& d
       req.channels = m.channels;
       req.nvls_enabled = m.nvls_enabled;
       const AnalyticEstimate e = analytic_collective(g, req, links);
+      // How much of the bandwidth time scales with 1 / kappa: transfers across a NIC do not take kappa
+      // (FlowTerms::kappa), so where they bind the time does not move with it. Priced again at kappa 0.9
+      // (the fitted values' range) and taken as linear in 1 / kappa between the two.
+      double sensitive_s = e.bandwidth_s;
+      std::set<int> spanned;
+      for (int gpu : m.gpus) spanned.insert(g.vertices()[g.gpu_vertex(gpu)].domain);
+      if (spanned.size() > 1) {
+        Calibration probe = links;
+        AlgorithmCalibration a;
+        a.bandwidth_efficiency = kSensitivityKappa;
+        probe.algorithms[std::string(to_string(m.op)) + "/" + e.algorithm] = a;
+        CollectiveRequest again = req;
+        again.algorithm = e.algorithm;
+        again.protocol = e.protocol;
+        const AnalyticEstimate e9 = analytic_collective(g, again, probe);
+        sensitive_s = std::clamp((e9.bandwidth_s - e.bandwidth_s) / (1 / kSensitivityKappa - 1), 0.0, e.bandwidth_s);
+      }
       CollectivePoint p;
       p.m = &m;
       CollectiveRequest resolved = req;
@@ -56,7 +76,8 @@ std::vector<CollectivePoint> collective_points(const std::vector<Measurement>& d
       p.arch = request_architecture(g, resolved);
       p.key = std::string(to_string(m.op)) + "/" + e.algorithm;
       p.protocol = e.protocol;
-      p.bandwidth_s = e.bandwidth_s;
+      p.bandwidth_s = sensitive_s;
+      p.bandwidth_exempt_s = e.bandwidth_s - sensitive_s;
       p.latency_s = std::max(0.0, e.time_s - e.bandwidth_s);
       std::set<int> domains;
       for (int gpu : m.gpus) domains.insert(g.vertices()[g.gpu_vertex(gpu)].domain);
@@ -73,7 +94,8 @@ std::vector<CollectivePoint> collective_points(const std::vector<Measurement>& d
 double predict_time_s(const CollectivePoint& p, const Calibration& c) {
   const AlgorithmCalibration& a = c.algorithm(p.key, p.arch);
   const double kappa = a.efficiency_at(p.m->bytes, p.domain_gpus);
-  return a.launch_us(p.domains > 1) * 1e-6 + p.latency_s + p.bandwidth_s / (kappa > 0 ? kappa : 1) + p.m->timer_floor_s;
+  return a.launch_us(p.domains > 1) * 1e-6 + p.latency_s + p.bandwidth_exempt_s + p.bandwidth_s / (kappa > 0 ? kappa : 1) +
+         p.m->timer_floor_s;
 }
 
 // One group's fit (below). `held_launch_in_s`: the in-domain L where the group's own data cannot determine
@@ -93,7 +115,7 @@ static GroupFit fit_group(const std::string& arch, const std::string& key, const
   bool bandwidth_seen = false, latency_in = false, latency_out = false;
   std::map<std::string, int> series_points;
   for (const auto* p : pts) {
-    const double share = p->bandwidth_s / std::max(1e-30, p->bandwidth_s + p->latency_s);
+    const double share = p->bandwidth_s / std::max(1e-30, p->bandwidth_s + p->bandwidth_exempt_s + p->latency_s);
     bandwidth_seen = bandwidth_seen || share >= 0.5;
     (p->domains > 1 ? latency_out : latency_in) = (p->domains > 1 ? latency_out : latency_in) || share < 0.5;
     (p->domains > 1 ? sizes_out : sizes_in).insert(p->m->bytes);
@@ -141,7 +163,7 @@ static GroupFit fit_group(const std::string& arch, const std::string& key, const
     const double y = p->m->time_s - p->m->timer_floor_s;
     const double w = 1.0 / (y * y * series_points[p->m->series]);
     const double x[3] = {p->domains > 1 ? 0.0 : 1.0, p->domains > 1 ? 1.0 : 0.0, ramped(*p, ramp)};
-    const double r = y - p->latency_s;
+    const double r = y - p->latency_s - p->bandwidth_exempt_s;
     for (int i = 0; i < 3; ++i) {
       v[i] += w * x[i] * r;
       for (int j = 0; j < 3; ++j) M[i][j] += w * x[i] * x[j];
@@ -208,7 +230,7 @@ static GroupFit fit_group(const std::string& arch, const std::string& key, const
     const double y = p->m->time_s - p->m->timer_floor_s;
     const double w = 1.0 / (y * y * series_points[p->m->series]);
     const double x[3] = {p->domains > 1 ? 0.0 : 1.0, p->domains > 1 ? 1.0 : 0.0, ramped(*p, ramp)};
-    const double e = y - p->latency_s - (x[0] * theta[0] + x[1] * theta[1] + x[2] * theta[2]);
+    const double e = y - p->latency_s - p->bandwidth_exempt_s - (x[0] * theta[0] + x[1] * theta[1] + x[2] * theta[2]);
     sol.objective += w * e * e;
   }
   sol.objective += kKappaPriorSeries * (theta[2] - 1) * (theta[2] - 1) + latency_prior * theta[1] * theta[1];
@@ -245,7 +267,8 @@ static GroupFit fit_group(const std::string& arch, const std::string& key, const
   std::set<std::string> seen_s, seen_src;
   for (const auto* p : pts) {
     const double L_us = p->domains > 1 && f.scale_out_launch_overhead_us >= 0 ? f.scale_out_launch_overhead_us : f.launch_overhead_us;
-    const double pred = L_us * 1e-6 + p->latency_s + ramped(*p, ramp) / f.bandwidth_efficiency + p->m->timer_floor_s;
+    const double pred = L_us * 1e-6 + p->latency_s + p->bandwidth_exempt_s + ramped(*p, ramp) / f.bandwidth_efficiency +
+                        p->m->timer_floor_s;
     errs.push_back(std::fabs(pred / p->m->time_s - 1));
     ss += std::pow(std::log(pred / p->m->time_s), 2);
     if (seen_s.insert(p->m->series).second) f.series.push_back(p->m->series);
@@ -416,7 +439,7 @@ CrossValidation cross_validate(const std::vector<CollectivePoint>& points, const
     h.measured_s = p->m->time_s;
     h.predicted_s = pred;
     h.latency_s = p->latency_s;
-    h.bandwidth_s = p->bandwidth_s;
+    h.bandwidth_s = p->bandwidth_s + p->bandwidth_exempt_s;
     h.timer_floor_s = p->m->timer_floor_s;
     cv.predictions.push_back(std::move(h));
   }

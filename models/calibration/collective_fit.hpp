@@ -31,6 +31,9 @@ struct CollectivePoint {
   std::string protocol;        // what the model runs
   double latency_s = 0;        // model time at identity algorithm calibration, minus bandwidth_s
   double bandwidth_s = 0;      // the part that scales with 1 / kappa
+  // The part that does not: transfers across a NIC at the NIC's own rate (FlowTerms::kappa), where they bind.
+  // At identity calibration bandwidth_s + bandwidth_exempt_s is the model's bandwidth time.
+  double bandwidth_exempt_s = 0;
   int domains = 1;             // NVLink domains (NCCL nodes) the ranks span
   int domain_gpus = 1;         // the most ranks in one of them (the NVLS ramp's scale)
 };

@@ -140,9 +140,16 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   if (e.cap_algbw_Bps > 0 && e.physical_algbw_Bps > e.cap_algbw_Bps) factor = e.cap_algbw_Bps / e.physical_algbw_Bps;
   const double kappa = cal.efficiency_at(static_cast<double>(request.bytes), domain_gpus(graph, request));
   e.flow.efficiency = payload * factor * (kappa > 0 ? kappa : 1);
+  e.flow.kappa = kappa > 0 ? kappa : 1;
   // Every capacity (links, the switch plane's reduction) scales with the efficiency and nothing else does
-  // without latency, so the bandwidth part at the final efficiency follows from pass 1.
+  // without latency, so the bandwidth part at the final efficiency follows from pass 1; except that flows
+  // crossing a NIC do not take kappa (FlowTerms::kappa): where some do and kappa is not 1, price again.
   e.bandwidth_s = t_bw * payload / e.flow.efficiency;
+  if (e.flow.kappa != 1 && spans_domains) {  // some flows may cross a NIC
+    FlowTerms fin = e.flow;
+    fin.no_latency = true;
+    e.bandwidth_s = algo.cost(graph, request, calibration, fin).time(e.depth);
+  }
   return e;
 }
 

@@ -160,7 +160,7 @@ Schedule build_schedule(const CollectiveRequest& request, const TopologyGraph& g
   // The same protocol terms and calibration as the algorithm's closed form (exec_terms.hpp).
   const ExecTerms e = exec_terms(graph, choice.request, calibration);
   s.exec = {true, e.flow.efficiency, e.flow.launch_s, e.flow.intra_step_s, e.flow.net_step_s, e.flow.arch,
-            e.flow.latency_at_launch};
+            e.flow.latency_at_launch, e.flow.efficiency / e.flow.kappa};
   s.warnings = e.warnings;
   return s;
 }

@@ -53,6 +53,10 @@ struct ExecParams {
   // hop's latency per stage of the fill), so launch_s holds it and transfers wait no latency of their own;
   // otherwise every step pays intra/net_step_s (rings: their steps are sequential).
   bool latency_at_launch = false;
+  // Payload scale of a transfer whose route crosses a NIC: `efficiency` without the calibration's algorithm
+  // efficiency (kappa), which is fitted where NVLink binds; the NIC's rate is its own calibration
+  // (FlowTerms::kappa, docs/model.md section 7). 0: the same as `efficiency` (schedules written before it).
+  double nic_efficiency = 0;
 };
 
 struct Schedule {

@@ -46,7 +46,8 @@ json exec_to_json(const ExecParams& e) {
               {"intra_step_s", e.intra_step_s},
               {"net_step_s", e.net_step_s},
               {"arch", e.arch},
-              {"latency_at_launch", e.latency_at_launch}};
+              {"latency_at_launch", e.latency_at_launch},
+              {"nic_efficiency", e.nic_efficiency > 0 ? e.nic_efficiency : e.efficiency}};
 }
 
 ExecParams read_exec(JsonObjectReader r) {
@@ -58,6 +59,7 @@ ExecParams read_exec(JsonObjectReader r) {
   e.net_step_s = r.number_in("net_step_s", 0.0, 1e3);
   e.arch = r.string_or("arch", "");
   e.latency_at_launch = r.boolean_or("latency_at_launch", false);
+  e.nic_efficiency = r.number_in_or("nic_efficiency", 1e-6, 2.0, e.efficiency);
   r.finish();
   return e;
 }

@@ -76,6 +76,7 @@ CompiledRun compile_run(const PlatformModel& model, const Calibration& calibrati
   // Each compiled route's platform route, looked up once: a part reads it from here, not from the model's
   // locked memo again (7.8 M parts at 1 389 racks).
   std::vector<const PlatformRoute*> route_of;
+  std::vector<char> route_crosses_nic;  // per compiled route: a NIC on it (CompiledSchedule::nic_efficiency)
   std::vector<char> host_used(0), link_used(model.links().size(), 0);
   std::vector<double> link_bytes(model.links().size(), 0.0);
   // zero_latency: a pipelined NCCL algorithm whose whole latency NCCL's model charges at launch
@@ -87,6 +88,9 @@ CompiledRun compile_run(const PlatformModel& model, const Calibration& calibrati
     if (added) {
       const PlatformRoute& r = model.route(src, dst);
       route_of.push_back(&r);
+      bool nic = false;
+      for (const auto& l : r.links) nic = nic || model.links()[static_cast<std::size_t>(l.link)].link_kind == LinkKind::nic;
+      route_crosses_nic.push_back(nic);
       c.route_src.push_back(src);
       c.route_dst.push_back(dst);
       c.route_links.insert(c.route_links.end(), r.links.begin(), r.links.end());
@@ -108,10 +112,12 @@ CompiledRun compile_run(const PlatformModel& model, const Calibration& calibrati
     cs.first = next;
     cs.count = static_cast<int>(s.tasks.size());
     cs.efficiency = cal.efficiency_at(static_cast<double>(s.request.bytes));
+    cs.nic_efficiency = cs.efficiency;
     cs.step_delay_s = units::us_to_s(cal.step_overhead_us);
     cs.launch_delay_s = units::us_to_s(cal.launch_overhead_us);
     if (s.exec.set) {  // the algorithm's NCCL terms (exec_terms.hpp): the same numbers as its closed form
       cs.efficiency = s.exec.efficiency > 0 ? s.exec.efficiency : 1;
+      cs.nic_efficiency = s.exec.nic_efficiency > 0 ? s.exec.nic_efficiency : cs.efficiency;
       cs.step_delay_s = 0;
       cs.launch_delay_s = s.exec.launch_s;
     }
@@ -148,7 +154,7 @@ CompiledRun compile_run(const PlatformModel& model, const Calibration& calibrati
                                 model.host(dst).name + ") cannot run: " + route.broken);
         c.part_route.push_back(r);
         c.part_rank.push_back(!multicast && t.dsts[k].kind == Endpoint::Kind::rank ? t.dsts[k].index : -1);
-        c.payload.push_back(static_cast<double>(t.bytes) / cs.efficiency);
+        c.payload.push_back(static_cast<double>(t.bytes) / (route_crosses_nic[static_cast<std::size_t>(r)] ? cs.nic_efficiency : cs.efficiency));
         for (int i = c.route_link_offset[r]; i < c.route_link_offset[r + 1]; ++i) {
           link_bytes[c.route_links[i].link] += static_cast<double>(t.bytes);
           link_used[c.route_links[i].link] = 1;

@@ -19,6 +19,7 @@ struct CompiledSchedule {
   const Schedule* schedule = nullptr;    // for names (phases, algorithm) in the results
   int first = 0, count = 0;              // its tasks are [first, first + count); its launch task is first + count
   double efficiency = 1;                 // the algorithm's bandwidth efficiency at this size
+  double nic_efficiency = 1;             // ... for a transfer whose route crosses a NIC (ExecParams::nic_efficiency)
   double launch_delay_s = 0, step_delay_s = 0;
   std::vector<int> hosts_of_rank;
   std::vector<std::pair<int, double>> link_bytes;  // (link, bytes this schedule put on it), by link

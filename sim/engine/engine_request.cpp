@@ -17,7 +17,7 @@ constexpr const char* kWhat = "request to the engine server";
 
 // Schedules travel as raw fields. Adding a field to Task, Schedule or CollectiveRequest changes their
 // sizes and stops the build here: encode it below (and in decode), then update the sizes.
-static_assert(sizeof(Task) == 96 && sizeof(Schedule) == 448 && sizeof(CollectiveRequest) == 224 && sizeof(ExecParams) == 80,
+static_assert(sizeof(Task) == 96 && sizeof(Schedule) == 456 && sizeof(CollectiveRequest) == 224 && sizeof(ExecParams) == 88,
               "a schedule struct changed: update encode_schedule/decode_schedule in engine_request.cpp");
 
 void put_schedule(Writer& w, const Schedule& s) {
@@ -48,6 +48,7 @@ void put_schedule(Writer& w, const Schedule& s) {
   w.pod(e.net_step_s);
   w.str(e.arch);
   w.pod<std::uint8_t>(e.latency_at_launch);
+  w.pod(e.nic_efficiency);
   w.pod<std::uint64_t>(s.tasks.size());
   const auto endpoint = [&](const Endpoint& e) {
     w.pod(static_cast<std::uint8_t>(e.kind));
@@ -97,6 +98,7 @@ Schedule get_schedule(Reader& rd) {
   e.net_step_s = rd.pod<double>();
   e.arch = rd.str();
   e.latency_at_launch = rd.pod<std::uint8_t>() != 0;
+  e.nic_efficiency = rd.pod<double>();
   s.tasks.resize(rd.count());
   const auto endpoint = [&] {
     Endpoint e;
