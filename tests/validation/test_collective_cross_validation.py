@@ -31,12 +31,11 @@ BIN = os.environ["RACKSIM_BIN"]
 TIMEOUT_SCALE = int(os.environ.get("RACKSIM_TEST_TIMEOUT_SCALE", "1"))  # 4 in the sanitizer build (tests/CMakeLists.txt)
 GOALS = {"median_abs_error_at_or_above_64MiB": 0.05, "worst_abs_error_at_or_above_64MiB": 0.15,
          "median_abs_error_below_64MiB": 0.15}
-# Measured in session 9: by system 5.8 % / 75.4 % / 11.1 %, by GPU count 5.9 % / 103.2 % / 12.0 %. The worst by
-# GPU count (GCP A4's two-node B200 at 64 MiB, predicted with the other systems' launch across domains) went past
-# its bound of 1.00 when NCCL's per-channel NVLS-tree cap stopped capping (docs/calibration.md section 4).
-BOUNDS = {"system": {"median_abs_error_at_or_above_64MiB": 0.062, "worst_abs_error_at_or_above_64MiB": 0.80,
+# Measured in session 9: by system 3.9 % / 75.9 % / 10.9 %, by GPU count 3.7 % / 80.9 % / 12.0 % (docs/calibration.md
+# section 4). The medians at >= 64 MiB meet the 5 %; the worst points do not meet its 15 %.
+BOUNDS = {"system": {"median_abs_error_at_or_above_64MiB": 0.045, "worst_abs_error_at_or_above_64MiB": 0.80,
                      "median_abs_error_below_64MiB": 0.12},
-          "GPU count": {"median_abs_error_at_or_above_64MiB": 0.062, "worst_abs_error_at_or_above_64MiB": 1.10,
+          "GPU count": {"median_abs_error_at_or_above_64MiB": 0.045, "worst_abs_error_at_or_above_64MiB": 0.90,
                         "median_abs_error_below_64MiB": 0.13}}
 
 
