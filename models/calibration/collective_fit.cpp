@@ -115,9 +115,11 @@ static GroupFit fit_group(const std::string& arch, const std::string& key, const
   bool bandwidth_seen = false, latency_in = false, latency_out = false;
   std::map<std::string, int> series_points;
   for (const auto* p : pts) {
-    const double share = p->bandwidth_s / std::max(1e-30, p->bandwidth_s + p->bandwidth_exempt_s + p->latency_s);
-    bandwidth_seen = bandwidth_seen || share >= 0.5;
-    (p->domains > 1 ? latency_out : latency_in) = (p->domains > 1 ? latency_out : latency_in) || share < 0.5;
+    // Mostly kappa's: the part of the time that scales with 1 / kappa is at least half of it. Mostly latency:
+    // the latency is more than half (a point bound by its NICs, bandwidth_exempt_s, is neither).
+    const double total = std::max(1e-30, p->bandwidth_s + p->bandwidth_exempt_s + p->latency_s);
+    bandwidth_seen = bandwidth_seen || p->bandwidth_s / total >= 0.5;
+    (p->domains > 1 ? latency_out : latency_in) = (p->domains > 1 ? latency_out : latency_in) || p->latency_s / total > 0.5;
     (p->domains > 1 ? sizes_out : sizes_in).insert(p->m->bytes);
     ++series_points[p->m->series];
   }
