@@ -34,7 +34,7 @@ bool may_be_large(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (may_be_large(argc, argv)) racksim::reexec_with_hugepage_malloc(argc, argv);
+  if (may_be_large(argc, argv)) racksim::reexec_with_hugepage_malloc(argv);
   CLI::App app{"racksim: discrete-event simulator and performance model of NVLink rack-scale GPU systems"};
   app.require_subcommand(1);
   racksim::cli::GlobalOptions global;

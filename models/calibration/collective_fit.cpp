@@ -55,10 +55,10 @@ std::vector<CollectivePoint> collective_points(const std::vector<Measurement>& d
       // How much of the bandwidth time scales with 1 / kappa: transfers across a NIC do not take kappa
       // (FlowTerms::kappa), so where they bind the time does not move with it. Priced again at kappa 0.9
       // (the fitted values' range) and taken as linear in 1 / kappa between the two.
+      std::set<int> domains;
+      for (int gpu : m.gpus) domains.insert(g.vertices()[g.gpu_vertex(gpu)].domain);
       double sensitive_s = e.bandwidth_s;
-      std::set<int> spanned;
-      for (int gpu : m.gpus) spanned.insert(g.vertices()[g.gpu_vertex(gpu)].domain);
-      if (spanned.size() > 1) {
+      if (domains.size() > 1) {
         Calibration probe = links;
         AlgorithmCalibration a;
         a.bandwidth_efficiency = kSensitivityKappa;
@@ -79,8 +79,6 @@ std::vector<CollectivePoint> collective_points(const std::vector<Measurement>& d
       p.bandwidth_s = sensitive_s;
       p.bandwidth_exempt_s = e.bandwidth_s - sensitive_s;
       p.latency_s = std::max(0.0, e.time_s - e.bandwidth_s);
-      std::set<int> domains;
-      for (int gpu : m.gpus) domains.insert(g.vertices()[g.gpu_vertex(gpu)].domain);
       p.domains = std::max<int>(1, static_cast<int>(domains.size()));
       p.domain_gpus = domain_gpus(g, req);
       out.push_back(p);

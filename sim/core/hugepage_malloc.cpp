@@ -44,8 +44,7 @@ SpawnEnvironment environment_for_engine() {
   return e;
 }
 
-void reexec_with_hugepage_malloc(int argc, char** argv) {
-  (void)argc;
+void reexec_with_hugepage_malloc(char** argv) {
   if (std::getenv(kDoneVariable) != nullptr || !hugepage_malloc_wanted()) return;
   const std::string tunables = tunables_with_hugepage_malloc(std::getenv("GLIBC_TUNABLES"));
   if (::setenv("GLIBC_TUNABLES", tunables.c_str(), 1) != 0 || ::setenv(kDoneVariable, "1", 1) != 0) return;

@@ -2,11 +2,11 @@
 // Transparent huge pages for malloc'd memory in racksim's own processes (issue 14, "the fixed costs of a call").
 //
 // A large run builds hundreds of MB of schedules, flows and engine state, and each 4 KiB page costs a page fault
-// on first touch. Paravirtualised VMs make those faults slow: on session 9's VM, 35 % of a 4 608-GPU
-// all-reduce's CPU time was first-touch faults (194 000 of them). glibc 2.35+ can advise the kernel to
+// on first touch. Paravirtualised VMs make those faults slow: on session 9's VM, 28 % of a 4 608-GPU
+// all-reduce's engine CPU time went to first-touch faults (194 000 of them). glibc 2.35+ can advise the kernel to
 // back malloc's arenas with 2 MiB pages (GLIBC_TUNABLES=glibc.malloc.hugetlb=1, madvise mode; Debian 12 has
-// glibc 2.36 and its kernels default THP to "madvise"). It cuts the faults 9x and the run from 3.2 to 1.4 s
-// (docs/performance.md). The tunable is read once, when a process starts, so:
+// glibc 2.36 and its kernels default THP to "madvise"). It cuts the engine's faults 9x and the run from 2.79
+// to 0.96 s (docs/performance.md). The tunable is read once, when a process starts, so:
 //   * the engine processes (racksim-engine --serve / --daemon) are spawned with it (environment_for_engine);
 //   * the CLI re-executes itself with it once, before parsing, when the command can be large
 //     (reexec_with_hugepage_malloc).
@@ -35,6 +35,6 @@ SpawnEnvironment environment_for_engine();
 // When wanted: sets GLIBC_TUNABLES and replaces this process with a fresh run of the same executable and
 // arguments (execv of /proc/self/exe). Returns only when nothing was done or the exec failed (the run then
 // goes on as it is). Call first thing in main, before any thread or allocation worth keeping.
-void reexec_with_hugepage_malloc(int argc, char** argv);
+void reexec_with_hugepage_malloc(char** argv);
 
 }  // namespace racksim
