@@ -7,6 +7,7 @@
 #include <set>
 
 #include "models/analytic/analytic_model.hpp"
+#include "models/calibration/fitter.hpp"
 #include "models/collectives/exec_terms.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/topo/topology_graph.hpp"
@@ -81,12 +82,19 @@ std::vector<CollectivePoint> collective_points(const std::vector<Measurement>& d
       p.latency_s = std::max(0.0, e.time_s - e.bandwidth_s);
       p.domains = std::max<int>(1, static_cast<int>(domains.size()));
       p.domain_gpus = domain_gpus(g, req);
+      if (m.nics_assumed && !(e.bandwidth_s < kAssumedNicsMaxBandwidthShare * e.time_s)) continue;
       out.push_back(p);
     } catch (const std::runtime_error& e) {  // InputError or SimulationError: this record cannot be expressed
       if (skipped) skipped->push_back({m.id, m.series, std::string("not expressible: ") + e.what()});
     }
   }
   return out;
+}
+
+bool collective_point_fitted(const Measurement& m, const Predictor& predictor, const Calibration& base) {
+  if (m.kind != MeasurementKind::collective || !is_training_measurement(m, false)) return false;
+  if (!m.nics_assumed) return true;
+  return !collective_points({m}, predictor, base).empty();
 }
 
 double predict_time_s(const CollectivePoint& p, const Calibration& c) {

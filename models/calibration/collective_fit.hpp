@@ -43,6 +43,14 @@ struct CollectivePoint {
 std::vector<CollectivePoint> collective_points(const std::vector<Measurement>& data, const Predictor& predictor,
                                                const Calibration& base, std::vector<SkippedRecord>* skipped = nullptr);
 
+// A record whose NICs the source leaves unstated (Measurement::nics_assumed) is fitted only at points whose
+// model time is almost all latency: bandwidth below this share of it, where the NICs' count and speed change
+// nothing. Elsewhere it is validation only.
+inline constexpr double kAssumedNicsMaxBandwidthShare = 0.1;
+// Whether the collective fit uses this measurement's point (false for records it never fits, and for a
+// record with assumed NICs where bandwidth matters). `base`: the link calibration, as collective_points.
+bool collective_point_fitted(const Measurement& m, const Predictor& predictor, const Calibration& base);
+
 struct GroupFit {
   std::string arch, key;
   double bandwidth_efficiency = 1, launch_overhead_us = 0;

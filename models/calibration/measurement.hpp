@@ -27,6 +27,9 @@ struct Measurement {
   // NCCL_MNNVL_ENABLE=0: every compute tray its own NVLink domain, the trays joined by their NICs.
   std::string partitions;
   bool placement_known = true;  // false: the source leaves the ranks' nodes or NICs open (validation only)
+  // The source names InfiniBand or RoCE but not the NICs' count or speed: predicted with the system's own
+  // NICs, and fitted only where the model time is mostly latency, which the NICs do not change.
+  bool nics_assumed = false;
   std::string measured_on;  // the source's own words for the machine
 
   // collective

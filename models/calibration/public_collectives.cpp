@@ -27,6 +27,7 @@ struct Target {
   std::vector<int> gpus;
   std::string reason;      // non-empty: not expressible
   std::string partitions;  // --partitions form; "18x1": MNNVL off (every tray its own NVLink domain)
+  bool nics_assumed = false;  // the source does not state the NICs; the system's own are assumed
 };
 
 Target refused(std::string reason) {
@@ -54,7 +55,13 @@ Target target_of(const std::string& model, const std::string& net, const std::st
                  int gpus, int nodes, int per_node) {
   Target t;
   if (has(net, "EFA")) return refused("AWS EFA (libfabric, many 100-200 Gb/s interfaces): racksim models InfiniBand/RoCE ConnectX NICs");
-  if (has(net, "not stated")) return refused("the interconnect is not stated");
+  // An HGX cluster over InfiniBand or RoCE whose NIC count or speed the source leaves unstated is
+  // predicted with its system's NICs (one 400 or 800 Gb/s ConnectX per GPU, as every HGX reference design
+  // has) but never fitted (nics_assumed: validation only); any other unstated interconnect is refused.
+  const bool hgx_model = model == "H100" || model == "H200" || model == "B200" || model == "B300";
+  const bool names_ib_or_roce = has(net, "InfiniBand") || has(net, "RoCE") || has(net, " IB") || has(net, "(IB");
+  if (has(net, "not stated") && !(hgx_model && names_ib_or_roce)) return refused("the interconnect is not stated");
+  t.nics_assumed = has(net, "not stated");
   // Before the IB/RoCE test below: "TCP-based GPUDirect, not IB/RoCE" names both.
   if (has(net, "TCPX")) return refused("GPUDirect-TCPX/TCPXO (TCP through the host's stack): racksim models InfiniBand/RoCE ConnectX NICs");
   if (model == "H100" || model == "H200" || model == "B200" || model == "B300") {
@@ -216,6 +223,7 @@ MeasurementSet load_public_collectives(const std::string& path) {
     // Kubernetes pods that may share a VM, each given a subset of the NICs: where the ranks are and which
     // NICs they use is not known, so the record is predicted (as placed) but never fitted to.
     m.placement_known = !has(notes, "may share a VM") && !has(net, "subset of NICs");
+    m.nics_assumed = t.nics_assumed;
     const double factor = busbw_factor(*op, gpus);
     if (time_v.is_number() && time_v.get<double>() > 0) {
       m.time_s = units::us_to_s(time_v.get<double>());

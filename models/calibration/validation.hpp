@@ -46,6 +46,10 @@ struct ValidationReport {
   std::vector<SkippedRecord> skipped;  // records no system expresses, and predictions that failed
   std::vector<SummaryRow> by_system;   // bands "< 1 MiB", "1-64 MiB", ">= 64 MiB", "all"
   std::vector<SummaryRow> by_series;   // bands "< 64 MiB", ">= 64 MiB", "all"
+  // Collective records no fit ever uses (validation only: low confidence, a placement or NICs the source
+  // leaves open), per system and band "< 64 MiB", ">= 64 MiB": predicted by the shipped calibration, so
+  // they are held out as much as leave-one-out's folds are.
+  std::vector<SummaryRow> never_fitted;
 };
 
 ValidationReport validate_measurements(const MeasurementSet& data, const Predictor& predictor,

@@ -126,6 +126,38 @@ TEST(PublicCollectives, RecordsRunAsTheirSourceSays) {
   EXPECT_NE(s.skipped[0].reason.find("underperforming"), std::string::npos);
 }
 
+// An HGX cluster on InfiniBand or RoCE whose NICs the source leaves unstated is predicted with the system's
+// NICs (nics_assumed); an interconnect not stated at all, or not an HGX system, is refused.
+TEST(PublicCollectives, UnstatedNicsOnAnHgxFabricAreAssumedOtherwiseRefused) {
+  const std::string path = (std::filesystem::temp_directory_path() / "racksim-public-unstated.json").string();
+  {
+    std::ofstream out(path);
+    auto record = [](const std::string& model, const std::string& net) {
+      return R"({"record_type": "collective", "system": "x", "gpus": 16, "nodes": 2, "gpus_per_node": 8,
+             "gpu_model": ")" + model + R"(", "interconnect": ")" + net + R"(", "collective": "all_reduce",
+             "algo_if_known": "default", "bytes": 8, "algbw_GBps": null, "busbw_GBps": null, "time_us": 36.5,
+             "inplace": null, "nccl_version": null, "source": "s", "notes": "", "confidence": "high"})";
+    };
+    out << "[" << record("B200", "InfiniBand (NIC count/speed not stated)") << ","
+        << record("H100", "RoCE (NCCL_IB_GID_INDEX=3); NIC count/speed not stated") << ","
+        << record("H100", "InfiniBand, 8 HCAs per node") << ","
+        << record("H100", "not stated in the excerpt read (multi-node H100)") << ","
+        << record("GB200", "InfiniBand; NIC count not stated") << "]";
+  }
+  const MeasurementSet s = load_public_collectives(path);
+  std::filesystem::remove(path);
+  ASSERT_EQ(s.measurements.size(), 3u);
+  EXPECT_EQ(s.measurements[0].system, "hgx-b200");
+  EXPECT_TRUE(s.measurements[0].nics_assumed);
+  EXPECT_EQ(s.measurements[0].racks, 2);
+  EXPECT_TRUE(s.measurements[1].nics_assumed);
+  EXPECT_FALSE(s.measurements[2].nics_assumed);
+  ASSERT_EQ(s.skipped.size(), 2u);
+  EXPECT_EQ(s.skipped[0].id, "public#3");
+  EXPECT_EQ(s.skipped[0].reason, "the interconnect is not stated");
+  EXPECT_EQ(s.skipped[1].id, "public#4");
+}
+
 TEST(ProbeData, H200DirectoryMapsOntoTheH200PcieSystem) {
   ProbeDirectoryInfo info;
   const MeasurementSet s = load_probe_directory(

@@ -149,6 +149,43 @@ TEST(Fitter, ScaleOutLatencyIsPulledTowardNcclsOwnWithTheWeightOfOneSeries) {
   EXPECT_LE(three, 100.5);
 }
 
+TEST(Fitter, AssumedNicsAreFittedOnlyWhereLatencyIsAlmostAllTheTime) {
+  const Predictor p(RACKSIM_TOPOLOGY_DIR, unused_collective_model, "analytic");
+  // Two HGX H100 boxes whose NICs the source does not state, made with 100 us of extra latency across nodes
+  // and a quarter of the bandwidth: only the sizes whose model time is almost all latency may be fitted
+  // (kAssumedNicsMaxBandwidthShare), which the NICs' count cannot change.
+  Calibration made = truth(0.25);
+  made.arch_algorithms["hopper"]["all_reduce/ring"].scale_out_launch_overhead_us = 100;
+  std::vector<Measurement> data = synthetic_sweep(p, "hgx-h100", 2, {16}, "cluster", "ring", 64, 4.0 * (1 << 30), "high", made);
+  int latency_bound = 0;
+  for (auto& m : data) {
+    m.nics_assumed = true;
+    CollectiveRequest r;
+    r.op = m.op;
+    r.algorithm = m.algorithm;
+    r.gpus = m.gpus;
+    r.bytes = static_cast<std::uint64_t>(m.bytes);
+    const AnalyticEstimate e = analytic_collective(p.graph("hgx-h100", 2), r, Calibration{});
+    const bool fitted = e.bandwidth_s < kAssumedNicsMaxBandwidthShare * e.time_s;
+    latency_bound += fitted ? 1 : 0;
+    EXPECT_EQ(collective_point_fitted(m, p, Calibration{}), fitted) << m.bytes;
+  }
+  EXPECT_GT(latency_bound, 2);
+  EXPECT_LT(latency_bound, static_cast<int>(data.size()) - 4);
+  EXPECT_EQ(collective_points(data, p, Calibration{}).size(), static_cast<std::size_t>(latency_bound));
+  // The one-box sweep (NICs known) fixes kappa at the physics; the assumed-NIC sizes add the latency across
+  // nodes and leave kappa alone, though their large sizes ran at a quarter of the bandwidth.
+  std::vector<Measurement> all = ring_sweep(p, "hgx-h100", 1, {8}, "one box", 1 << 30, "high", 1.0);
+  all.insert(all.end(), data.begin(), data.end());
+  FitOptions o;
+  o.held_out = false;
+  const FitResult fit = fit_calibration(all, p, o);
+  const AlgorithmCalibration& a = fit.calibration.arch_algorithms.at("hopper").at("all_reduce/ring");
+  EXPECT_NEAR(a.bandwidth_efficiency, 1.0, 5e-3);  // not 0.25
+  EXPECT_GT(a.scale_out_launch_overhead_us, 30);
+  EXPECT_EQ(a.fit.points, 8 + latency_bound);  // 64 KiB .. 1 GiB by 4x in the box
+}
+
 TEST(Fitter, NvlsRampIsRecoveredFromASweepThroughIt) {
   const Predictor p(RACKSIM_TOPOLOGY_DIR, unused_collective_model, "analytic");
   // NVLS on 8 H100s made with a ramp of 2 MB per GPU (S_k = 16 MB: the first 16 MB at half the bandwidth),
