@@ -30,7 +30,7 @@ TrainingFitResult fit_training(const std::string& rows_file, const TrainingFitOp
     p.source = fmt::format("racksim plan --fit {} (models/planner/training_fit.cpp)", fs::path(rows_file).filename().string());
     res.params[kGenerations[static_cast<std::size_t>(g)]] = p;
   }
-  for (const PublishedRun* r : eng.used) res.fitted.push_back(eng.predict(*r, res.params.at(eng.pricer.generation(*r))));
+  for (const PublishedRun* r : eng.used) res.fitted.push_back(eng.predict(*r, res.params.at(eng.pricer.fitted_generation(*r))));
   {
     const ComputeModel cm(*eng.probe.gpu, res.params.at("hopper"), eng.probe.hbm_Bps, eng.probe.sm_count);
     for (std::size_t i = 0; i < eng.probes.size(); ++i)

@@ -17,6 +17,13 @@
 
 namespace racksim::fit_detail {
 
+std::pair<int, int> even_domains(int gpus, int domain_gpus, int tray_gpus) {
+  if (gpus <= domain_gpus) return {1, gpus};
+  for (int d = (gpus + domain_gpus - 1) / domain_gpus; d <= gpus; ++d)
+    if (gpus % d == 0 && (gpus / d) % tray_gpus == 0) return {d, gpus / d};
+  return {(gpus + domain_gpus - 1) / domain_gpus, domain_gpus};  // no even split of whole trays: fill in order
+}
+
 namespace fs = std::filesystem;
 
 // ---------------------------------------------------------------------------------------------------
@@ -357,7 +364,7 @@ Engine::Engine(const TrainingFitOptions& o, const std::vector<PublishedRun>& run
 }
 
 int Engine::gen_index(const PublishedRun& r) {
-  const std::string g = pricer.generation(r);
+  const std::string g = pricer.fitted_generation(r);
   for (std::size_t i = 0; i < kGenerations.size(); ++i)
     if (kGenerations[i] == g) return static_cast<int>(i);
   throw InputError("--fit", "", "a run on generation " + g, "hopper or blackwell runs");

@@ -50,6 +50,11 @@ std::vector<std::string> prior_descriptions();
 
 // ---------------------------------------------------------------------------------------------------
 // Pricing published runs on their systems, with caches that live across the fit's iterations.
+// How a published run's GPUs sit in NVLink domains of `domain_gpus`: the fewest domains that hold them
+// with the same number of whole trays in each (256 GPUs on NVL72 racks: 4 racks of 64, 16 of the 18 trays,
+// as NVL72 jobs run; on 8-GPU nodes: GPUs / 8 nodes). {domains, GPUs per domain}.
+std::pair<int, int> even_domains(int gpus, int domain_gpus, int tray_gpus);
+
 class Pricer {
  public:
   Pricer(const TrainingFitOptions& o)
@@ -78,10 +83,9 @@ class Pricer {
     auto e = std::make_unique<Env>();
     const TopologySpec spec = systems_.load(system);
     const int per_rack = spec.rack.trays * static_cast<int>(spec.tray.gpus.size());
-    const int racks = (gpus + per_rack - 1) / per_rack;
-    e->graph = std::make_unique<TopologyGraph>(spec, racks);
-    const int d = e->graph->gpus_per_domain();
-    e->placement = std::make_unique<RankPlacement>(*e->graph, (gpus + d - 1) / d, std::min(d, gpus));
+    const auto [domains, per_domain] = even_domains(gpus, per_rack, static_cast<int>(spec.tray.gpus.size()));
+    e->graph = std::make_unique<TopologyGraph>(spec, domains);
+    e->placement = std::make_unique<RankPlacement>(*e->graph, domains, per_domain);
     e->comm = std::make_unique<AnalyticCommCost>(*e->graph, calibration_);
     e->gpu = &table_.lookup(spec.id, spec.tray.gpus.at(0).type);
     e->base = make_system_context(*e->graph, *e->gpu, table_.params(e->gpu->generation));
@@ -96,6 +100,9 @@ class Pricer {
   const ComputeTable& table() const { return table_; }
   const Calibration& calibration() const { return calibration_; }
   std::string generation(const PublishedRun& r) { return env(r.system, r.gpus).gpu->generation; }
+  // The generation whose fitted parameters price the run (Blackwell Ultra: Blackwell's, compute-fit.json's
+  // fallbacks).
+  std::string fitted_generation(const PublishedRun& r) { return table_.fitted_generation(generation(r)); }
 
   TrainingJob job_of(const PublishedRun& r) {
     Env& e = env(r.system, r.gpus);

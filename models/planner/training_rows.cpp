@@ -35,8 +35,12 @@ const std::map<std::string, std::string> kModels{
     {"Qwen3 235B-A22B", "qwen3-235b-a22b"},
 };
 
-// The file's systems -> topologies: 8-GPU DGX/HGX nodes joined by InfiniBand.
-const std::map<std::string, std::string> kSystems{{"H100", "hgx-h100"}, {"B200", "hgx-b200"}};
+// The file's systems -> topologies: 8-GPU DGX/HGX nodes joined by InfiniBand, and the NVL72 racks (the
+// Megatron-Bridge pages name them GB200 and GB300, the NVL72 racks of Grace-Blackwell trays).
+const std::map<std::string, std::string> kSystems{
+    {"H100", "hgx-h100"},    {"H200", "hgx-h200"},    {"B200", "hgx-b200"},          {"B300", "hgx-b300"},
+    {"GB200", "gb200-nvl72"}, {"GB300", "gb300-nvl72"}, {"GB200 NVL72", "gb200-nvl72"}, {"GB300 NVL72", "gb300-nvl72"},
+};
 
 // Normalised precisions -> recipes. Older NeMo rows print "FP8" without the scaling recipe: NeMo 2.0's
 // performance scripts default to per-tensor delayed scaling (the file's notes cite

@@ -30,7 +30,7 @@ TrainingValidation validate_training(const std::string& rows_file, const Trainin
     for (const auto& g : kGenerations) shipped[g] = t.params(g);
   }
   if (!lomo) {
-    for (const PublishedRun* r : eng.used) v.rows.push_back(eng.predict(*r, shipped.at(eng.pricer.generation(*r))));
+    for (const PublishedRun* r : eng.used) v.rows.push_back(eng.predict(*r, shipped.at(eng.pricer.fitted_generation(*r))));
   } else {
     // Start every left-out fit from the shipped parameters (a fit on every row).
     const Eigen::VectorXd start = phi_of(eng.ix, shipped);
@@ -57,7 +57,7 @@ TrainingValidation validate_training(const std::string& rows_file, const Trainin
                                           r->global_batch, r->seq_len);
       if (std::find(seen.begin(), seen.end(), job) != seen.end()) continue;
       seen.push_back(job);
-      const ComputeParams& p = shipped.at(eng.pricer.generation(*r));
+      const ComputeParams& p = shipped.at(eng.pricer.fitted_generation(*r));
       Pricer::Env& e = eng.pricer.env(r->system, r->gpus);
       const ModelSpec& m = eng.pricer.model(r->model);
       const TrainingJob tj = eng.pricer.job_of(*r);

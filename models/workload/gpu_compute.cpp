@@ -181,6 +181,14 @@ const ComputeParams& ComputeTable::params(const std::string& generation) const {
   throw InputError(fit_where_, "/generations", "generation '" + generation + "' (not fitted)", "one of " + join(known));
 }
 
+std::string ComputeTable::fitted_generation(const std::string& generation) const {
+  if (params_.count(generation)) return generation;
+  auto f = fallback_.find(generation);
+  if (f != fallback_.end() && params_.count(f->second)) return f->second;
+  params(generation);  // throws, naming the fitted generations
+  return generation;
+}
+
 std::string ComputeTable::params_origin(const std::string& generation) const {
   if (params_.count(generation)) return "fit";
   auto f = fallback_.find(generation);

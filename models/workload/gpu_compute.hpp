@@ -77,6 +77,8 @@ class ComputeTable {
   // Fitted parameters of a generation (InputError if neither it nor a fallback is in the fit file).
   const ComputeParams& params(const std::string& generation) const;
   std::string params_origin(const std::string& generation) const;  // "fit" or "blackwell (fallback)"
+  // The generation whose fitted parameters `generation` uses: itself, or its fallback (InputError as params).
+  std::string fitted_generation(const std::string& generation) const;
   void set_params(const std::string& generation, const ComputeParams& p) { params_[generation] = p; }
   const std::map<std::string, ComputeParams>& all_params() const { return params_; }
   const std::vector<GpuCompute>& entries() const { return entries_; }

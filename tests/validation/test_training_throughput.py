@@ -162,5 +162,38 @@ if r.returncode == 0:
         if j["best_over_published"] > 1.25:
             print(f"  {j['best_over_published']:.2f}x {j['job']}: {j['published_layout']} -> {j['best_layout']}")
 
+# 5. a file like the shared one with runs on the systems it has no run of (GB200, GB300 NVL72 racks, HGX B300,
+# HGX H200) is priced, not left out: the B200 runs copied onto them, the published layouts pinned. GB200's GPU
+# has 2.5 PFLOP/s BF16 dense against HGX B200's 2.25 (docs/planner.md), so a compute-bound dense run is
+# predicted 1.0-1.2x B200's; on 256 GPUs the NVL72 racks hold 4 x 64 (whole trays, as NVL72 jobs run).
+rows = json.load(open(os.path.join(SRC, ROWS)))
+b200 = [x for x in rows if x["system"] == "B200" and x.get("tokens_per_sec_per_gpu")]
+copies = []
+for system in ("B200", "GB200", "GB300", "B300", "H200"):
+    copies += [dict(x, system=system) for x in b200 if system != "H200" or x["precision_normalized"] in ("BF16", "FP8-CS")]
+with tempfile.TemporaryDirectory() as tmp:
+    path = os.path.join(tmp, "other_systems.json")
+    json.dump(copies, open(path, "w"))
+    r = run(["--validate", path, "--in-sample", "--format", "json"])
+    check(r.returncode == 0, "--validate prices runs on GB200, GB300, B300 and H200")
+    if r.returncode == 0:
+        doc = json.loads(r.stdout)
+        no_topology = [e for e in doc["excluded"] if "has no topology" in e["why"]]
+        check(not no_topology, f"no run left out for its system ({len(no_topology)})")
+        pred = {}
+        for x in doc["rows"]:
+            pred.setdefault(x["run"], {})[x["system"]] = x["predicted_tokens_per_s_per_gpu"]
+        systems = {x["system"] for x in doc["rows"]}
+        check(systems >= {"hgx-b200", "gb200-nvl72", "gb300-nvl72", "hgx-b300", "hgx-h200"}, f"every system priced: {sorted(systems)}")
+        dense = [x for x in doc["rows"] if "Llama 3.1 405B" in x["run"] and x["system"] == "gb200-nvl72"]
+        check(len(dense) > 0, "Llama 3.1 405B priced on GB200")
+        for x in doc["rows"]:
+            if "Llama 3.1 405B" in x["run"] and x["system"] == "gb200-nvl72":
+                b = next((y for y in doc["rows"] if y["system"] == "hgx-b200" and y["run"].replace("B200 ", "", 1) == x["run"].replace("GB200 ", "", 1)), None)
+                check(b is not None, f"{x['run']}: its B200 twin priced")
+                if b is not None:
+                    ratio = x["predicted_tokens_per_s_per_gpu"] / b["predicted_tokens_per_s_per_gpu"]
+                    check(1.0 <= ratio <= 1.2, f"{x['run']}: GB200 / B200 {ratio:.3f} in [1.0, 1.2]")
+
 print(f"{len(failures)} check(s) failed" if failures else "ok")
 sys.exit(1 if failures else 0)

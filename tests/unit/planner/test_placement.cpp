@@ -4,6 +4,7 @@
 
 #include "models/collectives/rank_placement.hpp"
 #include "models/planner/placement.hpp"
+#include "models/planner/training_fit_engine.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/topo/system_catalog.hpp"
 #include "sim/topo/topology_graph.hpp"
@@ -13,6 +14,21 @@ namespace {
 
 TopologyGraph graph_of(const std::string& system, int racks) {
   return TopologyGraph(SystemCatalog::shipped().load(system), racks);
+}
+
+// A published run's GPUs in NVLink domains: the fewest domains with the same whole trays in each, as NVL72
+// jobs run (256 GPUs: 4 racks of 16 trays); 8-GPU nodes hold 8 each.
+TEST(PlannerPlacement, PublishedRunsSplitEvenlyOverDomainsOfWholeTrays) {
+  using fit_detail::even_domains;
+  EXPECT_EQ(even_domains(256, 72, 4), std::make_pair(4, 64));
+  EXPECT_EQ(even_domains(128, 72, 4), std::make_pair(2, 64));
+  EXPECT_EQ(even_domains(1024, 72, 4), std::make_pair(16, 64));
+  EXPECT_EQ(even_domains(576, 72, 4), std::make_pair(8, 72));
+  EXPECT_EQ(even_domains(72, 72, 4), std::make_pair(1, 72));
+  EXPECT_EQ(even_domains(8, 72, 4), std::make_pair(1, 8));
+  EXPECT_EQ(even_domains(96, 72, 4), std::make_pair(2, 48));
+  EXPECT_EQ(even_domains(1024, 8, 8), std::make_pair(128, 8));
+  EXPECT_EQ(even_domains(8, 8, 8), std::make_pair(1, 8));
 }
 
 TEST(PlannerPlacement, FillsDomainsInTrayOrderLikePlaceRanks) {
