@@ -1,6 +1,7 @@
 #include "models/planner/training_rows.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <fmt/format.h>
 #include <map>
 #include <regex>
@@ -37,11 +38,20 @@ const std::map<std::string, std::string> kModels{
 
 // The file's systems -> topologies: 8-GPU DGX/HGX nodes joined by InfiniBand, and the NVL72 racks (the
 // Megatron-Bridge pages name them GB200 and GB300, the NVL72 racks of Grace-Blackwell trays).
-const std::map<std::string, std::string> kSystems{
-    {"H100", "hgx-h100"},    {"H200", "hgx-h200"},    {"B200", "hgx-b200"},          {"B300", "hgx-b300"},
-    {"GB200", "gb200-nvl72"}, {"GB300", "gb300-nvl72"}, {"GB200 NVL72", "gb200-nvl72"}, {"GB300 NVL72", "gb300-nvl72"},
-};
+const std::map<std::string, std::string> kSystems{{"H100", "hgx-h100"}, {"H200", "hgx-h200"},    {"B200", "hgx-b200"},
+                                                  {"B300", "hgx-b300"}, {"GB200", "gb200-nvl72"}, {"GB300", "gb300-nvl72"}};
 
+// A system label as pages print it ("DGX-B200", "HGX H100", "GB200 NVL72", "h100-sxm") -> the file's form.
+std::string system_key(const std::string& label) {
+  std::string k;
+  for (char c : label) k += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (const char* prefix : {"NVIDIA ", "DGX-", "DGX ", "HGX-", "HGX "})
+    if (k.rfind(prefix, 0) == 0) k.erase(0, std::string(prefix).size());
+  for (const char* suffix : {" NVL72", "-NVL72", "_NVL72", " SXM", "-SXM", " SXM5", "-SXM5"})
+    if (k.size() > std::string(suffix).size() && k.compare(k.size() - std::string(suffix).size(), std::string::npos, suffix) == 0)
+      k.erase(k.size() - std::string(suffix).size());
+  return k;
+}
 // Normalised precisions -> recipes. Older NeMo rows print "FP8" without the scaling recipe: NeMo 2.0's
 // performance scripts default to per-tensor delayed scaling (the file's notes cite
 // scripts/performance/argument_parser.py), so they map to fp8-ds.
@@ -151,9 +161,9 @@ std::vector<PublishedRun> load_published_runs(const std::string& path) {
     auto mit = kModels.find(x.model_label);
     if (mit != kModels.end()) x.model = mit->second;
     else exclude("model '" + x.model_label + "' has no preset");
-    auto sit = kSystems.find(x.system_label);
+    auto sit = kSystems.find(system_key(x.system_label));
     if (sit != kSystems.end()) x.system = sit->second;
-    else exclude("system '" + x.system_label + "' has no topology");
+    else exclude("system '" + x.system_label + "' has no topology (known: H100, H200, B200, B300, GB200, GB300)");
     x.precision = recipe_of(x.precision_label);
     if (x.precision.empty()) exclude(x.precision_label.empty() ? "precision not stated" : "precision '" + x.precision_label + "' not a recipe racksim knows");
     if (!gpus || !gbs || !mbs || !tp || !pp || *gpus < 1 || *gbs < 1 || *mbs < 1 || *tp < 1 || *pp < 1)
