@@ -1,4 +1,5 @@
 #include "models/calibration/public_collectives.hpp"
+#include "models/calibration/record_systems.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -20,80 +21,6 @@ std::string default_public_collectives_path() { return std::string(RACKSIM_CALIB
 namespace {
 
 bool has(const std::string& text, const char* part) { return text.find(part) != std::string::npos; }
-
-struct Target {
-  std::string system;
-  int racks = 1;
-  std::vector<int> gpus;
-  std::string reason;      // non-empty: not expressible
-  std::string partitions;  // --partitions form; "18x1": MNNVL off (every tray its own NVLink domain)
-  bool nics_assumed = false;  // the source does not state the NICs; the system's own are assumed
-};
-
-Target refused(std::string reason) {
-  Target t;
-  t.reason = std::move(reason);
-  return t;
-}
-
-// "2 domains x 8 nodes" in a record's notes: the nodes split evenly over that many NVLink domains.
-int stated_domains(const std::string& notes) {
-  static const std::regex pattern(R"((\d+) domains? x (\d+) nodes)");
-  std::smatch m;
-  if (!std::regex_search(notes, m, pattern)) return 0;
-  return std::stoi(m[1].str());
-}
-
-// NCCL_MNNVL_ENABLE=0 (or a source saying MNNVL was disabled): NCCL does not use NVLink between trays.
-bool mnnvl_disabled(const std::string& net, const std::string& algo) {
-  return has(net, "MNNVL disabled") || has(net, "MNNVL+NVLS disabled") || has(algo, "MNNVL_ENABLE=0");
-}
-
-// GPU model + interconnect + node shape -> system, racks, ranks. HGX systems are one 8-GPU node per
-// "rack" (racksim's racks of hgx-*: one box each); NVL72 systems 72 GPUs per rack.
-Target target_of(const std::string& model, const std::string& net, const std::string& algo, const std::string& notes,
-                 int gpus, int nodes, int per_node) {
-  Target t;
-  if (has(net, "EFA")) return refused("AWS EFA (libfabric, many 100-200 Gb/s interfaces): racksim models InfiniBand/RoCE ConnectX NICs");
-  // An HGX cluster over InfiniBand or RoCE whose NIC count or speed the source leaves unstated is
-  // predicted with its system's NICs (one 400 or 800 Gb/s ConnectX per GPU, as every HGX reference design
-  // has) but never fitted (nics_assumed: validation only); any other unstated interconnect is refused.
-  const bool hgx_model = model == "H100" || model == "H200" || model == "B200" || model == "B300";
-  const bool names_ib_or_roce = has(net, "InfiniBand") || has(net, "RoCE") || has(net, " IB") || has(net, "(IB");
-  if (has(net, "not stated") && !(hgx_model && names_ib_or_roce)) return refused("the interconnect is not stated");
-  t.nics_assumed = has(net, "not stated");
-  // Before the IB/RoCE test below: "TCP-based GPUDirect, not IB/RoCE" names both.
-  if (has(net, "TCPX")) return refused("GPUDirect-TCPX/TCPXO (TCP through the host's stack): racksim models InfiniBand/RoCE ConnectX NICs");
-  if (model == "H100" || model == "H200" || model == "B200" || model == "B300") {
-    if (has(net, "H800")) return refused("no racksim system for the H800");
-    t.system = model == "H100" ? "hgx-h100" : model == "H200" ? "hgx-h200" : model == "B200" ? "hgx-b200" : "hgx-b300";
-    const int n = std::max(1, nodes), p = per_node > 0 ? per_node : (gpus + n - 1) / n;
-    if (p > 8 || n * p != gpus) return refused("GPUs per node (" + std::to_string(p) + ") x nodes does not give " + std::to_string(gpus));
-    if (n > 1 && !(has(net, "IB") || has(net, "InfiniBand") || has(net, "RoCE")))
-      return refused("several nodes on an interconnect racksim does not model");
-    t.racks = n;
-    for (int k = 0; k < n; ++k)
-      for (int g = 0; g < p; ++g) t.gpus.push_back(k * 8 + g);
-    return t;
-  }
-  if (model == "GB200" || model == "GB300") {
-    t.system = model == "GB200" ? "gb200-nvl72" : "gb300-nvl72";
-    if (has(net, "NET only")) return refused("trays over the network only (no NVLink)");
-    // As racksim places ranks (N / R per rack from each rack's first tray): 128 GPUs = 2 racks of 64,
-    // unless the source says how the nodes split over NVLink domains ("2 domains x 2 nodes": 16 GPUs as
-    // 2 racks of 8).
-    t.racks = std::max(1, (gpus + 71) / 72);
-    if (const int domains = stated_domains(notes); domains > 0) t.racks = std::max(t.racks, domains);
-    // NCCL_MNNVL_ENABLE=0: each tray is its own NVLink domain (NVLink P2P inside the tray, the NICs
-    // between trays: NVIDIA MNNVL/IMEX guide; models/fabric/mnnvl_estimate.hpp).
-    if (mnnvl_disabled(net, algo)) t.partitions = "18x1";
-    if (gpus % t.racks != 0) return refused(std::to_string(gpus) + " GPUs do not split evenly over " + std::to_string(t.racks) + " racks");
-    for (int r = 0; r < t.racks; ++r)
-      for (int g = 0; g < gpus / t.racks; ++g) t.gpus.push_back(r * 72 + g);
-    return t;
-  }
-  return refused("no racksim system for " + model);
-}
 
 // The word after "KEY=" (letters and digits), empty when absent.
 std::string value_after(const std::string& text, const std::string& key) {
@@ -194,7 +121,7 @@ MeasurementSet load_public_collectives(const std::string& path) {
     }
     const auto op = op_of(collective);
     if (!op) { skip("collective '" + collective + "' is not one racksim models"); continue; }
-    const Target t = target_of(model, net, algo, notes, gpus, nodes, per_node);
+    const RecordTarget t = record_target(model, net, algo, notes, gpus, nodes, per_node);
     if (!t.reason.empty()) { skip(t.reason); continue; }
     const Settings s = settings_of(algo, nodes);
     if (!s.reason.empty()) { skip(s.reason); continue; }

@@ -1,9 +1,11 @@
 #include "models/calibration/published_data.hpp"
+#include "models/calibration/record_systems.hpp"
 
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
+#include <set>
 
 #include "sim/core/json_reader.hpp"
 #include "sim/core/units.hpp"
@@ -156,10 +158,15 @@ std::optional<double> number_or_range(const nlohmann::json& v, std::string* note
 std::optional<std::string> algorithm_of(const std::string& algo_text) {
   if (algo_text.find("->") != std::string::npos) return std::nullopt;
   if (algo_text.find("NVLS off") != std::string::npos) return "ring";
-  if (algo_text.find("NVLS") != std::string::npos) return "nvls";
-  if (starts_with(algo_text, "Ring")) return "ring";
-  if (starts_with(algo_text, "Tree")) return "tree";
-  if (starts_with(algo_text, "default")) return "auto";
+  std::string l = algo_text;
+  for (char& c : l) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  auto in = [&](const char* part) { return l.find(part) != std::string::npos; };
+  if (in("collnet")) return std::nullopt;  // the SHARP plugin: not modelled
+  if (in("nvlstree") || in("nvls_tree") || in("nvls-tree") || in("nvls tree")) return "nvls_tree";
+  if (in("nvls")) return "nvls";
+  if (starts_with(l, "ring") || in("algo=ring")) return "ring";
+  if (starts_with(l, "tree") || in("algo=tree")) return "tree";
+  if (starts_with(l, "default") || starts_with(l, "auto") || l.empty() || in("not stated")) return "auto";
   return std::nullopt;
 }
 
@@ -196,38 +203,55 @@ void read_collective(JsonObjectReader& r, const std::string& id, const std::stri
   const CollectiveSystem* sys = nullptr;
   for (const auto& s : kCollectiveSystems)
     if (system_text == s.text) sys = &s;
-  if (!sys) return skip("no mapping to a racksim system for this machine text (models/calibration/published_data.cpp)");
-  if (!sys->system) return skip(sys->reason);
+  if (sys && !sys->system) return skip(sys->reason);
   const auto op = op_of(collective);
   if (!op) return skip("collective '" + collective + "' is not one racksim models");
-  const auto algorithm = algorithm_of(algo_text);
+  auto algorithm = algorithm_of(algo_text);
   if (!algorithm) return skip("algorithm text '" + algo_text + "' names no single racksim algorithm");
   if (!gpus_v.is_number_integer() || gpus_v.get<int>() < 2)
     return skip("GPU count " + json_excerpt(gpus_v) + " is not one number of ranks");
+  const int n = gpus_v.get<int>();
 
   Measurement m;
   m.id = id;
   m.kind = MeasurementKind::collective;
-  m.system = sys->system;
-  m.racks = sys->racks;
   m.measured_on = system_text;
   m.op = *op;
+  if (sys) {
+    m.system = sys->system;
+    m.racks = sys->racks;
+    for (int g = 0; g < n; ++g) m.gpus.push_back(g);
+  } else {
+    // A machine the table above does not list: read from its text by the rules public_collectives.json's
+    // records use (models/calibration/record_systems.hpp), and predicted but never fitted, since what was
+    // read and assumed (nodes, the interconnect) is not the source's word.
+    const RecordTarget t = record_target_from_text(system_text, algo_text, notes, n);
+    if (!t.reason.empty()) return skip(t.reason + (t.inferred.empty() ? "" : " (" + t.inferred + ")"));
+    m.system = t.system;
+    m.racks = t.racks;
+    m.partitions = t.partitions;
+    m.gpus = t.gpus;
+    m.nics_assumed = t.nics_assumed;
+    m.placement_known = false;
+    m.note = "machine " + t.inferred + "; ";
+    std::set<int> domains;
+    for (int gpu : m.gpus) domains.insert(gpu / (m.system.rfind("hgx-", 0) == 0 ? 8 : 72));
+    if (*algorithm == "nvls" && domains.size() > 1 && m.partitions.empty()) algorithm = "nvls_tree";  // NCCL's NVLS across nodes
+  }
   m.algorithm = *algorithm;
-  const int n = gpus_v.get<int>();
-  for (int g = 0; g < n; ++g) m.gpus.push_back(g);
   m.series = system_text + " " + collective + " " + *algorithm;
   m.source = source;
   m.confidence = confidence;
   m.nccl_version = nccl_v.is_string() ? nccl_v.get<std::string>() : "";
-  m.note = notes;
   if (bytes_v.is_number()) {
     m.bytes = bytes_v.get<double>();
   } else {
     m.bytes = kAssumedPeakCollectiveBytes;
     m.bytes_assumed = true;
-    m.note = "size " + (bytes_v.is_string() ? "'" + bytes_v.get<std::string>() + "'" : std::string("not given")) +
-             ": evaluated at 8 GiB (assumption); " + notes;
+    m.note += "size " + (bytes_v.is_string() ? "'" + bytes_v.get<std::string>() + "'" : std::string("not given")) +
+              ": evaluated at 8 GiB (assumption); ";
   }
+  m.note += notes;
   const double factor = busbw_factor(*op, n);
   const auto busbw = number_or_range(busbw_v, nullptr);
   const auto algbw = number_or_range(algbw_v, nullptr);

@@ -8,6 +8,7 @@
 #include "models/calibration/probe_data.hpp"
 #include "models/calibration/public_collectives.hpp"
 #include "models/calibration/published_data.hpp"
+#include "models/calibration/record_systems.hpp"
 #include "sim/core/errors.hpp"
 
 using namespace racksim;
@@ -156,6 +157,62 @@ TEST(PublicCollectives, UnstatedNicsOnAnHgxFabricAreAssumedOtherwiseRefused) {
   EXPECT_EQ(s.skipped[0].id, "public#3");
   EXPECT_EQ(s.skipped[0].reason, "the interconnect is not stated");
   EXPECT_EQ(s.skipped[1].id, "public#4");
+}
+
+// A machine described in free text (published_measurements.json's `system`): the GPU model, nodes or racks
+// and GPUs per node read by rule, what was assumed said in `inferred`.
+TEST(RecordSystems, FreeTextMachinesMapByTheRulesOfTheFieldRecords) {
+  RecordTarget t = record_target_from_text("HGX H100 x16 nodes (Azure ND H100 v5, IB)", "default", "", 128);
+  EXPECT_EQ(t.reason, "");
+  EXPECT_EQ(t.system, "hgx-h100");
+  EXPECT_EQ(t.racks, 16);
+  EXPECT_EQ(t.gpus.size(), 128u);
+  EXPECT_FALSE(t.nics_assumed);
+  t = record_target_from_text("HGX H200 4 nodes x 4 GPUs, RoCE", "default", "", 16);
+  EXPECT_EQ(t.system, "hgx-h200");
+  EXPECT_EQ(t.gpus, (std::vector<int>{0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27}));
+  // No node count: full 8-GPU nodes; no interconnect named across nodes: InfiniBand, the system's NICs assumed.
+  t = record_target_from_text("B200 cluster", "default", "", 64);
+  EXPECT_EQ(t.system, "hgx-b200");
+  EXPECT_EQ(t.racks, 8);
+  EXPECT_TRUE(t.nics_assumed);
+  EXPECT_NE(t.inferred.find("8 of 8 GPUs assumed"), std::string::npos);
+  EXPECT_NE(t.inferred.find("InfiniBand with the system's NICs assumed"), std::string::npos);
+  // NVL72: GB200 is not read as B200; racks named, else ranks / 72; MNNVL off: trays apart.
+  t = record_target_from_text("GB200 NVL72 x2 racks", "default", "", 128);
+  EXPECT_EQ(t.system, "gb200-nvl72");
+  EXPECT_EQ(t.racks, 2);
+  EXPECT_EQ(t.gpus[64], 72);
+  t = record_target_from_text("GB300 NVL72, 18 trays", "default", "", 72);
+  EXPECT_EQ(t.system, "gb300-nvl72");
+  EXPECT_EQ(t.racks, 1);
+  t = record_target_from_text("GB200 trays x2", "NCCL_MNNVL_ENABLE=0", "", 8);
+  EXPECT_EQ(t.partitions, "18x1");
+  // Refused, each with its reason.
+  EXPECT_NE(record_target_from_text("AWS p5.48xlarge x4 (H100, EFA)", "default", "", 32).reason.find("EFA"), std::string::npos);
+  EXPECT_EQ(record_target_from_text("AMD MI300X x2 nodes", "default", "", 16).reason,
+            "no racksim system for the MI300X (read from 'AMD MI300X x2 nodes')");
+  EXPECT_NE(record_target_from_text("a cluster", "default", "", 16).reason.find("no GPU model"), std::string::npos);
+}
+
+TEST(PublishedData, AMachineTheTableDoesNotListIsReadFromItsTextAndNeverFitted) {
+  const std::string path = (std::filesystem::temp_directory_path() / "racksim-published-unlisted.json").string();
+  {
+    std::ofstream out(path);
+    out << R"json([{"record_type": "collective", "system": "GB200 NVL72 x2 racks (some cloud)", "gpus": 128,
+              "collective": "all_reduce", "algo_if_known": "NVLS", "bytes": 8589934592, "algbw_GBps": null,
+              "busbw_GBps": 750, "time_us": null, "source": "s", "notes": "", "inplace": null,
+              "derived_fields": [], "nccl_version": null, "confidence": "high"}])json";
+  }
+  const MeasurementSet s = load_published_measurements(path);
+  std::filesystem::remove(path);
+  ASSERT_EQ(s.measurements.size(), 1u);
+  const Measurement& m = s.measurements[0];
+  EXPECT_EQ(m.system, "gb200-nvl72");
+  EXPECT_EQ(m.racks, 2);
+  EXPECT_EQ(m.algorithm, "nvls_tree");  // NCCL's NVLS across racks
+  EXPECT_FALSE(m.placement_known);      // validation only
+  EXPECT_NE(m.note.find("machine read from 'GB200 NVL72 x2 racks (some cloud)'"), std::string::npos);
 }
 
 TEST(ProbeData, H200DirectoryMapsOntoTheH200PcieSystem) {

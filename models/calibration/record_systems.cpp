@@ -1,0 +1,156 @@
+#include "models/calibration/record_systems.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <regex>
+
+namespace racksim::calibration {
+
+namespace {
+
+bool has(const std::string& text, const char* part) { return text.find(part) != std::string::npos; }
+
+RecordTarget refused(std::string reason) {
+  RecordTarget t;
+  t.reason = std::move(reason);
+  return t;
+}
+
+// "2 domains x 8 nodes" in a record's notes: the nodes split evenly over that many NVLink domains.
+int stated_domains(const std::string& notes) {
+  static const std::regex pattern(R"((\d+) domains? x (\d+) nodes)");
+  std::smatch m;
+  if (!std::regex_search(notes, m, pattern)) return 0;
+  return std::stoi(m[1].str());
+}
+
+// NCCL_MNNVL_ENABLE=0 (or a source saying MNNVL was disabled): NCCL does not use NVLink between trays.
+bool mnnvl_disabled(const std::string& net, const std::string& algo) {
+  return has(net, "MNNVL disabled") || has(net, "MNNVL+NVLS disabled") || has(algo, "MNNVL_ENABLE=0");
+}
+
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// The first number of `pattern`'s first group in `text` (case-insensitive), 0 when absent.
+int number_in(const std::string& text, const char* pattern) {
+  const std::regex re(pattern, std::regex::icase);
+  std::smatch m;
+  if (!std::regex_search(text, m, re)) return 0;
+  const std::string v = lower(m[1].str());
+  if (v == "two") return 2;
+  if (v == "three") return 3;
+  if (v == "four") return 4;
+  if (v.empty() || v.size() > 6) return 0;
+  return std::stoi(v);
+}
+
+}  // namespace
+
+RecordTarget record_target(const std::string& model, const std::string& net, const std::string& algo, const std::string& notes,
+                           int gpus, int nodes, int per_node) {
+  RecordTarget t;
+  if (has(net, "EFA")) return refused("AWS EFA (libfabric, many 100-200 Gb/s interfaces): racksim models InfiniBand/RoCE ConnectX NICs");
+  // An HGX cluster over InfiniBand or RoCE whose NIC count or speed the source leaves unstated is
+  // predicted with its system's NICs (one 400 or 800 Gb/s ConnectX per GPU, as every HGX reference design
+  // has) but never fitted (nics_assumed: validation only); any other unstated interconnect is refused.
+  const bool hgx_model = model == "H100" || model == "H200" || model == "B200" || model == "B300";
+  const bool names_ib_or_roce = has(net, "InfiniBand") || has(net, "RoCE") || has(net, " IB") || has(net, "(IB");
+  if (has(net, "not stated") && !(hgx_model && names_ib_or_roce)) return refused("the interconnect is not stated");
+  t.nics_assumed = has(net, "not stated");
+  // Before the IB/RoCE test below: "TCP-based GPUDirect, not IB/RoCE" names both.
+  if (has(net, "TCPX")) return refused("GPUDirect-TCPX/TCPXO (TCP through the host's stack): racksim models InfiniBand/RoCE ConnectX NICs");
+  if (model == "H100" || model == "H200" || model == "B200" || model == "B300") {
+    if (has(net, "H800")) return refused("no racksim system for the H800");
+    t.system = model == "H100" ? "hgx-h100" : model == "H200" ? "hgx-h200" : model == "B200" ? "hgx-b200" : "hgx-b300";
+    const int n = std::max(1, nodes), p = per_node > 0 ? per_node : (gpus + n - 1) / n;
+    if (p > 8 || n * p != gpus) return refused("GPUs per node (" + std::to_string(p) + ") x nodes does not give " + std::to_string(gpus));
+    if (n > 1 && !(has(net, "IB") || has(net, "InfiniBand") || has(net, "RoCE")))
+      return refused("several nodes on an interconnect racksim does not model");
+    t.racks = n;
+    for (int k = 0; k < n; ++k)
+      for (int g = 0; g < p; ++g) t.gpus.push_back(k * 8 + g);
+    return t;
+  }
+  if (model == "GB200" || model == "GB300") {
+    t.system = model == "GB200" ? "gb200-nvl72" : "gb300-nvl72";
+    if (has(net, "NET only")) return refused("trays over the network only (no NVLink)");
+    // As racksim places ranks (N / R per rack from each rack's first tray): 128 GPUs = 2 racks of 64,
+    // unless the source says how the nodes split over NVLink domains ("2 domains x 2 nodes": 16 GPUs as
+    // 2 racks of 8).
+    t.racks = std::max(1, (gpus + 71) / 72);
+    if (const int domains = stated_domains(notes); domains > 0) t.racks = std::max(t.racks, domains);
+    // NCCL_MNNVL_ENABLE=0: each tray is its own NVLink domain (NVLink P2P inside the tray, the NICs
+    // between trays: NVIDIA MNNVL/IMEX guide; models/fabric/mnnvl_estimate.hpp).
+    if (mnnvl_disabled(net, algo)) t.partitions = "18x1";
+    if (gpus % t.racks != 0) return refused(std::to_string(gpus) + " GPUs do not split evenly over " + std::to_string(t.racks) + " racks");
+    for (int r = 0; r < t.racks; ++r)
+      for (int g = 0; g < gpus / t.racks; ++g) t.gpus.push_back(r * 72 + g);
+    return t;
+  }
+  return refused("no racksim system for " + model);
+}
+
+
+RecordTarget record_target_from_text(const std::string& text, const std::string& algo, const std::string& notes, int gpus) {
+  // The GPU: the first model named, whole words (GB200 is not read as B200).
+  static const std::regex model_re(
+      R"((^|[^A-Za-z0-9])(GB300|GB200|GH200|B300|B200|H200|H100|H800|H20|A100|A800|L40S|MI300X|MI325X|MI355X)([^A-Za-z0-9]|$))",
+      std::regex::icase);
+  std::smatch m;
+  if (!std::regex_search(text, m, model_re)) return refused("no GPU model racksim knows named in '" + text + "'");
+  std::string model = m[2].str();
+  for (char& c : model) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (!(model == "H100" || model == "H200" || model == "B200" || model == "B300" || model == "GB200" || model == "GB300"))
+    return refused("no racksim system for the " + model + " (read from '" + text + "')");
+  const std::string words = text + " " + notes;
+  const bool nvl72 = model == "GB200" || model == "GB300";
+  int nodes = number_in(text, R"(x\s*(\d+)\s*(?:nodes?|hosts?|servers?|VMs?|instances?|machines?|trays?)\b)");
+  if (nodes == 0) nodes = number_in(text, R"(\b(\d+|two|three|four)\s*(?:nodes?|hosts?|servers?|VMs?|instances?|machines?|trays?)\b)");
+  int per_node = number_in(text, R"(\b(\d+)\s*GPUs?\s*(?:per|/|each)\s*(?:node|host|server|VM|tray))");
+  if (per_node == 0) per_node = number_in(text, R"(\bnodes?\s*x\s*(\d+)\s*GPUs?)");
+  const int racks = number_in(text, R"(\b(?:x\s*)?(\d+|two|three|four)\s*(?:NVL72\s*)?racks?\b)");
+  std::string inferred = "read from '" + text + "': " + model;
+  std::string net = words;
+  if (nvl72) {
+    // Nodes are trays here (NCCL's nodes on an NVL72 are its compute trays); the racks say how the ranks
+    // split over NVLink domains, else N / 72 racks as racksim places ranks.
+    const int domains = std::max(racks, 0);
+    std::string n = notes;
+    if (domains > 0) n += " " + std::to_string(domains) + " domains x 1 nodes";
+    inferred += domains > 0 ? ", " + std::to_string(domains) + " rack(s)" : ", racks: " + std::to_string(std::max(1, (gpus + 71) / 72)) + " (ranks / 72)";
+    if (has(lower(words), "mnnvl_enable=0") || has(lower(words), "mnnvl disabled")) net += " MNNVL disabled";
+    RecordTarget t = record_target(model, net, algo, n, gpus, 0, 0);
+    t.inferred = inferred;
+    return t;
+  }
+  if (nodes == 0) {
+    nodes = gpus <= 8 ? 1 : (gpus + 7) / 8;
+    if (gpus > 8) inferred += ", nodes not named: " + std::to_string(nodes) + " of 8 GPUs assumed";
+  } else {
+    inferred += ", " + std::to_string(nodes) + " node(s)";
+  }
+  if (per_node > 0) inferred += " x " + std::to_string(per_node) + " GPUs";
+  if (nodes > 1) {
+    const std::string l = lower(words);
+    static const std::regex ib_word(R"(\bIB\b)");
+    const bool ib = std::regex_search(words, ib_word);
+    const bool named = has(l, "infiniband") || ib || has(l, "roce") || has(l, "efa") || has(l, "tcpx") ||
+                       has(l, "connectx") || has(l, "cx-7") || has(l, "cx-8") || has(words, "NDR") || has(words, "XDR") ||
+                       has(l, "spectrum");
+    if (!named) {
+      net += " InfiniBand (NIC count not stated)";
+      inferred += ", interconnect not named: InfiniBand with the system's NICs assumed";
+    } else if (!(has(l, "infiniband") || ib || has(l, "roce") || has(l, "efa") || has(l, "tcpx"))) {
+      net += " InfiniBand";  // ConnectX / NDR / XDR / Spectrum name an IB or RoCE fabric
+    }
+  }
+  RecordTarget t = record_target(model, net, algo, notes, gpus, nodes, per_node);
+  t.inferred = inferred;
+  return t;
+}
+
+}  // namespace racksim::calibration

@@ -1,0 +1,34 @@
+#pragma once
+// Where a public measurement's machine sits in racksim: GPU model, interconnect and node shape -> system,
+// racks and ranks (and NVLink partitions). The rules both record files use: public_collectives.json gives
+// the model, interconnect and nodes as fields; published_measurements.json gives the machine as free text
+// ("HGX H100 x16 nodes (Azure, IB)"), which record_target_from_text reads by the same rules.
+#include <string>
+#include <vector>
+
+namespace racksim::calibration {
+
+struct RecordTarget {
+  std::string system;       // racksim id; empty with `reason` when not expressible
+  int racks = 1;
+  std::vector<int> gpus;    // global GPU indices of the ranks
+  std::string reason;       // non-empty: not expressible
+  std::string partitions;   // --partitions form; "18x1": MNNVL off (every tray its own NVLink domain)
+  bool nics_assumed = false;  // the source does not state the NICs; the system's own are assumed
+  std::string inferred;     // from free text: what was read and what was assumed, in words (empty: fields)
+};
+
+// GPU model ("H100", "GB200", ...), interconnect text, NCCL settings text, notes, ranks, nodes (0: one) and
+// GPUs per node (0: ranks / nodes). HGX systems are one 8-GPU node per "rack" (racksim's racks of hgx-*:
+// one box each); NVL72 systems 72 GPUs per rack.
+RecordTarget record_target(const std::string& model, const std::string& net, const std::string& algo, const std::string& notes,
+                           int gpus, int nodes, int per_node);
+
+// The same from a free-text machine description: the GPU model named in it (GB300, GB200, B300, B200,
+// H200, H100; others are named in the reason), "x N nodes" / "N nodes" (or racks for NVL72 systems), "N
+// GPUs per node"; without a node count an HGX run of more than 8 ranks is ranks / 8 full nodes; a run
+// across nodes on no named interconnect is taken as InfiniBand with the system's NICs (nics_assumed).
+// `inferred` says what was read and assumed.
+RecordTarget record_target_from_text(const std::string& text, const std::string& algo, const std::string& notes, int gpus);
+
+}  // namespace racksim::calibration
