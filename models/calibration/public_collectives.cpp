@@ -88,7 +88,7 @@ MeasurementSet load_public_collectives(const std::string& path) {
     const auto& gpus_v = r.raw("gpus");
     const auto& nodes_v = r.raw("nodes");
     const auto& per_node_v = r.raw("gpus_per_node");
-    const std::string model = r.string("gpu_model");
+    const std::string model = canonical_gpu_model(r.string("gpu_model"));
     const std::string net = r.string("interconnect");
     const std::string collective = r.string("collective");
     const std::string algo = r.string("algo_if_known");

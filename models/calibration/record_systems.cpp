@@ -95,15 +95,28 @@ RecordTarget record_target(const std::string& model, const std::string& net, con
 }
 
 
-RecordTarget record_target_from_text(const std::string& text, const std::string& algo, const std::string& notes, int gpus) {
-  // The GPU: the first model named, whole words (GB200 is not read as B200).
+namespace {
+// The first GPU model named, whole words (GB200 is not read as B200), upper case; empty when none.
+std::string model_named(const std::string& text) {
   static const std::regex model_re(
       R"((^|[^A-Za-z0-9])(GB300|GB200|GH200|B300|B200|H200|H100|H800|H20|A100|A800|L40S|MI300X|MI325X|MI355X)([^A-Za-z0-9]|$))",
       std::regex::icase);
   std::smatch m;
-  if (!std::regex_search(text, m, model_re)) return refused("no GPU model racksim knows named in '" + text + "'");
+  if (!std::regex_search(text, m, model_re)) return "";
   std::string model = m[2].str();
   for (char& c : model) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return model;
+}
+}  // namespace
+
+std::string canonical_gpu_model(const std::string& text) {
+  const std::string m = model_named(text);
+  return m.empty() ? text : m;
+}
+
+RecordTarget record_target_from_text(const std::string& text, const std::string& algo, const std::string& notes, int gpus) {
+  const std::string model = model_named(text);
+  if (model.empty()) return refused("no GPU model racksim knows named in '" + text + "'");
   if (!(model == "H100" || model == "H200" || model == "B200" || model == "B300" || model == "GB200" || model == "GB300"))
     return refused("no racksim system for the " + model + " (read from '" + text + "')");
   const std::string words = text + " " + notes;

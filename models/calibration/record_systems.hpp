@@ -18,6 +18,10 @@ struct RecordTarget {
   std::string inferred;     // from free text: what was read and what was assumed, in words (empty: fields)
 };
 
+// The GPU model a text names, in the form record_target takes ("NVIDIA H100 80GB HBM3" -> "H100", "gb200"
+// -> "GB200"); the text itself when it names none racksim reads.
+std::string canonical_gpu_model(const std::string& text);
+
 // GPU model ("H100", "GB200", ...), interconnect text, NCCL settings text, notes, ranks, nodes (0: one) and
 // GPUs per node (0: ranks / nodes). HGX systems are one 8-GPU node per "rack" (racksim's racks of hgx-*:
 // one box each); NVL72 systems 72 GPUs per rack.

@@ -193,6 +193,10 @@ TEST(RecordSystems, FreeTextMachinesMapByTheRulesOfTheFieldRecords) {
   EXPECT_EQ(record_target_from_text("AMD MI300X x2 nodes", "default", "", 16).reason,
             "no racksim system for the MI300X (read from 'AMD MI300X x2 nodes')");
   EXPECT_NE(record_target_from_text("a cluster", "default", "", 16).reason.find("no GPU model"), std::string::npos);
+  EXPECT_EQ(canonical_gpu_model("NVIDIA H100 80GB HBM3"), "H100");
+  EXPECT_EQ(canonical_gpu_model("gb200"), "GB200");
+  EXPECT_EQ(canonical_gpu_model("B200-SXM"), "B200");
+  EXPECT_EQ(canonical_gpu_model("Gaudi 3"), "Gaudi 3");
 }
 
 TEST(PublishedData, AMachineTheTableDoesNotListIsReadFromItsTextAndNeverFitted) {
