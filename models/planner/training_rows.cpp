@@ -41,6 +41,15 @@ const std::map<std::string, std::string> kModels{
 const std::map<std::string, std::string> kSystems{{"H100", "hgx-h100"}, {"H200", "hgx-h200"},    {"B200", "hgx-b200"},
                                                   {"B300", "hgx-b300"}, {"GB200", "gb200-nvl72"}, {"GB300", "gb300-nvl72"}};
 
+// A model label the table above does not list, as a preset id: "Llama 3.1 70B" -> "llama-3.1-70b" (lower
+// case, spaces to hyphens, a parenthesised remark dropped), or the id itself; empty when no preset has it.
+std::string preset_id_of(const std::string& label) {
+  std::string id;
+  for (char c : label.substr(0, label.find(" ("))) id += c == ' ' || c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  static const std::vector<std::string> ids = ModelCatalog::shipped().ids();
+  return std::find(ids.begin(), ids.end(), id) != ids.end() ? id : "";
+}
+
 // A system label as pages print it ("DGX-B200", "HGX H100", "GB200 NVL72", "h100-sxm") -> the file's form.
 std::string system_key(const std::string& label) {
   std::string k;
@@ -160,7 +169,8 @@ std::vector<PublishedRun> load_published_runs(const std::string& path) {
     };
     auto mit = kModels.find(x.model_label);
     if (mit != kModels.end()) x.model = mit->second;
-    else exclude("model '" + x.model_label + "' has no preset");
+    else if (const std::string id = preset_id_of(x.model_label); !id.empty()) x.model = id;
+    else exclude("model '" + x.model_label + "' has no preset (models/workload/presets; a row may name one by its id)");
     auto sit = kSystems.find(system_key(x.system_label));
     if (sit != kSystems.end()) x.system = sit->second;
     else exclude("system '" + x.system_label + "' has no topology (known: H100, H200, B200, B300, GB200, GB300)");

@@ -171,6 +171,8 @@ b200 = [x for x in rows if x["system"] == "B200" and x.get("tokens_per_sec_per_g
 copies = []
 for system in ("B200", "GB200", "GB300", "B300", "H200"):
     copies += [dict(x, system=system) for x in b200 if system != "H200" or x["precision_normalized"] in ("BF16", "FP8-CS")]
+# a model named by its preset id or in another case is the same model
+copies += [dict(b200[0], system="GB200", model="deepseek-v3" if "DeepSeek" in b200[0]["model"] else b200[0]["model"].upper())]
 with tempfile.TemporaryDirectory() as tmp:
     path = os.path.join(tmp, "other_systems.json")
     json.dump(copies, open(path, "w"))
@@ -180,6 +182,8 @@ with tempfile.TemporaryDirectory() as tmp:
         doc = json.loads(r.stdout)
         no_topology = [e for e in doc["excluded"] if "has no topology" in e["why"]]
         check(not no_topology, f"no run left out for its system ({len(no_topology)})")
+        no_preset = [e for e in doc["excluded"] if "has no preset" in e["why"]]
+        check(not no_preset, f"no run left out for its model's spelling ({len(no_preset)})")
         pred = {}
         for x in doc["rows"]:
             pred.setdefault(x["run"], {})[x["system"]] = x["predicted_tokens_per_s_per_gpu"]
