@@ -65,13 +65,15 @@ std::string system_key(const std::string& label) {
 // performance scripts default to per-tensor delayed scaling (the file's notes cite
 // scripts/performance/argument_parser.py), so they map to fp8-ds.
 std::string recipe_of(const std::string& p) {
-  if (p == "BF16") return "bf16";
-  if (p == "FP8-CS") return "fp8-cs";
-  if (p == "FP8-DS") return "fp8-ds";
-  if (p == "MXFP8") return "mxfp8";
-  if (p == "NVFP4") return "nvfp4";
   if (p.rfind("FP8 (scaling recipe not printed)", 0) == 0 || p.rfind("FP8 (default recipe ds", 0) == 0) return "fp8-ds";
-  if (p.rfind("FP8-blockwise", 0) == 0 || p.rfind("FP8 blockwise", 0) == 0) return "fp8-block";
+  std::string u;  // upper case, '_' and ' ' as '-': "fp8_cs", "FP8 CS" -> "FP8-CS"
+  for (char c : p) u += c == '_' || c == ' ' ? '-' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (u == "BF16" || u == "BFLOAT16") return "bf16";
+  if (u == "FP8-CS" || u.rfind("FP8-CURRENT", 0) == 0) return "fp8-cs";
+  if (u == "FP8-DS" || u.rfind("FP8-DELAYED", 0) == 0) return "fp8-ds";
+  if (u == "MXFP8") return "mxfp8";
+  if (u == "NVFP4") return "nvfp4";
+  if (u.rfind("FP8-BLOCKWISE", 0) == 0 || u.rfind("FP8-BLOCK", 0) == 0) return "fp8-block";
   return "";
 }
 
@@ -135,8 +137,11 @@ std::vector<PublishedRun> load_published_runs(const std::string& path) {
     r.raw("model_as_printed");
     x.system_label = r.string("system");
     r.raw("system_as_printed");
-    r.raw("precision");
+    const nlohmann::json& printed_precision = r.raw("precision");
     x.precision_label = string_or_null(r, "precision_normalized");
+    // No normalised precision: the printed one, where it names a recipe by itself ("BF16", "MXFP8").
+    if (x.precision_label.empty() && printed_precision.is_string() && !recipe_of(printed_precision.get<std::string>()).empty())
+      x.precision_label = printed_precision.get<std::string>();
     const auto gpus = int_or_null(r, "num_gpus");
     const auto gbs = int_or_null(r, "gbs");
     const auto mbs = int_or_null(r, "mbs");
