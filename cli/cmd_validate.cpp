@@ -76,7 +76,7 @@ static void add_validate_command(CLI::App& app, const GlobalOptions& global) {
     std::vector<std::string> published = opts->data;
     if (published.empty()) published.push_back(default_published_path());
     for (const auto& d : published)
-      if (d != "none") data.append(load_published_measurements(d));
+      if (d != "none") data.append(load_measurement_records(d));
     std::vector<std::string> probes = opts->probes;
     if (probes.empty() && !opts->no_probes) probes = shipped_probe_dirs();
     for (const auto& p : probes) data.append(load_probe_directory(p));
@@ -87,7 +87,7 @@ static void add_validate_command(CLI::App& app, const GlobalOptions& global) {
     if (public_files.empty() && opts->data.empty() && std::filesystem::exists(default_public_collectives_path()))
       public_files.push_back(default_public_collectives_path());
     for (const auto& f : public_files)
-      if (f != "none") data.append(load_public_collectives(f));
+      if (f != "none") data.append(load_measurement_records(f));
     const Calibration cal = load_calibration(opts->calibration);
     const Predictor predictor(global.topology_dir,
                               opts->model == "engine" ? engine_collective_model() : analytic_collective_model(),

@@ -1,4 +1,5 @@
 #include "models/calibration/published_data.hpp"
+#include "models/calibration/public_collectives.hpp"
 #include "models/calibration/record_systems.hpp"
 
 #include <cctype>
@@ -361,6 +362,14 @@ MeasurementSet load_published_measurements(const std::string& path) {
     else read_probe(r, id, out);
   }
   return out;
+}
+
+MeasurementSet load_measurement_records(const std::string& path) {
+  const nlohmann::json doc = parse_json_file(path);
+  if (doc.is_array())
+    for (const auto& r : doc)
+      if (r.is_object() && r.contains("gpu_model")) return load_public_collectives(path);
+  return load_published_measurements(path);
 }
 
 }  // namespace racksim::calibration

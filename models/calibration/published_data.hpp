@@ -15,6 +15,11 @@ std::string default_published_path();
 // InputErrors naming the file and the JSON pointer.
 MeasurementSet load_published_measurements(const std::string& path);
 
+// Either record format, told apart by its fields: public_collectives.json's records give the GPU model and
+// the interconnect as fields (`gpu_model`), published_measurements.json's the machine as text. A file given
+// where the other kind is expected is read as what it is, not refused over the keys the other kind has.
+MeasurementSet load_measurement_records(const std::string& path);
+
 // Size at which a record that states only a peak bandwidth is evaluated (8 GiB: the top of the
 // nccl-tests sweeps in the same file; an assumption, reported with each such record).
 inline constexpr double kAssumedPeakCollectiveBytes = 8.0 * 1024 * 1024 * 1024;
