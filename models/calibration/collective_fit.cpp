@@ -82,6 +82,7 @@ std::vector<CollectivePoint> collective_points(const std::vector<Measurement>& d
       p.latency_s = std::max(0.0, e.time_s - e.bandwidth_s);
       p.domains = std::max<int>(1, static_cast<int>(domains.size()));
       p.domain_gpus = domain_gpus(g, req);
+      if (hop_scaled_launch(p.key)) p.scale_out_units = tree_latency_hops(static_cast<int>(m.gpus.size()), p.domains);
       if (m.nics_assumed && !(e.bandwidth_s < kAssumedNicsMaxBandwidthShare * e.time_s)) continue;
       out.push_back(p);
     } catch (const std::runtime_error& e) {  // InputError or SimulationError: this record cannot be expressed
@@ -100,7 +101,7 @@ bool collective_point_fitted(const Measurement& m, const Predictor& predictor, c
 double predict_time_s(const CollectivePoint& p, const Calibration& c) {
   const AlgorithmCalibration& a = c.algorithm(p.key, p.arch);
   const double kappa = a.efficiency_at(p.m->bytes, p.domain_gpus);
-  return a.launch_us(p.domains > 1) * 1e-6 + p.latency_s + p.bandwidth_exempt_s + p.bandwidth_s / (kappa > 0 ? kappa : 1) +
+  return a.launch_us(p.domains > 1, p.scale_out_units) * 1e-6 + p.latency_s + p.bandwidth_exempt_s + p.bandwidth_s / (kappa > 0 ? kappa : 1) +
          p.m->timer_floor_s;
 }
 
@@ -170,7 +171,7 @@ static GroupFit fit_group(const std::string& arch, const std::string& key, const
   for (const auto* p : pts) {
     const double y = p->m->time_s - p->m->timer_floor_s;
     const double w = 1.0 / (y * y * series_points[p->m->series]);
-    const double x[3] = {p->domains > 1 ? 0.0 : 1.0, p->domains > 1 ? 1.0 : 0.0, ramped(*p, ramp)};
+    const double x[3] = {p->domains > 1 ? 0.0 : 1.0, p->domains > 1 ? p->scale_out_units : 0.0, ramped(*p, ramp)};
     const double r = y - p->latency_s - p->bandwidth_exempt_s;
     for (int i = 0; i < 3; ++i) {
       v[i] += w * x[i] * r;
@@ -237,7 +238,7 @@ static GroupFit fit_group(const std::string& arch, const std::string& key, const
   for (const auto* p : pts) {
     const double y = p->m->time_s - p->m->timer_floor_s;
     const double w = 1.0 / (y * y * series_points[p->m->series]);
-    const double x[3] = {p->domains > 1 ? 0.0 : 1.0, p->domains > 1 ? 1.0 : 0.0, ramped(*p, ramp)};
+    const double x[3] = {p->domains > 1 ? 0.0 : 1.0, p->domains > 1 ? p->scale_out_units : 0.0, ramped(*p, ramp)};
     const double e = y - p->latency_s - p->bandwidth_exempt_s - (x[0] * theta[0] + x[1] * theta[1] + x[2] * theta[2]);
     sol.objective += w * e * e;
   }
@@ -269,12 +270,18 @@ static GroupFit fit_group(const std::string& arch, const std::string& key, const
   if (!(u > 0)) u = 1;
   f.bandwidth_efficiency = sig4(std::clamp(1 / u, 0.05, 2.0));
   f.launch_overhead_us = sig4(std::min(theta[0] * 1e6, 1e5));
-  f.scale_out_launch_overhead_us = fit_L_out ? sig4(std::min(theta[1] * 1e6, 1e5)) : -1;
+  if (hop_scaled_launch(key)) {
+    f.scale_out_hop_overhead_us = fit_L_out ? sig4(std::min(theta[1] * 1e6, 1e5)) : -1;
+  } else {
+    f.scale_out_launch_overhead_us = fit_L_out ? sig4(std::min(theta[1] * 1e6, 1e5)) : -1;
+  }
   std::vector<double> errs;
   double ss = 0;
   std::set<std::string> seen_s, seen_src;
   for (const auto* p : pts) {
-    const double L_us = p->domains > 1 && f.scale_out_launch_overhead_us >= 0 ? f.scale_out_launch_overhead_us : f.launch_overhead_us;
+    const double L_us = p->domains > 1 && f.scale_out_hop_overhead_us >= 0    ? f.scale_out_hop_overhead_us * p->scale_out_units
+                        : p->domains > 1 && f.scale_out_launch_overhead_us >= 0 ? f.scale_out_launch_overhead_us
+                                                                                : f.launch_overhead_us;
     const double pred = L_us * 1e-6 + p->latency_s + p->bandwidth_exempt_s + ramped(*p, ramp) / f.bandwidth_efficiency +
                         p->m->timer_floor_s;
     errs.push_back(std::fabs(pred / p->m->time_s - 1));
@@ -349,6 +356,7 @@ void apply_collective_fits(Calibration& c, const std::vector<GroupFit>& fits) {
     a.bandwidth_efficiency = f.bandwidth_efficiency;
     a.launch_overhead_us = f.launch_overhead_us;
     a.scale_out_launch_overhead_us = f.scale_out_launch_overhead_us;
+    a.scale_out_hop_overhead_us = f.scale_out_hop_overhead_us;
     a.ramp_bytes_per_gpu = f.ramp_bytes_per_gpu;
     a.borrowed_from = f.borrowed_from;
     if (!f.borrowed_from.empty()) {

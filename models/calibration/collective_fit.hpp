@@ -36,6 +36,9 @@ struct CollectivePoint {
   double bandwidth_exempt_s = 0;
   int domains = 1;             // NVLink domains (NCCL nodes) the ranks span
   int domain_gpus = 1;         // the most ranks in one of them (the NVLS ramp's scale)
+  // The unit of the launch across domains: NCCL's tree latency hops for hop-scaled algorithms
+  // (calibration.hpp tree_latency_hops), else 1.
+  double scale_out_units = 1;
 };
 
 // One point per collective measurement the analytic model can express (others are reported through
@@ -60,6 +63,7 @@ struct GroupFit {
   bool kappa_fixed = false;    // no point whose model time is mostly bandwidth: kappa = 1
   double scale_out_launch_overhead_us = -1;  // across NVLink domains; -1: not determinable, launch_overhead_us
   bool scale_out_launch_fitted = false;
+  double scale_out_hop_overhead_us = -1;  // hop-scaled algorithms: the launch across domains per hop
   double ramp_bytes_per_gpu = 0;  // NVLS / NVLS-tree groups: the ramp's bytes per GPU (calibration.hpp)
   int points = 0;
   double median_abs_error = 0, worst_abs_error = 0, rms_log_residual = 0;

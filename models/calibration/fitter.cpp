@@ -340,9 +340,12 @@ FitResult fit_calibration(const std::vector<Measurement>& data, const Predictor&
       f.fixed_parameters = {"bandwidth_efficiency: " + g.borrowed_from + "'s"};
       f.free_parameters.clear();
     }
-    if (g.scale_out_launch_fitted) f.free_parameters.push_back("scale_out_launch_overhead_us");
+    if (g.scale_out_launch_fitted)
+      f.free_parameters.push_back(g.scale_out_hop_overhead_us >= 0 ? "scale_out_hop_overhead_us" : "scale_out_launch_overhead_us");
     f.values = {{"bandwidth_efficiency", g.bandwidth_efficiency}, {"launch_overhead_us", g.launch_overhead_us}};
-    if (g.scale_out_launch_fitted) f.values.push_back({"scale_out_launch_overhead_us", g.scale_out_launch_overhead_us});
+    if (g.scale_out_launch_fitted)
+      f.values.push_back(g.scale_out_hop_overhead_us >= 0 ? std::make_pair(std::string("scale_out_hop_overhead_us"), g.scale_out_hop_overhead_us)
+                                                          : std::make_pair(std::string("scale_out_launch_overhead_us"), g.scale_out_launch_overhead_us));
     f.series = g.series;
     f.sources = g.sources;
     f.points = g.points;

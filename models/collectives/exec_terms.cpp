@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "models/analytic/cost_model.hpp"
 #include "models/analytic/flow_cost.hpp"
@@ -79,11 +80,11 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   e.flow.arch = arch;
   std::string borrowed;
   const AlgorithmCalibration& cal = calibration.algorithm(key, arch, &borrowed);
-  bool spans_domains = false;
-  for (int g : request.gpus)
-    spans_domains = spans_domains || graph.vertices()[graph.gpu_vertex(g)].domain !=
-                                         graph.vertices()[graph.gpu_vertex(request.gpus.front())].domain;
-  const double extra_launch_us = cal.launch_us(spans_domains);
+  std::set<int> domains;
+  for (int g : request.gpus) domains.insert(graph.vertices()[graph.gpu_vertex(g)].domain);
+  const bool spans_domains = domains.size() > 1;
+  const double hops = hop_scaled_launch(key) ? tree_latency_hops(static_cast<int>(request.gpus.size()), static_cast<int>(domains.size())) : 0;
+  const double extra_launch_us = cal.launch_us(spans_domains, hops);
   if (!borrowed.empty())
     e.warnings.push_back(key + ": no " + arch + " calibration, using " + borrowed +
                          (cal.borrowed_from.empty() ? "'s (" : "'s bandwidth terms with " + arch + "'s launch (") + cal.source + ")");

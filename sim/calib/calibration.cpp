@@ -232,6 +232,7 @@ Calibration calibration_from_json(const nlohmann::json& doc, const std::string& 
       a.launch_overhead_us = r.non_negative_or("launch_overhead_us", 0.0);
       if (r.has("scale_out_launch_overhead_us"))
         a.scale_out_launch_overhead_us = r.non_negative_or("scale_out_launch_overhead_us", 0.0);
+      if (r.has("scale_out_hop_overhead_us")) a.scale_out_hop_overhead_us = r.non_negative_or("scale_out_hop_overhead_us", 0.0);
       a.step_overhead_us = r.non_negative_or("step_overhead_us", 0.0);
       // Relative to racksim's model of the algorithm (the links at their calibration and NCCL's caps): may
       // exceed 1 where NCCL beats its own tuning model (NVLS on 8 B200s: 844 GB/s against 829).
@@ -312,6 +313,7 @@ std::string calibration_to_json_text(const Calibration& c) {
                   {"half_efficiency_bytes", a.half_efficiency_bytes},
                   {"source", a.source}};
     if (a.scale_out_launch_overhead_us >= 0) algos[key]["scale_out_launch_overhead_us"] = a.scale_out_launch_overhead_us;
+    if (a.scale_out_hop_overhead_us >= 0) algos[key]["scale_out_hop_overhead_us"] = a.scale_out_hop_overhead_us;
     if (a.ramp_bytes_per_gpu > 0) algos[key]["ramp_bytes_per_gpu"] = a.ramp_bytes_per_gpu;
     if (!a.borrowed_from.empty()) algos[key]["borrowed_from"] = a.borrowed_from;
     if (a.fit.points > 0) algos[key]["fit"] = fit_json(a.fit);

@@ -41,7 +41,16 @@ struct AlgorithmCalibration {
   // threads and RDMA round trips cost more than NCCL's hwLat NET terms say, and nothing of that applies inside
   // one domain. < 0: not given, launch_overhead_us applies everywhere (files written before it existed).
   double scale_out_launch_overhead_us = -1.0;
-  double launch_us(bool spans_domains) const {
+  // The tree across domains (all_reduce/tree): its extra latency per hop of NCCL's tree latency count,
+  // tree_latency_hops() (tuning.cc:382-385), in place of scale_out_launch_overhead_us. A tree's latency
+  // grows with its chain through each node: OCI's two GB200 racks of 64 GPUs pay ~104 us more than
+  // NCCL's terms at 8 B, Lambda's two 8-GPU B200 nodes ~15 us, Nebius's H100 nodes ~9 us, 0.6-0.9 us per
+  // hop for all three (docs/calibration.md section 3). < 0: not given.
+  double scale_out_hop_overhead_us = -1.0;
+  // The extra launch: across domains, per hop where the entry has it (`hops`: tree_latency_hops of the
+  // run), else the scale-out one, else the in-domain one.
+  double launch_us(bool spans_domains, double hops = 0) const {
+    if (spans_domains && scale_out_hop_overhead_us >= 0) return scale_out_hop_overhead_us * hops;
     return spans_domains && scale_out_launch_overhead_us >= 0 ? scale_out_launch_overhead_us : launch_overhead_us;
   }
   // NVLS's ramp to full bandwidth (NVLS and NVLS-tree entries; 0: none). The first S_k bytes of a collective
@@ -65,6 +74,18 @@ struct AlgorithmCalibration {
   }
   bool operator==(const AlgorithmCalibration&) const = default;
 };
+
+// Algorithms whose latency across domains grows with the run's hops (the tree: a chain through each node's
+// GPUs and a binary tree across nodes), and their count: NCCL's tree latency is
+// 2 x ((ranks per node - 1) x intra + log2(nodes) x inter) (tuning.cc:382-385), so 2 x ((ranks / nodes - 1)
+// + floor(log2(nodes))) hops.
+inline bool hop_scaled_launch(const std::string& key) { return key == "all_reduce/tree"; }
+inline double tree_latency_hops(int ranks, int nodes) {
+  if (nodes < 1 || ranks < 1) return 0;
+  int log2_nodes = 0;
+  for (int n = nodes; n > 1; n >>= 1) ++log2_nodes;
+  return 2.0 * (ranks / nodes - 1 + log2_nodes);
+}
 
 // GPU architectures as NCCL's tuner tells them apart (tuning.cc:249): calibration entries are kept per
 // architecture because NCCL's own constants are (NVLS efficiency, per-channel caps, NVLink bandwidth).

@@ -186,6 +186,68 @@ TEST(Fitter, AssumedNicsAreFittedOnlyWhereLatencyIsAlmostAllTheTime) {
   EXPECT_EQ(a.fit.points, 8 + latency_bound);  // 64 KiB .. 1 GiB by 4x in the box
 }
 
+TEST(Fitter, TreeLatencyAcrossNodesScalesWithItsHops) {
+  // NCCL's tree latency counts 2 x ((ranks per node - 1) + log2(nodes)) hops (tuning.cc:382-385).
+  EXPECT_EQ(tree_latency_hops(128, 2), 128);   // two NVL72 racks of 64: the chain through 64 GPUs, each way
+  EXPECT_EQ(tree_latency_hops(16, 2), 16);     // two 8-GPU nodes
+  EXPECT_EQ(tree_latency_hops(1440, 20), 150); // 20 racks of 72: 71 + floor(log2 20) = 75, each way
+  EXPECT_TRUE(hop_scaled_launch("all_reduce/tree"));
+  EXPECT_FALSE(hop_scaled_launch("all_reduce/ring"));
+  const Predictor p(RACKSIM_TOPOLOGY_DIR, unused_collective_model, "analytic");
+  // Trees over two HGX H100 boxes with 2, 4 and 8 GPUs each (hops 4, 8, 16), made with 3 us per hop across
+  // nodes: one per-hop figure explains all three, which one constant launch could not.
+  Calibration made = truth(1.0);
+  AlgorithmCalibration tree;
+  tree.scale_out_hop_overhead_us = 3;
+  made.arch_algorithms["hopper"]["all_reduce/tree"] = tree;
+  std::vector<Measurement> data;
+  for (int per_node : {2, 4, 8})
+    for (double bytes = 64; bytes <= 64.0 * (1 << 20); bytes *= 8) {
+      Measurement m;
+      m.id = "tree" + std::to_string(data.size());
+      m.series = "two boxes, " + std::to_string(per_node) + " GPUs each";
+      m.measured_on = m.series;
+      m.system = "hgx-h100";
+      m.racks = 2;
+      m.op = CollectiveOp::all_reduce;
+      m.algorithm = "tree";
+      for (int node = 0; node < 2; ++node)
+        for (int g = 0; g < per_node; ++g) m.gpus.push_back(node * 8 + g);
+      m.bytes = bytes;
+      m.confidence = "high";
+      m.source = "synthetic";
+      CollectiveRequest r;
+      r.op = m.op;
+      r.algorithm = m.algorithm;
+      r.gpus = m.gpus;
+      r.bytes = static_cast<std::uint64_t>(bytes);
+      m.time_s = analytic_collective(p.graph("hgx-h100", 2), r, made).time_s;
+      data.push_back(m);
+    }
+  FitOptions o;
+  o.held_out = false;
+  const FitResult fit = fit_calibration(data, p, o);
+  const AlgorithmCalibration& a = fit.calibration.arch_algorithms.at("hopper").at("all_reduce/tree");
+  EXPECT_LT(a.scale_out_launch_overhead_us, 0);  // a tree's launch across nodes is per hop
+  EXPECT_GT(a.scale_out_hop_overhead_us, 2.0);   // pulled toward 0 by the prior, as any launch across domains
+  EXPECT_LE(a.scale_out_hop_overhead_us, 3.01);
+  // The engine's and the closed form's time take it per hop: the 16-hop run pays 4x the 4-hop run's extra.
+  Calibration only_hops;
+  only_hops.arch_algorithms["hopper"]["all_reduce/tree"] = tree;
+  auto extra_us = [&](int per_node) {
+    CollectiveRequest r;
+    r.op = CollectiveOp::all_reduce;
+    r.algorithm = "tree";
+    for (int node = 0; node < 2; ++node)
+      for (int g = 0; g < per_node; ++g) r.gpus.push_back(node * 8 + g);
+    r.bytes = 64;
+    return 1e6 * (analytic_collective(p.graph("hgx-h100", 2), r, only_hops).time_s -
+                  analytic_collective(p.graph("hgx-h100", 2), r, Calibration{}).time_s);
+  };
+  EXPECT_NEAR(extra_us(2), 3 * 4, 1e-6);
+  EXPECT_NEAR(extra_us(8), 3 * 16, 1e-6);
+}
+
 TEST(Fitter, NvlsRampIsRecoveredFromASweepThroughIt) {
   const Predictor p(RACKSIM_TOPOLOGY_DIR, unused_collective_model, "analytic");
   // NVLS on 8 H100s made with a ramp of 2 MB per GPU (S_k = 16 MB: the first 16 MB at half the bandwidth),
