@@ -83,6 +83,33 @@ void summarise(const std::vector<ValidationRow>& rows, const std::string& group,
   out.push_back(std::move(s));
 }
 
+// A summary table, per system and size band, calibrated beside vendor peak (validate's text).
+std::string summary_text(const std::string& title, const std::vector<SummaryRow>& rows) {
+  std::string o = title + ": median |error| (worst), calibrated vs vendor peak\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "%-14s %-10s %6s %22s %22s\n", "system", "band", "points", "calibrated", "vendor peak");
+  o += line;
+  for (const auto& s : rows) {
+    std::snprintf(line, sizeof line, "%-14s %-10s %6d %10s (%9s) %10s (%9s)\n", s.group.c_str(), s.band.c_str(), s.points,
+                  apct(s.median_abs_error).c_str(), apct(s.worst_abs_error).c_str(), apct(s.median_abs_error_uncalibrated).c_str(),
+                  apct(s.worst_abs_error_uncalibrated).c_str());
+    o += line;
+  }
+  return o;
+}
+
+// The same as a Markdown table (validation.md).
+std::string summary_markdown(const std::vector<SummaryRow>& rows) {
+  std::ostringstream o;
+  o << "| system | size band | points | median abs error | worst abs error (record) | median, vendor peak | worst, vendor peak |\n";
+  o << "|---|---|---|---|---|---|---|\n";
+  for (const auto& s : rows)
+    o << "| " << s.group << " | " << s.band << " | " << s.points << " | " << apct(s.median_abs_error) << " | "
+      << apct(s.worst_abs_error) << " (" << s.worst_id << ") | " << apct(s.median_abs_error_uncalibrated) << " | "
+      << apct(s.worst_abs_error_uncalibrated) << " |\n";
+  return o.str();
+}
+
 }  // namespace
 
 ValidationReport validate_measurements(const MeasurementSet& data, const Predictor& predictor, const Calibration& cal) {
@@ -252,26 +279,9 @@ std::string validation_text(const ValidationReport& rep) {
     o << line;
   }
   o << "(* size assumed: the record gives a bandwidth only; 'fit': a record the calibration fit uses)\n\n";
-  o << "Summary by system and size band: median |error| (worst), calibrated vs vendor peak\n";
-  std::snprintf(line, sizeof line, "%-14s %-10s %6s %22s %22s\n", "system", "band", "points", "calibrated", "vendor peak");
-  o << line;
-  for (const auto& s : rep.by_system) {
-    std::snprintf(line, sizeof line, "%-14s %-10s %6d %10s (%9s) %10s (%9s)\n", s.group.c_str(), s.band.c_str(), s.points,
-                  apct(s.median_abs_error).c_str(), apct(s.worst_abs_error).c_str(),
-                  apct(s.median_abs_error_uncalibrated).c_str(), apct(s.worst_abs_error_uncalibrated).c_str());
-    o << line;
-  }
-  if (!rep.never_fitted.empty()) {
-    o << "\nCollective records no fit uses (validation only), by system: median |error| (worst), calibrated vs vendor peak\n";
-    std::snprintf(line, sizeof line, "%-14s %-10s %6s %22s %22s\n", "system", "band", "points", "calibrated", "vendor peak");
-    o << line;
-    for (const auto& s : rep.never_fitted) {
-      std::snprintf(line, sizeof line, "%-14s %-10s %6d %10s (%9s) %10s (%9s)\n", s.group.c_str(), s.band.c_str(), s.points,
-                    apct(s.median_abs_error).c_str(), apct(s.worst_abs_error).c_str(),
-                    apct(s.median_abs_error_uncalibrated).c_str(), apct(s.worst_abs_error_uncalibrated).c_str());
-      o << line;
-    }
-  }
+  o << summary_text("Summary by system and size band", rep.by_system);
+  if (!rep.never_fitted.empty())
+    o << "\n" << summary_text("Collective records no fit uses (validation only), by system", rep.never_fitted);
   o << "\n" << rep.skipped.size() << " records not predicted (see validation.md for the reasons)\n";
   return o.str();
 }
@@ -285,21 +295,8 @@ std::string validation_markdown(const ValidationReport& rep) {
        "names, or at a stated assumed size (marked \\*). `fit` marks records the calibration fit uses; every other "
        "row is held out.\n\n";
   o << "## Summary by system and size band\n\n";
-  o << "| system | size band | points | median abs error | worst abs error (record) | median, vendor peak | worst, vendor peak |\n";
-  o << "|---|---|---|---|---|---|---|\n";
-  for (const auto& s : rep.by_system)
-    o << "| " << s.group << " | " << s.band << " | " << s.points << " | " << apct(s.median_abs_error) << " | "
-      << apct(s.worst_abs_error) << " (" << s.worst_id << ") | " << apct(s.median_abs_error_uncalibrated) << " | "
-      << apct(s.worst_abs_error_uncalibrated) << " |\n";
-  if (!rep.never_fitted.empty()) {
-    o << "\n## Collective records no fit uses (validation only)\n\n";
-    o << "| system | size band | points | median abs error | worst abs error (record) | median, vendor peak | worst, vendor peak |\n";
-    o << "|---|---|---|---|---|---|---|\n";
-    for (const auto& s : rep.never_fitted)
-      o << "| " << s.group << " | " << s.band << " | " << s.points << " | " << apct(s.median_abs_error) << " | "
-        << apct(s.worst_abs_error) << " (" << s.worst_id << ") | " << apct(s.median_abs_error_uncalibrated) << " | "
-        << apct(s.worst_abs_error_uncalibrated) << " |\n";
-  }
+  o << summary_markdown(rep.by_system);
+  if (!rep.never_fitted.empty()) o << "\n## Collective records no fit uses (validation only)\n\n" << summary_markdown(rep.never_fitted);
   o << "\n## Summary by measured series\n\n";
   o << "| series | size band | points | median abs error | worst | median, vendor peak | worst, vendor peak |\n";
   o << "|---|---|---|---|---|---|---|\n";
