@@ -29,6 +29,17 @@ bool mnnvl_disabled(const std::string& net, const std::string& algo) {
   return has(net, "MNNVL disabled") || has(net, "MNNVL+NVLS disabled") || has(algo, "MNNVL_ENABLE=0");
 }
 
+// The first GPU model named, whole words (GB200 is not read as B200), upper case; empty when none.
+std::string model_named(const std::string& text) {
+  static const std::regex model_re(
+      R"((^|[^A-Za-z0-9])(GB300|GB200|GH200|B300|B200|H200|H100|H800|H20|A100|A800|L40S|MI300X|MI325X|MI355X)([^A-Za-z0-9]|$))",
+      std::regex::icase);
+  std::smatch m;
+  if (!std::regex_search(text, m, model_re)) return "";
+  std::string model = m[2].str();
+  for (char& c : model) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return model;
+}
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -94,20 +105,6 @@ RecordTarget record_target(const std::string& model, const std::string& net, con
   return refused("no racksim system for " + model);
 }
 
-
-namespace {
-// The first GPU model named, whole words (GB200 is not read as B200), upper case; empty when none.
-std::string model_named(const std::string& text) {
-  static const std::regex model_re(
-      R"((^|[^A-Za-z0-9])(GB300|GB200|GH200|B300|B200|H200|H100|H800|H20|A100|A800|L40S|MI300X|MI325X|MI355X)([^A-Za-z0-9]|$))",
-      std::regex::icase);
-  std::smatch m;
-  if (!std::regex_search(text, m, model_re)) return "";
-  std::string model = m[2].str();
-  for (char& c : model) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return model;
-}
-}  // namespace
 
 std::string canonical_gpu_model(const std::string& text) {
   const std::string m = model_named(text);
