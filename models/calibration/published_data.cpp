@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <optional>
-#include <set>
 
 #include "sim/core/json_reader.hpp"
 #include "sim/core/units.hpp"
@@ -235,9 +234,7 @@ void read_collective(JsonObjectReader& r, const std::string& id, const std::stri
     m.nics_assumed = t.nics_assumed;
     m.placement_known = false;
     m.note = "machine " + t.inferred + "; ";
-    std::set<int> domains;
-    for (int gpu : m.gpus) domains.insert(gpu / (m.system.rfind("hgx-", 0) == 0 ? 8 : 72));
-    if (*algorithm == "nvls" && domains.size() > 1 && m.partitions.empty()) algorithm = "nvls_tree";  // NCCL's NVLS across nodes
+    if (*algorithm == "nvls" && t.racks > 1) algorithm = "nvls_tree";  // NCCL's NVLS across nodes (racks: NVLink domains)
   }
   m.algorithm = *algorithm;
   m.series = system_text + " " + collective + " " + *algorithm;
