@@ -82,7 +82,7 @@ std::vector<CollectivePoint> collective_points(const std::vector<Measurement>& d
       p.latency_s = std::max(0.0, e.time_s - e.bandwidth_s);
       p.domains = std::max<int>(1, static_cast<int>(domains.size()));
       p.domain_gpus = domain_gpus(g, req);
-      if (hop_scaled_launch(p.key)) p.scale_out_units = tree_latency_hops(static_cast<int>(m.gpus.size()), p.domains);
+      p.scale_out_units = scale_out_launch_units(p.key, static_cast<int>(m.gpus.size()), p.domains);
       if (m.nics_assumed && !(e.bandwidth_s < kAssumedNicsMaxBandwidthShare * e.time_s)) continue;
       out.push_back(p);
     } catch (const std::runtime_error& e) {  // InputError or SimulationError: this record cannot be expressed

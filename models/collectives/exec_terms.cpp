@@ -83,8 +83,8 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   std::set<int> domains;
   for (int g : request.gpus) domains.insert(graph.vertices()[graph.gpu_vertex(g)].domain);
   const bool spans_domains = domains.size() > 1;
-  const double hops = hop_scaled_launch(key) ? tree_latency_hops(static_cast<int>(request.gpus.size()), static_cast<int>(domains.size())) : 0;
-  const double extra_launch_us = cal.launch_us(spans_domains, hops);
+  const double extra_launch_us =
+      cal.launch_us(spans_domains, scale_out_launch_units(key, static_cast<int>(request.gpus.size()), static_cast<int>(domains.size())));
   if (!borrowed.empty())
     e.warnings.push_back(key + ": no " + arch + " calibration, using " + borrowed +
                          (cal.borrowed_from.empty() ? "'s (" : "'s bandwidth terms with " + arch + "'s launch (") + cal.source + ")");

@@ -86,6 +86,11 @@ inline double tree_latency_hops(int ranks, int nodes) {
   for (int n = nodes; n > 1; n >>= 1) ++log2_nodes;
   return 2.0 * (ranks / nodes - 1 + log2_nodes);
 }
+// What the launch across domains of `key` counts for a run of `ranks` over `domains`: the tree's hops where
+// it is hop-scaled, else 1 (AlgorithmCalibration::launch_us's `hops`; the fit's column for it).
+inline double scale_out_launch_units(const std::string& key, int ranks, int domains) {
+  return hop_scaled_launch(key) ? tree_latency_hops(ranks, domains) : 1.0;
+}
 
 // GPU architectures as NCCL's tuner tells them apart (tuning.cc:249): calibration entries are kept per
 // architecture because NCCL's own constants are (NVLS efficiency, per-channel caps, NVLink bandwidth).
