@@ -18,11 +18,12 @@
 namespace racksim::calibration {
 
 namespace {
-// The most racks a log may need on a system without a physical max_racks: validation prices each of its
+// The most ranks a log may have on a system without a physical max_racks: validation prices each of its
 // rows with the analytic model flow by flow, 64 NVL72 racks (4 608 ranks) in ~2 s a row, while a claimed
 // 100 000 ranks (1 389 racks) took over 4 minutes (measured 2026-12-02, docs/errors.md). The largest
-// published run in calibrate/data is 1 440 GPUs (20 racks).
-constexpr int kMaxLogRacks = 64;
+// published runs in calibrate/data are 1 440 GPUs (20 GB200 racks) and 1 984 (248 HGX H200 nodes).
+// In ranks, not racks: an HGX "rack" is one 8-GPU node, so 64 of them would refuse real clusters.
+constexpr int kMaxLogRanks = 64 * 72;
 }  // namespace
 
 namespace {
@@ -561,9 +562,9 @@ MeasurementSet nccl_tests_measurements(const std::string& spec) {
     const int racks = std::max(1, (ranks + gpus_per_rack - 1) / gpus_per_rack);
     // A log may claim any rank count ("nGpus 100000" in a header): refuse before the predictor builds a
     // graph of that many GPUs, saying what the log asked for and what the system allows: the topology's
-    // physical max_racks, or where it has none (the NVL72-class systems, issue 14) what validation prices
-    // in seconds (kMaxLogRacks).
-    const int limit = spec_topo.rack.capped() ? spec_topo.rack.max_racks : kMaxLogRacks;
+    // physical max_racks, or where it has none (issue 14) what validation prices in seconds (kMaxLogRanks,
+    // in whole racks).
+    const int limit = spec_topo.rack.capped() ? spec_topo.rack.max_racks : std::max(1, kMaxLogRanks / gpus_per_rack);
     if (racks > limit)
       throw InputError(path, "", what + ": " + std::to_string(ranks) + " ranks = " + std::to_string(racks) +
                                      " racks of " + sys + " (" + std::to_string(gpus_per_rack) + " GPUs each)",
