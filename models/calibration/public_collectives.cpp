@@ -39,7 +39,13 @@ struct Settings {
   std::string reason;
 };
 
-Settings settings_of(const std::string& a, int nodes) {
+// `domains`: the NVLink domains the ranks span (NCCL's nodes under MNNVL); `all_reduce`: NVLS across domains
+// is NVLS-tree for all-reduce only. NCCL has no NVLS-tree for all-gather or reduce-scatter, and their NVLS
+// across domains needs CollNet (nccl_tuner.cpp, tuning.cc), so forced it would fail ("no algorithm/protocol
+// available"); a record that has figures there ran what NCCL picks, and is predicted so (auto): Together's
+// slinky and MD1 "NVLS" all-gathers across nodes measure the ring's figures (370.97 vs 371.44 GB/s on 16
+// GPUs, 323.5 vs 323.9 on 32).
+Settings settings_of(const std::string& a, int domains, bool all_reduce) {
   Settings s;
   if (has(a, "CollNet") || has(a, "Collnet") || has(a, "COLLNET")) {
     if (!has(a, "COLLNET_ENABLE=0")) return {"", "", 0, true, "CollNet (IB SHARP) needs the SHARP plugin: not modelled"};
@@ -53,11 +59,11 @@ Settings settings_of(const std::string& a, int nodes) {
     else if (lower == "nvlstree") s.algorithm = "nvls_tree";
     else return {"", "", 0, true, "NCCL_ALGO=" + v + " is not modelled"};
   } else if (a.rfind("NVLS (", 0) == 0 || has(a, "(NVLS, per") || a == "default (NVLS)" || has(a, "NVLS on")) {
-    if (!has(a, "default")) s.algorithm = nodes > 1 ? "nvls_tree" : "nvls";
+    if (!has(a, "default")) s.algorithm = "nvls";
   } else if (a.rfind("Ring (", 0) == 0) {
     s.algorithm = "ring";
   }
-  if (s.algorithm == "nvls" && nodes > 1) s.algorithm = "nvls_tree";  // NCCL's NVLS across nodes is NVLS-tree
+  if (s.algorithm == "nvls" && domains > 1) s.algorithm = all_reduce ? "nvls_tree" : "auto";  // NCCL's NVLS across nodes
   if (const std::string v = value_after(a, "NCCL_PROTO="); v == "LL" || v == "LL128" || v == "Simple") s.protocol = v;
   if (const std::string v = value_after(a, "NCCL_MIN_NCHANNELS="); !v.empty() && v.size() < 4 &&
       v.find_first_not_of("0123456789") == std::string::npos)
@@ -123,7 +129,9 @@ MeasurementSet load_public_collectives(const std::string& path) {
     if (!op) { skip("collective '" + collective + "' is not one racksim models"); continue; }
     const RecordTarget t = record_target(model, net, algo, notes, gpus, nodes, per_node);
     if (!t.reason.empty()) { skip(t.reason); continue; }
-    const Settings s = settings_of(algo, nodes);
+    // NVLink domains: the racks, or with MNNVL off (every tray its own domain) the nodes.
+    const int domains = t.partitions.empty() ? t.racks : nodes;
+    const Settings s = settings_of(algo, domains, *op == CollectiveOp::all_reduce);
     if (!s.reason.empty()) { skip(s.reason); continue; }
     if (!bytes_v.is_number() || bytes_v.get<double>() < 1) { skip("no message size"); continue; }
     Measurement m;

@@ -234,7 +234,9 @@ void read_collective(JsonObjectReader& r, const std::string& id, const std::stri
     m.nics_assumed = t.nics_assumed;
     m.placement_known = false;
     m.note = "machine " + t.inferred + "; ";
-    if (*algorithm == "nvls" && t.racks > 1) algorithm = "nvls_tree";  // NCCL's NVLS across nodes (racks: NVLink domains)
+    // NCCL's NVLS across nodes (racks: NVLink domains) is NVLS-tree for all-reduce; for the other collectives
+    // NCCL's own choice, NVLS being unavailable there (settings_of in public_collectives.cpp).
+    if (*algorithm == "nvls" && t.racks > 1) algorithm = *op == CollectiveOp::all_reduce ? "nvls_tree" : "auto";
   }
   m.algorithm = *algorithm;
   m.series = system_text + " " + collective + " " + *algorithm;

@@ -70,7 +70,11 @@ RecordTarget record_target(const std::string& model, const std::string& net, con
   // has) but never fitted (nics_assumed: validation only); any other unstated interconnect is refused.
   const bool hgx_model = model == "H100" || model == "H200" || model == "B200" || model == "B300";
   const bool names_ib_or_roce = has(net, "InfiniBand") || has(net, "RoCE") || has(net, " IB") || has(net, "(IB");
-  if (has(net, "not stated") && !(hgx_model && names_ib_or_roce)) return refused("the interconnect is not stated");
+  // Likewise NVL72 trays whose source says each node is in its own NVLink domain, joined by RDMA (GCP's A4X
+  // Max docs: "RDMA between NVLink domains", NIC speed not on the page): the system's ConnectX NICs.
+  const bool rdma_between_domains = (model == "GB200" || model == "GB300") && has(net, "RDMA between NVLink domains");
+  if (has(net, "not stated") && !(hgx_model && names_ib_or_roce) && !rdma_between_domains)
+    return refused("the interconnect is not stated");
   t.nics_assumed = has(net, "not stated");
   // Before the IB/RoCE test below: "TCP-based GPUDirect, not IB/RoCE" names both.
   if (has(net, "TCPX")) return refused("GPUDirect-TCPX/TCPXO (TCP through the host's stack): racksim models InfiniBand/RoCE ConnectX NICs");
@@ -94,6 +98,7 @@ RecordTarget record_target(const std::string& model, const std::string& net, con
     // 2 racks of 8).
     t.racks = std::max(1, (gpus + 71) / 72);
     if (const int domains = stated_domains(notes); domains > 0) t.racks = std::max(t.racks, domains);
+    if (rdma_between_domains) t.racks = std::max(t.racks, nodes);  // every node in a domain of its own
     // NCCL_MNNVL_ENABLE=0: each tray is its own NVLink domain (NVLink P2P inside the tray, the NICs
     // between trays: NVIDIA MNNVL/IMEX guide; models/fabric/mnnvl_estimate.hpp).
     if (mnnvl_disabled(net, algo)) t.partitions = "18x1";

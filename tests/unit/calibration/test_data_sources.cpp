@@ -5,6 +5,8 @@
 #include <fstream>
 #include <map>
 
+#include "models/calibration/collective_models.hpp"
+#include "models/calibration/predictor.hpp"
 #include "models/calibration/probe_data.hpp"
 #include "models/calibration/public_collectives.hpp"
 #include "models/calibration/published_data.hpp"
@@ -157,6 +159,45 @@ TEST(PublicCollectives, UnstatedNicsOnAnHgxFabricAreAssumedOtherwiseRefused) {
   EXPECT_EQ(s.skipped[0].id, "public#3");
   EXPECT_EQ(s.skipped[0].reason, "the interconnect is not stated");
   EXPECT_EQ(s.skipped[1].id, "public#4");
+}
+
+// What NCCL runs for a record labelled NVLS: NVLS-tree for an all-reduce across NVLink domains (not across
+// hosts of one domain: two GB300 trays of one NVL72 stay NVLS); for an all-gather across domains NCCL's own
+// pick (NVLS needs CollNet there). NVL72 trays in domains of their own, joined by RDMA of unstated speed,
+// are predicted with the system's NICs; an HGX run of 248 nodes is priced (no fixed node cap, issue 14).
+TEST(PublicCollectives, NvlsLabelsMeanWhatNcclRunsAcrossDomains) {
+  const std::string path = (std::filesystem::temp_directory_path() / "racksim-public-nvls-labels.json").string();
+  {
+    std::ofstream out(path);
+    auto record = [](const std::string& model, int gpus, int nodes, const std::string& net, const std::string& op,
+                     const std::string& algo) {
+      return R"({"record_type": "collective", "system": "x", "gpus": )" + std::to_string(gpus) + R"(, "nodes": )" +
+             std::to_string(nodes) + R"(, "gpus_per_node": )" + std::to_string(gpus / nodes) + R"(, "gpu_model": ")" + model +
+             R"(", "interconnect": ")" + net + R"(", "collective": ")" + op + R"(", "algo_if_known": ")" + algo +
+             R"(", "bytes": 1073741824, "algbw_GBps": null, "busbw_GBps": 300.0, "time_us": null, "inplace": null,
+             "nccl_version": null, "source": "s", "notes": "", "confidence": "high"})";
+    };
+    out << "[" << record("B200", 32, 4, "8x CX-7 NDR 400G IB", "all_gather", "NCCL_ALGO=NVLS, NCCL_NVLS_ENABLE=1") << ","
+        << record("B200", 32, 4, "8x CX-7 NDR 400G IB", "all_reduce", "NCCL_ALGO=NVLS, NCCL_NVLS_ENABLE=1") << ","
+        << record("GB300", 8, 2, "NVLink 5 (one NVL72 domain, MNNVL)", "all_reduce", "NVLS (MNNVL/NVLS transport)") << ","
+        << record("GB300", 8, 2, "RDMA between NVLink domains (NIC model/speed not stated on the page)", "all_gather", "default")
+        << "," << record("H200", 1984, 248, "InfiniBand, 8 IB HCAs per node", "all_reduce", "default") << "]";
+  }
+  const MeasurementSet s = load_public_collectives(path);
+  std::filesystem::remove(path);
+  ASSERT_EQ(s.measurements.size(), 5u) << (s.skipped.empty() ? "" : s.skipped[0].reason);
+  EXPECT_EQ(s.measurements[0].algorithm, "auto");
+  EXPECT_EQ(s.measurements[1].algorithm, "nvls_tree");
+  EXPECT_EQ(s.measurements[2].algorithm, "nvls");
+  EXPECT_EQ(s.measurements[2].racks, 1);
+  EXPECT_EQ(s.measurements[3].system, "gb300-nvl72");
+  EXPECT_EQ(s.measurements[3].racks, 2);
+  EXPECT_TRUE(s.measurements[3].nics_assumed);
+  EXPECT_EQ(s.measurements[3].gpus, (std::vector<int>{0, 1, 2, 3, 72, 73, 74, 75}));
+  EXPECT_EQ(s.measurements[4].racks, 248);
+  // Every one of them is priced: the analytic model answers for each (the 248-node run in well under a second).
+  const Predictor predictor(RACKSIM_TOPOLOGY_DIR, analytic_collective_model(), "analytic");
+  for (const Measurement& m : s.measurements) EXPECT_GT(predictor.time_s(m, Calibration::none()), 0) << m.series;
 }
 
 // A machine described in free text (published_measurements.json's `system`): the GPU model, nodes or racks
