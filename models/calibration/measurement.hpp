@@ -30,6 +30,9 @@ struct Measurement {
   // The source names InfiniBand or RoCE but not the NICs' count or speed: predicted with the system's own
   // NICs, and fitted only where the model time is mostly latency, which the NICs do not change.
   bool nics_assumed = false;
+  // Non-empty: the source's network is one racksim does not model, and the system's NICs stand in for it at
+  // the same bandwidth per node (AWS EFA; record_systems.hpp); validation only, never fitted.
+  std::string network_stand_in;
   std::string measured_on;  // the source's own words for the machine
 
   // collective

@@ -24,6 +24,17 @@ int stated_domains(const std::string& notes) {
   return std::stoi(m[1].str());
 }
 
+// A node's EFA bandwidth as the text states it, in Gb/s: "32 x 100 Gb/s", "16 x 200 Gb/s EFAv3", "3.2 Tb/s";
+// 0 when it states none.
+double efa_Gbps_per_node(const std::string& net) {
+  static const std::regex tbps(R"((\d+(?:\.\d+)?)\s*Tb(?:/s|ps)\b)", std::regex::icase);
+  static const std::regex count_x_speed(R"((\d+)\s*x\s*(\d+)\s*Gb(?:/s|ps)\b)", std::regex::icase);
+  std::smatch m;
+  if (std::regex_search(net, m, tbps)) return std::stod(m[1].str()) * 1000.0;
+  if (std::regex_search(net, m, count_x_speed)) return std::stod(m[1].str()) * std::stod(m[2].str());
+  return 0;
+}
+
 // NCCL_MNNVL_ENABLE=0 (or a source saying MNNVL was disabled): NCCL does not use NVLink between trays.
 bool mnnvl_disabled(const std::string& net, const std::string& algo) {
   return has(net, "MNNVL disabled") || has(net, "MNNVL+NVLS disabled") || has(algo, "MNNVL_ENABLE=0");
@@ -64,11 +75,26 @@ int number_in(const std::string& text, const char* pattern) {
 RecordTarget record_target(const std::string& model, const std::string& net, const std::string& algo, const std::string& notes,
                            int gpus, int nodes, int per_node) {
   RecordTarget t;
-  if (has(net, "EFA")) return refused("AWS EFA (libfabric, many 100-200 Gb/s interfaces): racksim models InfiniBand/RoCE ConnectX NICs");
+  const bool hgx_model = model == "H100" || model == "H200" || model == "B200" || model == "B300";
+  if (has(net, "EFA")) {
+    // AWS EFA (SRD through the aws-ofi-nccl plugin) is not modelled, but where a node's EFA interfaces add
+    // up to what its HGX system's eight ConnectX carry (p5 and p5en: 32 x 100 or 16 x 200 Gb/s = 3.2 Tb/s,
+    // eight 400 Gb/s NDR; B300: 6.4 Tb/s), those NICs stand in for them: EFA runs at ~0.92-0.97 of that
+    // wire at 16 GiB (p5 x2 NVLS-tree 487 GB/s, p5en x16 ring 370), its latency is its own. Validation only.
+    const double node_Gbps = hgx_model ? efa_Gbps_per_node(net) : 0;
+    const double system_Gbps = model == "B300" ? 8 * 800.0 : 8 * 400.0;
+    if (node_Gbps != system_Gbps)
+      return refused("AWS EFA (libfabric, many 100-200 Gb/s interfaces): racksim models InfiniBand/RoCE ConnectX NICs" +
+                     std::string(hgx_model ? " (stands in for EFA only at the system's own 8 NICs' bandwidth per node, " +
+                                                 std::to_string(static_cast<int>(system_Gbps)) + " Gb/s, stated)"
+                                           : ""));
+    t.network_stand_in = "AWS EFA, " + std::to_string(static_cast<int>(node_Gbps)) +
+                         " Gb/s per node: the system's eight ConnectX NICs at the same bandwidth stand in (EFA's SRD "
+                         "latency and efficiency are not modelled); validation only";
+  }
   // An HGX cluster over InfiniBand or RoCE whose NIC count or speed the source leaves unstated is
   // predicted with its system's NICs (one 400 or 800 Gb/s ConnectX per GPU, as every HGX reference design
   // has) but never fitted (nics_assumed: validation only); any other unstated interconnect is refused.
-  const bool hgx_model = model == "H100" || model == "H200" || model == "B200" || model == "B300";
   const bool names_ib_or_roce = has(net, "InfiniBand") || has(net, "RoCE") || has(net, " IB") || has(net, "(IB");
   // Likewise NVL72 trays whose source says each node is in its own NVLink domain, joined by RDMA (GCP's A4X
   // Max docs: "RDMA between NVLink domains", NIC speed not on the page): the system's ConnectX NICs.
@@ -83,7 +109,7 @@ RecordTarget record_target(const std::string& model, const std::string& net, con
     t.system = model == "H100" ? "hgx-h100" : model == "H200" ? "hgx-h200" : model == "B200" ? "hgx-b200" : "hgx-b300";
     const int n = std::max(1, nodes), p = per_node > 0 ? per_node : (gpus + n - 1) / n;
     if (p > 8 || n * p != gpus) return refused("GPUs per node (" + std::to_string(p) + ") x nodes does not give " + std::to_string(gpus));
-    if (n > 1 && !(has(net, "IB") || has(net, "InfiniBand") || has(net, "RoCE")))
+    if (n > 1 && !(has(net, "IB") || has(net, "InfiniBand") || has(net, "RoCE") || !t.network_stand_in.empty()))
       return refused("several nodes on an interconnect racksim does not model");
     t.racks = n;
     for (int k = 0; k < n; ++k)

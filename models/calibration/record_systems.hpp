@@ -16,6 +16,9 @@ struct RecordTarget {
   std::string partitions;   // --partitions form; "18x1": MNNVL off (every tray its own NVLink domain)
   bool nics_assumed = false;  // the source does not state the NICs; the system's own are assumed
   std::string inferred;     // from free text: what was read and what was assumed, in words (empty: fields)
+  // Non-empty: the source's network is not one racksim models, and the system's own NICs stand in for it
+  // at the same bandwidth per node (AWS EFA); says so in words. Such records are validation only.
+  std::string network_stand_in;
 };
 
 // The GPU model a text names, in the form record_target takes ("NVIDIA H100 80GB HBM3" -> "H100", "gb200"

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "models/calibration/collective_models.hpp"
+#include "models/calibration/fitter.hpp"
 #include "models/calibration/predictor.hpp"
 #include "models/calibration/probe_data.hpp"
 #include "models/calibration/public_collectives.hpp"
@@ -164,7 +165,8 @@ TEST(PublicCollectives, UnstatedNicsOnAnHgxFabricAreAssumedOtherwiseRefused) {
 // What NCCL runs for a record labelled NVLS: NVLS-tree for an all-reduce across NVLink domains (not across
 // hosts of one domain: two GB300 trays of one NVL72 stay NVLS); for an all-gather across domains NCCL's own
 // pick (NVLS needs CollNet there). NVL72 trays in domains of their own, joined by RDMA of unstated speed,
-// are predicted with the system's NICs; an HGX run of 248 nodes is priced (no fixed node cap, issue 14).
+// are predicted with the system's NICs; an HGX run of 248 nodes is priced (no fixed node cap, issue 14); AWS
+// EFA at the system's own NIC bandwidth per node has those NICs stand in (validation only).
 TEST(PublicCollectives, NvlsLabelsMeanWhatNcclRunsAcrossDomains) {
   const std::string path = (std::filesystem::temp_directory_path() / "racksim-public-nvls-labels.json").string();
   {
@@ -181,11 +183,24 @@ TEST(PublicCollectives, NvlsLabelsMeanWhatNcclRunsAcrossDomains) {
         << record("B200", 32, 4, "8x CX-7 NDR 400G IB", "all_reduce", "NCCL_ALGO=NVLS, NCCL_NVLS_ENABLE=1") << ","
         << record("GB300", 8, 2, "NVLink 5 (one NVL72 domain, MNNVL)", "all_reduce", "NVLS (MNNVL/NVLS transport)") << ","
         << record("GB300", 8, 2, "RDMA between NVLink domains (NIC model/speed not stated on the page)", "all_gather", "default")
-        << "," << record("H200", 1984, 248, "InfiniBand, 8 IB HCAs per node", "all_reduce", "default") << "]";
+        << "," << record("H200", 1984, 248, "InfiniBand, 8 IB HCAs per node", "all_reduce", "default") << ","
+        << record("H100", 16, 2, "EFA (32 x 100 Gb/s EFA interfaces per p5.48xlarge)", "all_reduce", "default") << ","
+        << record("H200", 128, 16, "EFA (p5en: 16 x 200 Gb/s EFAv3 = 3.2 Tb/s per node)", "all_reduce", "default") << ","
+        << record("H100", 16, 2, "EFA (1 EFA interface attached per node, 100 Gb/s)", "all_reduce", "default") << "]";
   }
   const MeasurementSet s = load_public_collectives(path);
   std::filesystem::remove(path);
-  ASSERT_EQ(s.measurements.size(), 5u) << (s.skipped.empty() ? "" : s.skipped[0].reason);
+  ASSERT_EQ(s.measurements.size(), 7u) << (s.skipped.empty() ? "" : s.skipped[0].reason);
+  // EFA at the eight ConnectX NICs' 3.2 Tb/s per node: they stand in, the record is validation only; EFA at
+  // any other bandwidth is refused.
+  for (int k : {5, 6}) {
+    EXPECT_NE(s.measurements[k].network_stand_in.find("AWS EFA, 3200 Gb/s per node"), std::string::npos);
+    EXPECT_FALSE(is_training_measurement(s.measurements[k], false));
+  }
+  EXPECT_EQ(s.measurements[6].racks, 16);
+  ASSERT_EQ(s.skipped.size(), 1u);
+  EXPECT_NE(s.skipped[0].reason.find("AWS EFA"), std::string::npos);
+  EXPECT_NE(s.skipped[0].reason.find("3200 Gb/s, stated"), std::string::npos) << s.skipped[0].reason;
   EXPECT_EQ(s.measurements[0].algorithm, "auto");
   EXPECT_EQ(s.measurements[1].algorithm, "nvls_tree");
   EXPECT_EQ(s.measurements[2].algorithm, "nvls");
