@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <map>
 #include <regex>
 
 namespace racksim::calibration {
@@ -22,6 +23,14 @@ int stated_domains(const std::string& notes) {
   std::smatch m;
   if (!std::regex_search(notes, m, pattern)) return 0;
   return std::stoi(m[1].str());
+}
+
+// The HGX system of an 8-GPU board's GPU model; empty for any other model.
+std::string hgx_system_of(const std::string& model) {
+  static const std::map<std::string, std::string> systems{{"H100", "hgx-h100"}, {"H200", "hgx-h200"}, {"H800", "hgx-h800"},
+                                                         {"H20", "hgx-h20"},   {"B200", "hgx-b200"}, {"B300", "hgx-b300"}};
+  const auto it = systems.find(model);
+  return it == systems.end() ? "" : it->second;
 }
 
 // A node's EFA bandwidth as the text states it, in Gb/s: "32 x 100 Gb/s", "16 x 200 Gb/s EFAv3", "3.2 Tb/s";
@@ -75,7 +84,8 @@ int number_in(const std::string& text, const char* pattern) {
 RecordTarget record_target(const std::string& model, const std::string& net, const std::string& algo, const std::string& notes,
                            int gpus, int nodes, int per_node) {
   RecordTarget t;
-  const bool hgx_model = model == "H100" || model == "H200" || model == "B200" || model == "B300";
+  const std::string hgx = hgx_system_of(model);
+  const bool hgx_model = !hgx.empty();
   if (has(net, "EFA")) {
     // AWS EFA (SRD through the aws-ofi-nccl plugin) is not modelled, but where a node's EFA interfaces add
     // up to what its HGX system's eight ConnectX carry (p5 and p5en: 32 x 100 or 16 x 200 Gb/s = 3.2 Tb/s,
@@ -104,9 +114,9 @@ RecordTarget record_target(const std::string& model, const std::string& net, con
   t.nics_assumed = has(net, "not stated");
   // Before the IB/RoCE test below: "TCP-based GPUDirect, not IB/RoCE" names both.
   if (has(net, "TCPX")) return refused("GPUDirect-TCPX/TCPXO (TCP through the host's stack): racksim models InfiniBand/RoCE ConnectX NICs");
-  if (model == "H100" || model == "H200" || model == "B200" || model == "B300") {
-    if (has(net, "H800")) return refused("no racksim system for the H800");
-    t.system = model == "H100" ? "hgx-h100" : model == "H200" ? "hgx-h200" : model == "B200" ? "hgx-b200" : "hgx-b300";
+  if (hgx_model) {
+    // "H100" in a text that also names the H800 (an H800 cluster described as H100-class) is the H800.
+    t.system = model == "H100" && has(net, "H800") ? "hgx-h800" : hgx;
     const int n = std::max(1, nodes), p = per_node > 0 ? per_node : (gpus + n - 1) / n;
     if (p > 8 || n * p != gpus) return refused("GPUs per node (" + std::to_string(p) + ") x nodes does not give " + std::to_string(gpus));
     if (n > 1 && !(has(net, "IB") || has(net, "InfiniBand") || has(net, "RoCE") || !t.network_stand_in.empty()))
@@ -145,7 +155,7 @@ std::string canonical_gpu_model(const std::string& text) {
 RecordTarget record_target_from_text(const std::string& text, const std::string& algo, const std::string& notes, int gpus) {
   const std::string model = model_named(text);
   if (model.empty()) return refused("no GPU model racksim knows named in '" + text + "'");
-  if (!(model == "H100" || model == "H200" || model == "B200" || model == "B300" || model == "GB200" || model == "GB300"))
+  if (hgx_system_of(model).empty() && !(model == "GB200" || model == "GB300"))
     return refused("no racksim system for the " + model + " (read from '" + text + "')");
   const std::string words = text + " " + notes;
   const bool nvl72 = model == "GB200" || model == "GB300";

@@ -32,7 +32,7 @@ RecordTarget record_target(const std::string& model, const std::string& net, con
                            int gpus, int nodes, int per_node);
 
 // The same from a free-text machine description: the GPU model named in it (GB300, GB200, B300, B200,
-// H200, H100; others are named in the reason), "x N nodes" / "N nodes" (or racks for NVL72 systems), "N
+// H200, H100, H800, H20; others are named in the reason), "x N nodes" / "N nodes" (or racks for NVL72 systems), "N
 // GPUs per node"; without a node count an HGX run of more than 8 ranks is ranks / 8 full nodes; a run
 // across nodes on no named interconnect is taken as InfiniBand with the system's NICs (nics_assumed).
 // `inferred` says what was read and assumed.

@@ -244,7 +244,12 @@ TEST(RecordSystems, FreeTextMachinesMapByTheRulesOfTheFieldRecords) {
   EXPECT_EQ(t.racks, 1);
   t = record_target_from_text("GB200 trays x2", "NCCL_MNNVL_ENABLE=0", "", 8);
   EXPECT_EQ(t.partitions, "18x1");
-  // Refused, each with its reason.
+  // The export parts have systems of their own.
+  EXPECT_EQ(record_target_from_text("HGX H800 8-GPU", "NVLS", "", 8).system, "hgx-h800");
+  t = record_target_from_text("HGX H20 x2 nodes, 16 CX-7 NICs (IB NDR)", "NCCL_ALGO=NVLSTree", "", 16);
+  EXPECT_EQ(t.system, "hgx-h20");
+  EXPECT_EQ(t.racks, 2);
+  // Refused, each with its reason: EFA whose bandwidth per node is not stated.
   EXPECT_NE(record_target_from_text("AWS p5.48xlarge x4 (H100, EFA)", "default", "", 32).reason.find("EFA"), std::string::npos);
   EXPECT_EQ(record_target_from_text("AMD MI300X x2 nodes", "default", "", 16).reason,
             "no racksim system for the MI300X (read from 'AMD MI300X x2 nodes')");
