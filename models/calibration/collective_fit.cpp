@@ -81,7 +81,7 @@ std::vector<CollectivePoint> collective_points(const std::vector<Measurement>& d
       p.bandwidth_exempt_s = e.bandwidth_s - sensitive_s;
       p.latency_s = std::max(0.0, e.time_s - e.bandwidth_s);
       p.domains = std::max<int>(1, static_cast<int>(domains.size()));
-      p.domain_gpus = domain_gpus(g, req);
+      p.ramp_gpus = ramp_gpus(g, req);
       p.scale_out_units = scale_out_launch_units(p.key, static_cast<int>(m.gpus.size()), p.domains);
       if (m.nics_assumed && !(e.bandwidth_s < kAssumedNicsMaxBandwidthShare * e.time_s)) continue;
       out.push_back(p);
@@ -100,7 +100,7 @@ bool collective_point_fitted(const Measurement& m, const Predictor& predictor, c
 
 double predict_time_s(const CollectivePoint& p, const Calibration& c) {
   const AlgorithmCalibration& a = c.algorithm(p.key, p.arch);
-  const double kappa = a.efficiency_at(p.m->bytes, p.domain_gpus);
+  const double kappa = a.efficiency_at(p.m->bytes, p.ramp_gpus);
   return a.launch_us(p.domains > 1, p.scale_out_units) * 1e-6 + p.latency_s + p.bandwidth_exempt_s + p.bandwidth_s / (kappa > 0 ? kappa : 1) +
          p.m->timer_floor_s;
 }
@@ -157,7 +157,7 @@ static GroupFit fit_group(const std::string& arch, const std::string& key, const
   // The bandwidth part of a point's time with NVLS's ramp of `ramp` bytes per GPU (calibration.hpp).
   auto ramped = [](const CollectivePoint& p, double ramp) {
     if (ramp <= 0) return p.bandwidth_s;
-    const double k = ramp * std::max(1, p.domain_gpus), S = p.m->bytes;
+    const double k = ramp * std::max(1, p.ramp_gpus), S = p.m->bytes;
     return p.bandwidth_s * (S + 2 * k) / (S + k);
   };
   struct Solution {

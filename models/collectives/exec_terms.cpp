@@ -60,11 +60,13 @@ double p2p_rounds_extra_latency_s(const TopologyGraph& graph, const CollectiveRe
 
 }  // namespace
 
-int domain_gpus(const TopologyGraph& graph, const CollectiveRequest& request) {
+int ramp_gpus(const TopologyGraph& graph, const CollectiveRequest& request) {
   std::map<int, int> per_domain;
   int most = 0;
   for (int g : request.gpus) most = std::max(most, ++per_domain[graph.vertices()[graph.gpu_vertex(g)].domain]);
-  return std::max(1, most);
+  int levels = 1;  // the domain's own stage, then one per level of the binary tree across domains
+  for (std::size_t d = per_domain.size(); d > 1; d >>= 1) ++levels;
+  return std::max(1, most) * levels;
 }
 
 std::string request_architecture(const TopologyGraph& graph, const CollectiveRequest& request) {
@@ -139,7 +141,7 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   e.physical_algbw_Bps = t_bw > 0 ? static_cast<double>(request.bytes) / t_bw : 0;
   double factor = 1;
   if (e.cap_algbw_Bps > 0 && e.physical_algbw_Bps > e.cap_algbw_Bps) factor = e.cap_algbw_Bps / e.physical_algbw_Bps;
-  const double kappa = cal.efficiency_at(static_cast<double>(request.bytes), domain_gpus(graph, request));
+  const double kappa = cal.efficiency_at(static_cast<double>(request.bytes), ramp_gpus(graph, request));
   e.flow.efficiency = payload * factor * (kappa > 0 ? kappa : 1);
   e.flow.kappa = kappa > 0 ? kappa : 1;
   // Every capacity (links, the switch plane's reduction) scales with the efficiency and nothing else does

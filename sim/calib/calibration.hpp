@@ -54,20 +54,22 @@ struct AlgorithmCalibration {
     return spans_domains && scale_out_launch_overhead_us >= 0 ? scale_out_launch_overhead_us : launch_overhead_us;
   }
   // NVLS's ramp to full bandwidth (NVLS and NVLS-tree entries; 0: none). The first S_k bytes of a collective
-  // move at half its asymptotic bandwidth, S_k = ramp_bytes_per_gpu x the GPUs of one NVLink domain taking
-  // part: efficiency(S) = ... x (S + S_k) / (S + 2 S_k). Measured on every public NVLS series with sizes in
-  // between (docs/calibration.md): S_k ~ 15 MB on 8 GPUs, 270-600 MB on 64-72.
+  // move at half its asymptotic bandwidth, S_k = ramp_bytes_per_gpu x the GPUs of one domain taking part x
+  // the pipeline's stages (NVLS-tree: 1 + log2 of its domains, ramp_gpus in exec_terms.hpp): efficiency(S)
+  // = ... x (S + S_k) / (S + 2 S_k). Measured on every public NVLS series with sizes in between
+  // (docs/calibration.md): S_k ~ 15 MB on 8 GPUs, 270-600 MB on 64-72; NVLS-tree on two 64-GPU racks
+  // ramps twice as long.
   double ramp_bytes_per_gpu = 0.0;
   // The architecture whose fit the bandwidth terms (efficiency, ramp, the launch across domains) come from,
   // when this architecture has no data for the algorithm; the in-domain launch is still its own (its
   // architecture's pooled value, models/calibration/collective_fit.cpp). Empty: fitted on its own data.
   // Every result using such an entry says so (Calibration::algorithm reports it as borrowed).
   std::string borrowed_from;
-  double efficiency_at(double bytes, int domain_gpus = 1) const {
+  double efficiency_at(double bytes, int ramp_gpus = 1) const {
     double e = half_efficiency_bytes > 0 ? bandwidth_efficiency * bytes / (bytes + half_efficiency_bytes)
                                          : bandwidth_efficiency;
     if (ramp_bytes_per_gpu > 0 && bytes > 0) {
-      const double k = ramp_bytes_per_gpu * (domain_gpus > 1 ? domain_gpus : 1);
+      const double k = ramp_bytes_per_gpu * (ramp_gpus > 1 ? ramp_gpus : 1);
       e *= (bytes + k) / (bytes + 2 * k);
     }
     return e;

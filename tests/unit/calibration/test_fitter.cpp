@@ -8,6 +8,7 @@
 #include "models/analytic/analytic_model.hpp"
 #include "models/calibration/collective_fit.hpp"
 #include "models/calibration/fitter.hpp"
+#include "models/collectives/exec_terms.hpp"
 #include "sim/calib/calibration.hpp"
 #include "sim/topo/topology_graph.hpp"
 
@@ -273,6 +274,24 @@ TEST(Fitter, NvlsRampIsRecoveredFromASweepThroughIt) {
   // Rings have no ramp to fit: their data never gets one.
   EXPECT_EQ(fit_calibration(ring_sweep(p, "hgx-h100", 1, {8}, "machine A"), p, o)
                 .calibration.arch_algorithms.at("hopper").at("all_reduce/ring").ramp_bytes_per_gpu, 0.0);
+}
+
+// The GPUs NVLS's ramp scales with: one domain's for NVLS; for NVLS-tree one domain's times the pipeline's
+// stages, 1 + floor(log2 domains) (the two-rack GB200 series ramp twice as long as one rack's).
+TEST(Fitter, NvlsTreeRampGrowsWithTheLevelsOfItsTreeAcrossDomains) {
+  const Predictor p(RACKSIM_TOPOLOGY_DIR, unused_collective_model, "analytic");
+  auto ramp_of = [&](int racks, int per_rack) {
+    CollectiveRequest r;
+    r.op = CollectiveOp::all_reduce;
+    for (int k = 0; k < racks; ++k)
+      for (int g = 0; g < per_rack; ++g) r.gpus.push_back(k * 72 + g);
+    return ramp_gpus(p.graph("gb200-nvl72", racks), r);
+  };
+  EXPECT_EQ(ramp_of(1, 72), 72);
+  EXPECT_EQ(ramp_of(2, 64), 128);
+  EXPECT_EQ(ramp_of(4, 72), 72 * 3);
+  EXPECT_EQ(ramp_of(8, 72), 72 * 4);
+  EXPECT_EQ(ramp_of(20, 72), 72 * 5);
 }
 
 TEST(Fitter, OneMessageSizeCannotSeparateLaunchFromKappaAndSaysSo) {
