@@ -37,8 +37,7 @@ const CollectiveSystem kCollectiveSystems[] = {
     {"HGX B200 x2 nodes (CoreWeave b200-8x, IB)", "hgx-b200", 2, ""},
     {"HGX H100 + 8x400G RoCE, 1-2 nodes", nullptr, 0,
      "one record for two configurations (8-16 GPUs, busbw '330 -> 430' with NVLS off -> on): no single run to predict"},
-    {"HGX H800 8-GPU", nullptr, 0,
-     "no racksim system for the H800 (NVLink 4 cut to 8 links, 400 GB/s bidirectional per GPU)"},
+    {"HGX H800 8-GPU", "hgx-h800", 1, ""},
     {"GH200 x2 nodes, 4x200Gbps ports each (K8s SR-IOV)", nullptr, 0,
      "two GH200 nodes over 4 x 200 Gb/s SR-IOV ports with GPUDirect RDMA toggled: racksim's gh200 system is one "
      "superchip without a scale-out NIC"},
@@ -122,8 +121,7 @@ const ProbeRule kProbeRules[] = {
      "byte convention unclear (2.5 TB/s copy would be 5 TB/s of read+write traffic, above the 3.35 TB/s HBM peak)"},
     {"HGX H100 SXM 8-GPU", "p2pBandwidthLatencyTest bidirectional", ProbeAction::skip, "", 0, "", "", "",
      "an issue title's round figure; the unidirectional record of the same test is used instead"},
-    {"H800", "NVLink unidirectional", ProbeAction::skip, "", 0, "", "", "",
-     "no racksim system for the H800 (NVLink 4 cut to 8 links)"},
+    {"H800", "NVLink unidirectional", ProbeAction::transfer, "hgx-h800", 1, "gpu0", "gpu1", "copy", ""},
     // Not a link measurement: nccl-tests' all-reduce bus bandwidth per NIC, so NCCL's ring losses are in it. The
     // algorithms' efficiencies model those losses (fitted on multi-node ring, tree and NVLS-tree records), and the
     // NIC at this figure charged them twice: a 2-node ring predicted 0.95 x 0.95-0.97 of the wire where
