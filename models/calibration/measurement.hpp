@@ -33,6 +33,9 @@ struct Measurement {
   // Non-empty: the source's network is one racksim does not model, and the system's NICs stand in for it at
   // the same bandwidth per node (AWS EFA; record_systems.hpp); validation only, never fitted.
   std::string network_stand_in;
+  // The record's scale-out NIC bandwidth per direction where it is not the system's (GB/s; 0: the system's),
+  // as `--nic-GBps` sets it: a stand-in network's per-GPU share (GCP A3 Mega's 200 Gb/s data NICs).
+  double nic_GBps = 0;
   std::string measured_on;  // the source's own words for the machine
 
   // collective

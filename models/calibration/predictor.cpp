@@ -19,10 +19,14 @@ Predictor::Predictor(std::string topology_dir, CollectiveModel collective_model,
 
 Predictor::~Predictor() = default;
 
-const TopologyGraph& Predictor::graph(const std::string& system, int racks, const std::string& partitions) const {
-  auto& slot = graphs_[{system, racks, partitions}];
+const TopologyGraph& Predictor::graph(const std::string& system, int racks, const std::string& partitions,
+                                      double nic_GBps) const {
+  auto& slot = graphs_[{system, racks, partitions, nic_GBps}];
   if (!slot) {
-    auto g = std::make_unique<TopologyGraph>(catalog_->load(system), racks);
+    TopologySpec spec = catalog_->load(system);
+    if (nic_GBps > 0)
+      for (auto& nic : spec.nic_types) nic.bandwidth_GBps = nic_GBps;
+    auto g = std::make_unique<TopologyGraph>(spec, racks);
     if (!partitions.empty()) g->apply_partitions(parse_partitions(partitions, *g, "the record's NVLink partitions"));
     slot = std::move(g);
   }

@@ -58,16 +58,19 @@ class Predictor {
 
   TransferRoute transfer_route(const Measurement& m) const;  // kind transfer only
   double hbm_bandwidth_Bps(const Measurement& m) const;      // kind memory only
-  // Cached per (system, racks, partitions); `partitions` as --partitions takes it, empty for the default.
-  const TopologyGraph& graph(const std::string& system, int racks, const std::string& partitions = "") const;
-  const TopologyGraph& graph(const Measurement& m) const { return graph(m.system, m.racks, m.partitions); }
+  // Cached per (system, racks, partitions, NIC bandwidth); `partitions` as --partitions takes it, empty for
+  // the default; `nic_GBps` every scale-out NIC's bandwidth per direction as --nic-GBps sets it, 0 for the
+  // topology's.
+  const TopologyGraph& graph(const std::string& system, int racks, const std::string& partitions = "",
+                             double nic_GBps = 0) const;
+  const TopologyGraph& graph(const Measurement& m) const { return graph(m.system, m.racks, m.partitions, m.nic_GBps); }
   const std::string& model_name() const { return model_name_; }
 
  private:
   std::unique_ptr<SystemCatalog> catalog_;
   CollectiveModel collective_model_;
   std::string model_name_;
-  mutable std::map<std::tuple<std::string, int, std::string>, std::unique_ptr<TopologyGraph>> graphs_;
+  mutable std::map<std::tuple<std::string, int, std::string, double>, std::unique_ptr<TopologyGraph>> graphs_;
 };
 
 // nccl-tests' bus bandwidth of a collective measurement at time t (GB/s); 0 for other kinds.

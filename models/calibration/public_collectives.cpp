@@ -160,6 +160,7 @@ MeasurementSet load_public_collectives(const std::string& path) {
     m.placement_known = !has(notes, "may share a VM") && !has(net, "subset of NICs");
     m.nics_assumed = t.nics_assumed;
     m.network_stand_in = t.network_stand_in;
+    m.nic_GBps = t.nic_GBps;
     const double factor = busbw_factor(*op, gpus);
     if (time_v.is_number() && time_v.get<double>() > 0) {
       m.time_s = units::us_to_s(time_v.get<double>());

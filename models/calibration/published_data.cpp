@@ -231,6 +231,7 @@ void read_collective(JsonObjectReader& r, const std::string& id, const std::stri
     m.gpus = t.gpus;
     m.nics_assumed = t.nics_assumed;
     m.network_stand_in = t.network_stand_in;
+    m.nic_GBps = t.nic_GBps;
     m.placement_known = false;
     m.note = "machine " + t.inferred + "; ";
     // NCCL's NVLS across nodes (racks: NVLink domains) is NVLS-tree for all-reduce; for the other collectives

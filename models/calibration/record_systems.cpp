@@ -113,7 +113,18 @@ RecordTarget record_target(const std::string& model, const std::string& net, con
     return refused("the interconnect is not stated");
   t.nics_assumed = has(net, "not stated");
   // Before the IB/RoCE test below: "TCP-based GPUDirect, not IB/RoCE" names both.
-  if (has(net, "TCPX")) return refused("GPUDirect-TCPX/TCPXO (TCP through the host's stack): racksim models InfiniBand/RoCE ConnectX NICs");
+  if (has(net, "TCPX")) {
+    // GCP's GPUDirect-TCPXO (A3 Mega, a3-megagpu-8g): eight 200 Gb/s data NICs, one per H100, reaching 0.94
+    // of them (188 GB/s all-gather busbw on two nodes): ConnectX NICs at the same 25 GB/s stand in,
+    // validation only. TCPX on A3 High (four 200 Gb/s data NICs for eight GPUs) reaches half of its NICs'
+    // 100 GB/s per node (50 GB/s all-gather on two nodes): a loss racksim has no term for, so refused.
+    if (!(has(net, "TCPXO") && has(net, "8 data NICs") && model == "H100"))
+      return refused("GPUDirect-TCPX/TCPXO (TCP through the host's stack): racksim models InfiniBand/RoCE ConnectX NICs "
+                     "(stands in only for A3 Mega's TCPXO, eight 200 Gb/s data NICs)");
+    t.network_stand_in = "GCP GPUDirect-TCPXO (A3 Mega, eight 200 Gb/s data NICs): the system's ConnectX NICs at 25 GB/s "
+                         "stand in (TCP's latency through the host is not modelled); validation only";
+    t.nic_GBps = 25;
+  }
   if (hgx_model) {
     // "H100" in a text that also names the H800 (an H800 cluster described as H100-class) is the H800.
     t.system = model == "H100" && has(net, "H800") ? "hgx-h800" : hgx;

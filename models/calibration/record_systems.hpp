@@ -19,6 +19,7 @@ struct RecordTarget {
   // Non-empty: the source's network is not one racksim models, and the system's own NICs stand in for it
   // at the same bandwidth per node (AWS EFA); says so in words. Such records are validation only.
   std::string network_stand_in;
+  double nic_GBps = 0;  // with a stand-in: its NICs' bandwidth per direction, GB/s (0: the system's)
 };
 
 // The GPU model a text names, in the form record_target takes ("NVIDIA H100 80GB HBM3" -> "H100", "gb200"

@@ -169,7 +169,8 @@ TEST(PublicCollectives, UnstatedNicsOnAnHgxFabricAreAssumedOtherwiseRefused) {
 // hosts of one domain: two GB300 trays of one NVL72 stay NVLS); for an all-gather across domains NCCL's own
 // pick (NVLS needs CollNet there). NVL72 trays in domains of their own, joined by RDMA of unstated speed,
 // are predicted with the system's NICs; an HGX run of 248 nodes is priced (no fixed node cap, issue 14); AWS
-// EFA at the system's own NIC bandwidth per node has those NICs stand in (validation only).
+// EFA at the system's own NIC bandwidth per node, and GCP A3 Mega's TCPXO at its own, have ConnectX NICs
+// stand in (validation only).
 TEST(PublicCollectives, NvlsLabelsMeanWhatNcclRunsAcrossDomains) {
   const std::string path = (std::filesystem::temp_directory_path() / "racksim-public-nvls-labels.json").string();
   {
@@ -189,11 +190,14 @@ TEST(PublicCollectives, NvlsLabelsMeanWhatNcclRunsAcrossDomains) {
         << "," << record("H200", 1984, 248, "InfiniBand, 8 IB HCAs per node", "all_reduce", "default") << ","
         << record("H100", 16, 2, "EFA (32 x 100 Gb/s EFA interfaces per p5.48xlarge)", "all_reduce", "default") << ","
         << record("H200", 128, 16, "EFA (p5en: 16 x 200 Gb/s EFAv3 = 3.2 Tb/s per node)", "all_reduce", "default") << ","
-        << record("H100", 16, 2, "EFA (1 EFA interface attached per node, 100 Gb/s)", "all_reduce", "default") << "]";
+        << record("H100", 16, 2, "EFA (1 EFA interface attached per node, 100 Gb/s)", "all_reduce", "default") << ","
+        << record("H100", 16, 2, "GPUDirect-TCPXO (A3 Mega, 8 data NICs; TCP-based GPUDirect, not IB/RoCE)", "all_gather",
+                  "default")
+        << "," << record("H100", 16, 2, "GPUDirect-TCPX (4 data NICs, 1 Tbps per VM)", "all_gather", "default") << "]";
   }
   const MeasurementSet s = load_public_collectives(path);
   std::filesystem::remove(path);
-  ASSERT_EQ(s.measurements.size(), 7u) << (s.skipped.empty() ? "" : s.skipped[0].reason);
+  ASSERT_EQ(s.measurements.size(), 8u) << (s.skipped.empty() ? "" : s.skipped[0].reason);
   // EFA at the eight ConnectX NICs' 3.2 Tb/s per node: they stand in, the record is validation only; EFA at
   // any other bandwidth is refused.
   for (int k : {5, 6}) {
@@ -201,9 +205,16 @@ TEST(PublicCollectives, NvlsLabelsMeanWhatNcclRunsAcrossDomains) {
     EXPECT_FALSE(is_training_measurement(s.measurements[k], false));
   }
   EXPECT_EQ(s.measurements[6].racks, 16);
-  ASSERT_EQ(s.skipped.size(), 1u);
+  ASSERT_EQ(s.skipped.size(), 2u);
   EXPECT_NE(s.skipped[0].reason.find("AWS EFA"), std::string::npos);
   EXPECT_NE(s.skipped[0].reason.find("3200 Gb/s, stated"), std::string::npos) << s.skipped[0].reason;
+  // GCP's TCPXO (A3 Mega): ConnectX NICs at its data NICs' 25 GB/s stand in, validation only; A3 High's
+  // TCPX (half its NICs' rate measured) is refused.
+  const Measurement& mega = s.measurements[7];
+  EXPECT_DOUBLE_EQ(mega.nic_GBps, 25);
+  EXPECT_NE(mega.network_stand_in.find("TCPXO"), std::string::npos);
+  EXPECT_FALSE(is_training_measurement(mega, false));
+  EXPECT_NE(s.skipped[1].reason.find("TCPX"), std::string::npos);
   EXPECT_EQ(s.measurements[0].algorithm, "auto");
   EXPECT_EQ(s.measurements[1].algorithm, "nvls_tree");
   EXPECT_EQ(s.measurements[2].algorithm, "nvls");
@@ -216,6 +227,13 @@ TEST(PublicCollectives, NvlsLabelsMeanWhatNcclRunsAcrossDomains) {
   // Every one of them is priced: the analytic model answers for each (the 248-node run in well under a second).
   const Predictor predictor(RACKSIM_TOPOLOGY_DIR, analytic_collective_model(), "analytic");
   for (const Measurement& m : s.measurements) EXPECT_GT(predictor.time_s(m, Calibration::none()), 0) << m.series;
+  // The all-gather across two nodes is bound by the NICs: at 25 GB/s instead of the system's 50 it takes
+  // close to twice as long.
+  Measurement on_ib = mega;
+  on_ib.nic_GBps = 0;
+  const double ratio = predictor.time_s(mega, Calibration::none()) / predictor.time_s(on_ib, Calibration::none());
+  EXPECT_GT(ratio, 1.8);
+  EXPECT_LT(ratio, 2.05);
 }
 
 // A machine described in free text (published_measurements.json's `system`): the GPU model, nodes or racks
