@@ -326,8 +326,11 @@ std::vector<GroupFit> fit_collective_groups(const std::vector<const CollectivePo
     f.launch_pooled = true;
   }
   // An algorithm an architecture has no data for borrows another architecture's fit (its bandwidth terms:
-  // kappa, ramp, the launch across domains), as Calibration::algorithm would, but keeps its own pooled
-  // in-domain L: an 8-GPU Hopper NVLS without data is not charged a 72-GPU Blackwell rack's 27 us.
+  // kappa and ramp), as Calibration::algorithm would, but keeps its own pooled in-domain L: an 8-GPU Hopper
+  // NVLS without data is not charged a 72-GPU Blackwell rack's 27 us. Nor does it take the other's launch
+  // across domains: that is what one cluster's network costs beyond NCCL's NET terms, and NCCL's terms stand
+  // without data. Borrowed, Blackwell's NVLS-tree 80 us (OCI's two GB300 racks) made NCCL #1244's two H20
+  // nodes 9x slow held out, where the H20s show Hopper needs none (docs/calibration.md section 4).
   std::vector<GroupFit> borrowed;
   for (const auto& [arch, pooled_us] : pooled_launch_us) {
     std::set<std::string> own, seen;
@@ -340,6 +343,8 @@ std::vector<GroupFit> fit_collective_groups(const std::vector<const CollectivePo
       b.borrowed_from = f->arch;
       b.arch = arch;
       b.launch_overhead_us = pooled_us;
+      b.scale_out_launch_overhead_us = -1;
+      b.scale_out_hop_overhead_us = -1;
       b.launch_pooled = true;
       b.points = 0;
       b.median_abs_error = b.worst_abs_error = b.rms_log_residual = 0;
@@ -360,9 +365,9 @@ void apply_collective_fits(Calibration& c, const std::vector<GroupFit>& fits) {
     a.ramp_bytes_per_gpu = f.ramp_bytes_per_gpu;
     a.borrowed_from = f.borrowed_from;
     if (!f.borrowed_from.empty()) {
-      a.source = "racksim calibrate fit: no " + f.arch + " data for " + f.key + "; kappa, ramp and the launch across " +
-                 "domains of " + f.borrowed_from + "'s fit (" + std::to_string(f.series.size()) + " series), the " +
-                 "in-domain launch_overhead_us the median of " + f.arch + "'s fitted groups";
+      a.source = "racksim calibrate fit: no " + f.arch + " data for " + f.key + "; kappa and ramp of " + f.borrowed_from +
+                 "'s fit (" + std::to_string(f.series.size()) + " series), the in-domain launch_overhead_us the median of " +
+                 f.arch + "'s fitted groups, no launch across domains beyond NCCL's terms";
       c.arch_algorithms[f.arch][f.key] = a;
       continue;
     }

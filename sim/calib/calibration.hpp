@@ -60,9 +60,9 @@ struct AlgorithmCalibration {
   // (docs/calibration.md): S_k ~ 15 MB on 8 GPUs, 270-600 MB on 64-72; NVLS-tree on two 64-GPU racks
   // ramps twice as long.
   double ramp_bytes_per_gpu = 0.0;
-  // The architecture whose fit the bandwidth terms (efficiency, ramp, the launch across domains) come from,
-  // when this architecture has no data for the algorithm; the in-domain launch is still its own (its
-  // architecture's pooled value, models/calibration/collective_fit.cpp). Empty: fitted on its own data.
+  // The architecture whose fit the bandwidth terms (efficiency, ramp) come from, when this architecture has
+  // no data for the algorithm; the in-domain launch is still its own (its architecture's pooled value), and
+  // no launch across domains is borrowed (models/calibration/collective_fit.cpp). Empty: fitted on its own data.
   // Every result using such an entry says so (Calibration::algorithm reports it as borrowed).
   std::string borrowed_from;
   double efficiency_at(double bytes, int ramp_gpus = 1) const {

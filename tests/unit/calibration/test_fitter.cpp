@@ -347,6 +347,10 @@ TEST(Fitter, UndeterminedLaunchIsTheArchitecturesPooledValueAndBorrowingKeepsIt)
   EXPECT_NEAR(borrowed_tree.launch_overhead_us, 30, 1e-1);
   EXPECT_DOUBLE_EQ(borrowed_tree.bandwidth_efficiency, hopper.at("all_reduce/tree").bandwidth_efficiency);
   EXPECT_EQ(borrowed_tree.fit.points, 0);
+  // No launch across domains is borrowed: another architecture's cluster set it; NCCL's NET terms stand.
+  EXPECT_LT(borrowed_tree.scale_out_launch_overhead_us, 0);
+  EXPECT_LT(borrowed_tree.scale_out_hop_overhead_us, 0);
+  EXPECT_DOUBLE_EQ(borrowed_tree.launch_us(true, 6), borrowed_tree.launch_overhead_us);  // across domains as inside
   std::string from;
   r.calibration.algorithm("all_reduce/tree", "blackwell", &from);
   EXPECT_EQ(from, "hopper");
