@@ -157,7 +157,7 @@ static GroupFit fit_group(const std::string& arch, const std::string& key, const
   // The bandwidth part of a point's time with NVLS's ramp of `ramp` bytes per GPU (calibration.hpp).
   auto ramped = [](const CollectivePoint& p, double ramp) {
     if (ramp <= 0) return p.bandwidth_s;
-    const double k = ramp * std::max(1, p.ramp_gpus), S = p.m->bytes;
+    const double k = ramp * std::max(1.0, p.ramp_gpus), S = p.m->bytes;
     return p.bandwidth_s * (S + 2 * k) / (S + k);
   };
   struct Solution {

@@ -35,7 +35,7 @@ struct CollectivePoint {
   // At identity calibration bandwidth_s + bandwidth_exempt_s is the model's bandwidth time.
   double bandwidth_exempt_s = 0;
   int domains = 1;             // NVLink domains (NCCL nodes) the ranks span
-  int ramp_gpus = 1;           // the ranks NVLS's ramp scales with (exec_terms.hpp ramp_gpus)
+  double ramp_gpus = 1;        // the scale of NVLS's ramp in GPUs (exec_terms.hpp ramp_gpus)
   // The unit of the launch across domains: NCCL's tree latency hops for hop-scaled algorithms
   // (calibration.hpp tree_latency_hops), else 1.
   double scale_out_units = 1;

@@ -1,6 +1,7 @@
 #include "models/collectives/exec_terms.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -60,13 +61,17 @@ double p2p_rounds_extra_latency_s(const TopologyGraph& graph, const CollectiveRe
 
 }  // namespace
 
-int ramp_gpus(const TopologyGraph& graph, const CollectiveRequest& request) {
+// ramp_bytes_per_gpu is per GPU of an 8-GPU domain (an HGX board), where the ramp was first measured.
+constexpr double kRampReferenceGpus = 8.0;
+
+double ramp_gpus(const TopologyGraph& graph, const CollectiveRequest& request) {
   std::map<int, int> per_domain;
   int most = 0;
   for (int g : request.gpus) most = std::max(most, ++per_domain[graph.vertices()[graph.gpu_vertex(g)].domain]);
   int levels = 1;  // the domain's own stage, then one per level of the binary tree across domains
   for (std::size_t d = per_domain.size(); d > 1; d >>= 1) ++levels;
-  return std::max(1, most) * levels;
+  const double d = std::max(1, most);
+  return d * std::sqrt(d / kRampReferenceGpus) * levels;
 }
 
 std::string request_architecture(const TopologyGraph& graph, const CollectiveRequest& request) {

@@ -28,10 +28,12 @@ struct ExecTerms {
 // `request` must be resolved (resolve_request: no "auto").
 ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration);
 
-// The GPUs NVLS's ramp scales with (calibration.hpp): the most ranks in one NVLink domain, times the stages
-// of the pipeline: 1 for NVLS, 1 + floor(log2 domains) for NVLS-tree, whose pipeline runs on through the
-// levels of its binary tree across the domains (the levels NCCL counts in its latency, tuning.cc:394-395).
-int ramp_gpus(const TopologyGraph& graph, const CollectiveRequest& request);
+// The scale of NVLS's ramp in GPUs (calibration.hpp): d x sqrt(d / 8) for the most ranks d in one NVLink
+// domain (one law for both architectures: 2 MB per GPU on 8 Hopper GPUs, 432 MB on a 72-GPU Blackwell rack),
+// times the stages of the pipeline: 1 for NVLS, 1 + floor(log2 domains) for NVLS-tree, whose pipeline runs
+// on through the levels of its binary tree across the domains (the levels NCCL's latency counts,
+// tuning.cc:394-395).
+double ramp_gpus(const TopologyGraph& graph, const CollectiveRequest& request);
 
 // The GPU architecture of a request's ranks for calibration lookups ("hopper", "blackwell", ...).
 std::string request_architecture(const TopologyGraph& graph, const CollectiveRequest& request);

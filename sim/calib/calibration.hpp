@@ -54,18 +54,18 @@ struct AlgorithmCalibration {
     return spans_domains && scale_out_launch_overhead_us >= 0 ? scale_out_launch_overhead_us : launch_overhead_us;
   }
   // NVLS's ramp to full bandwidth (NVLS and NVLS-tree entries; 0: none). The first S_k bytes of a collective
-  // move at half its asymptotic bandwidth, S_k = ramp_bytes_per_gpu x the GPUs of one domain taking part x
-  // the pipeline's stages (NVLS-tree: 1 + log2 of its domains, ramp_gpus in exec_terms.hpp): efficiency(S)
-  // = ... x (S + S_k) / (S + 2 S_k). Measured on every public NVLS series with sizes in between
-  // (docs/calibration.md): S_k ~ 15 MB on 8 GPUs, 270-600 MB on 64-72; NVLS-tree on two 64-GPU racks
-  // ramps twice as long.
+  // move at half its asymptotic bandwidth, S_k = ramp_bytes_per_gpu x ramp_gpus (exec_terms.hpp): d x
+  // sqrt(d / 8) for d GPUs of one domain, times an NVLS-tree's pipeline stages (1 + log2 of its domains):
+  // efficiency(S) = ... x (S + S_k) / (S + 2 S_k). Measured on every public NVLS series with sizes in between
+  // (docs/calibration.md): S_k ~ 15 MB on 8 GPUs, 270-600 MB on 64-72, which both architectures fit at 2 MB
+  // per GPU with the d^1.5 law; NVLS-tree on two 64-GPU racks ramps twice as long as one.
   double ramp_bytes_per_gpu = 0.0;
   // The architecture whose fit the bandwidth terms (efficiency, ramp) come from, when this architecture has
   // no data for the algorithm; the in-domain launch is still its own (its architecture's pooled value), and
   // no launch across domains is borrowed (models/calibration/collective_fit.cpp). Empty: fitted on its own data.
   // Every result using such an entry says so (Calibration::algorithm reports it as borrowed).
   std::string borrowed_from;
-  double efficiency_at(double bytes, int ramp_gpus = 1) const {
+  double efficiency_at(double bytes, double ramp_gpus = 1) const {
     double e = half_efficiency_bytes > 0 ? bandwidth_efficiency * bytes / (bytes + half_efficiency_bytes)
                                          : bandwidth_efficiency;
     if (ramp_bytes_per_gpu > 0 && bytes > 0) {

@@ -276,8 +276,9 @@ TEST(Fitter, NvlsRampIsRecoveredFromASweepThroughIt) {
                 .calibration.arch_algorithms.at("hopper").at("all_reduce/ring").ramp_bytes_per_gpu, 0.0);
 }
 
-// The GPUs NVLS's ramp scales with: one domain's for NVLS; for NVLS-tree one domain's times the pipeline's
-// stages, 1 + floor(log2 domains) (the two-rack GB200 series ramp twice as long as one rack's).
+// The scale of NVLS's ramp: d x sqrt(d / 8) for d GPUs of one domain (one law for 8 Hopper GPUs and a
+// 72-GPU Blackwell rack); for NVLS-tree times the pipeline's stages, 1 + floor(log2 domains) (the two-rack
+// GB200 series ramp twice as long as one rack's).
 TEST(Fitter, NvlsTreeRampGrowsWithTheLevelsOfItsTreeAcrossDomains) {
   const Predictor p(RACKSIM_TOPOLOGY_DIR, unused_collective_model, "analytic");
   auto ramp_of = [&](int racks, int per_rack) {
@@ -287,11 +288,12 @@ TEST(Fitter, NvlsTreeRampGrowsWithTheLevelsOfItsTreeAcrossDomains) {
       for (int g = 0; g < per_rack; ++g) r.gpus.push_back(k * 72 + g);
     return ramp_gpus(p.graph("gb200-nvl72", racks), r);
   };
-  EXPECT_EQ(ramp_of(1, 72), 72);
-  EXPECT_EQ(ramp_of(2, 64), 128);
-  EXPECT_EQ(ramp_of(4, 72), 72 * 3);
-  EXPECT_EQ(ramp_of(8, 72), 72 * 4);
-  EXPECT_EQ(ramp_of(20, 72), 72 * 5);
+  EXPECT_DOUBLE_EQ(ramp_of(1, 8), 8);                    // an HGX board's 8: the reference
+  EXPECT_DOUBLE_EQ(ramp_of(1, 72), 72 * 3);              // 72 x sqrt(72 / 8)
+  EXPECT_DOUBLE_EQ(ramp_of(2, 64), 64 * std::sqrt(8.0) * 2);
+  EXPECT_DOUBLE_EQ(ramp_of(4, 72), 72 * 3 * 3);
+  EXPECT_DOUBLE_EQ(ramp_of(8, 72), 72 * 3 * 4);
+  EXPECT_DOUBLE_EQ(ramp_of(20, 72), 72 * 3 * 5);
 }
 
 TEST(Fitter, OneMessageSizeCannotSeparateLaunchFromKappaAndSaysSo) {
