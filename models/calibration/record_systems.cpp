@@ -5,6 +5,8 @@
 #include <map>
 #include <regex>
 
+#include "sim/topo/system_catalog.hpp"
+
 namespace racksim::calibration {
 
 namespace {
@@ -31,6 +33,14 @@ std::string hgx_system_of(const std::string& model) {
                                                          {"H20", "hgx-h20"},   {"B200", "hgx-b200"}, {"B300", "hgx-b300"}};
   const auto it = systems.find(model);
   return it == systems.end() ? "" : it->second;
+}
+
+// What one node of an HGX system's NICs carry per direction, in Gb/s, from its topology file.
+double node_nic_Gbps(const std::string& system) {
+  const TopologySpec spec = SystemCatalog::shipped().load(system);
+  double GBps = 0;
+  for (const auto& nic : spec.tray.nics) GBps += spec.nic_type(nic.type).bandwidth_GBps;
+  return GBps * 8;
 }
 
 // A node's EFA bandwidth as the text states it, in Gb/s: "32 x 100 Gb/s", "16 x 200 Gb/s EFAv3", "3.2 Tb/s";
@@ -88,11 +98,11 @@ RecordTarget record_target(const std::string& model, const std::string& net, con
   const bool hgx_model = !hgx.empty();
   if (has(net, "EFA")) {
     // AWS EFA (SRD through the aws-ofi-nccl plugin) is not modelled, but where a node's EFA interfaces add
-    // up to what its HGX system's eight ConnectX carry (p5 and p5en: 32 x 100 or 16 x 200 Gb/s = 3.2 Tb/s,
-    // eight 400 Gb/s NDR; B300: 6.4 Tb/s), those NICs stand in for them: EFA runs at ~0.92-0.97 of that
+    // up to what its HGX system's ConnectX carry by its topology file (p5 and p5en: 32 x 100 or 16 x 200 Gb/s =
+    // 3.2 Tb/s, eight 400 Gb/s NDR; B300: 6.4 Tb/s), those NICs stand in for them: EFA runs at ~0.92-0.97 of that
     // wire at 16 GiB (p5 x2 NVLS-tree 487 GB/s, p5en x16 ring 370), its latency is its own. Validation only.
     const double node_Gbps = hgx_model ? efa_Gbps_per_node(net) : 0;
-    const double system_Gbps = model == "B300" ? 8 * 800.0 : 8 * 400.0;
+    const double system_Gbps = hgx_model ? node_nic_Gbps(hgx) : 0;
     if (node_Gbps != system_Gbps)
       return refused("AWS EFA (libfabric, many 100-200 Gb/s interfaces): racksim models InfiniBand/RoCE ConnectX NICs" +
                      std::string(hgx_model ? " (stands in for EFA only at the system's own 8 NICs' bandwidth per node, " +
