@@ -68,8 +68,8 @@ double ramp_gpus(const TopologyGraph& graph, const CollectiveRequest& request) {
   std::map<int, int> per_domain;
   int most = 0;
   for (int g : request.gpus) most = std::max(most, ++per_domain[graph.vertices()[graph.gpu_vertex(g)].domain]);
-  int levels = 1;  // the domain's own stage, then one per level of the binary tree across domains
-  for (std::size_t d = per_domain.size(); d > 1; d >>= 1) ++levels;
+  // The domain's own stage, then one per level of the binary tree across domains.
+  const int levels = 1 + tree_levels(static_cast<long>(per_domain.size()));
   const double d = std::max(1, most);
   return d * std::sqrt(d / kRampReferenceGpus) * levels;
 }

@@ -82,11 +82,15 @@ struct AlgorithmCalibration {
 // 2 x ((ranks per node - 1) x intra + log2(nodes) x inter) (tuning.cc:382-385), so 2 x ((ranks / nodes - 1)
 // + floor(log2(nodes))) hops.
 inline bool hop_scaled_launch(const std::string& key) { return key == "all_reduce/tree"; }
+// The levels of a binary tree across `nodes` below its root: floor(log2(nodes)), 0 for one node (NCCL's log2i).
+inline int tree_levels(long nodes) {
+  int levels = 0;
+  for (long n = nodes; n > 1; n >>= 1) ++levels;
+  return levels;
+}
 inline double tree_latency_hops(int ranks, int nodes) {
   if (nodes < 1 || ranks < 1) return 0;
-  int log2_nodes = 0;
-  for (int n = nodes; n > 1; n >>= 1) ++log2_nodes;
-  return 2.0 * (ranks / nodes - 1 + log2_nodes);
+  return 2.0 * (ranks / nodes - 1 + tree_levels(nodes));
 }
 // What the launch across domains of `key` counts for a run of `ranks` over `domains`: the tree's hops where
 // it is hop-scaled, else 1 (AlgorithmCalibration::launch_us's `hops`; the fit's column for it).
