@@ -98,8 +98,8 @@ FlowCoster::FlowCoster(const TopologyGraph& graph, const Calibration& calibratio
 
 FlowCoster::FlowCoster(const TopologyGraph& graph, const Calibration& calibration, const FlowTerms& terms)
     : graph_(graph), calibration_(calibration), has_terms_(true), terms_(terms) {
-  algorithm_efficiency_ = terms.efficiency > 0 ? terms.efficiency : 1;
-  nic_efficiency_ = terms.kappa > 0 ? algorithm_efficiency_ / terms.kappa : algorithm_efficiency_;
+  algorithm_efficiency_ = terms.efficiency > 0 ? terms.nvlink_efficiency() : 1;
+  nic_efficiency_ = terms.efficiency > 0 ? terms.network_efficiency() : 1;
   launch_s_ = terms.no_latency ? 0 : terms.launch_s;
   step_s_ = 0;
   use_cache();
@@ -301,6 +301,45 @@ const FlowCoster::Path& FlowCoster::plane_path(int gpu, int which) {
     p.raw = id;
   }
   return mine.emplace(gpu, std::move(p)).first->second;
+}
+
+int FlowCoster::spine_of_rail(int rail) const {
+  for (std::size_t v = 0; v < graph_.vertices().size(); ++v) {
+    const Vertex& vx = graph_.vertices()[v];
+    if (vx.kind == VertexKind::ib_switch && vx.rack < 0 && vx.local == rail) return static_cast<int>(v);
+  }
+  return -1;
+}
+
+const FlowCoster::Path& FlowCoster::gpu_to_fabric(int gpu) { return fabric_path(gpu, true); }
+
+const FlowCoster::Path& FlowCoster::fabric_to_gpu(int gpu) { return fabric_path(gpu, false); }
+
+// A GPU's route to (up) or from its rail's spine switch, where racksim's fabric plane sits (sim/platform).
+const FlowCoster::Path& FlowCoster::fabric_path(int gpu, bool up) {
+  std::map<int, Path>& mine = up ? fabric_up_ : fabric_down_;
+  const auto it = mine.find(gpu);
+  if (it != mine.end()) return it->second;
+  const int nic = graph_.nic_of_gpu(gpu);
+  const int spine = nic >= 0 ? spine_of_rail(graph_.vertices()[nic].local) : -1;
+  if (spine < 0)
+    throw InputError("--algo", "", graph_.vertices()[gpu].name + (nic < 0 ? " has no NIC of its own" : " has no scale-out fabric"),
+                     "GPUs with their own NIC on an InfiniBand fabric for CollNet (SHARP) transfers");
+  const Route r = up ? find_route(graph_, gpu, spine) : find_route(graph_, spine, gpu);
+  Path p = make_path(raw_hops(r, 0, r.hops.size()));
+  return mine.emplace(gpu, std::move(p)).first->second;
+}
+
+double FlowCoster::fabric_reduce_s_per_byte(int rail) {
+  double sum = 0;
+  const LinkCalibration& lc = link_calibration(LinkKind::nic);
+  for (const Edge& e : graph_.edges()) {
+    if (e.kind != LinkKind::nic) continue;
+    const Vertex &a = graph_.vertices()[e.a], &b = graph_.vertices()[e.b];
+    const Vertex& leaf = a.kind == VertexKind::ib_switch ? a : b;
+    if (leaf.kind == VertexKind::ib_switch && leaf.local == rail) sum += e.bandwidth_Bps * lc.bandwidth_efficiency * nic_efficiency_;
+  }
+  return sum > 0 ? 1 / sum : 0;
 }
 
 double FlowCoster::plane_reduce_s_per_byte(int domain) {

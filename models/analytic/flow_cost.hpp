@@ -48,6 +48,11 @@ struct FlowTerms {
   // at efficiency / kappa: the NIC's rate is what NCCL reaches on it (its link calibration, the wire rate),
   // and kappa, fitted where NVLink binds, is not charged on it again (docs/model.md section 7).
   double kappa = 1;
+  // CollNet: kappa is the network's aggregation efficiency (IB SHARP), fitted where the fabric binds, so it
+  // is charged on the flows that cross a NIC and not on NVLink (docs/model.md, CollNet).
+  bool kappa_on_network = false;
+  double nvlink_efficiency() const { return kappa_on_network && kappa > 0 ? efficiency / kappa : efficiency; }
+  double network_efficiency() const { return kappa_on_network || !(kappa > 0) ? efficiency : efficiency / kappa; }
 };
 
 // What a flow's cost takes from the graph alone (its route's hops: link key, bandwidth, latency, kind), how
@@ -146,11 +151,18 @@ class FlowCoster {
   // The GPU's NVLink port towards its domain's switch plane (NVLS up) and back (multicast down).
   const Path& gpu_to_switch(int gpu_vertex);
   const Path& switch_to_gpu(int gpu_vertex);
+  // The GPU's way to the scale-out fabric of its NIC's rail (CollNet: GPU -> NIC -> leaf -> spine, where
+  // SHARP reduces) and back (the reduced result, multicast by the fabric to the rail's NICs). InputError
+  // when the system has no scale-out fabric or the GPU no NIC of its own.
+  const Path& gpu_to_fabric(int gpu_vertex);
+  const Path& fabric_to_gpu(int gpu_vertex);
 
   // Seconds per byte for a domain's switch plane to reduce: 1 / (sum over the domain's GPUs of their
   // port capacity), as the engine charges it (sim/platform: the plane reduces at the line rate of all
   // its ports).
   double plane_reduce_s_per_byte(int domain);
+  // The same for a rail's fabric plane: 1 / (sum of the rail's NIC ports), as the engine charges it.
+  double fabric_reduce_s_per_byte(int rail);
 
   // Every flow carries the same number of bytes.
   StageCost stage(const std::vector<const Path*>& flows) const { return stage(flows, nullptr); }
@@ -190,6 +202,9 @@ class FlowCoster {
   FlowTerms terms_;
   std::map<std::pair<int, int>, Path> paths_;
   std::map<int, Path> up_, down_;
+  std::map<int, Path> fabric_up_, fabric_down_;  // by GPU vertex; not in the FlowCache (raw -1)
+  int spine_of_rail(int rail) const;
+  const Path& fabric_path(int gpu_vertex, bool up);
   mutable std::map<int, int> peer_of_domain_[2];
   FlowCache* cache_ = nullptr;
   FlowCache::Table* table_ = nullptr;

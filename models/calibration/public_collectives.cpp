@@ -45,10 +45,20 @@ struct Settings {
 // available"); a record that has figures there ran what NCCL picks, and is predicted so (auto): Together's
 // slinky and MD1 "NVLS" all-gathers across nodes measure the ring's figures (370.97 vs 371.44 GB/s on 16
 // GPUs, 323.5 vs 323.9 on 32).
+// CollNet (IB SHARP): NCCL_ALGO=CollnetDirect / CollnetChain runs racksim's all_reduce/collnet_direct or
+// collnet_chain. A record with CollNet on and no NCCL_ALGO ran NCCL's own choice, which with collnetEnable
+// includes NVLS across nodes over CollNet (NVLS + SHARP, tuning.cc:502-506): not modelled, so not predicted.
 Settings settings_of(const std::string& a, int domains, bool all_reduce) {
   Settings s;
-  if (has(a, "CollNet") || has(a, "Collnet") || has(a, "COLLNET")) {
-    if (!has(a, "COLLNET_ENABLE=0")) return {"", "", 0, true, "CollNet (IB SHARP) needs the SHARP plugin: not modelled"};
+  if ((has(a, "CollNet") || has(a, "Collnet") || has(a, "COLLNET")) && !has(a, "COLLNET_ENABLE=0")) {
+    std::string lower = value_after(a, "NCCL_ALGO=");
+    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (lower != "collnetdirect" && lower != "collnetchain")
+      return {"", "", 0, true, "CollNet on without NCCL_ALGO: NCCL's choice then includes NVLS over CollNet across nodes, not modelled"};
+    if (!all_reduce) return {"", "", 0, true, "CollNet all-gather / reduce-scatter (the plugin's iallgather) is not modelled"};
+    s.algorithm = lower == "collnetdirect" ? "collnet_direct" : "collnet_chain";
+    if (has(a, "NVLS_ENABLE=0")) s.nvls = false;
+    return s;
   }
   if (has(a, "NET only") || has(a, "NET variant") || has(a, "NET/IB")) return {"", "", 0, true, "NVLink not used (network only)"};
   if (has(a, "NVLS_ENABLE=0") || has(a, "NVLS off")) s.nvls = false;

@@ -118,6 +118,26 @@ DomainGroups domain_groups(const CollectiveRequest& request, const TopologyGraph
   return g;
 }
 
+CollnetGroups collnet_groups(const CollectiveRequest& request, const TopologyGraph& graph, const std::string& algorithm) {
+  const auto& so = graph.spec().scale_out;
+  if (!so || so->fabric.find("InfiniBand") == std::string::npos)
+    throw InputError("--algo", "", "'" + algorithm + "' on " + graph.spec().id,
+                     "a system with an InfiniBand scale-out fabric (SHARP reduces in its switches)");
+  CollnetGroups c;
+  c.groups = domain_groups(request, graph);
+  if (c.groups.domains < 2)
+    throw InputError("--algo", "", "'" + algorithm + "' on one NVLink domain",
+                     "ranks in at least 2 NVLink domains (CollNet reduces across nodes in the network)");
+  for (std::size_t r = 0; r < request.gpus.size(); ++r) {
+    const int nic = graph.nic_of_gpu(rank_vertex(request, graph, static_cast<int>(r)));
+    if (nic < 0)
+      throw InputError("--algo", "", "'" + algorithm + "' with GPU " + std::to_string(request.gpus[r]) + ", which has no NIC of its own",
+                       "GPUs with a NIC each (a CollNet head sends through its own rail)");
+    c.rail.push_back(graph.vertices()[nic].local);
+  }
+  return c;
+}
+
 std::string hierarchical_inner(const CollectiveRequest& request, const TopologyGraph& graph) {
   if (request.inner_algorithm == "auto") return system_has_nvls(graph) ? "nvls" : "ring";
   if (request.inner_algorithm == "nvls" && !system_has_nvls(graph))

@@ -60,6 +60,16 @@ struct DomainGroups {
   std::vector<std::vector<int>> ranks;   // [k][l] -> rank
 };
 DomainGroups domain_groups(const CollectiveRequest& request, const TopologyGraph& graph);
+// CollNet (IB SHARP, models/collectives/all_reduce/collnet_*.cpp): the domain groups, and the NIC rail of
+// each rank's own NIC (its fabric plane: sim/platform). InputError (--algo) naming what is missing: an
+// InfiniBand scale-out fabric, a NIC for every rank, at least two NVLink domains (the network reduces
+// across nodes; NCCL's CollNet needs nNodes > 1).
+struct CollnetGroups {
+  DomainGroups groups;
+  std::vector<int> rail;  // per rank
+};
+CollnetGroups collnet_groups(const CollectiveRequest& request, const TopologyGraph& graph, const std::string& algorithm);
+
 // "ring" or "nvls" for request.inner_algorithm ("auto": nvls when the switches can reduce), "ring" or
 // "tree" for the outer one. InputError for nvls on a system without it.
 std::string hierarchical_inner(const CollectiveRequest& request, const TopologyGraph& graph);

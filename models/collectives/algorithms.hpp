@@ -15,6 +15,8 @@ Schedule build_all_reduce_ring(const CollectiveRequest& request, const TopologyG
 Schedule build_all_reduce_nvls(const CollectiveRequest& request, const TopologyGraph& graph);
 Schedule build_all_reduce_tree(const CollectiveRequest& request, const TopologyGraph& graph);
 Schedule build_all_reduce_nvls_tree(const CollectiveRequest& request, const TopologyGraph& graph);
+Schedule build_all_reduce_collnet_direct(const CollectiveRequest& request, const TopologyGraph& graph);
+Schedule build_all_reduce_collnet_chain(const CollectiveRequest& request, const TopologyGraph& graph);
 Schedule build_all_reduce_hierarchical(const CollectiveRequest& request, const TopologyGraph& graph);
 Schedule build_all_gather_ring(const CollectiveRequest& request, const TopologyGraph& graph);
 Schedule build_all_gather_nvls(const CollectiveRequest& request, const TopologyGraph& graph);
@@ -33,6 +35,10 @@ CostModel cost_all_reduce_tree(const TopologyGraph& graph, const CollectiveReque
                     const FlowTerms& terms);
 CostModel cost_all_reduce_nvls_tree(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration,
                     const FlowTerms& terms);
+CostModel cost_all_reduce_collnet_direct(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration,
+                                         const FlowTerms& terms);
+CostModel cost_all_reduce_collnet_chain(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration,
+                                        const FlowTerms& terms);
 CostModel cost_all_reduce_hierarchical(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration,
                     const FlowTerms& terms);
 CostModel cost_all_gather_ring(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration,

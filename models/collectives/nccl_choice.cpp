@@ -31,7 +31,8 @@ std::string canonical_protocol(const std::string& p) {
 }  // namespace
 
 bool is_nccl_algorithm(const std::string& name) {
-  return name == "ring" || name == "tree" || name == "nvls" || name == "nvls_tree" || name == "pat";
+  return name == "ring" || name == "tree" || name == "nvls" || name == "nvls_tree" || name == "pat" ||
+         name == "collnet_direct" || name == "collnet_chain";
 }
 
 NcclChoice resolve_request(const CollectiveRequest& in, const TopologyGraph& graph) {
@@ -66,6 +67,8 @@ NcclChoice resolve_request(const CollectiveRequest& in, const TopologyGraph& gra
     return c;
   }
   nccl::Overrides ov;
+  // NCCL_ALGO=CollNet* runs only with NCCL_COLLNET_ENABLE=1: asking for it by name turns it on.
+  ov.collnet = in.algorithm == "collnet_direct" || in.algorithm == "collnet_chain";
   if (in.algorithm != "auto") ov.algos = {nccl::algo_from_string(in.algorithm)};
   else if (!in.nvls_enabled) ov.algos = {nccl::Algo::tree, nccl::Algo::ring, nccl::Algo::pat};  // NCCL_NVLS_ENABLE=0
   if (r.protocol != "auto") ov.protos = {nccl::proto_from_string(r.protocol)};

@@ -32,6 +32,12 @@ const std::vector<AlgorithmInfo>& algorithm_table() {
       {Op::all_reduce, "nvls_tree", "NVLSTree",
        "NVLS inside each NVLink domain, NCCL's double binary tree across domains between the head GPUs",
        &build_all_reduce_nvls_tree, &cost_all_reduce_nvls_tree},
+      {Op::all_reduce, "collnet_direct", "CollNetDirect",
+       "IB SHARP: each GPU of a node heads 1/ppn of the buffer, the network's switches add the nodes' sums (NCCL_COLLNET_ENABLE)",
+       &build_all_reduce_collnet_direct, &cost_all_reduce_collnet_direct},
+      {Op::all_reduce, "collnet_chain", "CollNetChain",
+       "IB SHARP: a chain inside each node up to the channel's head, the network's switches add the nodes' sums (NCCL_COLLNET_ENABLE)",
+       &build_all_reduce_collnet_chain, &cost_all_reduce_collnet_chain},
       {Op::all_reduce, "hierarchical", "",
        "reduce-scatter in each NVLink domain, all-reduce of S/d slices across domains over NICs, all-gather in the domain",
        &build_all_reduce_hierarchical, &cost_all_reduce_hierarchical},
@@ -159,8 +165,8 @@ Schedule build_schedule(const CollectiveRequest& request, const TopologyGraph& g
   s.note = s.note.empty() ? choice.note : choice.note + "; " + s.note;
   // The same protocol terms and calibration as the algorithm's closed form (exec_terms.hpp).
   const ExecTerms e = exec_terms(graph, choice.request, calibration);
-  s.exec = {true, e.flow.efficiency, e.flow.launch_s, e.flow.intra_step_s, e.flow.net_step_s, e.flow.arch,
-            e.flow.latency_at_launch, e.flow.efficiency / e.flow.kappa};
+  s.exec = {true, e.flow.nvlink_efficiency(), e.flow.launch_s, e.flow.intra_step_s, e.flow.net_step_s, e.flow.arch,
+            e.flow.latency_at_launch, e.flow.network_efficiency()};
   s.warnings = e.warnings;
   return s;
 }

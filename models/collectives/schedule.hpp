@@ -11,15 +11,19 @@
 
 namespace racksim {
 
-// Where a task's data starts or ends: a rank of the request, or the NVSwitch plane of an NVLink domain
-// (NVLS: the switch reduces what GPUs send it and multicasts results back).
+// Where a task's data starts or ends: a rank of the request, the NVSwitch plane of an NVLink domain
+// (NVLS: the switch reduces what GPUs send it and multicasts results back), or the scale-out fabric of one
+// NIC rail (CollNet: the InfiniBand switches reduce what the rail's NICs send them, SHARP, and multicast
+// the result back to those NICs).
 struct Endpoint {
-  enum class Kind { rank, switch_plane };
+  enum class Kind { rank, switch_plane, fabric_plane };
   Kind kind = Kind::rank;
-  int index = 0;  // rank index into request.gpus, or NVLink domain index
+  int index = 0;  // rank index into request.gpus, NVLink domain index, or NIC rail
   bool operator==(const Endpoint&) const = default;
+  bool is_plane() const { return kind != Kind::rank; }
   static Endpoint rank(int r) { return {Kind::rank, r}; }
   static Endpoint switch_plane(int domain) { return {Kind::switch_plane, domain}; }
+  static Endpoint fabric_plane(int rail) { return {Kind::fabric_plane, rail}; }
 };
 
 struct Task {
@@ -56,6 +60,8 @@ struct ExecParams {
   // Payload scale of a transfer whose route crosses a NIC: `efficiency` without the calibration's algorithm
   // efficiency (kappa), which is fitted where NVLink binds; the NIC's rate is its own calibration
   // (FlowTerms::kappa, docs/model.md section 7). 0: the same as `efficiency` (schedules written before it).
+  // CollNet turns it round: kappa is the fabric's (SHARP's) efficiency, in nic_efficiency and not in
+  // `efficiency` (FlowTerms::kappa_on_network).
   double nic_efficiency = 0;
 };
 

@@ -23,7 +23,7 @@ int ScheduleBuilder::phase(const std::string& name) {
 
 int ScheduleBuilder::holder(const Endpoint& e) {
   if (e.kind == Endpoint::Kind::rank) return e.index;
-  auto [it, inserted] = plane_holders_.emplace(e.index, static_cast<int>(writers_.size()));
+  auto [it, inserted] = plane_holders_.emplace(std::make_pair(static_cast<int>(e.kind), e.index), static_cast<int>(writers_.size()));
   if (inserted) writers_.emplace_back(schedule_.chunks, -1);
   return it->second;
 }

@@ -41,7 +41,7 @@ class ScheduleBuilder {
   Schedule schedule_;
   std::vector<IntervalMap> writers_;        // per holder, per chunk: -1 none, <= -2 task -(v+2), >= 0 a group
   std::vector<std::vector<int>> groups_;    // group id -> sorted task ids
-  std::map<int, int> plane_holders_;        // switch-plane domain -> holder index
+  std::map<std::pair<int, int>, int> plane_holders_;  // (plane kind, domain or rail) -> holder index
   std::vector<std::pair<int, int>> memo_;   // (old group, new group) of the current reduce transfer
 };
 

@@ -95,7 +95,8 @@ class Checker {
 
   int holder(const Endpoint& e) {
     if (e.kind == Endpoint::Kind::rank) return e.index;
-    const auto [it, inserted] = planes_.emplace(e.index, static_cast<int>(content_.size()));
+    // Planes of both kinds by (kind, index): NVLink domain 0's switch is not rail 0's fabric.
+    const auto [it, inserted] = planes_.emplace(std::make_pair(static_cast<int>(e.kind), e.index), static_cast<int>(content_.size()));
     if (inserted) {
       content_.emplace_back(s_.chunks, 0);
       writers_.emplace_back(s_.chunks, -1);
@@ -129,7 +130,7 @@ class Checker {
   }
 
   bool endpoint_ok(const Endpoint& e) const {
-    return e.index >= 0 && (e.kind == Endpoint::Kind::switch_plane || e.index < n_);
+    return e.index >= 0 && (e.is_plane() || e.index < n_);
   }
 
   // Whether dependency d of task t is needed (see the header).
@@ -297,7 +298,7 @@ class Checker {
   std::vector<IntervalMap> content_, writers_;
   std::vector<std::vector<int>> groups_;
   std::vector<std::pair<int, int>> memo_;
-  std::map<int, int> planes_;
+  std::map<std::pair<int, int>, int> planes_;
 };
 
 }  // namespace
@@ -326,11 +327,15 @@ ScheduleTraffic schedule_traffic(const Schedule& s) {
       t.sent[task.src.index] += fan;
     else if (task.src.kind == Endpoint::Kind::switch_plane)
       t.switch_sent += fan;
+    else if (task.src.kind == Endpoint::Kind::fabric_plane)
+      t.fabric_sent += fan;
     for (const auto& d : task.dsts) {
       if (d.kind == Endpoint::Kind::rank && d.index >= 0 && static_cast<std::size_t>(d.index) < n)
         t.received[d.index] += task.bytes;
       else if (d.kind == Endpoint::Kind::switch_plane)
         t.switch_received += task.bytes;
+      else if (d.kind == Endpoint::Kind::fabric_plane)
+        t.fabric_received += task.bytes;
     }
   }
   return t;

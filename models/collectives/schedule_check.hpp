@@ -40,6 +40,7 @@ ScheduleCheck check_schedule_counted(const Schedule& schedule, std::size_t max_v
 struct ScheduleTraffic {
   std::vector<std::uint64_t> sent, received;  // per rank
   std::uint64_t switch_received = 0, switch_sent = 0;
+  std::uint64_t fabric_received = 0, fabric_sent = 0;  // to and from the scale-out fabric (CollNet)
 };
 ScheduleTraffic schedule_traffic(const Schedule& schedule);
 

@@ -12,7 +12,8 @@ namespace racksim {
 using nlohmann::json;
 
 std::string endpoint_to_string(const Endpoint& e) {
-  return (e.kind == Endpoint::Kind::rank ? "rank:" : "switch:") + std::to_string(e.index);
+  const char* kind = e.kind == Endpoint::Kind::rank ? "rank:" : e.kind == Endpoint::Kind::switch_plane ? "switch:" : "fabric:";
+  return kind + std::to_string(e.index);
 }
 
 namespace {
@@ -65,17 +66,19 @@ ExecParams read_exec(JsonObjectReader r) {
 }
 
 Endpoint parse_endpoint(const json& v, int ranks, const std::string& where, const std::string& pointer) {
-  const std::string allowed = "\"rank:<r>\" with r in [0, " + std::to_string(ranks) + ") or \"switch:<domain>\"";
+  const std::string allowed =
+      "\"rank:<r>\" with r in [0, " + std::to_string(ranks) + "), \"switch:<domain>\" or \"fabric:<rail>\"";
   if (!v.is_string()) throw InputError(where, pointer, json_excerpt(v), allowed);
   const std::string text = v.get<std::string>();
   const auto colon = text.find(':');
   const std::string kind = text.substr(0, colon);
   const std::string digits = colon == std::string::npos ? "" : text.substr(colon + 1);
-  if ((kind != "rank" && kind != "switch") || digits.empty() || digits.size() > 9 ||
+  if ((kind != "rank" && kind != "switch" && kind != "fabric") || digits.empty() || digits.size() > 9 ||
       digits.find_first_not_of("0123456789") != std::string::npos)
     throw InputError(where, pointer, "'" + text + "'", allowed);
   const int index = std::stoi(digits);
   if (kind == "rank" && index >= ranks) throw InputError(where, pointer, "'" + text + "'", allowed);
+  if (kind == "fabric") return Endpoint::fabric_plane(index);
   return kind == "rank" ? Endpoint::rank(index) : Endpoint::switch_plane(index);
 }
 

@@ -34,6 +34,9 @@ struct NcclSystem {
   double gpu_nic_bw = 0;       // bandwidth of a GPU's path to its NIC (the slowest link on it), NCCL units
   int gpu_nic_path = kPathPix; // NCCL path type GPU -> its NIC: PIX (NIC on the GPU's PCIe), P2C (C2C + CPU PCIe)
   double net_latency_us = 0;   // the NIC's latency attribute NCCL adds per network step (IB plugin: 0)
+  // The network can reduce (CollNet, SHARP): an InfiniBand scale-out fabric (sim/topo) and a NIC of its own
+  // for every rank, so that each CollNet head sends through its own rail.
+  bool collnet_fabric = false;
   // CPU of the hosts (NCCL's cpuArch / cpuVendor: LL limits index tuning.cc:252, net overhead tuning.cc:214).
   std::string cpu_isa = "x86_64";
   std::string cpu_vendor = "intel";

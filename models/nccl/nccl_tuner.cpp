@@ -140,7 +140,19 @@ TuneTables tune_model(const NcclSystem& s, const Graphs& g, const Overrides& ov)
           bus_bw = std::min(bus_bw * (n_nodes == 1 ? 7.0f / 9.0f : 120.0f / 128.0f), static_cast<float>(gr.n_channels * per_ch_tree_ll128));
         if (a == Algo::tree && t.tree_pattern_simple) bus_bw *= .85f;
         if (a == Algo::pat) bus_bw *= .75f;
-        if (collnet) bus_bw = 0;  // the SHARP plugin is not modelled (collnetEnable 0)
+        if (collnet && p != Proto::simple) bus_bw = 0;  // tuning.cc:338-339: Simple only
+        if (a == Algo::collnet_direct && p == Proto::simple) {
+          if (rs_ag) {
+            // tuning.cc:341-342: heads x min(bwIntra, 0.9 bwInter)
+            bus_bw = ppn * std::min(static_cast<float>(gr.bw_intra), static_cast<float>(gr.bw_inter) * 0.9f);
+          } else {
+            // tuning.cc:344-348: full speed needs a NIC per GPU; Hopper and later x 0.85
+            float factor = ppn / (1.0f * gr.n_channels);
+            factor -= (factor - 1) / 2;
+            bus_bw /= factor;
+            if (s.min_compcap >= 90) bus_bw *= .85f;
+          }
+        }
         // NVLS all-gather / reduce-scatter across nodes needs CollNet (tuning.cc:320-335).
         if (a == Algo::nvls && rs_ag && n_nodes > 1) bus_bw = 0;
         // Bus to algorithm bandwidth (tuning.cc:344-351).
@@ -178,6 +190,11 @@ TuneTables tune_model(const NcclSystem& s, const Graphs& g, const Overrides& ov)
           }
         } else if (a == Algo::tree) {
           if (f == Func::all_reduce) lat += 2 * ((n_ranks / n_nodes - 1) * intra_lat + log2i(n_nodes) * inter_lat);
+        } else if (a == Algo::collnet_direct) {
+          // tuning.cc:418-421: + 0.4 us arity serialisation per local rank
+          lat += 2 * (std::min(1.0f, ppn - 1) * intra_lat + (ppn - 1) * 0.4f) + inter_lat;
+        } else if (a == Algo::collnet_chain) {
+          lat += 2 * (ppn - 1) * intra_lat + inter_lat;  // tuning.cc:422-423
         } else if (a == Algo::nvls) {
           lat = intra_lat;
           if (n_nodes > 1) lat += inter_lat;
@@ -200,7 +217,12 @@ TuneTables tune_model(const NcclSystem& s, const Graphs& g, const Overrides& ov)
         const Graph& gr = graph_of(g, a);
         bool enable = contains_algo(ov.algos, a) && contains_proto(ov.protos, p);
         if (n_nodes == 1 && a == Algo::nvls_tree) enable = false;
-        if (a == Algo::collnet_direct || a == Algo::collnet_chain || (a == Algo::nvls && n_nodes > 1)) enable = false;
+        // tuning.cc:502-509: CollNet (and NVLS across nodes, which runs over CollNet) only with collnetEnable;
+        // CollNet needs a network to reduce in (a scale-out fabric, several nodes) and Direct an NVSwitch.
+        const bool collnet_on = ov.collnet && s.collnet_fabric && n_nodes > 1;
+        if ((a == Algo::collnet_direct || a == Algo::collnet_chain) && !collnet_on) enable = false;
+        if (a == Algo::collnet_direct && !s.nvswitch) enable = false;
+        if (a == Algo::nvls && n_nodes > 1) enable = false;  // NVLS + CollNet is not modelled
         if (p == Proto::ll128 && ov.protos.empty()) {
           bool on = s.min_compcap >= 90 ? gr.type_inter <= kPathPxn : gr.type_inter <= kPathPxb;
           on = on && gr.type_intra <= kPathNvb && s.min_compcap == s.max_compcap && s.min_compcap >= 70;
@@ -230,7 +252,12 @@ namespace {
 std::string why_unavailable(const NcclSystem& s, const Graphs& g, Func f, Algo a, Proto p, const Overrides& ov) {
   if (!contains_algo(ov.algos, a)) return "not in --algo";
   if (!contains_proto(ov.protos, p)) return "not in --protocol";
-  if (a == Algo::collnet_direct || a == Algo::collnet_chain) return "CollNet needs the SHARP network plugin (not modelled)";
+  if (a == Algo::collnet_direct || a == Algo::collnet_chain) {
+    if (!ov.collnet) return "CollNet is off (NCCL_COLLNET_ENABLE=0, NCCL's default; --algo collnet_direct or collnet_chain asks for it)";
+    if (!s.collnet_fabric) return "CollNet needs an InfiniBand scale-out fabric with a NIC per GPU (SHARP reduces in its switches)";
+    if (s.n_nodes == 1) return "CollNet reduces across nodes: one node has nothing to reduce in the network";
+    if (a == Algo::collnet_direct && !s.nvswitch) return "CollNet Direct needs NVSwitch inside the node (tuning.cc:508-509)";
+  }
   if ((a == Algo::nvls || a == Algo::nvls_tree) && g.nvls.n_channels == 0) {
     if (!s.nvswitch) return "no NVLink switch between the GPUs";
     if (!s.nvls_support) return "the NVSwitches cannot reduce (the system's multicast_reduction is false, or compute capability < 90)";

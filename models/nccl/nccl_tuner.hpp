@@ -29,6 +29,9 @@ struct Overrides {
   std::vector<Algo> algos;    // empty: all (NCCL_ALGO)
   std::vector<Proto> protos;  // empty: all, LL128 where NCCL enables it by default (NCCL_PROTO)
   ChannelLimits channels;     // NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS
+  // NCCL_COLLNET_ENABLE=1 with the SHARP network plugin loaded (comm->config.collnetEnable): off by default,
+  // as in NCCL, so `auto` never picks CollNet unless asked.
+  bool collnet = false;
 };
 
 TuneTables tune_model(const NcclSystem& system, const Graphs& graphs, const Overrides& overrides = {});

@@ -31,6 +31,9 @@ void validate(const PlatformModel& model, const Schedule& s, int ranks) {
       if (e.kind == Endpoint::Kind::switch_plane && model.switch_plane_host(e.index) < 0)
         fail(i, "", "switch plane " + std::to_string(e.index),
              "an NVLink domain with a switch plane on " + model.graph().spec().id);
+      if (e.kind == Endpoint::Kind::fabric_plane && model.fabric_plane_host(e.index) < 0)
+        fail(i, "", "fabric plane " + std::to_string(e.index),
+             "a NIC rail of a scale-out fabric on " + model.graph().spec().id);
     };
     check(t.src);
     for (const auto& d : t.dsts) check(d);
@@ -122,6 +125,7 @@ CompiledRun compile_run(const PlatformModel& model, const Calibration& calibrati
       cs.launch_delay_s = s.exec.launch_s;
     }
     auto host_of = [&](const Endpoint& e) {
+      if (e.kind == Endpoint::Kind::fabric_plane) return model.fabric_plane_host(e.index);
       return e.kind == Endpoint::Kind::rank ? cs.hosts_of_rank[e.index] : model.switch_plane_host(e.index);
     };
     std::fill(link_bytes.begin(), link_bytes.end(), 0.0);
@@ -133,7 +137,7 @@ CompiledRun compile_run(const PlatformModel& model, const Calibration& calibrati
       c.task_bytes[task] = static_cast<double>(t.bytes);
       if (t.reduce) c.flags[task] |= CompiledRun::kReduce;
       const int src = host_of(t.src);
-      if (t.src.kind == Endpoint::Kind::switch_plane) {
+      if (t.src.is_plane()) {
         for (int d : t.deps) {  // the plane reduces what reducing transfers brought into it
           const Task& dep = s.tasks[d];
           if (dep.reduce && std::find(dep.dsts.begin(), dep.dsts.end(), t.src) != dep.dsts.end())
@@ -143,7 +147,7 @@ CompiledRun compile_run(const PlatformModel& model, const Calibration& calibrati
       std::vector<int> dsts;
       dsts.reserve(t.dsts.size());
       for (const auto& d : t.dsts) dsts.push_back(host_of(d));
-      const bool multicast = t.src.kind == Endpoint::Kind::switch_plane && dsts.size() > 1;
+      const bool multicast = t.src.is_plane() && dsts.size() > 1;
       const int parts = multicast ? 1 : static_cast<int>(dsts.size());
       for (int k = 0; k < parts; ++k) {
         const int dst = multicast ? model.multicast_group(dsts) : dsts[k];

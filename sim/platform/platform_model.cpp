@@ -86,6 +86,25 @@ void PlatformModel::build_hosts() {
     switch_host_of_domain_.push_back(static_cast<int>(hosts_.size()));
     hosts_.push_back(std::move(h));
   }
+  // One fabric plane per NIC rail, at the rail's spine switch (sim/topo/topology_graph.cpp builds one spine
+  // per rail joining that rail's leaves): a CollNet transfer goes GPU -> NIC -> leaf -> spine and back.
+  for (std::size_t v = 0; v < g.vertices().size(); ++v) {
+    const Vertex& vx = g.vertices()[v];
+    if (vx.kind != VertexKind::ib_switch || vx.rack >= 0 || vx.local < 0) continue;  // spines: no rack, a rail
+    if (static_cast<int>(fabric_host_of_rail_.size()) <= vx.local) fabric_host_of_rail_.resize(vx.local + 1, -1);
+    PlatformHost h;
+    h.kind = PlatformHost::Kind::fabric_plane;
+    h.name = "fabric-plane.rail" + std::to_string(vx.local);
+    h.vertex = static_cast<int>(v);
+    h.rail = vx.local;
+    fabric_host_of_rail_[vx.local] = static_cast<int>(hosts_.size());
+    hosts_.push_back(std::move(h));
+  }
+}
+
+int PlatformModel::fabric_plane_host(int rail) const {
+  if (rail < 0 || rail >= static_cast<int>(fabric_host_of_rail_.size())) return -1;
+  return fabric_host_of_rail_[rail];
 }
 
 int PlatformModel::switch_plane_host(int domain) const {
@@ -191,6 +210,23 @@ void PlatformModel::finish_links() {
       if (g.vertices()[g.gpu_vertex(i)].domain == d && port_link_[i] >= 0) sum += links_[port_link_[i]].bandwidth_Bps;
     hosts_[switch_host_of_domain_[d]].speed = sum > 0 ? sum : 1.0;
   }
+  // A fabric plane reduces at the line rate of all its rail's NIC ports together (SHARP aggregates in the
+  // switch at wire speed; the measured shortfall is the CollNet algorithm's calibration, docs/model.md).
+  for (int rail = 0; rail < static_cast<int>(fabric_host_of_rail_.size()); ++rail) {
+    const int fh = fabric_host_of_rail_[rail];
+    if (fh < 0) continue;
+    double sum = 0;
+    for (const auto& l : links_) {
+      if (l.link_kind != LinkKind::nic) continue;
+      const Edge& e = g.edges()[l.edges.front()];
+      const int nic = g.vertices()[e.a].kind == VertexKind::nic ? e.a : e.b;
+      const int leaf = nic == e.a ? e.b : e.a;
+      if (g.vertices()[nic].kind == VertexKind::nic && g.vertices()[leaf].kind == VertexKind::ib_switch &&
+          g.vertices()[leaf].local == rail)
+        sum += l.bandwidth_Bps;
+    }
+    hosts_[fh].speed = sum > 0 ? sum : 1.0;
+  }
 }
 
 const PlatformRoute& PlatformModel::route(int src_host, int dst_host) const {
@@ -287,6 +323,16 @@ PlatformRoute PlatformModel::compute_route(int src_host, int dst_host) const {
   const PlatformHost& hs = hosts_.at(src_host);
   const PlatformHost& hd = hosts_.at(dst_host);
   using K = PlatformHost::Kind;
+  if (hs.kind == K::fabric_plane || hd.kind == K::fabric_plane) {
+    const PlatformHost& plane = hs.kind == K::fabric_plane ? hs : hd;
+    const PlatformHost& other = hs.kind == K::fabric_plane ? hd : hs;
+    const int nic = other.kind == K::gpu ? g.nic_of_gpu(other.vertex) : -1;
+    if (nic < 0 || g.vertices()[nic].local != plane.rail)
+      throw InputError("schedule", "", hs.name + " -> " + hd.name,
+                       "a fabric plane exchanges data only with GPUs whose own NIC is on its rail");
+    append_graph_route(r, hs.vertex, hd.vertex);  // GPU -> NIC -> leaf -> spine, or back
+    return r;
+  }
   if (hs.kind == K::switch_plane || hd.kind == K::switch_plane) {
     const PlatformHost& plane = hs.kind == K::switch_plane ? hs : hd;
     const PlatformHost& other = hs.kind == K::switch_plane ? hd : hs;

@@ -35,11 +35,12 @@
 namespace racksim {
 
 struct PlatformHost {
-  enum class Kind { gpu, cpu, switch_plane };
+  enum class Kind { gpu, cpu, switch_plane, fabric_plane };
   Kind kind = Kind::gpu;
   std::string name;
-  int vertex = -1;       // graph vertex (-1 for switch planes)
+  int vertex = -1;       // graph vertex (-1 for switch planes; a fabric plane's is its rail's spine switch)
   int domain = -1;       // NVLink domain (GPUs, switch planes)
+  int rail = -1;         // NIC rail of a fabric plane
   double speed = 1;      // "flops"/s: bytes/s of memory for GPUs and CPUs, reduce throughput for planes
   int cores = 1;
 };
@@ -80,6 +81,9 @@ class PlatformModel {
   int host_of_vertex(int vertex) const { return host_of_vertex_.at(vertex); }
   // -1 when the system has no NVLink domain of that index.
   int switch_plane_host(int domain) const;
+  // The scale-out fabric of NIC rail `rail` (CollNet: the InfiniBand switches of the rail reduce in the
+  // network, SHARP), -1 when the system has no scale-out fabric or no such rail.
+  int fabric_plane_host(int rail) const;
   int port_link(int gpu_index) const { return port_link_.at(gpu_index); }
 
   // Route between two hosts (GPU, CPU, switch plane or multicast group), memoised (thread-safe; the
@@ -123,6 +127,7 @@ class PlatformModel {
   std::vector<PlatformHost> hosts_;
   std::vector<PlatformLink> links_;
   std::vector<int> host_of_vertex_, gpu_host_, switch_host_of_domain_, port_link_;
+  std::vector<int> fabric_host_of_rail_;  // per NIC rail: its fabric plane host
   std::vector<int> plane_gpu_vertex_;     // per NVLink domain: its lowest-index GPU's vertex, where the plane sits
   std::vector<int> link_of_edge_;        // graph edge -> link (-1: GPU-chip edges map to the port)
   std::vector<double> edge_fraction_;    // 1 healthy, 0 down, else degraded

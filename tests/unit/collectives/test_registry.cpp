@@ -32,14 +32,16 @@ void expect_error(const CollectiveRequest& r, const TopologyGraph& g, std::initi
 
 TEST(Registry, OneTableWithEveryAlgorithm) {
   EXPECT_EQ(algorithm_names(CollectiveOp::all_reduce),
-            (std::vector<std::string>{"ring", "nvls", "tree", "nvls_tree", "hierarchical"}));
+            (std::vector<std::string>{"ring", "nvls", "tree", "nvls_tree", "collnet_direct", "collnet_chain", "hierarchical"}));
   EXPECT_EQ(algorithm_names(CollectiveOp::all_gather), (std::vector<std::string>{"ring", "nvls"}));
   EXPECT_EQ(algorithm_names(CollectiveOp::all_to_all), (std::vector<std::string>{"direct"}));
   EXPECT_EQ(find_algorithm(CollectiveOp::send_recv, "ring").name, "ring");
-  EXPECT_EQ(algorithm_table().size(), 12u);
+  EXPECT_EQ(algorithm_table().size(), 14u);
   // NCCL's name for each of its algorithms (NCCL_ALGO), none for racksim's own.
   EXPECT_EQ(find_algorithm(CollectiveOp::all_reduce, "nvls_tree").nccl_name, std::string("NVLSTree"));
   EXPECT_EQ(find_algorithm(CollectiveOp::all_reduce, "hierarchical").nccl_name, std::string());
+  EXPECT_EQ(find_algorithm(CollectiveOp::all_reduce, "collnet_direct").nccl_name, std::string("CollNetDirect"));
+  EXPECT_EQ(find_algorithm(CollectiveOp::all_reduce, "collnet_chain").nccl_name, std::string("CollNetChain"));
 }
 
 // Issue 11: an algorithm registered without a cost model would be priced at 0 us and could win; every row
@@ -58,7 +60,7 @@ TEST(Registry, EveryRowHasABuilderAndACostModel) {
 TEST(Registry, UnknownAlgorithmListsTheValidNames) {
   const auto g = test::shipped("gb200-nvl72");
   expect_error(make_request(CollectiveOp::all_reduce, "butterfly", test::first_gpus(8), 1024), g,
-               {"--algo", "'butterfly'", "auto, ring, nvls, tree, nvls_tree, hierarchical", "all_reduce"});
+               {"--algo", "'butterfly'", "auto, ring, nvls, tree, nvls_tree, collnet_direct, collnet_chain, hierarchical", "all_reduce"});
   expect_error(make_request(CollectiveOp::all_to_all, "ring", test::first_gpus(8), 1024), g, {"auto, direct"});
 }
 

@@ -5,6 +5,7 @@
 #include "collective_test_support.hpp"
 #include "models/collectives/registry.hpp"
 #include "models/collectives/schedule_check.hpp"
+#include "sim/core/errors.hpp"
 
 namespace racksim {
 namespace {
@@ -43,6 +44,40 @@ TEST(Traffic, NvlsAllReduceSendsSUpAndReceivesSDown) {
     EXPECT_EQ(t.switch_received, n * S);
     EXPECT_EQ(t.switch_sent, n * S);
   }
+}
+
+// CollNet: the network carries S/d up and S/d down per GPU (the node's sum of each share, once per node),
+// however many nodes; NVLink carries 2 (d-1)/d S each way per GPU (Direct: scatter to the heads and the
+// heads' broadcast; Chain: a channel's share up and down its chain, except at the chain's ends).
+TEST(Traffic, CollnetSendsEachShareThroughTheNetworkOnce) {
+  const int nodes = 4, d = 8, n = nodes * d;
+  const auto g = test::shipped("hgx-b200", nodes);
+  const std::uint64_t S = 8ULL * 1024 * 1024;  // divisible by d
+  for (const char* algo : {"collnet_direct", "collnet_chain"}) {
+    const auto t = schedule_traffic(build(CollectiveOp::all_reduce, algo, g, test::first_gpus(n), S));
+    EXPECT_EQ(t.fabric_received, n * (S / d)) << algo;
+    EXPECT_EQ(t.fabric_sent, n * (S / d)) << algo;  // multicast: counted once per receiving head
+    EXPECT_EQ(t.switch_received, 0u) << algo;
+    for (int r = 0; r < n; ++r) {
+      EXPECT_EQ(t.sent[r], 2 * (d - 1) * (S / d) + S / d) << algo << " rank " << r;  // + its share to the fabric
+      EXPECT_EQ(t.received[r], 2 * (d - 1) * (S / d) + S / d) << algo << " rank " << r;
+    }
+  }
+}
+
+// CollNet needs several nodes (the network reduces across them) and the same ranks in each; each refused
+// with the reason.
+TEST(Traffic, CollnetIsRefusedWhereTheNetworkCannotReduce) {
+  auto refused = [](const TopologyGraph& g, std::vector<int> gpus, const std::string& needle) {
+    try {
+      build(CollectiveOp::all_reduce, "collnet_direct", g, std::move(gpus), 1 << 20);
+      ADD_FAILURE() << "accepted, expected: " << needle;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  refused(test::shipped("hgx-b200", 1), test::first_gpus(8), "CollNet reduces across nodes");
+  refused(test::shipped("hgx-b200", 2), {0, 1, 2, 8}, "unevenly");
 }
 
 TEST(Traffic, AllGatherReduceScatterAllToAllMoveNMinusOneOverN) {

@@ -48,6 +48,12 @@ TEST(EngineVsAnalytic, AgreeWithin2PercentWhereNothingContends) {
       {"hgx-h100", 2, CollectiveOp::all_reduce, "tree", 16},
       {"hgx-b200", 2, CollectiveOp::all_reduce, "nvls_tree", 16},
       {"gb200-nvl72", 2, CollectiveOp::all_reduce, "nvls_tree", 144},
+      // CollNet (IB SHARP): NIC-bound on B200 (8 x 50 GB/s against 900 GB/s of NVLink per GPU),
+      // NVLink-bound on H100's chains.
+      {"hgx-b200", 4, CollectiveOp::all_reduce, "collnet_direct", 32},
+      {"hgx-b200", 4, CollectiveOp::all_reduce, "collnet_chain", 32},
+      {"hgx-h100", 3, CollectiveOp::all_reduce, "collnet_chain", 24},
+      {"gb200-nvl72", 2, CollectiveOp::all_reduce, "collnet_direct", 144},
   };
   for (const auto& c : cases) {
     const auto g = test::load_graph(c.system, c.racks);
