@@ -155,7 +155,7 @@ op: all_reduce | all_gather | reduce_scatter | all_to_all | broadcast | send_rec
 gpus: number of ranks, placed in order over the trays; with R racks each rack gets gpus / R.
 bytes: nccl-tests' size in bytes (all_reduce: per-rank buffer; all_gather: output buffer; all_to_all:
   per-rank send buffer), an int or a string such as "64K", "512M", "1G" (binary) or "100GB" (decimal).
-algo: auto (what NCCL 2.28 would run) | ring | tree | nvls | nvls_tree | hierarchical | direct, like NCCL_ALGO
+algo: auto (what NCCL 2.28 would run) | ring | tree | nvls | nvls_tree | collnet_direct | collnet_chain | hierarchical | direct, like NCCL_ALGO (CollNet only when named: NCCL_COLLNET_ENABLE=0 is the default)
   (the result reports the algorithm, protocol and channels that ran, and NCCL's candidates in 'algo_note').
 protocol: auto | LL | LL128 | Simple (NCCL_PROTO); channels: None or 1-64 (NCCL_MIN/MAX_NCHANNELS);
 nvls: False keeps auto off NVLS and NVLS-tree (NCCL_NVLS_ENABLE=0).

@@ -1,6 +1,7 @@
 #include "cli/collective_options.hpp"
 
 #include "models/collectives/rank_placement.hpp"
+#include "models/collectives/registry.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/units.hpp"
 #include "sim/topo/system_catalog.hpp"
@@ -14,8 +15,17 @@ void add_collective_options(CLI::App& cmd, CollectiveOptions& o, bool with_bytes
   cmd.add_option("--gpus", o.gpus, "ranks, placed in order over the trays, N/R per rack")->required();
   if (with_bytes)
     cmd.add_option("--bytes", o.bytes, "nccl-tests' size: 1G, 512M, 64K or a number of bytes")->required();
+  // The names come from the registry (models/collectives/registry.cpp), per op, so a new algorithm shows here.
+  std::string per_op;
+  for (CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::all_gather, CollectiveOp::reduce_scatter,
+                          CollectiveOp::all_to_all, CollectiveOp::broadcast, CollectiveOp::send_recv}) {
+    std::string names;
+    for (const auto& n : algorithm_names(op)) names += (names.empty() ? "" : ", ") + n;
+    per_op += std::string(per_op.empty() ? "" : "; ") + to_string(op) + ": " + names;
+  }
   cmd.add_option("--algo", o.algo,
-                 "auto (what NCCL 2.28 would run), ring, tree, nvls, nvls_tree, hierarchical or direct (per op); like NCCL_ALGO");
+                 "auto (what NCCL 2.28 would run; CollNet only when named, as NCCL_COLLNET_ENABLE=0 is NCCL's default) or "
+                 "one of the op's algorithms (" + per_op + "); like NCCL_ALGO");
   cmd.add_option("--protocol", o.protocol, "auto (NCCL's choice), LL, LL128 or Simple; like NCCL_PROTO");
   cmd.add_option("--channels", o.channels, "NCCL channels (CTAs), 1-64; default NCCL's choice; like NCCL_MIN/MAX_NCHANNELS");
   cmd.add_option("--nvls", o.nvls, "on (default) or off: off keeps auto off NVLS and NVLS-tree, like NCCL_NVLS_ENABLE=0")
