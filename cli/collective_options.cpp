@@ -30,8 +30,12 @@ void add_collective_options(CLI::App& cmd, CollectiveOptions& o, bool with_bytes
   cmd.add_option("--channels", o.channels, "NCCL channels (CTAs), 1-64; default NCCL's choice; like NCCL_MIN/MAX_NCHANNELS");
   cmd.add_option("--nvls", o.nvls, "on (default) or off: off keeps auto off NVLS and NVLS-tree, like NCCL_NVLS_ENABLE=0")
       ->check(CLI::IsMember({"on", "off"}));
+  cmd.add_option("--collnet", o.collnet,
+                 "off (default) or on: on lets auto pick CollNet (IB SHARP) and NVLS over CollNet across nodes, like "
+                 "NCCL_COLLNET_ENABLE=1 with the SHARP plugin")
+      ->check(CLI::IsMember({"on", "off"}));
   cmd.add_option("--inner,--inner-algorithm", o.inner, "hierarchical: algorithm inside each NVLink domain (ring, nvls, auto)");
-  cmd.add_option("--outer,--outer-algorithm", o.outer, "hierarchical: algorithm across domains (ring, tree)");
+  cmd.add_option("--outer,--outer-algorithm", o.outer, "hierarchical: algorithm across domains (ring, tree, sharp)");
   cmd.add_option("--fail", o.fail,
                  "a failure (repeatable): tray:T, gpu:G, switch-tray:S, switch-tray:D.S, switch-chip:D.C, nvlink:G.C, "
                  "trunk:D.K, nic:N, ib-link:R.K, imex:T, link:NAME[@F] (docs/failures.md)");
@@ -79,6 +83,7 @@ CollectiveSetup setup_collective(const CollectiveOptions& o, const GlobalOptions
   r.protocol = o.protocol;
   r.channels = o.channels;
   r.nvls_enabled = o.nvls != "off";
+  r.collnet_enabled = o.collnet == "on";
   r.gpus = place_ranks(*s.graph, o.gpus, "--gpus");
   if (!o.bytes.empty()) r.bytes = parse_size_option(o.bytes, "--bytes");
   if (!o.chunk_bytes.empty()) r.chunk_bytes = parse_size_option(o.chunk_bytes, "--chunk-bytes");

@@ -47,7 +47,12 @@ Timeline hierarchical_timeline(const CostModel& m, int k) {
   double t3 = 0, c3 = 0;
   for (int i = h.outer_first; i >= 0 && i <= h.outer_last; ++i) {
     t3 += t(i);
-    c3 = std::max(c3, t(i));
+    // A stage whose items go as soon as their data is there (a fabric plane's multicast, --outer sharp)
+    // overlaps its reduction with the previous item's transfer: its link occupancy or its reduction bounds
+    // the cycle, whichever is longer, not their sum.
+    const StageModel& st = m.stages[static_cast<std::size_t>(i)];
+    const double item = st.bytes / k;
+    c3 = std::max(c3, st.serial ? t(i) : std::max(st.occupancy(item), st.repeats * item * st.reduce_s_per_byte));
   }
   if (h.outer_first >= 0 && h.outer_last > h.outer_first)
     for (const auto& s : m.steady) c3 = std::max(c3, s.time(s.bytes / k));

@@ -52,6 +52,7 @@ std::vector<CollectivePoint> collective_points(const std::vector<Measurement>& d
       req.protocol = m.protocol;
       req.channels = m.channels;
       req.nvls_enabled = m.nvls_enabled;
+      req.collnet_enabled = m.collnet_enabled;
       const AnalyticEstimate e = analytic_collective(g, req, links);
       // How much of the bandwidth time scales with 1 / kappa: transfers across a NIC do not take kappa
       // (FlowTerms::kappa), so where they bind the time does not move with it. Priced again at kappa 0.9

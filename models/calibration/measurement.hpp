@@ -44,6 +44,7 @@ struct Measurement {
   std::string protocol = "auto";  // NCCL_PROTO as the source ran it ("LL128"), else auto
   int channels = 0;         // NCCL_MIN/MAX_NCHANNELS as the source ran it, else 0
   bool nvls_enabled = true; // false: NCCL_NVLS_ENABLE=0
+  bool collnet_enabled = false; // true: NCCL_COLLNET_ENABLE=1 with the SHARP plugin
   std::vector<int> gpus;    // global GPU indices of the ranks
 
   // transfer: graph vertex names or aliases ("cpu0", "gpu1"); engine "copy" or "sm"

@@ -75,6 +75,7 @@ double Predictor::time_s(const Measurement& m, const Calibration& c) const {
       req.protocol = m.protocol;
       req.channels = m.channels;
       req.nvls_enabled = m.nvls_enabled;
+      req.collnet_enabled = m.collnet_enabled;
       return collective_model_(g, req, c);
     }
     case MeasurementKind::transfer: {

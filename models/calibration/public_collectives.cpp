@@ -37,6 +37,7 @@ struct Settings {
   int channels = 0;
   bool nvls = true;
   std::string reason;
+  bool collnet = false;  // NCCL_COLLNET_ENABLE=1
 };
 
 // `domains`: the NVLink domains the ranks span (NCCL's nodes under MNNVL); `all_reduce`: NVLS across domains
@@ -46,18 +47,20 @@ struct Settings {
 // slinky and MD1 "NVLS" all-gathers across nodes measure the ring's figures (370.97 vs 371.44 GB/s on 16
 // GPUs, 323.5 vs 323.9 on 32).
 // CollNet (IB SHARP): NCCL_ALGO=CollnetDirect / CollnetChain runs racksim's all_reduce/collnet_direct or
-// collnet_chain. A record with CollNet on and no NCCL_ALGO ran NCCL's own choice, which with collnetEnable
-// includes NVLS across nodes over CollNet (NVLS + SHARP, tuning.cc:502-506): not modelled, so not predicted.
+// collnet_chain. A record with CollNet on and no NCCL_ALGO ran NCCL's own choice with collnetEnable, which
+// includes NVLS across nodes over CollNet (all_reduce/nvls_collnet, tuning.cc:502-506): predicted as auto
+// with CollNet on.
 Settings settings_of(const std::string& a, int domains, bool all_reduce) {
   Settings s;
   if ((has(a, "CollNet") || has(a, "Collnet") || has(a, "COLLNET")) && !has(a, "COLLNET_ENABLE=0")) {
     std::string lower = value_after(a, "NCCL_ALGO=");
     std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-    if (lower != "collnetdirect" && lower != "collnetchain")
-      return {"", "", 0, true, "CollNet on without NCCL_ALGO: NCCL's choice then includes NVLS over CollNet across nodes, not modelled"};
+    s.collnet = true;
+    if (has(a, "NVLS_ENABLE=0")) s.nvls = false;
+    if (lower.empty()) return s;  // NCCL's choice with CollNet on
+    if (lower != "collnetdirect" && lower != "collnetchain") return {"", "", 0, true, "NCCL_ALGO=" + lower + " is not modelled"};
     if (!all_reduce) return {"", "", 0, true, "CollNet all-gather / reduce-scatter (the plugin's iallgather) is not modelled"};
     s.algorithm = lower == "collnetdirect" ? "collnet_direct" : "collnet_chain";
-    if (has(a, "NVLS_ENABLE=0")) s.nvls = false;
     return s;
   }
   if (has(a, "NET only") || has(a, "NET variant") || has(a, "NET/IB")) return {"", "", 0, true, "NVLink not used (network only)"};
@@ -156,10 +159,11 @@ MeasurementSet load_public_collectives(const std::string& path) {
     m.protocol = s.protocol;
     m.channels = s.channels;
     m.nvls_enabled = s.nvls;
+    m.collnet_enabled = s.collnet;
     m.gpus = t.gpus;
     m.bytes = bytes_v.get<double>();
     m.series = system_text + " " + collective + " " + std::to_string(gpus) + " GPUs " + s.algorithm +
-               (s.protocol != "auto" ? "/" + s.protocol : "") + (s.nvls ? "" : " nvls-off") +
+               (s.protocol != "auto" ? "/" + s.protocol : "") + (s.nvls ? "" : " nvls-off") + (s.collnet && s.algorithm == "auto" ? " collnet-on" : "") +
                (t.partitions.empty() ? "" : " mnnvl-off");
     m.source = source;
     m.confidence = confidence;

@@ -59,8 +59,9 @@ void validate_request(const CollectiveRequest& request, const TopologyGraph& gra
   }
   if (request.channels < 0 || request.channels > 64)
     throw InputError("--channels", "", std::to_string(request.channels), "0 (NCCL's choice) or 1 to 64 (NCCL's MAXCHANNELS)");
-  if (request.outer_algorithm != "ring" && request.outer_algorithm != "tree")
-    throw InputError("--outer-algorithm", "", "'" + request.outer_algorithm + "'", "one of ring, tree");
+  if (request.outer_algorithm != "ring" && request.outer_algorithm != "tree" && request.outer_algorithm != "sharp")
+    throw InputError("--outer-algorithm", "", "'" + request.outer_algorithm + "'",
+                     "one of ring, tree, sharp (the InfiniBand switches reduce: CollNet)");
 }
 
 int rank_vertex(const CollectiveRequest& request, const TopologyGraph& graph, int rank) {
@@ -157,8 +158,9 @@ std::string hierarchical_outer(const CollectiveRequest& request) {
   }
   if (request.channels < 0 || request.channels > 64)
     throw InputError("--channels", "", std::to_string(request.channels), "0 (NCCL's choice) or 1 to 64 (NCCL's MAXCHANNELS)");
-  if (request.outer_algorithm != "ring" && request.outer_algorithm != "tree")
-    throw InputError("--outer-algorithm", "", "'" + request.outer_algorithm + "'", "one of ring, tree");
+  if (request.outer_algorithm != "ring" && request.outer_algorithm != "tree" && request.outer_algorithm != "sharp")
+    throw InputError("--outer-algorithm", "", "'" + request.outer_algorithm + "'",
+                     "one of ring, tree, sharp (the InfiniBand switches reduce: CollNet)");
   return request.outer_algorithm;
 }
 

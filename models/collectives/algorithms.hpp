@@ -17,6 +17,7 @@ Schedule build_all_reduce_tree(const CollectiveRequest& request, const TopologyG
 Schedule build_all_reduce_nvls_tree(const CollectiveRequest& request, const TopologyGraph& graph);
 Schedule build_all_reduce_collnet_direct(const CollectiveRequest& request, const TopologyGraph& graph);
 Schedule build_all_reduce_collnet_chain(const CollectiveRequest& request, const TopologyGraph& graph);
+Schedule build_all_reduce_nvls_collnet(const CollectiveRequest& request, const TopologyGraph& graph);
 Schedule build_all_reduce_hierarchical(const CollectiveRequest& request, const TopologyGraph& graph);
 Schedule build_all_gather_ring(const CollectiveRequest& request, const TopologyGraph& graph);
 Schedule build_all_gather_nvls(const CollectiveRequest& request, const TopologyGraph& graph);
@@ -39,6 +40,8 @@ CostModel cost_all_reduce_collnet_direct(const TopologyGraph& graph, const Colle
                                          const FlowTerms& terms);
 CostModel cost_all_reduce_collnet_chain(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration,
                                         const FlowTerms& terms);
+CostModel cost_all_reduce_nvls_collnet(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration,
+                                       const FlowTerms& terms);
 CostModel cost_all_reduce_hierarchical(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration,
                     const FlowTerms& terms);
 CostModel cost_all_gather_ring(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration,

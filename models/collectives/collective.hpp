@@ -33,6 +33,9 @@ struct CollectiveRequest {
   int channels = 0;
   // NCCL_NVLS_ENABLE: false keeps "auto" off NVLS and NVLS-tree (NCCL without multicast).
   bool nvls_enabled = true;
+  // NCCL_COLLNET_ENABLE (with the SHARP plugin): true lets "auto" pick CollNet Direct / Chain and NVLS over
+  // CollNet across nodes (tuning.cc:502-507); off by default, as in NCCL.
+  bool collnet_enabled = false;
   // hierarchical: the algorithms used inside each NVLink domain and across domains.
   std::string inner_algorithm = "auto";
   std::string outer_algorithm = "ring";

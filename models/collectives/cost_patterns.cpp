@@ -109,6 +109,9 @@ ItemCounts hierarchical_counts(const CollectiveRequest& request, const TopologyG
   if (D > 1 && outer == "ring") {
     c.tasks += 2L * d * D * (D - 1);
     c.transfers += 2L * d * D * (D - 1);
+  } else if (D > 1 && outer == "sharp") {  // each position up to its rail's fabric, one multicast back
+    c.tasks += static_cast<long>(d) * (D + 1);
+    c.transfers += 2L * d * D;
   } else if (D > 1) {
     c.tasks += 4L * d * (D - 1);
     c.transfers += 4L * d * (D - 1);
@@ -170,6 +173,23 @@ void hierarchical_model(CostBuilder& b) {
   const int outer_first = next();
   if (D > 1 && outer == "ring") {
     b.add("inter-all-reduce", outer_flows, slice / D, 2 * (D - 1));
+  } else if (D > 1 && outer == "sharp") {
+    const CollnetGroups c = collnet_groups(b.request, b.graph, "hierarchical --outer sharp");
+    std::vector<const FlowCoster::Path*> up, down;
+    std::map<int, int> positions_per_rail;
+    for (int l = 0; l < d; ++l) ++positions_per_rail[c.rail[g.ranks[0][l]]];
+    for (const auto& members : positions)
+      for (int r : members) {
+        up.push_back(&b.fc.gpu_to_fabric(b.v(r)));
+        down.push_back(&b.fc.fabric_to_gpu(b.v(r)));
+      }
+    b.add("inter-all-reduce", up, slice);
+    if (StageModel* s = b.add("inter-all-reduce", down, slice)) {
+      double most = 0;
+      for (const auto& [rail, count] : positions_per_rail) most = std::max(most, count * b.fc.fabric_reduce_s_per_byte(rail));
+      s->reduce_s_per_byte = most;
+      s->serial = false;
+    }
   } else if (D > 1) {
     b.add_tree("inter-all-reduce", "inter-all-reduce", positions, tree, slice / 2);
   }

@@ -32,7 +32,7 @@ std::string canonical_protocol(const std::string& p) {
 
 bool is_nccl_algorithm(const std::string& name) {
   return name == "ring" || name == "tree" || name == "nvls" || name == "nvls_tree" || name == "pat" ||
-         name == "collnet_direct" || name == "collnet_chain";
+         name == "collnet_direct" || name == "collnet_chain" || name == "nvls_collnet";
 }
 
 NcclChoice resolve_request(const CollectiveRequest& in, const TopologyGraph& graph) {
@@ -68,7 +68,8 @@ NcclChoice resolve_request(const CollectiveRequest& in, const TopologyGraph& gra
   }
   nccl::Overrides ov;
   // NCCL_ALGO=CollNet* runs only with NCCL_COLLNET_ENABLE=1: asking for it by name turns it on.
-  ov.collnet = in.algorithm == "collnet_direct" || in.algorithm == "collnet_chain";
+  ov.collnet = in.collnet_enabled || in.algorithm == "collnet_direct" || in.algorithm == "collnet_chain" ||
+               in.algorithm == "nvls_collnet";
   if (in.algorithm != "auto") ov.algos = {nccl::algo_from_string(in.algorithm)};
   else if (!in.nvls_enabled) ov.algos = {nccl::Algo::tree, nccl::Algo::ring, nccl::Algo::pat};  // NCCL_NVLS_ENABLE=0
   if (r.protocol != "auto") ov.protos = {nccl::proto_from_string(r.protocol)};
@@ -92,6 +93,7 @@ NcclChoice resolve_request(const CollectiveRequest& in, const TopologyGraph& gra
   if (!others.empty()) c.note += " (" + others + " us)";
   c.note += "; " + s.describe();
   if (name == "pat") name = "ring";  // PAT: one GPU per node across nodes; no shipped system has that
+  if (name == "nvls" && s.n_nodes > 1) name = "nvls_collnet";  // NVLS across nodes: over CollNet (collnetEnable)
   r.algorithm = name;
   // The pipeline's item is what NCCL moves per loop over all channels (enqueue.cc:2065-2078): trees a chunk
   // per channel, half the channels per tree; NVLS a chunk per channel and head. Rings are not pipelined

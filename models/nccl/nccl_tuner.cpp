@@ -45,6 +45,7 @@ std::string algo_key(Algo a) {
 }
 
 Algo algo_from_string(const std::string& text) {
+  if (text == "nvls_collnet") return Algo::nvls;  // NCCL's NVLS across nodes, over CollNet (racksim's name)
   for (int a = 0; a < kNumAlgos; ++a) {
     std::string name = to_string(static_cast<Algo>(a)), lower;
     for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -222,7 +223,7 @@ TuneTables tune_model(const NcclSystem& s, const Graphs& g, const Overrides& ov)
         const bool collnet_on = ov.collnet && s.collnet_fabric && n_nodes > 1;
         if ((a == Algo::collnet_direct || a == Algo::collnet_chain) && !collnet_on) enable = false;
         if (a == Algo::collnet_direct && !s.nvswitch) enable = false;
-        if (a == Algo::nvls && n_nodes > 1) enable = false;  // NVLS + CollNet is not modelled
+        if (a == Algo::nvls && n_nodes > 1 && !collnet_on) enable = false;  // NVLS across nodes runs over CollNet
         if (p == Proto::ll128 && ov.protos.empty()) {
           bool on = s.min_compcap >= 90 ? gr.type_inter <= kPathPxn : gr.type_inter <= kPathPxb;
           on = on && gr.type_intra <= kPathNvb && s.min_compcap == s.max_compcap && s.min_compcap >= 70;
@@ -265,8 +266,8 @@ std::string why_unavailable(const NcclSystem& s, const Graphs& g, Func f, Algo a
   }
   if (a == Algo::nvls_tree && s.n_nodes == 1) return "NVLS-tree is off on one node (tuning.cc:465)";
   if (a == Algo::nvls && s.n_nodes > 1)
-    return "NVLS spans one NVLink domain; across domains NCCL runs nvls_tree (plain NVLS there needs CollNet, "
-           "tuning.cc:469-471), racksim also has hierarchical";
+    return "NVLS spans one NVLink domain; across domains NCCL runs nvls_tree, or NVLS over CollNet with "
+           "NCCL_COLLNET_ENABLE=1 (tuning.cc:502-506: --collnet on, or --algo nvls_collnet), racksim also has hierarchical";
   if (a == Algo::pat && !pat_enabled(s)) return "PAT needs one GPU per node (tuning.cc:206)";
   if (p == Proto::ll128) return "LL128 is off on this path (tuning.cc:479-494)";
   (void)f;
@@ -460,19 +461,25 @@ AlgoTerms algo_terms(const NcclSystem& s, const Graphs& g, Func func, Algo a, Pr
     case Algo::nvls: {
       // tuning.cc:389-393: the switch round trip is the whole latency, once per collective.
       t.launch_us = intra + (nodes > 1 ? inter : 0);
-      if (gr.n_channels >= 2) {
-        double intra_bw = gr.bw_intra * kNvlsEfficiency[cc] * (gr.n_channels - 1) / gr.n_channels;
+      // Across nodes (over CollNet) the NVLS part is one node's: its cap, as NVLS-tree's below; the network's
+      // per-channel figure (bwInter) is a selection estimate, and the NICs' traffic prices the rest.
+      NcclSystem one = s;
+      one.n_nodes = 1;
+      one.n_ranks = s.max_local_ranks;
+      const Graph g1 = nodes > 1 ? compute_graphs(one).nvls : gr;
+      if (g1.n_channels >= 2) {
+        double intra_bw = g1.bw_intra * kNvlsEfficiency[cc] * (g1.n_channels - 1) / g1.n_channels;
         intra_bw *= all_reduce ? 2.0 : (ppn - 1) / ppn;
         // Inside one node bwInter is a by-product of the search's pass 2 (no network carries it): taking it
         // would cap 8 B200s at 720 GB/s where 829 follows from the heads and 844 is measured.
-        const double bus = gr.n_channels * (nodes > 1 ? std::min(intra_bw, gr.bw_inter) : intra_bw);
+        const double bus = g1.n_channels * intra_bw;
         // A cap on all-reduce only: there it is the physics (835-919 GB/s measured on NVL72 racks against
         // the ~1800 the switch ports would allow). For all-gather / reduce-scatter NCCL's figure (its
         // bandwidth x (ppn-1)/ppn, without all-reduce's factor 2) is a selection estimate half of what 8
         // B200s measure (674 GB/s NVLS all-gather, together-nccl-tests), so the ports' bound prices them.
         if (all_reduce) {
           t.algbw_cap_GBps = bus * ring_ratio;
-          t.cap_source = "NVLS: " + std::to_string(gr.n_channels) + " heads x bwIntra x nvlsEfficiency (tuning.cc:285-300)";
+          t.cap_source = "NVLS: " + std::to_string(g1.n_channels) + " heads x bwIntra x nvlsEfficiency (tuning.cc:285-300)";
         }
       }
       break;

@@ -5,8 +5,10 @@
 // all-gather inside each domain. Inner algorithm (request.inner_algorithm): ring, or nvls (each GPU
 // sends its block to the switch, which reduces and returns slice l to position l; for the all-gather
 // position l sends its slice up and the switch multicasts it), auto = nvls where the switch can. Outer
-// (request.outer_algorithm): ring over the D domains, or NCCL's double binary tree (nvls + tree is what
-// NCCL calls NVLS-tree). Ranks must be spread evenly over the domains; position l of a domain is its
+// (request.outer_algorithm): ring over the D domains, NCCL's double binary tree (nvls + tree is what
+// NCCL calls NVLS-tree), or sharp: position l of every domain sends its slice through its own NIC to the
+// fabric of its rail, whose InfiniBand switches add them (SHARP) and multicast the sum back (nvls + sharp
+// is NCCL's NVLS across nodes over CollNet, all_reduce/nvls_collnet). Ranks must be spread evenly over the domains; position l of a domain is its
 // l-th rank in request order.
 // Pipelining: the buffer is cut into k blocks that flow through the three phases; every sender's tasks
 // of one phase form a stream. With nvls inside, a block's outer all-reduce and all-gather overlap the
@@ -20,6 +22,7 @@
 #include "models/collectives/algorithms.hpp"
 #include "models/collectives/cost_patterns.hpp"
 #include "models/collectives/building_blocks.hpp"
+#include "sim/core/errors.hpp"
 
 namespace racksim {
 
@@ -33,7 +36,9 @@ Schedule build_all_reduce_hierarchical(const CollectiveRequest& request, const T
   const std::string outer = hierarchical_outer(request);
   const DepthChoice depth = planned_depth(graph, request);
   const int d = g.per_domain, D = g.domains, blocks = depth.depth;
-  const int m = D == 1 ? 1 : (outer == "ring" ? D : 2);
+  const int m = D == 1 ? 1 : (outer == "ring" ? D : outer == "sharp" ? 1 : 2);
+  const std::vector<int> rails = outer == "sharp" && D > 1 ? collnet_groups(request, graph, "hierarchical --outer sharp").rail
+                                                           : std::vector<int>{};
   ScheduleBuilder b(request, "all_reduce/hierarchical", blocks * d * m);
   b.reserve(depth.tasks);
   const int rs_phase = b.phase("intra-reduce-scatter");
@@ -79,6 +84,18 @@ Schedule build_all_reduce_hierarchical(const CollectiveRequest& request, const T
         for (int j = 0; j < D; ++j) segments[j] = {{slice_first(blk, l) + j, 1}};
         ring_reduce_scatter(b, members, segments, outer_phase, &streams, kOuter);
         ring_all_gather(b, members, segments, outer_phase, &streams, kOuter);
+      } else if (outer == "sharp") {
+        const int rail = rails[members[0]];
+        std::vector<Endpoint> to;
+        for (int r : members) {
+          if (rails[r] != rail)
+            throw InputError("--gpus", "", "position " + std::to_string(l) + " of the NVLink domains on different NIC rails",
+                             "ranks placed alike in every domain (position l of each on one rail) for SHARP");
+          to.push_back(Endpoint::rank(r));
+          streams.record(kOuter, r, b.transfer(Endpoint::rank(r), {Endpoint::fabric_plane(rail)}, slice_first(blk, l), 1,
+                                               true, outer_phase, streams.after(kOuter, r)));
+        }
+        b.transfer(Endpoint::fabric_plane(rail), to, slice_first(blk, l), 1, false, outer_phase);  // no stream: collnet_direct.cpp
       } else {
         const std::array<std::vector<ChunkRange>, 2> pieces{{{{slice_first(blk, l), 1}}, {{slice_first(blk, l) + 1, 1}}}};
         tree_all_reduce(b, members, tree, pieces, outer_phase, outer_phase, streams, kOuterTree);

@@ -32,11 +32,11 @@ void expect_error(const CollectiveRequest& r, const TopologyGraph& g, std::initi
 
 TEST(Registry, OneTableWithEveryAlgorithm) {
   EXPECT_EQ(algorithm_names(CollectiveOp::all_reduce),
-            (std::vector<std::string>{"ring", "nvls", "tree", "nvls_tree", "collnet_direct", "collnet_chain", "hierarchical"}));
+            (std::vector<std::string>{"ring", "nvls", "tree", "nvls_tree", "collnet_direct", "collnet_chain", "nvls_collnet", "hierarchical"}));
   EXPECT_EQ(algorithm_names(CollectiveOp::all_gather), (std::vector<std::string>{"ring", "nvls"}));
   EXPECT_EQ(algorithm_names(CollectiveOp::all_to_all), (std::vector<std::string>{"direct"}));
   EXPECT_EQ(find_algorithm(CollectiveOp::send_recv, "ring").name, "ring");
-  EXPECT_EQ(algorithm_table().size(), 14u);
+  EXPECT_EQ(algorithm_table().size(), 15u);
   // NCCL's name for each of its algorithms (NCCL_ALGO), none for racksim's own.
   EXPECT_EQ(find_algorithm(CollectiveOp::all_reduce, "nvls_tree").nccl_name, std::string("NVLSTree"));
   EXPECT_EQ(find_algorithm(CollectiveOp::all_reduce, "hierarchical").nccl_name, std::string());
@@ -60,7 +60,7 @@ TEST(Registry, EveryRowHasABuilderAndACostModel) {
 TEST(Registry, UnknownAlgorithmListsTheValidNames) {
   const auto g = test::shipped("gb200-nvl72");
   expect_error(make_request(CollectiveOp::all_reduce, "butterfly", test::first_gpus(8), 1024), g,
-               {"--algo", "'butterfly'", "auto, ring, nvls, tree, nvls_tree, collnet_direct, collnet_chain, hierarchical", "all_reduce"});
+               {"--algo", "'butterfly'", "auto, ring, nvls, tree, nvls_tree, collnet_direct, collnet_chain, nvls_collnet, hierarchical", "all_reduce"});
   expect_error(make_request(CollectiveOp::all_to_all, "ring", test::first_gpus(8), 1024), g, {"auto, direct"});
 }
 

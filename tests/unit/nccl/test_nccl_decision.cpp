@@ -225,6 +225,38 @@ TEST_P(NcclDecision, MatchesTheHandTable) {
   EXPECT_EQ(d.channels, e.channels);
 }
 
+// CollNet (IB SHARP) on four HGX B200 nodes: off unless collnetEnable (tuning.cc:502-507); with it, NCCL's
+// latencies 2 (min(1, ppn-1) x 3.7 + (ppn-1) x 0.4) + 31 for Direct (:418-421) and 2 (ppn-1) x 2.8 + 30 for
+// Chain (:422-423), hwLat NVLink 3.7 / 2.8 and network 31 / 30 us (:160, :172), baseLat 0 (:152), IB's
+// latency attribute 0; Simple only (:338-339); NVLS across nodes runs over CollNet (:504-505).
+TEST(NcclTuner, CollnetOnlyWithCollnetEnable) {
+  const NcclSystem s = view("hgx-b200", 32, 4);
+  ASSERT_EQ(s.n_nodes, 4);
+  EXPECT_TRUE(s.collnet_fabric);
+  const Graphs g = compute_graphs(s);
+  const Func ar = Func::all_reduce;
+  const TuneTables off = tune_model(s, g);
+  for (Algo a : {Algo::collnet_direct, Algo::collnet_chain, Algo::nvls})
+    EXPECT_EQ(off.bandwidth[int(ar)][int(a)][int(Proto::simple)], 0.0f) << to_string(a);
+  Overrides on;
+  on.collnet = true;
+  const TuneTables t = tune_model(s, g, on);
+  for (Algo a : {Algo::collnet_direct, Algo::collnet_chain, Algo::nvls}) {
+    EXPECT_GT(t.bandwidth[int(ar)][int(a)][int(Proto::simple)], 0.0f) << to_string(a);
+    EXPECT_EQ(t.bandwidth[int(ar)][int(a)][int(Proto::ll)], 0.0f) << to_string(a);
+  }
+  EXPECT_NEAR(t.latency[int(ar)][int(Algo::collnet_direct)][int(Proto::simple)], 2 * (3.7 + 7 * 0.4) + 31, 1e-4);
+  EXPECT_NEAR(t.latency[int(ar)][int(Algo::collnet_chain)][int(Proto::simple)], 2 * 7 * 2.8 + 30, 1e-4);
+  // Auto without collnetEnable never picks them; with it, NVLS across nodes is a candidate with a time.
+  const Decision d_off = decide(s, ar, 16 * GiB);
+  EXPECT_NE(d_off.algo, Algo::collnet_direct);
+  EXPECT_NE(d_off.algo, Algo::collnet_chain);
+  EXPECT_NE(d_off.algo, Algo::nvls);
+  bool nvls_timed = false;
+  for (const auto& c : decide(s, ar, 16 * GiB, on).candidates) nvls_timed = nvls_timed || (c.algo == Algo::nvls && c.time_us > 0);
+  EXPECT_TRUE(nvls_timed);
+}
+
 TEST(NcclDecision, OverridesPlayNcclAlgoAndProto) {
   const NcclSystem s = view("hgx-h100", 8);
   Overrides ring_only;
