@@ -139,6 +139,14 @@ CollnetGroups collnet_groups(const CollectiveRequest& request, const TopologyGra
   return c;
 }
 
+CollectiveRequest as_hierarchical(const CollectiveRequest& request, const std::string& inner, const std::string& outer) {
+  CollectiveRequest r = request;
+  r.algorithm = "hierarchical";
+  r.inner_algorithm = inner;
+  r.outer_algorithm = outer;
+  return r;
+}
+
 std::string hierarchical_inner(const CollectiveRequest& request, const TopologyGraph& graph) {
   if (request.inner_algorithm == "auto") return system_has_nvls(graph) ? "nvls" : "ring";
   if (request.inner_algorithm == "nvls" && !system_has_nvls(graph))

@@ -70,6 +70,10 @@ struct CollnetGroups {
 };
 CollnetGroups collnet_groups(const CollectiveRequest& request, const TopologyGraph& graph, const std::string& algorithm);
 
+// The request as racksim's hierarchical all-reduce with these inner and outer algorithms: what NCCL's
+// NVLS-tree (nvls, tree) and NVLS over CollNet (nvls, sharp) run on.
+CollectiveRequest as_hierarchical(const CollectiveRequest& request, const std::string& inner, const std::string& outer);
+
 // "ring" or "nvls" for request.inner_algorithm ("auto": nvls when the switches can reduce), "ring" or
 // "tree" for the outer one. InputError for nvls on a system without it.
 std::string hierarchical_inner(const CollectiveRequest& request, const TopologyGraph& graph);

@@ -174,22 +174,8 @@ void hierarchical_model(CostBuilder& b) {
   if (D > 1 && outer == "ring") {
     b.add("inter-all-reduce", outer_flows, slice / D, 2 * (D - 1));
   } else if (D > 1 && outer == "sharp") {
-    const CollnetGroups c = collnet_groups(b.request, b.graph, "hierarchical --outer sharp");
-    std::vector<const FlowCoster::Path*> up, down;
-    std::map<int, int> positions_per_rail;
-    for (int l = 0; l < d; ++l) ++positions_per_rail[c.rail[g.ranks[0][l]]];
-    for (const auto& members : positions)
-      for (int r : members) {
-        up.push_back(&b.fc.gpu_to_fabric(b.v(r)));
-        down.push_back(&b.fc.fabric_to_gpu(b.v(r)));
-      }
-    b.add("inter-all-reduce", up, slice);
-    if (StageModel* s = b.add("inter-all-reduce", down, slice)) {
-      double most = 0;
-      for (const auto& [rail, count] : positions_per_rail) most = std::max(most, count * b.fc.fabric_reduce_s_per_byte(rail));
-      s->reduce_s_per_byte = most;
-      s->serial = false;
-    }
+    fabric_round_trip(b, collnet_groups(b.request, b.graph, "hierarchical --outer sharp"), slice, "inter-all-reduce",
+                      "inter-all-reduce");
   } else if (D > 1) {
     b.add_tree("inter-all-reduce", "inter-all-reduce", positions, tree, slice / 2);
   }
@@ -211,6 +197,26 @@ void hierarchical_model(CostBuilder& b) {
   b.m.transfers_per_item = counts.transfers;
 }
 
+
+void fabric_round_trip(CostBuilder& b, const CollnetGroups& c, double bytes, const std::string& up_phase,
+                       const std::string& down_phase) {
+  const DomainGroups& g = c.groups;
+  std::vector<const FlowCoster::Path*> up, down;
+  std::map<int, int> positions_per_rail;  // in one domain
+  for (int r : g.ranks.front()) ++positions_per_rail[c.rail[r]];
+  for (const auto& group : g.ranks)
+    for (int r : group) {
+      up.push_back(&b.fc.gpu_to_fabric(b.v(r)));
+      down.push_back(&b.fc.fabric_to_gpu(b.v(r)));
+    }
+  b.add(up_phase, up, bytes);
+  if (StageModel* s = b.add(down_phase, down, bytes)) {
+    double most = 0;
+    for (const auto& [rail, count] : positions_per_rail) most = std::max(most, count * b.fc.fabric_reduce_s_per_byte(rail));
+    s->reduce_s_per_byte = most;
+    s->serial = false;
+  }
+}
 
 CostModel finish(CostBuilder& b) {
   if (b.n == 1) b.m.tasks_per_item = b.m.tasks_fixed = b.m.transfers_per_item = b.m.transfers_fixed = 0;  // nothing moves

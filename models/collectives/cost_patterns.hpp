@@ -122,6 +122,12 @@ struct ItemCounts {
   long tasks = 0, transfers = 0;
 };
 ItemCounts hierarchical_counts(const CollectiveRequest& request, const TopologyGraph& graph);
+// CollNet's trip through the network, two stages: every rank of every domain sends `bytes` through its own
+// NIC to its rail's fabric plane (`up_phase`), and the plane multicasts the sum back (`down_phase`) after
+// reducing it at the summed line rate of the rail's NIC ports (the engine's fabric-plane reduce, once per
+// position of a domain on the rail), overlapped with the previous item's multicast.
+void fabric_round_trip(CostBuilder& b, const CollnetGroups& c, double bytes, const std::string& up_phase,
+                       const std::string& down_phase);
 // A cost builder's model, with task counts zeroed when one rank moves nothing.
 CostModel finish(CostBuilder& b);
 

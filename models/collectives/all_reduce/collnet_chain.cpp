@@ -98,21 +98,7 @@ CostModel cost_all_reduce_collnet_chain(const TopologyGraph& graph, const Collec
     b.add(towards_head ? "chain-reduce" : "chain-broadcast", flows, share);
   };
   for (int j = d - 1; j >= 1; --j) level(j, true);
-  std::vector<const FlowCoster::Path*> up, down;
-  std::map<int, int> heads_per_rail;
-  for (int l = 0; l < d; ++l) ++heads_per_rail[c.rail[g.ranks[0][l]]];
-  for (const auto& group : g.ranks)
-    for (int l = 0; l < d; ++l) {
-      up.push_back(&b.fc.gpu_to_fabric(b.v(group[l])));
-      down.push_back(&b.fc.fabric_to_gpu(b.v(group[l])));
-    }
-  b.add("network-reduce", up, share);
-  if (StageModel* s = b.add("network-multicast", down, share)) {
-    double most = 0;
-    for (const auto& [rail, shares] : heads_per_rail) most = std::max(most, shares * b.fc.fabric_reduce_s_per_byte(rail));
-    s->reduce_s_per_byte = most;
-    s->serial = false;
-  }
+  fabric_round_trip(b, c, share, "network-reduce", "network-multicast");
   for (int j = 0; j + 1 < d; ++j) level(j, false);
   if (!all.empty()) b.m.steady.push_back({"steady", b.fc.stage(all), share, 1});
   b.m.tasks_per_item = 2L * D * d * (d - 1) + static_cast<long>(D) * d + d;

@@ -89,13 +89,9 @@ CostModel cost_all_reduce_collnet_direct(const TopologyGraph& graph, const Colle
   const DomainGroups& g = c.groups;
   const int d = g.per_domain, D = g.domains;
   const double share = static_cast<double>(request.bytes) / d;
-  std::vector<const FlowCoster::Path*> scatter, up, down, bcast;
-  std::map<int, int> heads_per_rail;  // per node: the shares whose heads use the rail
-  for (int l = 0; l < d; ++l) ++heads_per_rail[c.rail[g.ranks[0][l]]];
+  std::vector<const FlowCoster::Path*> scatter, bcast;
   for (const auto& group : g.ranks)
     for (int l = 0; l < d; ++l) {
-      up.push_back(&b.fc.gpu_to_fabric(b.v(group[l])));
-      down.push_back(&b.fc.fabric_to_gpu(b.v(group[l])));
       for (int o = 1; o < d; ++o) {
         scatter.push_back(&b.fc.gpu_to_gpu(b.v(group[(l + o) % d]), b.v(group[l])));
         bcast.push_back(&b.fc.gpu_to_gpu(b.v(group[l]), b.v(group[(l + o) % d])));
@@ -105,15 +101,7 @@ CostModel cost_all_reduce_collnet_direct(const TopologyGraph& graph, const Colle
   b.m.unit_bytes = static_cast<double>(request.bytes);
   const int scatter_stage = static_cast<int>(b.m.stages.size());
   b.add("scatter-reduce", scatter, share);
-  b.add("network-reduce", up, share);
-  // The fabric reduces the D nodes' sums of every share on the rail before it multicasts (the engine's
-  // fabric-plane reduce, at the summed line rate of the rail's NIC ports).
-  if (StageModel* s = b.add("network-multicast", down, share)) {
-    double most = 0;
-    for (const auto& [rail, shares] : heads_per_rail) most = std::max(most, shares * b.fc.fabric_reduce_s_per_byte(rail));
-    s->reduce_s_per_byte = most;
-    s->serial = false;
-  }
+  fabric_round_trip(b, c, share, "network-reduce", "network-multicast");
   b.add("broadcast", bcast, share);
   if (d > 1) b.m.shared = {{scatter_stage, static_cast<int>(b.m.stages.size()) - 1}};  // the same NVLink ports
   b.m.tasks_per_item = static_cast<long>(D) * d * (d + 1) + d;

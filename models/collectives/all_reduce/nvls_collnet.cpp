@@ -13,19 +13,9 @@
 
 namespace racksim {
 
-namespace {
-CollectiveRequest as_hierarchical(const CollectiveRequest& request) {
-  CollectiveRequest r = request;
-  r.algorithm = "hierarchical";
-  r.inner_algorithm = "nvls";
-  r.outer_algorithm = "sharp";
-  return r;
-}
-}  // namespace
-
 Schedule build_all_reduce_nvls_collnet(const CollectiveRequest& request, const TopologyGraph& graph) {
   collnet_groups(request, graph, "nvls_collnet");  // several domains, an InfiniBand fabric, a NIC per GPU
-  Schedule s = build_all_reduce_hierarchical(as_hierarchical(request), graph);
+  Schedule s = build_all_reduce_hierarchical(as_hierarchical(request, "nvls", "sharp"), graph);
   s.algorithm = "all_reduce/nvls_collnet";
   s.request = request;
   return s;
@@ -34,7 +24,7 @@ Schedule build_all_reduce_nvls_collnet(const CollectiveRequest& request, const T
 CostModel cost_all_reduce_nvls_collnet(const TopologyGraph& graph, const CollectiveRequest& request,
                                        const Calibration& calibration, const FlowTerms& terms) {
   collnet_groups(request, graph, "nvls_collnet");
-  const CollectiveRequest hierarchical = as_hierarchical(request);  // the builder keeps a reference
+  const CollectiveRequest hierarchical = as_hierarchical(request, "nvls", "sharp");  // the builder keeps a reference
   CostBuilder b(graph, hierarchical, calibration, "all_reduce/nvls_collnet", terms);
   hierarchical_model(b);
   return finish(b);

@@ -13,18 +13,8 @@
 
 namespace racksim {
 
-namespace {
-CollectiveRequest as_hierarchical(const CollectiveRequest& request) {
-  CollectiveRequest r = request;
-  r.algorithm = "hierarchical";
-  r.inner_algorithm = "nvls";
-  r.outer_algorithm = "tree";
-  return r;
-}
-}  // namespace
-
 Schedule build_all_reduce_nvls_tree(const CollectiveRequest& request, const TopologyGraph& graph) {
-  Schedule s = build_all_reduce_hierarchical(as_hierarchical(request), graph);
+  Schedule s = build_all_reduce_hierarchical(as_hierarchical(request, "nvls", "tree"), graph);
   s.algorithm = "all_reduce/nvls_tree";
   s.request = request;
   return s;
@@ -33,7 +23,7 @@ Schedule build_all_reduce_nvls_tree(const CollectiveRequest& request, const Topo
 CostModel cost_all_reduce_nvls_tree(const TopologyGraph& graph, const CollectiveRequest& request,
                                     const Calibration& calibration,
                     const FlowTerms& terms) {
-  const CollectiveRequest hierarchical = as_hierarchical(request);  // the builder keeps a reference
+  const CollectiveRequest hierarchical = as_hierarchical(request, "nvls", "tree");  // the builder keeps a reference
   CostBuilder b(graph, hierarchical, calibration, "all_reduce/nvls_tree", terms);
   hierarchical_model(b);
   return finish(b);
