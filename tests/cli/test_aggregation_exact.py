@@ -33,6 +33,10 @@ CASES = [
     ("gb200-nvl72", 8, "all_reduce", 576, "1G", ["--algo", "hierarchical"]),
     ("hgx-h100", 2, "all_reduce", 16, "256M", ["--algo", "ring"]),
     ("hgx-h100", 2, "all_reduce", 16, "256M", ["--algo", "tree"]),
+    # CollNet (IB SHARP): the fabric planes of the NIC rails, and NCCL's choice with CollNet on.
+    ("hgx-b200", 4, "all_reduce", 32, "256M", ["--algo", "collnet_direct"]),
+    ("hgx-b200", 4, "all_reduce", 32, "256M", ["--algo", "collnet_chain"]),
+    ("hgx-b200", 4, "all_reduce", 32, "256M", ["--collnet", "on"]),
 ]
 
 # Symmetry broken: the full run must be taken, and the result must say why.
