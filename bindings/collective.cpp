@@ -32,11 +32,12 @@ using SystemClass = py::class_<SystemHandle, std::shared_ptr<SystemHandle>>;
 RequestArgs request_args(const std::string& op, int gpus, std::uint64_t bytes, const std::string& algo,
                          const py::object& chunk_bytes, const py::object& inner, const py::object& outer,
                          const std::string& dtype, int root, const std::string& protocol, const py::object& channels,
-                         bool nvls) {
+                         bool nvls, bool collnet) {
   RequestArgs a;
   a.protocol = protocol;
   a.channels = channels_arg(channels);
   a.nvls = nvls;
+  a.collnet = collnet;
   a.op = op;
   a.gpus = gpus;
   a.bytes = bytes;
@@ -53,10 +54,11 @@ py::object collective(const SystemHandle& s, const std::string& op, int gpus, co
                       const std::string& algo, const py::object& fail, const py::object& calibration,
                       const py::object& chunk_bytes, const py::object& inner, const py::object& outer,
                       const std::string& dtype, int root, const py::object& trace, const std::string& partition_mode,
-                      const std::string& protocol, const py::object& channels, bool nvls, bool aggregate) {
+                      const std::string& protocol, const py::object& channels, bool nvls, bool aggregate,
+                      bool collnet) {
   const CollectiveRequest request = make_request(
       *s.graph, request_args(op, gpus, bytes_arg(bytes, "bytes"), algo, chunk_bytes, inner, outer, dtype, root, protocol,
-                             channels, nvls));
+                             channels, nvls, collnet));
   const Calibration cal = calibration_arg(calibration);
   const FailureScenario failures = failures_arg(fail, partition_mode);
   RunOptions options;
@@ -86,12 +88,12 @@ py::object sweep(const SystemHandle& s, const std::string& op, int gpus, const p
                  const py::object& calibration, const py::object& chunk_bytes, const py::object& inner,
                  const py::object& outer, const std::string& dtype, int root, int jobs,
                  const std::string& partition_mode, const std::string& protocol, const py::object& channels, bool nvls,
-                 const py::object& client, const py::object& progress) {
+                 const py::object& client, const py::object& progress, bool collnet) {
   if (jobs < 1 || jobs > 64) throw InputError("jobs", "", std::to_string(jobs), "1 to 64 engine processes at once");
   const auto sizes = sweep_sizes(bytes_arg(min_bytes, "min_bytes"), bytes_arg(max_bytes, "max_bytes"), step_factor,
                                  {"min_bytes", "max_bytes", "step_factor"});
   const RequestArgs args =
-      request_args(op, gpus, sizes.front(), algo, chunk_bytes, inner, outer, dtype, root, protocol, channels, nvls);
+      request_args(op, gpus, sizes.front(), algo, chunk_bytes, inner, outer, dtype, root, protocol, channels, nvls, collnet);
   const CollectiveRequest base = make_request(*s.graph, args);
   const Calibration cal = calibration_arg(calibration);
   const FailureScenario failures = failures_arg(fail, partition_mode);
@@ -148,24 +150,26 @@ void add_collective_bindings(py::module_& m) {
           py::arg("inner") = py::none(), py::arg("outer") = py::none(), py::arg("dtype") = "float",
           py::arg("root") = 0, py::arg("trace") = py::none(), py::arg("partition_mode") = "full-bandwidth",
           py::arg("protocol") = "auto", py::arg("channels") = py::none(), py::arg("nvls") = true,
-          py::arg("aggregate") = true,
+          py::arg("aggregate") = true, py::arg("collnet") = false,
           R"(Simulate one collective in the discrete-event engine (as `racksim collective --format json`).
 
 op: all_reduce | all_gather | reduce_scatter | all_to_all | broadcast | send_recv.
 gpus: number of ranks, placed in order over the trays; with R racks each rack gets gpus / R.
 bytes: nccl-tests' size in bytes (all_reduce: per-rank buffer; all_gather: output buffer; all_to_all:
   per-rank send buffer), an int or a string such as "64K", "512M", "1G" (binary) or "100GB" (decimal).
-algo: auto (what NCCL 2.28 would run) | ring | tree | nvls | nvls_tree | collnet_direct | collnet_chain | hierarchical | direct, like NCCL_ALGO (CollNet only when named: NCCL_COLLNET_ENABLE=0 is the default)
+algo: auto (what NCCL 2.28 would run) | ring | tree | nvls | nvls_tree | collnet_direct | collnet_chain | nvls_collnet |
+  hierarchical | direct, like NCCL_ALGO (CollNet only when named or with collnet=True, as NCCL_COLLNET_ENABLE)
   (the result reports the algorithm, protocol and channels that ran, and NCCL's candidates in 'algo_note').
 protocol: auto | LL | LL128 | Simple (NCCL_PROTO); channels: None or 1-64 (NCCL_MIN/MAX_NCHANNELS);
 nvls: False keeps auto off NVLS and NVLS-tree (NCCL_NVLS_ENABLE=0).
+collnet: True lets auto pick CollNet (IB SHARP) and NVLS over CollNet across nodes (NCCL_COLLNET_ENABLE=1).
 fail: a failure item or a list: "tray:T", "gpu:G", "switch-tray:S", "switch-chip:D.C", "nvlink:G.C",
   "trunk:D.K", "nic:N", "ib-link:R.K", "imex:T", "link:NAME[@F]" (docs/failures.md).
 partition_mode: "full-bandwidth" (NVIDIA's default: a GPU that lost NVLinks is parked, a lost switch stops
   the partition) or "adaptive-bandwidth" (every GPU runs on the links left).
 calibration: "default" (the shipped calibration), "none" (vendor peaks), a calibration JSON path, or a dict.
 chunk_bytes: pipelining chunk in bytes (None: the algorithm's default).
-inner, outer: hierarchical's in-domain (auto | ring | nvls) and cross-domain (ring | tree) algorithms.
+inner, outer: hierarchical's in-domain (auto | ring | nvls) and cross-domain (ring | tree | sharp) algorithms.
 dtype: element type (float, half, bfloat16, double, int8, ...: nccl-tests' count column, reduction cost).
 root: broadcast root / send_recv first rank.
 trace: a path; writes a Chrome/Perfetto trace of the run there.
@@ -183,7 +187,7 @@ racksim.SimulationError when the run cannot happen (e.g. a rank on a failed tray
           py::arg("inner") = py::none(), py::arg("outer") = py::none(), py::arg("dtype") = "float",
           py::arg("root") = 0, py::arg("jobs") = 1, py::arg("partition_mode") = "full-bandwidth",
           py::arg("protocol") = "auto", py::arg("channels") = py::none(), py::arg("nvls") = true,
-          py::arg("client") = py::none(), py::arg("progress") = py::none(),
+          py::arg("client") = py::none(), py::arg("progress") = py::none(), py::arg("collnet") = false,
           R"(Simulate a collective at sizes min_bytes, min_bytes * step_factor, ... <= max_bytes (nccl-tests'
 sequence, as `racksim sweep --format json`). Sizes are bytes (int or "64K", "1G"); jobs: engine
 processes run at once (as --jobs); client: a dask.distributed Client to run the sizes on

@@ -103,6 +103,7 @@ CollectiveRequest make_request(const TopologyGraph& graph, const RequestArgs& a)
   request.protocol = a.protocol;
   request.channels = a.channels;
   request.nvls_enabled = a.nvls;
+  request.collnet_enabled = a.collnet;
   return request;
 }
 

@@ -41,6 +41,7 @@ struct RequestArgs {
   std::string protocol = "auto";  // NCCL_PROTO
   int channels = 0;               // NCCL_MIN/MAX_NCHANNELS (0: NCCL's choice)
   bool nvls = true;               // NCCL_NVLS_ENABLE
+  bool collnet = false;           // NCCL_COLLNET_ENABLE (IB SHARP)
 };
 // channels: None -> 0, else an int in [1, 64].
 int channels_arg(const pybind11::handle& value);

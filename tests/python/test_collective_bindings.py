@@ -49,6 +49,9 @@ CLI_CASES = [
      ["--algo", "direct", "--fail", "switch-tray:0", "--partition-mode", "adaptive-bandwidth"]),
     ("gb200-nvl72", 2, "all_reduce", 144, "64M", {"algo": "hierarchical", "fail": "nic:0", "calibration": "none"},
      ["--algo", "hierarchical", "--fail", "nic:0", "--calibration", "none"]),
+    # CollNet (IB SHARP): NCCL's choice with NCCL_COLLNET_ENABLE=1 (NVLS over CollNet on 4 B200 nodes), and Chain.
+    ("hgx-b200", 4, "all_reduce", 32, "1G", {"collnet": True}, ["--collnet", "on"]),
+    ("hgx-b200", 4, "all_reduce", 32, "1G", {"algo": "collnet_chain"}, ["--algo", "collnet_chain"]),
 ]
 
 
