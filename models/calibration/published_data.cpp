@@ -159,7 +159,12 @@ std::optional<std::string> algorithm_of(const std::string& algo_text) {
   std::string l = algo_text;
   for (char& c : l) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   auto in = [&](const char* part) { return l.find(part) != std::string::npos; };
-  if (in("collnet")) return std::nullopt;  // the SHARP plugin: not modelled
+  // CollNet (IB SHARP): the algorithm when named, else "collnet": NCCL's choice with CollNet on.
+  if ((in("collnet") && !in("collnet_enable=0")) || in("ib sharp")) {
+    if (in("collnetdirect") || in("collnet_direct") || in("collnet direct")) return "collnet_direct";
+    if (in("collnetchain") || in("collnet_chain") || in("collnet chain")) return "collnet_chain";
+    return "collnet";
+  }
   if (in("nvlstree") || in("nvls_tree") || in("nvls-tree") || in("nvls tree")) return "nvls_tree";
   if (in("nvls")) return "nvls";
   if (starts_with(l, "ring") || in("algo=ring")) return "ring";
@@ -238,8 +243,12 @@ void read_collective(JsonObjectReader& r, const std::string& id, const std::stri
     // NCCL's own choice, NVLS being unavailable there (settings_of in public_collectives.cpp).
     if (*algorithm == "nvls" && t.racks > 1) algorithm = *op == CollectiveOp::all_reduce ? "nvls_tree" : "auto";
   }
+  if (*algorithm == "collnet") {  // NCCL_COLLNET_ENABLE=1, NCCL's choice (models/collectives/nccl_choice.cpp)
+    m.collnet_enabled = true;
+    algorithm = "auto";
+  }
   m.algorithm = *algorithm;
-  m.series = system_text + " " + collective + " " + *algorithm;
+  m.series = system_text + " " + collective + " " + *algorithm + (m.collnet_enabled ? " collnet-on" : "");
   m.source = source;
   m.confidence = confidence;
   m.nccl_version = nccl_v.is_string() ? nccl_v.get<std::string>() : "";

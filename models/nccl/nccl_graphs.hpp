@@ -23,7 +23,8 @@ struct Graph {
 };
 
 struct Graphs {
-  Graph ring, tree, nvls;    // CollNet needs the SHARP plugin: not modelled
+  Graph ring, tree, nvls;    // CollNet's graphs (search.cc's COLLNET patterns) are not searched: its algorithms
+                             // use the tree graph (graph_of, nccl_tuner.cpp)
   int comm_channels = 0;     // comm->nChannels: 2 x min(ring, tree) channels, doubled again on Hopper+ multi-node
                              // when ring bwIntra > 45 GB/s and fewer than 16 (connect.cc:452, 483), then the
                              // user's NCCL_MIN/MAX_NCHANNELS (connect.cc:490-491)

@@ -98,6 +98,51 @@ TEST(PublishedData, MissingFileAndUnknownKeysAreInputErrors) {
 }
 
 // What a public record says about how NCCL ran decides the configuration it is predicted on.
+// CollNet (IB SHARP) labels, in both record formats: a named CollNet algorithm runs as that algorithm; CollNet
+// on without one is NCCL's choice with NCCL_COLLNET_ENABLE=1; CollNet off is not CollNet; a CollNet
+// all-gather (the plugin's iallgather) is refused with the reason.
+TEST(PublicCollectives, CollnetLabelsRunAsNcclRanThem) {
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  const std::string pub = dir + "/racksim-collnet-public.json", shared = dir + "/racksim-collnet-published.json";
+  {
+    std::ofstream out(pub);
+    auto record = [](const std::string& op, const std::string& algo) {
+      return R"({"record_type": "collective", "system": "HGX B200 cluster", "gpus": 32, "nodes": 4,
+             "gpus_per_node": 8, "gpu_model": "B200", "interconnect": "NDR 400G InfiniBand, 8x CX-7 per node",
+             "collective": ")" + op + R"(", "algo_if_known": ")" + algo + R"(", "bytes": 8589934592, "algbw_GBps": null,
+             "busbw_GBps": 540, "time_us": null, "inplace": null, "nccl_version": null, "source": "s", "notes": "",
+             "confidence": "high"})";
+    };
+    out << "[" << record("all_reduce", "NCCL_ALGO=CollnetDirect, NCCL_COLLNET_ENABLE=1") << ","
+        << record("all_reduce", "NCCL_ALGO=COLLNETCHAIN, NCCL_COLLNET_ENABLE=1") << ","
+        << record("all_reduce", "CollNet with IB SHARP") << ","
+        << record("all_reduce", "default; NCCL_COLLNET_ENABLE=0") << ","
+        << record("all_gather", "NCCL_ALGO=CollnetDirect, NCCL_COLLNET_ENABLE=1") << "]";
+  }
+  {
+    std::ofstream out(shared);
+    out << R"json([{"record_type": "collective", "system": "HGX B200 x4 nodes (some cloud, InfiniBand)", "gpus": 32,
+              "collective": "all_reduce", "algo_if_known": "CollNet (SHARP)", "bytes": 8589934592, "algbw_GBps": null,
+              "busbw_GBps": 540, "time_us": null, "source": "s", "notes": "", "inplace": null,
+              "derived_fields": [], "nccl_version": null, "confidence": "high"}])json";
+  }
+  const MeasurementSet s = load_public_collectives(pub);
+  const MeasurementSet t = load_published_measurements(shared);
+  std::filesystem::remove(pub);
+  std::filesystem::remove(shared);
+  ASSERT_EQ(s.measurements.size(), 4u);
+  EXPECT_EQ(s.measurements[0].algorithm, "collnet_direct");
+  EXPECT_EQ(s.measurements[1].algorithm, "collnet_chain");
+  EXPECT_EQ(s.measurements[2].algorithm, "auto");
+  EXPECT_TRUE(s.measurements[2].collnet_enabled);
+  EXPECT_FALSE(s.measurements[3].collnet_enabled);
+  ASSERT_EQ(s.skipped.size(), 1u);
+  EXPECT_NE(s.skipped[0].reason.find("iallgather"), std::string::npos) << s.skipped[0].reason;
+  ASSERT_EQ(t.measurements.size(), 1u) << (t.skipped.empty() ? "" : t.skipped[0].reason);
+  EXPECT_EQ(t.measurements[0].algorithm, "auto");
+  EXPECT_TRUE(t.measurements[0].collnet_enabled);
+}
+
 TEST(PublicCollectives, RecordsRunAsTheirSourceSays) {
   const std::string path = (std::filesystem::temp_directory_path() / "racksim-public-mapping.json").string();
   {
