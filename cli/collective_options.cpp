@@ -17,14 +17,13 @@ void add_collective_options(CLI::App& cmd, CollectiveOptions& o, bool with_bytes
     cmd.add_option("--bytes", o.bytes, "nccl-tests' size: 1G, 512M, 64K or a number of bytes")->required();
   // The names come from the registry (models/collectives/registry.cpp), per op, so a new algorithm shows here.
   std::string per_op;
-  for (CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::all_gather, CollectiveOp::reduce_scatter,
-                          CollectiveOp::all_to_all, CollectiveOp::broadcast, CollectiveOp::send_recv}) {
+  for (CollectiveOp op : all_collective_ops()) {
     std::string names;
     for (const auto& n : algorithm_names(op)) names += (names.empty() ? "" : ", ") + n;
     per_op += std::string(per_op.empty() ? "" : "; ") + to_string(op) + ": " + names;
   }
   cmd.add_option("--algo", o.algo,
-                 "auto (what NCCL 2.28 would run; CollNet only when named, as NCCL_COLLNET_ENABLE=0 is NCCL's default) or "
+                 "auto (what NCCL 2.28 would run; CollNet only when named or with --collnet on, NCCL_COLLNET_ENABLE being off by default) or "
                  "one of the op's algorithms (" + per_op + "); like NCCL_ALGO");
   cmd.add_option("--protocol", o.protocol, "auto (NCCL's choice), LL, LL128 or Simple; like NCCL_PROTO");
   cmd.add_option("--channels", o.channels, "NCCL channels (CTAs), 1-64; default NCCL's choice; like NCCL_MIN/MAX_NCHANNELS");

@@ -303,14 +303,6 @@ const FlowCoster::Path& FlowCoster::plane_path(int gpu, int which) {
   return mine.emplace(gpu, std::move(p)).first->second;
 }
 
-int FlowCoster::spine_of_rail(int rail) const {
-  for (std::size_t v = 0; v < graph_.vertices().size(); ++v) {
-    const Vertex& vx = graph_.vertices()[v];
-    if (vx.kind == VertexKind::ib_switch && vx.rack < 0 && vx.local == rail) return static_cast<int>(v);
-  }
-  return -1;
-}
-
 const FlowCoster::Path& FlowCoster::gpu_to_fabric(int gpu) { return fabric_path(gpu, true); }
 
 const FlowCoster::Path& FlowCoster::fabric_to_gpu(int gpu) { return fabric_path(gpu, false); }
@@ -321,7 +313,7 @@ const FlowCoster::Path& FlowCoster::fabric_path(int gpu, bool up) {
   const auto it = mine.find(gpu);
   if (it != mine.end()) return it->second;
   const int nic = graph_.nic_of_gpu(gpu);
-  const int spine = nic >= 0 ? spine_of_rail(graph_.vertices()[nic].local) : -1;
+  const int spine = nic >= 0 ? graph_.spine_of_rail(graph_.vertices()[nic].local) : -1;
   if (spine < 0)
     throw InputError("--algo", "", graph_.vertices()[gpu].name + (nic < 0 ? " has no NIC of its own" : " has no scale-out fabric"),
                      "GPUs with their own NIC on an InfiniBand fabric for CollNet (SHARP) transfers");

@@ -203,7 +203,6 @@ class FlowCoster {
   std::map<std::pair<int, int>, Path> paths_;
   std::map<int, Path> up_, down_;
   std::map<int, Path> fabric_up_, fabric_down_;  // by GPU vertex; not in the FlowCache (raw -1)
-  int spine_of_rail(int rail) const;
   const Path& fabric_path(int gpu_vertex, bool up);
   mutable std::map<int, int> peer_of_domain_[2];
   FlowCache* cache_ = nullptr;

@@ -51,17 +51,7 @@ void validate_request(const CollectiveRequest& request, const TopologyGraph& gra
   dtype_size_bytes(request.dtype, "--dtype");
   if (request.inner_algorithm != "auto" && request.inner_algorithm != "ring" && request.inner_algorithm != "nvls")
     throw InputError("--inner-algorithm", "", "'" + request.inner_algorithm + "'", "one of auto, ring, nvls");
-  if (request.protocol != "auto") {
-    std::string lower;
-    for (char c : request.protocol) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (lower != "ll" && lower != "ll128" && lower != "simple")
-      throw InputError("--protocol", "", "'" + request.protocol + "'", "one of auto, LL, LL128, Simple");
-  }
-  if (request.channels < 0 || request.channels > 64)
-    throw InputError("--channels", "", std::to_string(request.channels), "0 (NCCL's choice) or 1 to 64 (NCCL's MAXCHANNELS)");
-  if (request.outer_algorithm != "ring" && request.outer_algorithm != "tree" && request.outer_algorithm != "sharp")
-    throw InputError("--outer-algorithm", "", "'" + request.outer_algorithm + "'",
-                     "one of ring, tree, sharp (the InfiniBand switches reduce: CollNet)");
+  hierarchical_outer(request);  // protocol, channels and the outer algorithm's name
 }
 
 int rank_vertex(const CollectiveRequest& request, const TopologyGraph& graph, int rank) {
@@ -121,7 +111,7 @@ DomainGroups domain_groups(const CollectiveRequest& request, const TopologyGraph
 
 CollnetGroups collnet_groups(const CollectiveRequest& request, const TopologyGraph& graph, const std::string& algorithm) {
   const auto& so = graph.spec().scale_out;
-  if (!so || so->fabric.find("InfiniBand") == std::string::npos)
+  if (!so || !so->infiniband())
     throw InputError("--algo", "", "'" + algorithm + "' on " + graph.spec().id,
                      "a system with an InfiniBand scale-out fabric (SHARP reduces in its switches)");
   CollnetGroups c;
@@ -136,6 +126,13 @@ CollnetGroups collnet_groups(const CollectiveRequest& request, const TopologyGra
                        "GPUs with a NIC each (a CollNet head sends through its own rail)");
     c.rail.push_back(graph.vertices()[nic].local);
   }
+  // Position l of every domain sends through one rail (its fabric plane): ranks placed alike in every domain.
+  for (const auto& group : c.groups.ranks)
+    for (int l = 0; l < c.groups.per_domain; ++l)
+      if (c.rail[group[l]] != c.rail[c.groups.ranks.front()[l]])
+        throw InputError("--gpus", "", "'" + algorithm + "' with position " + std::to_string(l) +
+                         " of the NVLink domains on different NIC rails",
+                         "ranks placed alike in every domain (position l of each on one rail)");
   return c;
 }
 

@@ -61,9 +61,10 @@ struct DomainGroups {
 };
 DomainGroups domain_groups(const CollectiveRequest& request, const TopologyGraph& graph);
 // CollNet (IB SHARP, models/collectives/all_reduce/collnet_*.cpp): the domain groups, and the NIC rail of
-// each rank's own NIC (its fabric plane: sim/platform). InputError (--algo) naming what is missing: an
-// InfiniBand scale-out fabric, a NIC for every rank, at least two NVLink domains (the network reduces
-// across nodes; NCCL's CollNet needs nNodes > 1).
+// each rank's own NIC (its fabric plane: sim/platform), the same for position l of every domain. InputError
+// (--algo, --gpus) naming what is missing: an InfiniBand scale-out fabric, a NIC for every rank, at least
+// two NVLink domains (the network reduces across nodes; NCCL's CollNet needs nNodes > 1), ranks placed
+// alike in every domain.
 struct CollnetGroups {
   DomainGroups groups;
   std::vector<int> rail;  // per rank

@@ -43,6 +43,12 @@ std::string join(const std::vector<std::string>& items) {
 
 }  // namespace
 
+std::vector<CollectiveOp> all_collective_ops() {
+  std::vector<CollectiveOp> ops;
+  for (const auto& [op, name] : kOps) ops.push_back(op);
+  return ops;
+}
+
 const char* to_string(CollectiveOp op) {
   for (const auto& [o, name] : kOps)
     if (o == op) return name;

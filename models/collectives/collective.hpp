@@ -7,6 +7,8 @@
 namespace racksim {
 
 enum class CollectiveOp { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, send_recv };
+// Every op, in the order above.
+std::vector<CollectiveOp> all_collective_ops();
 const char* to_string(CollectiveOp op);
 // "all_reduce", ...; InputError listing the valid names otherwise.
 CollectiveOp collective_op_from_string(const std::string& text, const std::string& where = "--op");

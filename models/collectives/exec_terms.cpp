@@ -149,8 +149,7 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   const double kappa = cal.efficiency_at(static_cast<double>(request.bytes), ramp_gpus(graph, request));
   e.flow.efficiency = payload * factor * (kappa > 0 ? kappa : 1);
   e.flow.kappa = kappa > 0 ? kappa : 1;
-  e.flow.kappa_on_network =
-      request.algorithm == "collnet_direct" || request.algorithm == "collnet_chain" || request.algorithm == "nvls_collnet";
+  e.flow.kappa_on_network = is_collnet_algorithm(request.algorithm);
   // Every capacity (links, the switch plane's reduction) scales with the efficiency and nothing else does
   // without latency, so the bandwidth part at the final efficiency follows from pass 1; except that flows
   // crossing a NIC do not take kappa (FlowTerms::kappa): where some do and kappa is not 1, price again.

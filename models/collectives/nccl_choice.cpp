@@ -32,7 +32,11 @@ std::string canonical_protocol(const std::string& p) {
 
 bool is_nccl_algorithm(const std::string& name) {
   return name == "ring" || name == "tree" || name == "nvls" || name == "nvls_tree" || name == "pat" ||
-         name == "collnet_direct" || name == "collnet_chain" || name == "nvls_collnet";
+         is_collnet_algorithm(name);
+}
+
+bool is_collnet_algorithm(const std::string& name) {
+  return name == "collnet_direct" || name == "collnet_chain" || name == "nvls_collnet";
 }
 
 NcclChoice resolve_request(const CollectiveRequest& in, const TopologyGraph& graph) {
@@ -68,8 +72,7 @@ NcclChoice resolve_request(const CollectiveRequest& in, const TopologyGraph& gra
   }
   nccl::Overrides ov;
   // NCCL_ALGO=CollNet* runs only with NCCL_COLLNET_ENABLE=1: asking for it by name turns it on.
-  ov.collnet = in.collnet_enabled || in.algorithm == "collnet_direct" || in.algorithm == "collnet_chain" ||
-               in.algorithm == "nvls_collnet";
+  ov.collnet = in.collnet_enabled || is_collnet_algorithm(in.algorithm);
   if (in.algorithm != "auto") ov.algos = {nccl::algo_from_string(in.algorithm)};
   else if (!in.nvls_enabled) ov.algos = {nccl::Algo::tree, nccl::Algo::ring, nccl::Algo::pat};  // NCCL_NVLS_ENABLE=0
   if (r.protocol != "auto") ov.protos = {nccl::proto_from_string(r.protocol)};

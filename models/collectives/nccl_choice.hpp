@@ -29,5 +29,7 @@ NcclChoice resolve_request(const CollectiveRequest& request, const TopologyGraph
 // The registry name of NCCL's algorithm for an op ("ring", "tree", "nvls", "nvls_tree"; PAT runs as
 // "ring" with a warning since no shipped system has one GPU per node across nodes).
 bool is_nccl_algorithm(const std::string& name);
+// NCCL's algorithms that need NCCL_COLLNET_ENABLE (IB SHARP): collnet_direct, collnet_chain, nvls_collnet.
+bool is_collnet_algorithm(const std::string& name);
 
 }  // namespace racksim

@@ -141,7 +141,7 @@ NcclSystem nccl_system(const TopologyGraph& graph, const std::vector<int>& gpus)
   if (s.nics_per_node == (1 << 30)) s.nics_per_node = 0;
   // CollNet: SHARP reduces in InfiniBand switches (Quantum), so the fabric must be InfiniBand, and every rank
   // needs a NIC of its own (racksim's fabric plane is per rail: sim/platform).
-  s.collnet_fabric = spec.scale_out && spec.scale_out->fabric.find("InfiniBand") != std::string::npos;
+  s.collnet_fabric = spec.scale_out && spec.scale_out->infiniband();
   for (int gpu : gpus)
     if (graph.nic_of_gpu(graph.gpu_vertex(gpu)) < 0) s.collnet_fabric = false;
   const int cpu0 = graph.cpu_of_gpu(g0);

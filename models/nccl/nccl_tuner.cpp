@@ -400,6 +400,16 @@ Decision decide(const NcclSystem& s, Func func, std::uint64_t bytes, const Overr
 
 namespace racksim::nccl {
 
+namespace {
+// NVLS inside one of the system's nodes: its graph, whose heads cap NVLS-tree and NVLS over CollNet.
+Graph one_node_nvls(const NcclSystem& s) {
+  NcclSystem one = s;
+  one.n_nodes = 1;
+  one.n_ranks = s.max_local_ranks;
+  return compute_graphs(one).nvls;
+}
+}  // namespace
+
 AlgoTerms algo_terms(const NcclSystem& s, const Graphs& g, Func func, Algo a, Proto p) {
   AlgoTerms t;
   const int ai = static_cast<int>(a), pi = static_cast<int>(p);
@@ -463,10 +473,7 @@ AlgoTerms algo_terms(const NcclSystem& s, const Graphs& g, Func func, Algo a, Pr
       t.launch_us = intra + (nodes > 1 ? inter : 0);
       // Across nodes (over CollNet) the NVLS part is one node's: its cap, as NVLS-tree's below; the network's
       // per-channel figure (bwInter) is a selection estimate, and the NICs' traffic prices the rest.
-      NcclSystem one = s;
-      one.n_nodes = 1;
-      one.n_ranks = s.max_local_ranks;
-      const Graph g1 = nodes > 1 ? compute_graphs(one).nvls : gr;
+      const Graph g1 = nodes > 1 ? one_node_nvls(s) : gr;
       if (g1.n_channels >= 2) {
         double intra_bw = g1.bw_intra * kNvlsEfficiency[cc] * (g1.n_channels - 1) / g1.n_channels;
         intra_bw *= all_reduce ? 2.0 : (ppn - 1) / ppn;
@@ -488,14 +495,11 @@ AlgoTerms algo_terms(const NcclSystem& s, const Graphs& g, Func func, Algo a, Pr
       t.launch_us = kBaseLat[ai][pi] + intra;  // tuning.cc:394-395: + 2 log2(nodes) inter over the tree
       t.net_step_us = inter;
       // The NVLS part cannot beat NVLS on one node; NCCL caps each channel at perChMaxNVLSTreeBw.
-      NcclSystem one = s;
-      one.n_nodes = 1;
-      one.n_ranks = s.max_local_ranks;
-      const Graphs g1 = compute_graphs(one);
+      const Graph g1 = one_node_nvls(s);
       double cap = 0;
-      if (g1.nvls.n_channels >= 2) {
-        const double intra_bw = g1.nvls.bw_intra * kNvlsEfficiency[cc] * (g1.nvls.n_channels - 1) / g1.nvls.n_channels * 2.0;
-        cap = g1.nvls.n_channels * std::min(intra_bw, g1.nvls.bw_inter);
+      if (g1.n_channels >= 2) {
+        const double intra_bw = g1.bw_intra * kNvlsEfficiency[cc] * (g1.n_channels - 1) / g1.n_channels * 2.0;
+        cap = g1.n_channels * std::min(intra_bw, g1.bw_inter);
       }
       // NCCL's per-channel NVLS-tree figure (perChMaxNVLSTreeBw x channels, tuning.cc:193-198) stays in its
       // selection model (tune_model) but is not a cap here: across more than two nodes it says 8 x 43.8 = 350

@@ -86,18 +86,15 @@ void PlatformModel::build_hosts() {
     switch_host_of_domain_.push_back(static_cast<int>(hosts_.size()));
     hosts_.push_back(std::move(h));
   }
-  // One fabric plane per NIC rail, at the rail's spine switch (sim/topo/topology_graph.cpp builds one spine
-  // per rail joining that rail's leaves): a CollNet transfer goes GPU -> NIC -> leaf -> spine and back.
-  for (std::size_t v = 0; v < g.vertices().size(); ++v) {
-    const Vertex& vx = g.vertices()[v];
-    if (vx.kind != VertexKind::ib_switch || vx.rack >= 0 || vx.local < 0) continue;  // spines: no rack, a rail
-    if (static_cast<int>(fabric_host_of_rail_.size()) <= vx.local) fabric_host_of_rail_.resize(vx.local + 1, -1);
+  // One fabric plane per NIC rail, at the rail's spine switch (TopologyGraph::spine_of_rail): a CollNet
+  // transfer goes GPU -> NIC -> leaf -> spine and back.
+  for (int rail = 0; rail < g.rails(); ++rail) {
     PlatformHost h;
     h.kind = PlatformHost::Kind::fabric_plane;
-    h.name = "fabric-plane.rail" + std::to_string(vx.local);
-    h.vertex = static_cast<int>(v);
-    h.rail = vx.local;
-    fabric_host_of_rail_[vx.local] = static_cast<int>(hosts_.size());
+    h.name = "fabric-plane.rail" + std::to_string(rail);
+    h.vertex = g.spine_of_rail(rail);
+    h.rail = rail;
+    fabric_host_of_rail_.push_back(static_cast<int>(hosts_.size()));
     hosts_.push_back(std::move(h));
   }
 }
@@ -214,7 +211,6 @@ void PlatformModel::finish_links() {
   // switch at wire speed; the measured shortfall is the CollNet algorithm's calibration, docs/model.md).
   for (int rail = 0; rail < static_cast<int>(fabric_host_of_rail_.size()); ++rail) {
     const int fh = fabric_host_of_rail_[rail];
-    if (fh < 0) continue;
     double sum = 0;
     for (const auto& l : links_) {
       if (l.link_kind != LinkKind::nic) continue;

@@ -242,14 +242,13 @@ TopologyGraph::TopologyGraph(const TopologySpec& spec, int racks) : spec_(spec),
     const auto& so = *spec.scale_out;
     const double hop_latency_s = units::us_to_s(so.switch_latency_us);
     const int rails = static_cast<int>(spec.tray.nics.size());
-    std::vector<int> spines;
     const int core = racks > 1 ? add_vertex(Vertex{VertexKind::ib_switch, "core", "", -1, -1, -1, 0, -1, -1, hop_latency_s}) : -1;
     for (int rail = 0; rail < rails; ++rail) {
       const auto& nic_type = spec.nic_type(spec.tray.nics[rail].type);
       const double nic_Bps = units::GBps_to_Bps(nic_type.bandwidth_GBps);
       const int spine = add_vertex(Vertex{VertexKind::ib_switch, "spine.rail" + std::to_string(rail), "", -1, -1,
                                           -1, 1 + rail, rail, -1, hop_latency_s});
-      spines.push_back(spine);
+      spine_by_rail_.push_back(spine);
       for (int r = 0; r < racks; ++r) {
         const int leaf = add_vertex(Vertex{VertexKind::ib_switch,
                                            "r" + std::to_string(r) + ".leaf.rail" + std::to_string(rail), "", r,
@@ -323,6 +322,9 @@ bool TopologyGraph::same_nvlink_domain(int a, int b) const {
 
 int TopologyGraph::nic_of_gpu(int gpu_vertex) const { return nic_by_gpu_vertex_.at(gpu_vertex); }
 int TopologyGraph::cpu_of_gpu(int gpu_vertex) const { return cpu_by_gpu_vertex_.at(gpu_vertex); }
+int TopologyGraph::spine_of_rail(int rail) const {
+  return rail >= 0 && rail < rails() ? spine_by_rail_[static_cast<std::size_t>(rail)] : -1;
+}
 
 int TopologyGraph::find_vertex(const std::string& text) const {
   for (std::size_t i = 0; i < vertices_.size(); ++i)

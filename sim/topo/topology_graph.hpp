@@ -101,6 +101,10 @@ class TopologyGraph {
   // The NIC serving a GPU (-1 if none), the GPU's host CPU.
   int nic_of_gpu(int gpu_vertex) const;
   int cpu_of_gpu(int gpu_vertex) const;
+  // The scale-out spine switch joining NIC rail `rail`'s leaves (where CollNet's fabric plane sits), -1 when
+  // the system has no scale-out fabric or no such rail. rails(): the NIC rails (NICs per tray).
+  int spine_of_rail(int rail) const;
+  int rails() const { return static_cast<int>(spine_by_rail_.size()); }
   // Finds a vertex by name, or by the aliases gpuN / cpuN / nicN (global index); -1 if none.
   int find_vertex(const std::string& name_or_alias) const;
 
@@ -119,6 +123,7 @@ class TopologyGraph {
   std::vector<std::vector<int>> incident_;
   std::vector<int> gpu_vertices_, cpu_vertices_, nic_vertices_;
   std::vector<int> nic_by_gpu_vertex_, cpu_by_gpu_vertex_;
+  std::vector<int> spine_by_rail_;
   NvlinkPartitioning partitioning_;
 };
 

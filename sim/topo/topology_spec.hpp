@@ -132,6 +132,8 @@ struct ScaleOutSpec {
   double oversubscription = 1;           // >= 1; 1 = non-blocking
   std::string source;
   bool operator==(const ScaleOutSpec&) const = default;
+  // The switches can reduce in the network (InfiniBand SHARP: NCCL's CollNet); RoCE and EFA cannot.
+  bool infiniband() const { return fabric.find("InfiniBand") != std::string::npos; }
 };
 
 // Every struct of a spec compares field by field (defaulted ==: a field added is compared too);

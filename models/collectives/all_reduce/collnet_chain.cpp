@@ -14,7 +14,6 @@
 #include "models/collectives/algorithms.hpp"
 #include "models/collectives/building_blocks.hpp"
 #include "models/collectives/cost_patterns.hpp"
-#include "sim/core/errors.hpp"
 
 namespace racksim {
 
@@ -49,10 +48,7 @@ Schedule build_all_reduce_collnet_chain(const CollectiveRequest& request, const 
         }
       const int rail = c.rail[g.ranks[0][l]];
       std::vector<Endpoint> heads;
-      for (const auto& group : g.ranks) {
-        if (c.rail[group[l]] != rail)
-          throw InputError("--gpus", "", "CollNet heads at position " + std::to_string(l) + " on different NIC rails",
-                           "ranks placed alike in every node (position l of each node on one rail)");
+      for (const auto& group : g.ranks) {  // on one rail: collnet_groups checks it
         heads.push_back(Endpoint::rank(group[l]));
         streams.record(tag + kNetUp, group[l],
                        b.transfer(Endpoint::rank(group[l]), {Endpoint::fabric_plane(rail)}, chunk, 1, true, up,

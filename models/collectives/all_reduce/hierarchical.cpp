@@ -22,7 +22,6 @@
 #include "models/collectives/algorithms.hpp"
 #include "models/collectives/cost_patterns.hpp"
 #include "models/collectives/building_blocks.hpp"
-#include "sim/core/errors.hpp"
 
 namespace racksim {
 
@@ -87,10 +86,7 @@ Schedule build_all_reduce_hierarchical(const CollectiveRequest& request, const T
       } else if (outer == "sharp") {
         const int rail = rails[members[0]];
         std::vector<Endpoint> to;
-        for (int r : members) {
-          if (rails[r] != rail)
-            throw InputError("--gpus", "", "position " + std::to_string(l) + " of the NVLink domains on different NIC rails",
-                             "ranks placed alike in every domain (position l of each on one rail) for SHARP");
+        for (int r : members) {  // on one rail: collnet_groups checks it
           to.push_back(Endpoint::rank(r));
           streams.record(kOuter, r, b.transfer(Endpoint::rank(r), {Endpoint::fabric_plane(rail)}, slice_first(blk, l), 1,
                                                true, outer_phase, streams.after(kOuter, r)));
