@@ -1,6 +1,7 @@
 // racksim validate: predict every measured record (published, probes, nccl-tests logs) with a
 // calibration and with the vendor peaks; print the per-record errors and a summary, write
-// <out-dir>/validation.md and validation.json (scripts/plot_validation.py draws the PNG from the JSON).
+// <out-dir>/validation.md and validation.json (scripts/plot_validation.py draws the PNG from the JSON), and with
+// the cross-validation cross_validation.json and heldout_errors.json (calibrate/heldout_errors.json's source).
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -9,6 +10,7 @@
 #include "cli/commands.hpp"
 #include "models/calibration/collective_fit.hpp"
 #include "models/calibration/collective_models.hpp"
+#include "models/calibration/heldout_table.hpp"
 #include "models/calibration/nccl_tests_output.hpp"
 #include "models/calibration/probe_data.hpp"
 #include "models/calibration/public_collectives.hpp"
@@ -95,17 +97,23 @@ static void add_validate_command(CLI::App& app, const GlobalOptions& global) {
     const ValidationReport report = validate_measurements(data, predictor, cal);
     const std::string json = validation_json(report);
     std::vector<CrossValidation> cvs;
-    std::optional<AtomicFile> cv_file;
+    std::optional<AtomicFile> cv_file, heldout_file;
     if (opts->cross_validate && opts->model == "analytic") {
       cv_file.emplace(opts->out_dir + "/cross_validation.json", "--out-dir", true);
+      heldout_file.emplace(opts->out_dir + "/heldout_errors.json", "--out-dir", true);
       cvs = cross_validate_collectives(data.measurements, predictor, cal);
       cv_file->write(cross_validation_json(cvs));
+      // The leave-one-system-out errors per class of collective: calibrate/heldout_errors.json is this
+      // file for the shipped data and calibration (sim/calib/heldout_errors.hpp).
+      for (const auto& cv : cvs)
+        if (cv.by == "system") heldout_file->write(heldout_table_to_json_text(heldout_table_of(cv)));
     }
     json_file.write(json);
     md_file.write(validation_markdown(report));
     json_file.commit();
     md_file.commit();
     if (cv_file) cv_file->commit();
+    if (heldout_file) heldout_file->commit();
     if (opts->format == "json") {
       std::cout << json;
     } else {

@@ -1,7 +1,9 @@
 #!/bin/sh
 # The one command that produces calibrate/default.json from committed data (racksim issue 5):
 # fits link and algorithm parameters to the H200 probe run and the published measurements, and writes
-# the fit report (calibrate/fit-report.md and .json) next to it. Deterministic: the same inputs give a
+# the fit report (calibrate/fit-report.md and .json) next to it; then the held-out error table that every
+# result priced with it quotes (calibrate/heldout_errors.json: `racksim validate`'s leave-one-system-out
+# errors per class of collective, about a minute and a half). Deterministic: the same inputs give a
 # byte-identical file (tests/validation/test_default_calibration.py checks it).
 #
 #   scripts/make-default-calibration.sh [path/to/racksim]     (default: $RACKSIM_BIN, else build/cli/racksim)
@@ -19,3 +21,7 @@ BIN=${1:-${RACKSIM_BIN:-build/cli/racksim}}
   --probes calibrate/data/h200-nvswitch-2gpu-2026-11-29=hgx-h200 \
   --out calibrate/default.json \
   --report calibrate/fit-report.md
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+"$BIN" validate --calibration default --out-dir "$out" > /dev/null
+cp "$out/heldout_errors.json" calibrate/heldout_errors.json

@@ -1,7 +1,10 @@
 #include "sim/engine/simulation.hpp"
 
 #include <algorithm>
+#include <limits>
+#include <set>
 
+#include "sim/calib/heldout_errors.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/engine/aggregation.hpp"
 #include "sim/engine/engine_process.hpp"
@@ -42,12 +45,30 @@ struct Simulation::Impl {
     r.options = options;
     return r;
   }
-  // The configuration echo every result carries.
-  void echo(std::vector<RunResult>& results, const std::vector<const Schedule*>& pointers) const {
+  // The held-out error of a collective run alone on this (healthy) system with the shipped calibration
+  // (sim/calib/heldout_errors.hpp): the validation's data are single collectives on systems without failures.
+  std::optional<HeldoutError> heldout_error_of(const Schedule& s) const {
+    if (!failures.items.empty() || s.request.gpus.empty()) return std::nullopt;
+    int compute_capability = std::numeric_limits<int>::max();
+    std::set<int> domains;
+    for (int g : s.request.gpus) {
+      if (g < 0 || g >= graph.gpu_count()) return std::nullopt;
+      const Vertex& v = graph.vertices()[graph.gpu_vertex(g)];
+      compute_capability = std::min(compute_capability, graph.spec().gpu_type(v.type).compute_capability);
+      domains.insert(v.domain);
+    }
+    return heldout_error_for(calibration, architecture_of(compute_capability),
+                             std::string(to_string(s.request.op)) + "/" + s.request.algorithm, domains.size() > 1,
+                             static_cast<double>(s.request.bytes));
+  }
+  // The configuration echo every result carries. `alone`: each result is a collective run by itself (not one
+  // of several run at once), which is what the held-out errors were measured on.
+  void echo(std::vector<RunResult>& results, const std::vector<const Schedule*>& pointers, bool alone) const {
     for (std::size_t i = 0; i < results.size() && i < pointers.size(); ++i) {  // what NCCL's choice was
       results[i].protocol = pointers[i]->request.protocol;
       results[i].channels = pointers[i]->request.channels;
       results[i].warnings = pointers[i]->warnings;
+      results[i].heldout_error = alone ? heldout_error_of(*pointers[i]) : std::nullopt;
     }
     for (auto& r : results) {
       r.system = graph.spec().id;
@@ -97,14 +118,14 @@ std::vector<RunResult> Simulation::run_linked(const std::vector<const Schedule*>
                                                 pointers, options);
     if (after) request.after = *after;
     std::vector<RunResult> results = run_on_engine_server(request);
-    impl.echo(results, pointers);  // what the wire leaves out (NCCL's choice, warnings)
+    impl.echo(results, pointers, pointers.size() == 1);  // what the wire leaves out (NCCL's choice, warnings)
     return results;
   }
   // Compiled here, where the schedules are in cache; the engine process reads only the compact result.
   const CompiledRun run = engine_run(model, compile_run(model, impl.calibration, pointers, nullptr, after), options);
   const std::string bytes = run_in_child_process([&] { return encode_run_results(local_engine()(model, run, options)); });
   std::vector<RunResult> results = decode_run_results(bytes);
-  impl.echo(results, pointers);
+  impl.echo(results, pointers, pointers.size() == 1);
   return results;
 }
 
@@ -118,7 +139,7 @@ std::vector<RunResult> Simulation::run_each(const std::vector<const Schedule*>& 
     EngineRequest request = impl.server_request(EngineRequest::Kind::each, pointers, options);
     request.jobs = jobs;
     std::vector<RunResult> results = run_on_engine_server(request);
-    impl.echo(results, pointers);
+    impl.echo(results, pointers, true);
     return results;
   }
   // Each run compiled just before its engine process is forked, the next while it runs (engine_process.hpp).
@@ -130,7 +151,7 @@ std::vector<RunResult> Simulation::run_each(const std::vector<const Schedule*>& 
   std::vector<RunResult> results;
   for (const std::string& bytes : run_in_child_processes(pointers.size(), prepare, work, jobs, progress))
     results.push_back(decode_run_results(bytes).front());
-  impl.echo(results, pointers);
+  impl.echo(results, pointers, true);
   return results;
 }
 

@@ -24,6 +24,23 @@ const std::vector<std::string>& kind_order() {
 
 double us(double s) { return round_to_significant(units::s_to_us(s)); }
 double gbps(double bps) { return round_to_significant(units::Bps_to_GBps(bps)); }
+double pct(double fraction) { return std::round(fraction * 1000.0) / 10.0; }  // 0.0412 -> 4.1
+
+// The held-out error of a result (sim/calib/heldout_errors.hpp), or null.
+ojson heldout_json(const std::optional<HeldoutError>& h) {
+  if (!h) return nullptr;
+  ojson j;
+  j["class"] = h->class_text;
+  j["points"] = h->points;
+  j["systems"] = h->systems;
+  j["gpus_measured"] = {h->min_gpus, h->max_gpus};
+  j["median_abs_pct"] = pct(h->median_abs);
+  j["p90_abs_pct"] = pct(h->p90_abs);
+  j["worst_abs_pct"] = pct(h->worst_abs);
+  j["median_signed_pct"] = pct(h->median_signed);
+  j["basis"] = h->basis;
+  return j;
+}
 
 ojson result_json(const RunResult& r) {
   ojson j;
@@ -53,6 +70,7 @@ ojson result_json(const RunResult& r) {
   j["calibration"] = r.calibration;
   j["failures"] = r.failures;
   j["warnings"] = r.warnings;
+  j["heldout_error"] = heldout_json(r.heldout_error);
   if (!r.engine.mode.empty()) {
     ojson e;
     e["mode"] = r.engine.mode;
@@ -131,6 +149,12 @@ std::string run_result_to_table(const RunResult& r) {
   out += fmt::format("  {:<{}}{:>12.3f} us\n", "time", width, units::s_to_us(r.time_s));
   out += fmt::format("  {:<{}}{:>12.2f} GB/s\n", "algbw", width, units::Bps_to_GBps(r.algbw_Bps));
   out += fmt::format("  {:<{}}{:>12.2f} GB/s\n", "busbw", width, units::Bps_to_GBps(r.busbw_Bps));
+  if (const auto& h = r.heldout_error)
+    out += fmt::format("  held-out error: {:.1f} % median, {:.1f} % 90th percentile, {:.1f} % worst (time {:+.1f} % vs "
+                       "measured, median) over {} point(s) of {}, {}-{} GPUs, on {} system(s) left out of the fit{}\n",
+                       pct(h->median_abs), pct(h->p90_abs), pct(h->worst_abs), pct(h->median_signed), h->points,
+                       h->class_text, h->min_gpus, h->max_gpus, h->systems.size(),
+                       r.gpus > h->max_gpus || r.gpus < h->min_gpus ? " (this run's GPU count is outside that range)" : "");
   for (const auto& p : r.phases)
     out += fmt::format("  {:<{}}{:>12.3f} us\n", "phase " + p.name, width, units::s_to_us(p.time_s));
   for (const auto& s : summarize_links(r))
@@ -167,6 +191,16 @@ std::string nccl_tests_table(const std::vector<RunResult>& rows, const std::stri
   }
   out += "# Out of bounds values : 0 OK\n";
   out += fmt::format("# Avg bus bandwidth    : {:.6g} \n", rows.empty() ? 0.0 : busbw_sum / rows.size());
+  // The held-out errors of the rows' classes (one line per class, in the rows' order; sim/calib/heldout_errors.hpp).
+  std::vector<std::string> classes;
+  for (const auto& r : rows) {
+    const auto& h = r.heldout_error;
+    if (!h || std::find(classes.begin(), classes.end(), h->class_text) != classes.end()) continue;
+    if (classes.empty()) out += "# Held-out error (leave one system out; |time error| median / 90th percentile / worst):\n";
+    classes.push_back(h->class_text);
+    out += fmt::format("#   {:.1f} % / {:.1f} % / {:.1f} % over {} point(s) of {}\n", pct(h->median_abs), pct(h->p90_abs),
+                       pct(h->worst_abs), h->points, h->class_text);
+  }
   out += "#\n";
   return out;
 }

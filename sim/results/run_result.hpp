@@ -2,8 +2,11 @@
 // The outcome of one simulated collective: times, nccl-tests bandwidths, per-phase and per-link detail,
 // and an echo of everything that produced it. JSON / table / trace writers live in results_io.hpp.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "sim/calib/heldout_errors.hpp"
 
 namespace racksim {
 
@@ -51,6 +54,9 @@ struct RunResult {
   std::vector<TraceEvent> trace;      // filled only when a trace is requested
   std::string calibration;            // name of the calibration used
   std::vector<std::string> failures;  // the failure items, as given
+  // The model's error on collectives like this one on systems it was not fitted to (leave one system out),
+  // when priced with the shipped calibration on a healthy system; nullopt otherwise.
+  std::optional<HeldoutError> heldout_error;
   EngineRun engine;
 };
 

@@ -28,6 +28,7 @@ import sys
 import tempfile
 
 BIN = os.environ["RACKSIM_BIN"]
+SRC = os.environ["RACKSIM_SOURCE_DIR"]
 TIMEOUT_SCALE = int(os.environ.get("RACKSIM_TEST_TIMEOUT_SCALE", "1"))  # 4 in the sanitizer build (tests/CMakeLists.txt)
 GOALS = {"median_abs_error_at_or_above_64MiB": 0.05, "worst_abs_error_at_or_above_64MiB": 0.15,
          "median_abs_error_below_64MiB": 0.15}
@@ -43,6 +44,10 @@ BOUNDS = {"system": {"median_abs_error_at_or_above_64MiB": 0.05, "worst_abs_erro
                         "median_abs_error_below_64MiB": 0.13}}
 
 
+def by_points(cvs):
+    return sum(cv["all"]["points"] for cv in cvs if cv["leave_one_out_by"] == "system")
+
+
 def main():
     with tempfile.TemporaryDirectory() as out:
         run = subprocess.run([BIN, "validate", "--calibration", "default", "--out-dir", out], capture_output=True,
@@ -55,7 +60,20 @@ def main():
             return 1
         with open(os.path.join(out, "cross_validation.json")) as f:
             cvs = json.load(f)
+        with open(os.path.join(out, "heldout_errors.json")) as f:
+            heldout = f.read()
     failures = []
+    # Every result priced with the shipped calibration quotes calibrate/heldout_errors.json (its class's
+    # leave-one-system-out error): the shipped copy must be what validate writes today.
+    with open(os.path.join(SRC, "calibrate", "heldout_errors.json")) as f:
+        if f.read() != heldout:
+            failures.append("calibrate/heldout_errors.json is stale: copy the heldout_errors.json that "
+                            "`racksim validate --out-dir D` writes (scripts/make-default-calibration.sh does)")
+    table = json.loads(heldout)
+    widest = [c for c in table["classes"] if c["arch"] == "*" and c["collective"] == "*"]
+    if sum(c["points"] for c in widest) != by_points(cvs):
+        failures.append("heldout_errors.json's widest classes hold %d points, the leave-one-system-out %d"
+                        % (sum(c["points"] for c in widest), by_points(cvs)))
     by = {cv["leave_one_out_by"]: cv for cv in cvs}
     for kind in ("system", "GPU count"):
         if kind not in by:

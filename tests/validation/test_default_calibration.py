@@ -9,6 +9,7 @@ bounds (median |error| <= 10 % at >= 64 MiB, <= 25 % below): fit on hgx-h100, pr
 reverse. Every fitted entry names its data and residual (the calibration's `fit` objects)."""
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -25,7 +26,9 @@ def main():
         script = open(os.path.join(SRC, "scripts", "make-default-calibration.sh")).read()
         assert "--out calibrate/default.json" in script and "--report calibrate/fit-report.md" in script
         # The script's own arguments, so the test fits exactly what the script fits.
-        words = shlex.split(script[script.index('"$BIN" calibrate fit'):].replace("\\\n", " "))[1:]
+        fit = script[script.index('"$BIN" calibrate fit'):]
+        fit = fit[:re.search(r"[^\\]\n", fit).end()]  # the command's lines, up to the first not continued
+        words = shlex.split(fit.replace("\\\n", " "))[1:]
         if "--out" not in words or "--report" not in words:
             failures.append("scripts/make-default-calibration.sh lost --out or --report: update this test")
             return report_failures(failures)

@@ -1,0 +1,170 @@
+#include "sim/calib/heldout_errors.hpp"
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <tuple>
+
+#include "sim/calib/calibration.hpp"
+#include "sim/core/json_reader.hpp"
+
+namespace racksim {
+
+namespace {
+
+constexpr long kHeldoutSchemaVersion = 1;
+constexpr double kMiB = 1024.0 * 1024.0;
+const char* const kShippedFile = "heldout_errors.json";
+
+const std::vector<std::string>& scopes() {
+  static const std::vector<std::string> s = {kHeldoutOneDomain, kHeldoutAcrossDomains};
+  return s;
+}
+
+// "blackwell all_reduce/nvls_tree, across NVLink domains, >= 64 MiB"; the wider classes say what they pool.
+std::string class_text_of(const HeldoutClass& c) {
+  std::string what;
+  if (c.collective == "*") {
+    what = "any collective";
+  } else if (c.collective.size() > 2 && c.collective.compare(c.collective.size() - 2, 2, "/*") == 0) {
+    what = c.collective.substr(0, c.collective.size() - 2) + " (any algorithm)";
+  } else {
+    what = c.collective;
+  }
+  const std::string arch = c.arch == "*" ? "any architecture" : c.arch;
+  return arch + " " + what + ", " + c.scope + ", " + c.size;
+}
+
+std::string op_of(const std::string& op_slash_algo) {
+  const auto slash = op_slash_algo.find('/');
+  return slash == std::string::npos ? op_slash_algo : op_slash_algo.substr(0, slash);
+}
+
+}  // namespace
+
+std::string heldout_scope(bool spans_domains) { return spans_domains ? kHeldoutAcrossDomains : kHeldoutOneDomain; }
+
+const std::vector<std::string>& heldout_size_bands() {
+  static const std::vector<std::string> bands = {"< 1 MiB", "1-64 MiB", ">= 64 MiB"};
+  return bands;
+}
+
+std::string heldout_size_band(double bytes) {
+  const auto& b = heldout_size_bands();
+  if (bytes < kMiB) return b[0];
+  if (bytes < 64 * kMiB) return b[1];
+  return b[2];
+}
+
+std::optional<HeldoutError> HeldoutTable::lookup(const std::string& arch, const std::string& op_slash_algo,
+                                                 bool spans_domains, double bytes) const {
+  const std::string scope = heldout_scope(spans_domains), size = heldout_size_band(bytes);
+  const std::string op = op_of(op_slash_algo);
+  const std::vector<std::pair<std::string, std::string>> levels = {
+      {arch, op_slash_algo}, {arch, op + "/*"}, {"*", op + "/*"}, {"*", "*"}};
+  for (const auto& [a, collective] : levels)
+    for (const HeldoutClass& c : classes)
+      if (c.arch == a && c.collective == collective && c.scope == scope && c.size == size &&
+          c.error.points >= min_points)
+        return c.error;
+  return std::nullopt;
+}
+
+HeldoutTable heldout_table_from_json_text(const std::string& text, const std::string& where) {
+  const nlohmann::json doc = parse_json_text(text, where);
+  if (!doc.is_object()) throw InputError(where, "", json_excerpt(doc), "a JSON object (a held-out error table)");
+  JsonObjectReader r(doc, where);
+  r.integer_in("schema_version", kHeldoutSchemaVersion, kHeldoutSchemaVersion);
+  HeldoutTable t;
+  t.basis = r.string("basis");
+  t.min_points = static_cast<int>(r.integer_in("min_points", 1, 1000000));
+  const std::string file_note = " (calibrate/" + std::string(kShippedFile) + ")";
+  const nlohmann::json& classes = r.array("classes");
+  std::set<std::tuple<std::string, std::string, std::string, std::string>> seen;
+  for (std::size_t i = 0; i < classes.size(); ++i) {
+    JsonObjectReader c = array_element(classes, i, where, "/classes");
+    HeldoutClass k;
+    k.arch = c.one_of("arch", [] {
+      std::vector<std::string> a = architecture_names();
+      a.push_back("*");
+      return a;
+    }());
+    k.collective = c.string("collective");
+    if (k.collective.empty()) c.fail("collective", "''", "an op/algorithm key, op/* or *");
+    k.scope = c.one_of("scope", scopes());
+    k.size = c.one_of("size", heldout_size_bands());
+    HeldoutError& e = k.error;
+    e.points = static_cast<int>(c.integer_in("points", 1, 100000000));
+    const nlohmann::json& systems = c.array("systems");
+    for (std::size_t s = 0; s < systems.size(); ++s) {
+      if (!systems[s].is_string())
+        throw InputError(where, c.pointer_of("systems") + "/" + std::to_string(s), json_excerpt(systems[s]), "a system id");
+      e.systems.push_back(systems[s].get<std::string>());
+    }
+    const nlohmann::json& gpus = c.array("gpus");
+    if (gpus.size() != 2 || !gpus[0].is_number_integer() || !gpus[1].is_number_integer() || gpus[0].get<long>() < 1 ||
+        gpus[1].get<long>() < gpus[0].get<long>() || gpus[1].get<long>() > 100000000)
+      throw InputError(where, c.pointer_of("gpus"), json_excerpt(gpus), "[fewest, most] GPUs, 1 <= fewest <= most");
+    e.min_gpus = gpus[0].get<int>();
+    e.max_gpus = gpus[1].get<int>();
+    e.median_abs = c.number_in("median_abs", 0, 1e6);
+    e.p90_abs = c.number_in("p90_abs", 0, 1e6);
+    e.worst_abs = c.number_in("worst_abs", 0, 1e6);
+    e.median_signed = c.number_in("median_signed", -1, 1e6);
+    c.finish();
+    if (!seen.insert({k.arch, k.collective, k.scope, k.size}).second)
+      throw InputError(where, "/classes/" + std::to_string(i), "'" + class_text_of(k) + "' again",
+                       "each class (arch, collective, scope, size) once");
+    e.class_text = class_text_of(k);
+    e.basis = t.basis + file_note;
+    t.classes.push_back(std::move(k));
+  }
+  r.finish();
+  return t;
+}
+
+std::string heldout_table_to_json_text(const HeldoutTable& t) {
+  nlohmann::ordered_json doc;
+  doc["schema_version"] = kHeldoutSchemaVersion;
+  doc["basis"] = t.basis;
+  doc["min_points"] = t.min_points;
+  nlohmann::ordered_json classes = nlohmann::ordered_json::array();
+  for (const HeldoutClass& c : t.classes) {
+    const HeldoutError& e = c.error;
+    classes.push_back({{"arch", c.arch},
+                       {"collective", c.collective},
+                       {"scope", c.scope},
+                       {"size", c.size},
+                       {"points", e.points},
+                       {"systems", e.systems},
+                       {"gpus", {e.min_gpus, e.max_gpus}},
+                       {"median_abs", e.median_abs},
+                       {"p90_abs", e.p90_abs},
+                       {"worst_abs", e.worst_abs},
+                       {"median_signed", e.median_signed}});
+  }
+  doc["classes"] = classes;
+  return dump_json(doc, 1) + "\n";
+}
+
+const HeldoutTable* shipped_heldout_table() {
+  static const std::unique_ptr<const HeldoutTable> table = []() -> std::unique_ptr<const HeldoutTable> {
+    const std::string path = std::string(RACKSIM_CALIBRATION_DIR) + "/" + kShippedFile;
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) return nullptr;
+    return std::make_unique<const HeldoutTable>(heldout_table_from_json_text(read_json_file_text(path), path));
+  }();
+  return table.get();
+}
+
+std::optional<HeldoutError> heldout_error_for(const Calibration& calibration, const std::string& arch,
+                                              const std::string& op_slash_algo, bool spans_domains, double bytes) {
+  if (calibration.name != "default" || arch.empty()) return std::nullopt;
+  const HeldoutTable* table = shipped_heldout_table();
+  if (table == nullptr) return std::nullopt;
+  return table->lookup(arch, op_slash_algo, spans_domains, bytes);
+}
+
+}  // namespace racksim

@@ -1,0 +1,75 @@
+#pragma once
+// How far the collective model is from measurements it was never fitted to, per class of collective.
+//
+// `racksim validate` refits the calibration without each racksim system in turn and predicts the left-out
+// system's records (leave-one-system-out, models/calibration/collective_fit.cpp). Those predictions,
+// summarised per class (GPU architecture, collective, inside one NVLink domain or across, size band), are
+// calibrate/heldout_errors.json (models/calibration/heldout_table.cpp writes it; `validate` writes the same
+// file into its --out-dir, and tests/validation/test_collective_cross_validation.py fails when the shipped
+// copy is stale). A collective priced with the shipped calibration carries its class's figures
+// (RunResult::heldout_error): what the model's error was, on systems it had not seen, for collectives like it.
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace racksim {
+
+struct Calibration;
+
+// The held-out error of one class. Errors are on time: predicted / measured - 1 (busbw's error is the
+// opposite sign: -10 % in time is ~+11 % in bus bandwidth).
+struct HeldoutError {
+  std::string class_text;            // "blackwell all_reduce/nvls_tree, across NVLink domains, >= 64 MiB"
+  std::string basis;                 // how the figures were made, and the file
+  int points = 0;                    // held-out predictions in the class
+  std::vector<std::string> systems;  // the racksim systems they are of
+  int min_gpus = 0, max_gpus = 0;    // the GPU counts they span (a run outside them extrapolates)
+  double median_abs = 0;             // median |predicted / measured - 1|
+  double p90_abs = 0;                // 90th percentile (nearest rank)
+  double worst_abs = 0;
+  double median_signed = 0;          // median of predicted / measured - 1: < 0, the model is faster than measured
+  bool operator==(const HeldoutError&) const = default;
+};
+
+// Scopes and size bands of the classes.
+inline constexpr const char* kHeldoutOneDomain = "one NVLink domain";
+inline constexpr const char* kHeldoutAcrossDomains = "across NVLink domains";
+std::string heldout_scope(bool spans_domains);
+// "< 1 MiB" (latency-bound), "1-64 MiB", ">= 64 MiB" (bandwidth-bound; the bound is on these).
+std::string heldout_size_band(double bytes);
+const std::vector<std::string>& heldout_size_bands();
+
+struct HeldoutClass {
+  std::string arch;        // "hopper", "blackwell", or "*" (every architecture)
+  std::string collective;  // "all_reduce/nvls_tree", "all_reduce/*" (every algorithm of the op), or "*"
+  std::string scope;       // kHeldoutOneDomain or kHeldoutAcrossDomains
+  std::string size;        // one of heldout_size_bands()
+  HeldoutError error;      // class_text and basis are filled in by the reader
+  bool operator==(const HeldoutClass&) const = default;
+};
+
+struct HeldoutTable {
+  std::string basis;       // how the table was made
+  int min_points = 10;     // a class answers only with at least this many points
+  std::vector<HeldoutClass> classes;
+  // The most specific class of a collective with at least min_points points: its architecture and
+  // algorithm, then its architecture and op (any algorithm), then its op on any architecture, then any
+  // collective; always with its scope and size band. nullopt when none has enough points.
+  std::optional<HeldoutError> lookup(const std::string& arch, const std::string& op_slash_algo, bool spans_domains,
+                                     double bytes) const;
+  bool operator==(const HeldoutTable&) const = default;
+};
+
+// The file's text and back (schema_version 1; unknown keys, bad values and duplicate classes are errors).
+HeldoutTable heldout_table_from_json_text(const std::string& text, const std::string& where);
+std::string heldout_table_to_json_text(const HeldoutTable& table);
+
+// calibrate/heldout_errors.json, read once per process; nullptr when the file is not there.
+const HeldoutTable* shipped_heldout_table();
+
+// The held-out error of a collective priced with `calibration`: the shipped table's class when the
+// calibration is the shipped one ("default"), else nullopt (a user's calibration has no held-out figures).
+std::optional<HeldoutError> heldout_error_for(const Calibration& calibration, const std::string& arch,
+                                              const std::string& op_slash_algo, bool spans_domains, double bytes);
+
+}  // namespace racksim
