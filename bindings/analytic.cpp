@@ -16,6 +16,7 @@
 #include "models/collectives/rank_placement.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/units.hpp"
+#include "sim/engine/simulation.hpp"
 #include "sim/results/results_io.hpp"
 #include "sim/topo/topology_graph.hpp"
 
@@ -89,6 +90,7 @@ py::dict analytic(const SystemHandle& s, const std::string& op, int gpus, const 
   }
   d["phases"] = phases;
   d["calibration"] = cal.name;
+  d["heldout_error"] = json_loads(heldout_error_to_json_text(collective_heldout_error(*s.graph, cal, request, e.algorithm)));
   return d;
 }
 

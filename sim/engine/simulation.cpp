@@ -45,21 +45,10 @@ struct Simulation::Impl {
     r.options = options;
     return r;
   }
-  // The held-out error of a collective run alone on this (healthy) system with the shipped calibration
-  // (sim/calib/heldout_errors.hpp): the validation's data are single collectives on systems without failures.
+  // The validation's data are single collectives on systems without failures.
   std::optional<HeldoutError> heldout_error_of(const Schedule& s) const {
-    if (!failures.items.empty() || s.request.gpus.empty()) return std::nullopt;
-    int compute_capability = std::numeric_limits<int>::max();
-    std::set<int> domains;
-    for (int g : s.request.gpus) {
-      if (g < 0 || g >= graph.gpu_count()) return std::nullopt;
-      const Vertex& v = graph.vertices()[graph.gpu_vertex(g)];
-      compute_capability = std::min(compute_capability, graph.spec().gpu_type(v.type).compute_capability);
-      domains.insert(v.domain);
-    }
-    return heldout_error_for(calibration, architecture_of(compute_capability),
-                             std::string(to_string(s.request.op)) + "/" + s.request.algorithm, domains.size() > 1,
-                             static_cast<double>(s.request.bytes));
+    if (!failures.items.empty()) return std::nullopt;
+    return collective_heldout_error(graph, calibration, s.request, s.request.algorithm);
   }
   // The configuration echo every result carries. `alone`: each result is a collective run by itself (not one
   // of several run at once), which is what the held-out errors were measured on.
@@ -91,6 +80,22 @@ struct Simulation::Impl {
     }
   }
 };
+
+std::optional<HeldoutError> collective_heldout_error(const TopologyGraph& graph, const Calibration& calibration,
+                                                     const CollectiveRequest& request, const std::string& algorithm) {
+  if (request.gpus.empty()) return std::nullopt;
+  int compute_capability = std::numeric_limits<int>::max();
+  std::set<int> domains;
+  for (int g : request.gpus) {
+    if (g < 0 || g >= graph.gpu_count()) return std::nullopt;
+    const Vertex& v = graph.vertices()[graph.gpu_vertex(g)];
+    compute_capability = std::min(compute_capability, graph.spec().gpu_type(v.type).compute_capability);
+    domains.insert(v.domain);
+  }
+  return heldout_error_for(calibration, architecture_of(compute_capability),
+                           std::string(to_string(request.op)) + "/" + algorithm, domains.size() > 1,
+                           static_cast<double>(request.bytes));
+}
 
 Simulation::Simulation(const TopologyGraph& graph, Calibration calibration, FailureScenario failures)
     : impl_(std::make_unique<Impl>(graph, std::move(calibration), std::move(failures))) {}

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,6 +74,12 @@ class Simulation {
 };
 
 // Convenience used by the CLI and the bindings: build the schedule (resolving "auto") and run it.
+// The held-out error (sim/calib/heldout_errors.hpp) of `request` run alone on `graph`'s healthy GPUs as
+// `algorithm` (what ran: "auto" resolved) with `calibration`: the shipped table's class when the calibration
+// is the shipped one, else nullopt. The engine's results and the analytic estimates quote it alike.
+std::optional<HeldoutError> collective_heldout_error(const TopologyGraph& graph, const Calibration& calibration,
+                                                     const CollectiveRequest& request, const std::string& algorithm);
+
 RunResult simulate_collective(const TopologyGraph& graph, const CollectiveRequest& request,
                               const Calibration& calibration, const FailureScenario& failures = {},
                               const RunOptions& options = {});

@@ -128,6 +128,10 @@ std::vector<LinkKindSummary> summarize_links(const RunResult& result) {
   return out;
 }
 
+std::string heldout_error_to_json_text(const std::optional<HeldoutError>& heldout) {
+  return dump_json(heldout_json(heldout));
+}
+
 std::string run_result_to_json_text(const RunResult& result) { return dump_json(result_json(result), 2) + "\n"; }
 
 std::string run_results_to_json_text(const std::vector<RunResult>& results) {

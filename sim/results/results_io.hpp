@@ -28,6 +28,8 @@ std::string run_result_to_json_text(const RunResult& result);
 std::string run_results_to_json_text(const std::vector<RunResult>& results);
 // What `racksim collective --format table` prints.
 std::string run_result_to_table(const RunResult& result);
+// The "heldout_error" value of the JSON above ("null" when there is none), for writers of other results.
+std::string heldout_error_to_json_text(const std::optional<HeldoutError>& heldout);
 
 // nccl-tests' layout (size, count, type, redop, root, then time/algbw/busbw/#wrong out-of-place and
 // in-place; the simulation has one time, printed in both places, and no data check: #wrong is N/A).

@@ -145,6 +145,29 @@ def test_analytic_agrees_with_engine_without_contention(h100):
     assert top["time_us"] == a["time_us"]
 
 
+def test_heldout_error_of_the_class_in_engine_and_analytic_results(h100, gb200):
+    # calibrate/heldout_errors.json's class of an 8-GPU Hopper NVLS all-reduce at 1 GiB, as every result
+    # priced with the shipped calibration quotes it (docs/calibration.md section 4).
+    table = json.load(open(os.path.join(os.environ["RACKSIM_SOURCE_DIR"], "calibrate", "heldout_errors.json")))
+    row = [c for c in table["classes"] if (c["arch"], c["collective"], c["scope"], c["size"])
+           == ("hopper", "all_reduce/nvls", "one NVLink domain", ">= 64 MiB")][0]
+    engine = h100.collective("all_reduce", 8, "1G", algo="nvls")
+    analytic = h100.analytic("all_reduce", 8, "1G", algo="nvls")
+    for h in (engine["heldout_error"], analytic["heldout_error"]):
+        assert h["class"] == "hopper all_reduce/nvls, one NVLink domain, >= 64 MiB"
+        assert h["points"] == row["points"] >= 10
+        # per cent to 0.1, halves away from zero (C++'s std::round)
+        assert h["median_abs_pct"] == int(1000 * row["median_abs"] + 0.5) / 10
+        assert h["worst_abs_pct"] == int(1000 * row["worst_abs"] + 0.5) / 10
+        assert h["gpus_measured"] == row["gpus"]
+    assert h100.collective("all_reduce", 8, "1G", algo="nvls", calibration="none")["heldout_error"] is None
+    assert h100.analytic("all_reduce", 8, "1G", algo="nvls", calibration="none")["heldout_error"] is None
+    # on a system with failures: measured on healthy ones only
+    assert gb200.collective("all_reduce", 8, "1G", algo="ring")["heldout_error"] is not None
+    assert gb200.collective("all_reduce", 8, "1G", algo="ring", fail="switch-tray:0",
+                            partition_mode="adaptive-bandwidth")["heldout_error"] is None
+
+
 def test_fig4_closed_forms():
     S = GiB
     ring = racksim.fig4_model(S, 72, 1, nvlink_GBps=900, nic_GBps=50, phase_latency_us=5)
