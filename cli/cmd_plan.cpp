@@ -11,6 +11,7 @@
 #include "models/planner/plan.hpp"
 #include "models/planner/plan_report.hpp"
 #include "models/planner/training_fit.hpp"
+#include "models/planner/training_heldout.hpp"
 #include "sim/core/errors.hpp"
 
 namespace racksim::cli {
@@ -24,7 +25,7 @@ struct PlanOptions {
   std::string schedule = "auto", zero = "auto", recompute = "auto", grad_dtype = "fp32", dispatcher = "alltoall",
               mesh_order = "auto", pp_layout = "balanced", compare = "gb200-nvl72,gb300-nvl72,hgx-b200";
   bool no_failures = false, force_balanced = false, ep_overlap = false, no_mtp = false;
-  std::string validate, fit, fit_out, fit_report;
+  std::string validate, fit, fit_out, fit_report, heldout_table;
   bool in_sample = false, layouts = false, every_layout = false, leave_one_system_out = false;
 };
 
@@ -114,12 +115,18 @@ static void add_plan_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_flag("--every-layout", o->every_layout,
                 "with --validate: pin and price every record's layout (recipes without a measurement too) with the shipped fit");
   cmd->add_flag("--layouts", o->layouts, "with --validate: also search each job's best layout and compare the published one with it");
+  cmd->add_option("--heldout-table", o->heldout_table,
+                  "with --validate: also write the held-out error table (leave one model out and one system out, per GPU "
+                  "generation and dense or MoE) that plans quote, to this file (calibrate/training/heldout_errors.json)");
   cmd->add_option("--fit", o->fit, "fit the compute parameters on this file's published runs (and the H200 GEMM probe)");
   cmd->add_option("--fit-out", o->fit_out, "with --fit: write the parameters here (default: print them)");
   cmd->add_option("--fit-report", o->fit_report, "with --fit: write the Markdown report (rows used and left out, errors) here");
   cmd->callback([&global, o] {
     PlanRequest req = o->request;
     req.topology_dir = global.topology_dir;
+    if (!o->heldout_table.empty() && (o->validate.empty() || o->every_layout))
+      throw InputError("--heldout-table", "", "'" + o->heldout_table + "'" + (o->every_layout ? " with --every-layout" : " without --validate"),
+                       "with --validate FILE (and without --every-layout)");
     if (!o->validate.empty() || !o->fit.empty()) {
       TrainingFitOptions f;
       f.topology_dir = global.topology_dir;
@@ -141,7 +148,17 @@ static void add_plan_command(CLI::App& app, const GlobalOptions& global) {
         std::cout << layout_pricing_text(price_every_layout(o->validate, f));
         return;
       }
+      if (!o->heldout_table.empty() && o->in_sample)
+        throw InputError("--heldout-table", "", "with --in-sample", "held-out predictions (leave out --in-sample)");
       const TrainingValidation v = validate_training(o->validate, f, !o->in_sample);
+      if (!o->heldout_table.empty()) {
+        TrainingFitOptions by_model = f, by_system = f;
+        by_model.leave_one_system_out = false;
+        by_system.leave_one_system_out = true;
+        const TrainingValidation m = o->leave_one_system_out ? validate_training(o->validate, by_model, true) : v;
+        const TrainingValidation s = o->leave_one_system_out ? v : validate_training(o->validate, by_system, true);
+        write_file(o->heldout_table, training_heldout_to_json_text(training_heldout_table(m, s)));
+      }
       std::cout << (o->format == "json" ? validation_to_json_text(v) : validation_to_text(v));
       return;
     }

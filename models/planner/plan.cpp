@@ -11,6 +11,7 @@
 #include "models/planner/comm_cost.hpp"
 #include "models/planner/explain.hpp"
 #include "models/planner/placement.hpp"
+#include "models/planner/training_heldout.hpp"
 #include "models/workload/gpu_compute.hpp"
 #include "models/workload/model_catalog.hpp"
 #include "models/workload/model_costs.hpp"
@@ -199,6 +200,11 @@ PlanResult run_plan(const PlanRequest& req) {
                             ? table.params(compute.generation).gemm_efficiency.at(job.precision.gemm_dtype)
                             : table.params(compute.generation).gemm_efficiency.at("bf16");
   out.calibration = calibration.name;
+  // The step model's error on published runs it was not fitted to (training_heldout.hpp): it applies to the
+  // shipped fit priced with the shipped collective calibration only.
+  if (req.compute_fit.empty() && req.compute_table.empty() && calibration.name == "default")
+    if (const TrainingHeldoutTable* t = shipped_training_heldout())
+      out.heldout = plan_heldout_error(*t, table.fitted_generation(compute.generation), model.is_moe(), spec.id);
   out.shapes = shapes_for(graph, req.gpus, graph.gpus_per_domain());
   check_constraints(req.constraints, out.shapes);
 

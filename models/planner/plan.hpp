@@ -10,6 +10,7 @@
 #include "models/planner/engine_check.hpp"
 #include "models/planner/search.hpp"
 #include "models/planner/step_model.hpp"
+#include "models/planner/training_heldout.hpp"
 
 namespace racksim {
 
@@ -85,6 +86,8 @@ struct PlanResult {
   std::vector<TrayRanks> best_map;        // rank -> tray -> rack of the best layout
   std::string explanation;                // plain words: why the best wins over the runner-up (and, MoE, where EP runs)
   int runner_up = -1;                     // index in search.ranked of the layout the explanation compares with
+  // The step model's held-out error for this generation and kind of model (with the shipped fit and calibration).
+  std::optional<PlanHeldoutError> heldout;
 };
 
 PlanResult run_plan(const PlanRequest& request);

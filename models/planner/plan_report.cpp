@@ -98,6 +98,34 @@ std::string range(int a, int b) { return a == b ? std::to_string(a) : fmt::forma
 
 std::string pct(double x) { return fmt::format("{:.1f}%", 100 * x); }
 
+
+double pct1(double fraction) { return std::round(fraction * 1000.0) / 10.0; }  // 0.0412 -> 4.1
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
+  return out;
+}
+
+nlohmann::ordered_json heldout_class_json(const std::optional<TrainingHeldoutClass>& c) {
+  if (!c) return nullptr;
+  return {{"class", c->generation + " " + (c->kind == "moe" ? "MoE" : "dense") + " models, held out by " + c->held_out},
+          {"rows", c->rows},
+          {"models", c->models},
+          {"systems", c->systems},
+          {"median_abs_pct", pct1(c->median_abs)},
+          {"p90_abs_pct", pct1(c->p90_abs)},
+          {"worst_abs_pct", pct1(c->worst_abs)},
+          {"median_signed_pct", pct1(c->median_signed)}};
+}
+
+// The step model's held-out error (training_heldout.hpp): a model the fit had not seen, and a system
+// without published runs; null without the shipped fit and calibration.
+nlohmann::ordered_json heldout_json(const std::optional<PlanHeldoutError>& h) {
+  if (!h) return nullptr;
+  return {{"new_model", heldout_class_json(h->new_model)}, {"new_system", heldout_class_json(h->new_system)}, {"basis", h->basis}};
+}
+
 }  // namespace
 
 std::vector<std::string> rank_map_lines(const PlanResult& plan) {
@@ -161,6 +189,7 @@ std::string plan_to_json_text(const PlanResult& p) {
                   {"gemm_efficiency", r6(p.gemm_efficiency)},
                   {"fitted_parameters", p.params_origin},
                   {"source", p.compute_source}};
+  j["heldout_error"] = heldout_json(p.heldout);
   j["collectives"] = {{"model", "analytic"},
                       {"engine_checked_layouts", p.engine_checks.size()},
                       {"calibration", p.calibration}};
@@ -232,6 +261,22 @@ std::string plan_to_json_text(const PlanResult& p) {
   return dump_json(j, 2) + "\n";
 }
 
+namespace {
+std::string plan_heldout_text(const PlanResult& p) {
+  if (!p.heldout) return "";
+  auto line = [](const char* what, const TrainingHeldoutClass& c) {
+    return fmt::format("held-out error, {}: {:.1f} % median, {:.1f} % 90th percentile, {:.1f} % worst (tokens/s/GPU {:+.1f} % "
+                       "vs published, median) over {} published run(s) of {} {} models ({}) on {}\n",
+                       what, pct1(c.median_abs), pct1(c.p90_abs), pct1(c.worst_abs), pct1(c.median_signed), c.rows, c.generation,
+                       c.kind == "moe" ? "MoE" : "dense", join(c.models), join(c.systems));
+  };
+  std::string o;
+  if (p.heldout->new_model) o += line("a model the fit had not seen", *p.heldout->new_model);
+  if (p.heldout->new_system) o += line(("a system without published runs (as " + p.system + ")").c_str(), *p.heldout->new_system);
+  return o;
+}
+}  // namespace
+
 std::string plan_to_table_text(const PlanResult& p) {
   std::string o;
   o += fmt::format("racksim plan: {} ({:.1f} B parameters, {:.1f} B active) on {} x{} rack(s), {} GPUs\n", p.model_id,
@@ -245,6 +290,7 @@ std::string plan_to_table_text(const PlanResult& p) {
   o += fmt::format("searched GPU counts {}: {} layouts fit, {} priced in full ({} mesh orders)\n", counts, p.search.screened,
                    p.search.evaluated, p.search.considered);
   for (const auto& [reason, n] : p.search.rejected) o += fmt::format("  rejected {:>6}: {}\n", n, rejection_text(reason));
+  o += plan_heldout_text(p);
   o += "\n";
   if (!p.engine_checks.empty())
     o += fmt::format("the first {} re-priced by the discrete-event engine (cross-domain collectives, all groups at once) and re-ranked (*)\n",

@@ -133,6 +133,10 @@ with tempfile.TemporaryDirectory() as tmp:
         (["--model", "llama-3.1-8b", "--precision", "mxfp8", "--system", "hgx-h100"] + small, ["--precision", "mxfp8", "hopper"]),
         (["--model", "llama-3.1-8b", "--recompute", "selective:attn"] + small, ["--recompute", "attn", "core_attn"]),
         (["--validate", "no-such-file.json"], ["no-such-file.json"]),
+        (["--model", "llama-3.1-8b", "--heldout-table", os.path.join(tmp, "h.json")] + small,
+         ["--heldout-table", "without --validate"]),
+        (["--validate", "calibrate/training/published_training_throughput.json", "--in-sample", "--heldout-table",
+          os.path.join(tmp, "h.json")], ["--heldout-table", "--in-sample"]),
         (["--model", "llama-3.1-405b", "--system", "h200-pcie", "--global-batch", "8", "--seq-len", "4096"],
          ["does not fit in HBM"]),
     ]

@@ -76,6 +76,18 @@ for gen, p in fresh["generations"].items():
                   f"{gen} {key}{'.' + sub if sub else ''}: fresh {v} vs shipped {old} (re-run calibrate/training/fit.sh)")
 check(len(shipped["rows"]) >= 150, f"the fit lists the runs it used ({len(shipped['rows'])})")
 
+# 1b. every plan quotes calibrate/training/heldout_errors.json (its generation's and kind's held-out error):
+# the shipped table must be what fit.sh writes today
+check("--heldout-table calibrate/training/heldout_errors.json" in script, "fit.sh writes the held-out error table")
+with tempfile.TemporaryDirectory() as tmp:
+    out = os.path.join(tmp, "heldout.json")
+    r = run(["--validate", ROWS, "--heldout-table", out])
+    check(r.returncode == 0 and open(out).read() == open(os.path.join(SRC, "calibrate", "training", "heldout_errors.json")).read(),
+          "calibrate/training/heldout_errors.json is what --heldout-table writes (re-run calibrate/training/fit.sh)")
+    table = json.load(open(out)) if r.returncode == 0 else {"classes": []}
+by_model = sum(c["rows"] for c in table["classes"] if c["held_out"] == "model")
+check(by_model >= 150, f"the held-out table counts every leave-one-model-out row ({by_model})")
+
 # 2. leave-one-model-out errors
 r = run(["--validate", ROWS, "--format", "json"])
 check(r.returncode == 0, "validate exits 0")

@@ -1,0 +1,175 @@
+#include "models/planner/training_heldout.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <tuple>
+
+#include "models/workload/model_catalog.hpp"
+#include "sim/core/json_reader.hpp"
+
+namespace racksim {
+
+namespace {
+
+constexpr long kSchemaVersion = 1;
+
+double rounded4(double x) { return std::round(x * 1e4) / 1e4; }
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double p90_of(std::vector<double> v) {  // nearest rank
+  std::sort(v.begin(), v.end());
+  const auto rank = static_cast<std::size_t>(std::ceil(0.9 * static_cast<double>(v.size())));
+  return v[std::max<std::size_t>(rank, 1) - 1];
+}
+
+struct Pool {
+  std::vector<double> errors;
+  std::set<std::string> models, systems;
+};
+
+void add_rows(const TrainingValidation& v, const std::string& held_out, const ModelCatalog& catalog,
+              std::map<std::tuple<std::string, std::string, std::string>, Pool>& pools) {
+  std::map<std::string, bool> moe;
+  for (const RowPrediction& p : v.rows) {
+    const std::string& m = p.run.model;
+    if (!moe.count(m)) moe[m] = catalog.load(m, "training held-out table").is_moe();
+    Pool& pool = pools[{p.generation, moe[m] ? "moe" : "dense", held_out}];
+    pool.errors.push_back(p.error);
+    pool.models.insert(m);
+    pool.systems.insert(p.run.system);
+  }
+}
+
+std::string path_of_shipped() {
+  return (std::filesystem::path(RACKSIM_TOPOLOGY_DIR).parent_path() / "calibrate" / "training" / "heldout_errors.json").string();
+}
+
+}  // namespace
+
+TrainingHeldoutTable training_heldout_table(const TrainingValidation& by_model, const TrainingValidation& by_system) {
+  const ModelCatalog catalog = ModelCatalog::shipped();
+  std::map<std::tuple<std::string, std::string, std::string>, Pool> pools;
+  add_rows(by_model, "model", catalog, pools);
+  add_rows(by_system, "system", catalog, pools);
+  TrainingHeldoutTable t;
+  t.basis = "published runs of " + by_model.rows_file +
+            " priced with their published layouts by a fit without their model (held out: model) or without "
+            "their system (held out: system); error = predicted / published tokens/s/GPU - 1";
+  std::set<std::string> fitted;
+  for (const RowPrediction& p : by_model.rows) fitted.insert(p.run.system);
+  t.systems_fitted.assign(fitted.begin(), fitted.end());
+  for (const auto& [key, pool] : pools) {
+    TrainingHeldoutClass c;
+    std::tie(c.generation, c.kind, c.held_out) = key;
+    std::vector<double> abs_errors;
+    for (double e : pool.errors) abs_errors.push_back(std::fabs(e));
+    c.rows = static_cast<int>(pool.errors.size());
+    c.models.assign(pool.models.begin(), pool.models.end());
+    c.systems.assign(pool.systems.begin(), pool.systems.end());
+    c.median_abs = rounded4(median_of(abs_errors));
+    c.p90_abs = rounded4(p90_of(abs_errors));
+    c.worst_abs = rounded4(*std::max_element(abs_errors.begin(), abs_errors.end()));
+    c.median_signed = rounded4(median_of(pool.errors));
+    t.classes.push_back(std::move(c));
+  }
+  return t;
+}
+
+std::string training_heldout_to_json_text(const TrainingHeldoutTable& t) {
+  nlohmann::ordered_json doc;
+  doc["schema_version"] = kSchemaVersion;
+  doc["basis"] = t.basis;
+  doc["systems_fitted"] = t.systems_fitted;
+  doc["min_rows"] = t.min_rows;
+  nlohmann::ordered_json classes = nlohmann::ordered_json::array();
+  for (const auto& c : t.classes)
+    classes.push_back({{"generation", c.generation}, {"kind", c.kind},          {"held_out", c.held_out},
+                       {"rows", c.rows},             {"models", c.models},      {"systems", c.systems},
+                       {"median_abs", c.median_abs}, {"p90_abs", c.p90_abs},    {"worst_abs", c.worst_abs},
+                       {"median_signed", c.median_signed}});
+  doc["classes"] = classes;
+  return dump_json(doc, 1) + "\n";
+}
+
+TrainingHeldoutTable training_heldout_from_json_text(const std::string& text, const std::string& where) {
+  const nlohmann::json doc = parse_json_text(text, where);
+  if (!doc.is_object()) throw InputError(where, "", json_excerpt(doc), "a JSON object (a training held-out table)");
+  JsonObjectReader r(doc, where);
+  r.integer_in("schema_version", kSchemaVersion, kSchemaVersion);
+  TrainingHeldoutTable t;
+  t.basis = r.string("basis");
+  auto strings = [&](JsonObjectReader& o, const std::string& key) {
+    std::vector<std::string> out;
+    const nlohmann::json& a = o.array(key);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (!a[i].is_string()) throw InputError(where, o.pointer_of(key) + "/" + std::to_string(i), json_excerpt(a[i]), "a string");
+      out.push_back(a[i].get<std::string>());
+    }
+    return out;
+  };
+  t.systems_fitted = strings(r, "systems_fitted");
+  t.min_rows = static_cast<int>(r.integer_in("min_rows", 1, 1000000));
+  const nlohmann::json& classes = r.array("classes");
+  std::set<std::tuple<std::string, std::string, std::string>> seen;
+  for (std::size_t i = 0; i < classes.size(); ++i) {
+    JsonObjectReader c = array_element(classes, i, where, "/classes");
+    TrainingHeldoutClass k;
+    k.generation = c.string("generation");
+    if (k.generation.empty()) c.fail("generation", "''", "a GPU generation (hopper, blackwell, ...)");
+    k.kind = c.one_of("kind", {"dense", "moe"});
+    k.held_out = c.one_of("held_out", {"model", "system"});
+    k.rows = static_cast<int>(c.integer_in("rows", 1, 100000000));
+    k.models = strings(c, "models");
+    k.systems = strings(c, "systems");
+    k.median_abs = c.number_in("median_abs", 0, 1e6);
+    k.p90_abs = c.number_in("p90_abs", 0, 1e6);
+    k.worst_abs = c.number_in("worst_abs", 0, 1e6);
+    k.median_signed = c.number_in("median_signed", -1, 1e6);
+    c.finish();
+    if (!seen.insert({k.generation, k.kind, k.held_out}).second)
+      throw InputError(where, "/classes/" + std::to_string(i), "'" + k.generation + " " + k.kind + " " + k.held_out + "' again",
+                       "each class (generation, kind, held_out) once");
+    t.classes.push_back(std::move(k));
+  }
+  r.finish();
+  return t;
+}
+
+const TrainingHeldoutTable* shipped_training_heldout() {
+  static const std::unique_ptr<const TrainingHeldoutTable> table = []() -> std::unique_ptr<const TrainingHeldoutTable> {
+    const std::string path = path_of_shipped();
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) return nullptr;
+    return std::make_unique<const TrainingHeldoutTable>(training_heldout_from_json_text(read_json_file_text(path), path));
+  }();
+  return table.get();
+}
+
+std::optional<PlanHeldoutError> plan_heldout_error(const TrainingHeldoutTable& table, const std::string& generation,
+                                                   bool moe, const std::string& system) {
+  auto find = [&](const std::string& held_out) -> std::optional<TrainingHeldoutClass> {
+    for (const auto& c : table.classes)
+      if (c.generation == generation && c.kind == (moe ? "moe" : "dense") && c.held_out == held_out && c.rows >= table.min_rows)
+        return c;
+    return std::nullopt;
+  };
+  PlanHeldoutError e;
+  e.new_model = find("model");
+  const bool fitted = std::find(table.systems_fitted.begin(), table.systems_fitted.end(), system) != table.systems_fitted.end();
+  if (!fitted) e.new_system = find("system");
+  if (!e.new_model && !e.new_system) return std::nullopt;
+  e.basis = table.basis + " (calibrate/training/heldout_errors.json)";
+  return e;
+}
+
+}  // namespace racksim
