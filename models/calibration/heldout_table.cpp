@@ -7,25 +7,11 @@
 #include <tuple>
 
 #include "sim/core/errors.hpp"
+#include "sim/core/statistics.hpp"
 
 namespace racksim::calibration {
 
 namespace {
-
-double rounded4(double x) { return std::round(x * 1e4) / 1e4; }
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-// Nearest rank: the smallest value with at least 90 % of the values at or below it.
-double p90_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const auto rank = static_cast<std::size_t>(std::ceil(0.9 * static_cast<double>(v.size())));
-  return v[std::max<std::size_t>(rank, 1) - 1];
-}
 
 struct Pool {
   std::vector<double> signed_errors;
@@ -61,16 +47,15 @@ HeldoutTable heldout_table_of(const CrossValidation& by_system) {
   for (const auto& [key, pool] : pools) {
     HeldoutClass c;
     std::tie(c.arch, c.collective, c.scope, c.size) = key;
-    std::vector<double> abs_errors;
-    for (double e : pool.signed_errors) abs_errors.push_back(std::fabs(e));
     c.error.points = static_cast<int>(pool.signed_errors.size());
     c.error.systems.assign(pool.systems.begin(), pool.systems.end());
     c.error.min_gpus = pool.min_gpus;
     c.error.max_gpus = pool.max_gpus;
-    c.error.median_abs = rounded4(median_of(abs_errors));
-    c.error.p90_abs = rounded4(p90_of(abs_errors));
-    c.error.worst_abs = rounded4(*std::max_element(abs_errors.begin(), abs_errors.end()));
-    c.error.median_signed = rounded4(median_of(pool.signed_errors));
+    const ErrorSummary e = summarize_errors(pool.signed_errors, 4);
+    c.error.median_abs = e.median_abs;
+    c.error.p90_abs = e.p90_abs;
+    c.error.worst_abs = e.worst_abs;
+    c.error.median_signed = e.median_signed;
     t.classes.push_back(std::move(c));
   }
   return t;

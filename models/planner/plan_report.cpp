@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "sim/core/statistics.hpp"
 #include "sim/core/units.hpp"
 #include "sim/core/json_reader.hpp"
 
@@ -99,7 +100,6 @@ std::string range(int a, int b) { return a == b ? std::to_string(a) : fmt::forma
 std::string pct(double x) { return fmt::format("{:.1f}%", 100 * x); }
 
 
-double pct1(double fraction) { return std::round(fraction * 1000.0) / 10.0; }  // 0.0412 -> 4.1
 
 std::string join(const std::vector<std::string>& items) {
   std::string out;
@@ -113,10 +113,10 @@ nlohmann::ordered_json heldout_class_json(const std::optional<TrainingHeldoutCla
           {"rows", c->rows},
           {"models", c->models},
           {"systems", c->systems},
-          {"median_abs_pct", pct1(c->median_abs)},
-          {"p90_abs_pct", pct1(c->p90_abs)},
-          {"worst_abs_pct", pct1(c->worst_abs)},
-          {"median_signed_pct", pct1(c->median_signed)}};
+          {"median_abs_pct", percent_to_tenth(c->median_abs)},
+          {"p90_abs_pct", percent_to_tenth(c->p90_abs)},
+          {"worst_abs_pct", percent_to_tenth(c->worst_abs)},
+          {"median_signed_pct", percent_to_tenth(c->median_signed)}};
 }
 
 // The step model's held-out error (training_heldout.hpp): a model the fit had not seen, and a system
@@ -267,7 +267,7 @@ std::string plan_heldout_text(const PlanResult& p) {
   auto line = [](const char* what, const TrainingHeldoutClass& c) {
     return fmt::format("held-out error, {}: {:.1f} % median, {:.1f} % 90th percentile, {:.1f} % worst (tokens/s/GPU {:+.1f} % "
                        "vs published, median) over {} published run(s) of {} {} models ({}) on {}\n",
-                       what, pct1(c.median_abs), pct1(c.p90_abs), pct1(c.worst_abs), pct1(c.median_signed), c.rows, c.generation,
+                       what, percent_to_tenth(c.median_abs), percent_to_tenth(c.p90_abs), percent_to_tenth(c.worst_abs), percent_to_tenth(c.median_signed), c.rows, c.generation,
                        c.kind == "moe" ? "MoE" : "dense", join(c.models), join(c.systems));
   };
   std::string o;

@@ -11,26 +11,13 @@
 
 #include "models/workload/model_catalog.hpp"
 #include "sim/core/json_reader.hpp"
+#include "sim/core/statistics.hpp"
 
 namespace racksim {
 
 namespace {
 
 constexpr long kSchemaVersion = 1;
-
-double rounded4(double x) { return std::round(x * 1e4) / 1e4; }
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-double p90_of(std::vector<double> v) {  // nearest rank
-  std::sort(v.begin(), v.end());
-  const auto rank = static_cast<std::size_t>(std::ceil(0.9 * static_cast<double>(v.size())));
-  return v[std::max<std::size_t>(rank, 1) - 1];
-}
 
 struct Pool {
   std::vector<double> errors;
@@ -71,15 +58,14 @@ TrainingHeldoutTable training_heldout_table(const TrainingValidation& by_model, 
   for (const auto& [key, pool] : pools) {
     TrainingHeldoutClass c;
     std::tie(c.generation, c.kind, c.held_out) = key;
-    std::vector<double> abs_errors;
-    for (double e : pool.errors) abs_errors.push_back(std::fabs(e));
     c.rows = static_cast<int>(pool.errors.size());
     c.models.assign(pool.models.begin(), pool.models.end());
     c.systems.assign(pool.systems.begin(), pool.systems.end());
-    c.median_abs = rounded4(median_of(abs_errors));
-    c.p90_abs = rounded4(p90_of(abs_errors));
-    c.worst_abs = rounded4(*std::max_element(abs_errors.begin(), abs_errors.end()));
-    c.median_signed = rounded4(median_of(pool.errors));
+    const ErrorSummary e = summarize_errors(pool.errors, 4);
+    c.median_abs = e.median_abs;
+    c.p90_abs = e.p90_abs;
+    c.worst_abs = e.worst_abs;
+    c.median_signed = e.median_signed;
     t.classes.push_back(std::move(c));
   }
   return t;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/collectives/collective.hpp"
+#include "sim/core/statistics.hpp"
 #include "sim/core/units.hpp"
 #include "sim/core/json_reader.hpp"
 
@@ -24,7 +25,6 @@ const std::vector<std::string>& kind_order() {
 
 double us(double s) { return round_to_significant(units::s_to_us(s)); }
 double gbps(double bps) { return round_to_significant(units::Bps_to_GBps(bps)); }
-double pct(double fraction) { return std::round(fraction * 1000.0) / 10.0; }  // 0.0412 -> 4.1
 
 // The held-out error of a result (sim/calib/heldout_errors.hpp), or null.
 ojson heldout_json(const std::optional<HeldoutError>& h) {
@@ -34,10 +34,10 @@ ojson heldout_json(const std::optional<HeldoutError>& h) {
   j["points"] = h->points;
   j["systems"] = h->systems;
   j["gpus_measured"] = {h->min_gpus, h->max_gpus};
-  j["median_abs_pct"] = pct(h->median_abs);
-  j["p90_abs_pct"] = pct(h->p90_abs);
-  j["worst_abs_pct"] = pct(h->worst_abs);
-  j["median_signed_pct"] = pct(h->median_signed);
+  j["median_abs_pct"] = percent_to_tenth(h->median_abs);
+  j["p90_abs_pct"] = percent_to_tenth(h->p90_abs);
+  j["worst_abs_pct"] = percent_to_tenth(h->worst_abs);
+  j["median_signed_pct"] = percent_to_tenth(h->median_signed);
   j["basis"] = h->basis;
   return j;
 }
@@ -153,12 +153,14 @@ std::string run_result_to_table(const RunResult& r) {
   out += fmt::format("  {:<{}}{:>12.3f} us\n", "time", width, units::s_to_us(r.time_s));
   out += fmt::format("  {:<{}}{:>12.2f} GB/s\n", "algbw", width, units::Bps_to_GBps(r.algbw_Bps));
   out += fmt::format("  {:<{}}{:>12.2f} GB/s\n", "busbw", width, units::Bps_to_GBps(r.busbw_Bps));
-  if (const auto& h = r.heldout_error)
+  if (const auto& h = r.heldout_error) {
+    const auto pc = percent_to_tenth;
     out += fmt::format("  held-out error: {:.1f} % median, {:.1f} % 90th percentile, {:.1f} % worst (time {:+.1f} % vs "
                        "measured, median) over {} point(s) of {}, {}-{} GPUs, on {} system(s) left out of the fit{}\n",
-                       pct(h->median_abs), pct(h->p90_abs), pct(h->worst_abs), pct(h->median_signed), h->points,
-                       h->class_text, h->min_gpus, h->max_gpus, h->systems.size(),
+                       pc(h->median_abs), pc(h->p90_abs), pc(h->worst_abs), pc(h->median_signed), h->points, h->class_text,
+                       h->min_gpus, h->max_gpus, h->systems.size(),
                        r.gpus > h->max_gpus || r.gpus < h->min_gpus ? " (this run's GPU count is outside that range)" : "");
+  }
   for (const auto& p : r.phases)
     out += fmt::format("  {:<{}}{:>12.3f} us\n", "phase " + p.name, width, units::s_to_us(p.time_s));
   for (const auto& s : summarize_links(r))
@@ -202,8 +204,8 @@ std::string nccl_tests_table(const std::vector<RunResult>& rows, const std::stri
     if (!h || std::find(classes.begin(), classes.end(), h->class_text) != classes.end()) continue;
     if (classes.empty()) out += "# Held-out error (leave one system out; |time error| median / 90th percentile / worst):\n";
     classes.push_back(h->class_text);
-    out += fmt::format("#   {:.1f} % / {:.1f} % / {:.1f} % over {} point(s) of {}\n", pct(h->median_abs), pct(h->p90_abs),
-                       pct(h->worst_abs), h->points, h->class_text);
+    out += fmt::format("#   {:.1f} % / {:.1f} % / {:.1f} % over {} point(s) of {}\n", percent_to_tenth(h->median_abs),
+                       percent_to_tenth(h->p90_abs), percent_to_tenth(h->worst_abs), h->points, h->class_text);
   }
   out += "#\n";
   return out;
