@@ -247,6 +247,7 @@ def figure(results, rows, path):
         plotting.plot_layer(ax1, sizes, course, "course", color)
         plotting.plot_layer(ax1, sizes, peak["time_us"], "peak", color)
         plotting.plot_layer(ax1, cal["bytes"], cal["time_us"], "calibrated", color)
+        plotting.heldout_band(ax1, cal["bytes"], cal["time_us"], cal["heldout_error"], color)
     plotting.size_axis(ax1)
     plotting.time_axis(ax1)
     ax1.grid(True, which="major", alpha=0.3)
@@ -274,6 +275,9 @@ def figure(results, rows, path):
             plotting.plot_layer(ax2, gpus, course, "course", color)
         plotting.plot_layer(ax2, gpus, series("none"), "peak", color)
         plotting.plot_layer(ax2, gpus, series("default"), "calibrated", color)
+        heldouts = [by[(system, r, case, "default")]["result"].get("heldout_error")
+                    if by[(system, r, case, "default")]["available"] else None for r in RACKS]
+        plotting.heldout_band(ax2, gpus, series("default"), heldouts, color)
     hier = by[("gb200-nvl72", 2, "hier-nvls", "default")]
     if hier["available"]:
         ax2.annotate("hierarchical: GB200 and GB300 engine curves overlap:\nthe NIC phase (S/72 per GPU) pipelines "
@@ -286,7 +290,9 @@ def figure(results, rows, path):
     ax2.set_title("(b) 1 GiB all-reduce across racks over InfiniBand\n"
                   "NVLS alone: n/a beyond 1 rack (one NVLink domain); at 1 rack hierarchical = NVLS\nflat ring beyond 1 rack: analytic model (NCCL's rings, one per NIC rail)", fontsize=10)
     plotting.layer_legends(ax2, configs, loc_configs="upper left", loc_layers="center right")
-    fig.suptitle("All-reduce time on different machines (seed course, section 7, Fig 4), by racksim", fontsize=12)
+    fig.suptitle("All-reduce time on different machines (seed course, section 7, Fig 4), by racksim\n"
+                 "shaded: the measured times the calibrated curve's held-out error allows (90 % of its class's points "
+                 "on systems the fit had not seen)", fontsize=11)
     fig.tight_layout()
     fig.savefig(path, dpi=110, format="png")  # the path may be a temporary name without .png
     plt.close(fig)

@@ -98,6 +98,27 @@ def plot_layer(ax, x, y, layer, color, **kwargs):
     return ax.plot(list(x), list(y), color=color, **style)
 
 
+def heldout_range(time_us, heldout):
+    """The measured times a prediction's held-out error allows (its result's "heldout_error": 90 % of the
+    points of its class had |predicted / measured - 1| <= p90): (time / (1 + p90), time / (1 - p90)), the
+    upper bound infinite from p90 >= 100 %. (nan, nan) where there is no held-out figure."""
+    if not isinstance(heldout, dict) or time_us is None or (isinstance(time_us, float) and math.isnan(time_us)):
+        return math.nan, math.nan
+    p90 = heldout["p90_abs_pct"] / 100.0
+    return time_us / (1 + p90), (time_us / (1 - p90) if p90 < 1 else math.inf)
+
+
+def heldout_band(ax, x, times_us, heldouts, color, alpha=0.12):
+    """Shades around a calibrated curve the measured times its held-out errors allow (heldout_range per
+    point): how far the same model was, on 90 % of comparable collectives of systems it had not seen. An
+    unbounded top (p90 >= 100 %) is drawn at 10x the prediction."""
+    times_us = list(times_us)
+    ranges = [heldout_range(t, h) for t, h in zip(times_us, heldouts)]
+    low = [lo for lo, _ in ranges]
+    high = [hi if not math.isinf(hi) else 10 * t for (_, hi), t in zip(ranges, times_us)]
+    return ax.fill_between(list(x), low, high, color=color, alpha=alpha, linewidth=0)
+
+
 def layer_legends(ax, configurations, layers=("course", "peak", "calibrated"), config_title="configuration",
                   loc_configs="upper left", loc_layers="lower right", fontsize=7, outside=False):
     """Two legends: colours (configurations: {label: colour}) and line styles (the layers). outside=True
