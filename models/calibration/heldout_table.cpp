@@ -51,11 +51,7 @@ HeldoutTable heldout_table_of(const CrossValidation& by_system) {
     c.error.systems.assign(pool.systems.begin(), pool.systems.end());
     c.error.min_gpus = pool.min_gpus;
     c.error.max_gpus = pool.max_gpus;
-    const ErrorSummary e = summarize_errors(pool.signed_errors, 4);
-    c.error.median_abs = e.median_abs;
-    c.error.p90_abs = e.p90_abs;
-    c.error.worst_abs = e.worst_abs;
-    c.error.median_signed = e.median_signed;
+    static_cast<ErrorSummary&>(c.error) = summarize_errors(pool.signed_errors, 4);
     t.classes.push_back(std::move(c));
   }
   return t;

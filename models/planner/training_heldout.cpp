@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "models/workload/model_catalog.hpp"
+#include "sim/core/error_summary_json.hpp"
 #include "sim/core/json_reader.hpp"
 #include "sim/core/statistics.hpp"
 
@@ -61,11 +62,7 @@ TrainingHeldoutTable training_heldout_table(const TrainingValidation& by_model, 
     c.rows = static_cast<int>(pool.errors.size());
     c.models.assign(pool.models.begin(), pool.models.end());
     c.systems.assign(pool.systems.begin(), pool.systems.end());
-    const ErrorSummary e = summarize_errors(pool.errors, 4);
-    c.median_abs = e.median_abs;
-    c.p90_abs = e.p90_abs;
-    c.worst_abs = e.worst_abs;
-    c.median_signed = e.median_signed;
+    static_cast<ErrorSummary&>(c) = summarize_errors(pool.errors, 4);
     t.classes.push_back(std::move(c));
   }
   return t;
@@ -78,11 +75,12 @@ std::string training_heldout_to_json_text(const TrainingHeldoutTable& t) {
   doc["systems_fitted"] = t.systems_fitted;
   doc["min_rows"] = t.min_rows;
   nlohmann::ordered_json classes = nlohmann::ordered_json::array();
-  for (const auto& c : t.classes)
-    classes.push_back({{"generation", c.generation}, {"kind", c.kind},          {"held_out", c.held_out},
-                       {"rows", c.rows},             {"models", c.models},      {"systems", c.systems},
-                       {"median_abs", c.median_abs}, {"p90_abs", c.p90_abs},    {"worst_abs", c.worst_abs},
-                       {"median_signed", c.median_signed}});
+  for (const auto& c : t.classes) {
+    nlohmann::ordered_json k = {{"generation", c.generation}, {"kind", c.kind},     {"held_out", c.held_out},
+                                {"rows", c.rows},             {"models", c.models}, {"systems", c.systems}};
+    write_error_summary(k, c);
+    classes.push_back(std::move(k));
+  }
   doc["classes"] = classes;
   return dump_json(doc, 1) + "\n";
 }
@@ -94,16 +92,7 @@ TrainingHeldoutTable training_heldout_from_json_text(const std::string& text, co
   r.integer_in("schema_version", kSchemaVersion, kSchemaVersion);
   TrainingHeldoutTable t;
   t.basis = r.string("basis");
-  auto strings = [&](JsonObjectReader& o, const std::string& key) {
-    std::vector<std::string> out;
-    const nlohmann::json& a = o.array(key);
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      if (!a[i].is_string()) throw InputError(where, o.pointer_of(key) + "/" + std::to_string(i), json_excerpt(a[i]), "a string");
-      out.push_back(a[i].get<std::string>());
-    }
-    return out;
-  };
-  t.systems_fitted = strings(r, "systems_fitted");
+  t.systems_fitted = r.strings("systems_fitted");
   t.min_rows = static_cast<int>(r.integer_in("min_rows", 1, 1000000));
   const nlohmann::json& classes = r.array("classes");
   std::set<std::tuple<std::string, std::string, std::string>> seen;
@@ -115,12 +104,9 @@ TrainingHeldoutTable training_heldout_from_json_text(const std::string& text, co
     k.kind = c.one_of("kind", {"dense", "moe"});
     k.held_out = c.one_of("held_out", {"model", "system"});
     k.rows = static_cast<int>(c.integer_in("rows", 1, 100000000));
-    k.models = strings(c, "models");
-    k.systems = strings(c, "systems");
-    k.median_abs = c.number_in("median_abs", 0, 1e6);
-    k.p90_abs = c.number_in("p90_abs", 0, 1e6);
-    k.worst_abs = c.number_in("worst_abs", 0, 1e6);
-    k.median_signed = c.number_in("median_signed", -1, 1e6);
+    k.models = c.strings("models");
+    k.systems = c.strings("systems");
+    static_cast<ErrorSummary&>(k) = read_error_summary(c);
     c.finish();
     if (!seen.insert({k.generation, k.kind, k.held_out}).second)
       throw InputError(where, "/classes/" + std::to_string(i), "'" + k.generation + " " + k.kind + " " + k.held_out + "' again",

@@ -14,18 +14,17 @@
 #include <vector>
 
 #include "models/planner/training_fit.hpp"
+#include "sim/core/statistics.hpp"
 
 namespace racksim {
 
-struct TrainingHeldoutClass {
+struct TrainingHeldoutClass : ErrorSummary {  // of tokens/s/GPU's predicted / published - 1 (> 0: optimistic)
   std::string generation;          // the generation whose fitted parameters priced the runs ("hopper", "blackwell")
   std::string kind;                // "dense" or "moe"
   std::string held_out;            // "model" or "system"
   int rows = 0;
   std::vector<std::string> models;   // model presets of the rows
   std::vector<std::string> systems;  // racksim systems of the rows
-  double median_abs = 0, p90_abs = 0, worst_abs = 0;  // |predicted / published - 1| of tokens/s/GPU
-  double median_signed = 0;        // > 0: the planner predicts more throughput than published
   bool operator==(const TrainingHeldoutClass&) const = default;
 };
 

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "sim/calib/calibration.hpp"
+#include "sim/core/error_summary_json.hpp"
 #include "sim/core/json_reader.hpp"
 
 namespace racksim {
@@ -97,22 +98,14 @@ HeldoutTable heldout_table_from_json_text(const std::string& text, const std::st
     k.size = c.one_of("size", heldout_size_bands());
     HeldoutError& e = k.error;
     e.points = static_cast<int>(c.integer_in("points", 1, 100000000));
-    const nlohmann::json& systems = c.array("systems");
-    for (std::size_t s = 0; s < systems.size(); ++s) {
-      if (!systems[s].is_string())
-        throw InputError(where, c.pointer_of("systems") + "/" + std::to_string(s), json_excerpt(systems[s]), "a system id");
-      e.systems.push_back(systems[s].get<std::string>());
-    }
+    e.systems = c.strings("systems");
     const nlohmann::json& gpus = c.array("gpus");
     if (gpus.size() != 2 || !gpus[0].is_number_integer() || !gpus[1].is_number_integer() || gpus[0].get<long>() < 1 ||
         gpus[1].get<long>() < gpus[0].get<long>() || gpus[1].get<long>() > 100000000)
       throw InputError(where, c.pointer_of("gpus"), json_excerpt(gpus), "[fewest, most] GPUs, 1 <= fewest <= most");
     e.min_gpus = gpus[0].get<int>();
     e.max_gpus = gpus[1].get<int>();
-    e.median_abs = c.number_in("median_abs", 0, 1e6);
-    e.p90_abs = c.number_in("p90_abs", 0, 1e6);
-    e.worst_abs = c.number_in("worst_abs", 0, 1e6);
-    e.median_signed = c.number_in("median_signed", -1, 1e6);
+    static_cast<ErrorSummary&>(e) = read_error_summary(c);
     c.finish();
     if (!seen.insert({k.arch, k.collective, k.scope, k.size}).second)
       throw InputError(where, "/classes/" + std::to_string(i), "'" + class_text_of(k) + "' again",
@@ -133,17 +126,11 @@ std::string heldout_table_to_json_text(const HeldoutTable& t) {
   nlohmann::ordered_json classes = nlohmann::ordered_json::array();
   for (const HeldoutClass& c : t.classes) {
     const HeldoutError& e = c.error;
-    classes.push_back({{"arch", c.arch},
-                       {"collective", c.collective},
-                       {"scope", c.scope},
-                       {"size", c.size},
-                       {"points", e.points},
-                       {"systems", e.systems},
-                       {"gpus", {e.min_gpus, e.max_gpus}},
-                       {"median_abs", e.median_abs},
-                       {"p90_abs", e.p90_abs},
-                       {"worst_abs", e.worst_abs},
-                       {"median_signed", e.median_signed}});
+    nlohmann::ordered_json k = {{"arch", c.arch},     {"collective", c.collective}, {"scope", c.scope},
+                                {"size", c.size},     {"points", e.points},         {"systems", e.systems},
+                                {"gpus", {e.min_gpus, e.max_gpus}}};
+    write_error_summary(k, e);
+    classes.push_back(std::move(k));
   }
   doc["classes"] = classes;
   return dump_json(doc, 1) + "\n";

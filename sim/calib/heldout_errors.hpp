@@ -12,22 +12,21 @@
 #include <string>
 #include <vector>
 
+#include "sim/core/statistics.hpp"
+
 namespace racksim {
 
 struct Calibration;
 
-// The held-out error of one class. Errors are on time: predicted / measured - 1 (busbw's error is the
-// opposite sign: -10 % in time is ~+11 % in bus bandwidth).
-struct HeldoutError {
+// The held-out error of one class: the ErrorSummary of its points (median, 90th percentile by nearest rank
+// and worst |predicted / measured - 1|, and the median signed error: < 0, the model is faster than
+// measured). Errors are on time (busbw's error is the opposite sign: -10 % in time is ~+11 % in bus bandwidth).
+struct HeldoutError : ErrorSummary {
   std::string class_text;            // "blackwell all_reduce/nvls_tree, across NVLink domains, >= 64 MiB"
   std::string basis;                 // how the figures were made, and the file
   int points = 0;                    // held-out predictions in the class
   std::vector<std::string> systems;  // the racksim systems they are of
   int min_gpus = 0, max_gpus = 0;    // the GPU counts they span (a run outside them extrapolates)
-  double median_abs = 0;             // median |predicted / measured - 1|
-  double p90_abs = 0;                // 90th percentile (nearest rank)
-  double worst_abs = 0;
-  double median_signed = 0;          // median of predicted / measured - 1: < 0, the model is faster than measured
   bool operator==(const HeldoutError&) const = default;
 };
 

@@ -238,6 +238,16 @@ const nlohmann::json& JsonObjectReader::array(const std::string& key) {
   return v;
 }
 
+std::vector<std::string> JsonObjectReader::strings(const std::string& key) {
+  const nlohmann::json& a = array(key);
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (!a[i].is_string()) throw InputError(where_, pointer_of(key) + "/" + std::to_string(i), json_excerpt(a[i]), "a string");
+    out.push_back(a[i].get<std::string>());
+  }
+  return out;
+}
+
 void JsonObjectReader::finish() const {
   for (auto it = object_.begin(); it != object_.end(); ++it) {
     if (consumed_.count(it.key())) continue;

@@ -50,6 +50,7 @@ class JsonObjectReader {
   bool boolean_or(const std::string& key, bool fallback);
   JsonObjectReader object(const std::string& key);
   const nlohmann::json& array(const std::string& key);              // marks consumed; checks it is an array
+  std::vector<std::string> strings(const std::string& key);        // an array of strings
 
   std::string pointer_of(const std::string& key) const { return pointer_ + "/" + key; }
   const std::string& where() const { return where_; }

@@ -31,6 +31,7 @@ inline double percent_to_tenth(double fraction) { return std::round(fraction * 1
 // (sim/calib/heldout_errors.hpp, models/planner/training_heldout.hpp), each rounded to `decimals`.
 struct ErrorSummary {
   double median_abs = 0, p90_abs = 0, worst_abs = 0, median_signed = 0;
+  bool operator==(const ErrorSummary&) const = default;
 };
 inline ErrorSummary summarize_errors(const std::vector<double>& signed_errors, int decimals) {
   std::vector<double> abs_errors;
