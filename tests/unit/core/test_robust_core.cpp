@@ -130,6 +130,17 @@ TEST(JsonReader, UnknownKeySuggestsTheNearestKnownOne) {
   EXPECT_NE(m.find("unknown key 'latncy_us' (did you mean 'latency_us'?)"), std::string::npos) << m;
 }
 
+TEST(JsonReader, StringsReadsAnArrayOfStringsAndNamesABadElement) {
+  const nlohmann::json doc = {{"systems", {"hgx-h100", "hgx-b200"}}, {"models", {"llama", 3}}, {"name", "x"}};
+  JsonObjectReader r(doc, "t.json", "/classes/0");
+  EXPECT_EQ(r.strings("systems"), (std::vector<std::string>{"hgx-h100", "hgx-b200"}));
+  const std::string element = message_of([&] { r.strings("models"); });
+  EXPECT_NE(element.find("/classes/0/models/1"), std::string::npos) << element;
+  EXPECT_NE(element.find("a string"), std::string::npos) << element;
+  const std::string not_array = message_of([&] { r.strings("name"); });
+  EXPECT_NE(not_array.find("a JSON array"), std::string::npos) << not_array;
+}
+
 TEST(Suggest, NearestNameOnlyWhenClose) {
   EXPECT_EQ(edit_distance("rign", "ring"), 1u);  // a swap of neighbours is one edit
   EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
