@@ -57,8 +57,12 @@ const std::vector<std::string>& served_commands() {
 bool is_denied_option(const std::string& name) {
   // help: not an answer; format: the API answers JSON; trace/out: files written on the server;
   // jobs: engine processes per request (the server bounds its own); topologies: a directory;
-  // dask, dask-timeout: a request must not make the server connect to another machine (docs/dask.md).
-  static const std::set<std::string> denied = {"help", "format", "trace", "out", "jobs", "topologies", "dask", "dask-timeout"};
+  // dask, dask-timeout: a request must not make the server connect to another machine (docs/dask.md);
+  // plan's fit, fit-out, fit-report, validate, heldout-table: the calibration's file work (rows files in,
+  // parameters, reports and tables out, a minute of fitting), not served for the reasons validate is not.
+  static const std::set<std::string> denied = {"help", "format",       "trace", "out",     "jobs",       "topologies",
+                                               "dask", "dask-timeout", "fit",   "fit-out", "fit-report", "validate",
+                                               "heldout-table"};
   return denied.count(name) > 0;
 }
 

@@ -64,6 +64,10 @@ TEST(ServeApiCommand, RefusesWhatACommandLineCouldNotSayOrTheServerMustNotDo) {
   // The CLI's sweep and goodput take --dask ADDRESS; a request must not make the server connect elsewhere.
   EXPECT_TRUE(is_denied_option("dask"));
   EXPECT_TRUE(is_denied_option("dask-timeout"));
+  // plan's file work (fits and tables written on the server) is not served, as `validate` is not.
+  for (const char* option : {"fit", "fit-out", "fit-report", "validate", "heldout-table"})
+    EXPECT_TRUE(is_denied_option(option)) << option;
+  EXPECT_FALSE(is_denied_option("model"));
 }
 
 TEST(ServeApiCommand, ShellQuoting) {
