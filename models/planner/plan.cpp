@@ -16,6 +16,7 @@
 #include "models/workload/model_catalog.hpp"
 #include "models/workload/model_costs.hpp"
 #include "sim/calib/calibration.hpp"
+#include "sim/calib/heldout_errors.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/topo/system_catalog.hpp"
 #include "sim/topo/topology_graph.hpp"
@@ -202,7 +203,7 @@ PlanResult run_plan(const PlanRequest& req) {
   out.calibration = calibration.name;
   // The step model's error on published runs it was not fitted to (training_heldout.hpp): it applies to the
   // shipped fit priced with the shipped collective calibration only.
-  if (req.compute_fit.empty() && req.compute_table.empty() && calibration.name == "default")
+  if (req.compute_fit.empty() && req.compute_table.empty() && is_shipped_calibration(calibration))
     if (const TrainingHeldoutTable* t = shipped_training_heldout())
       out.heldout = plan_heldout_error(*t, table.fitted_generation(compute.generation), model.is_moe(), spec.id);
   out.shapes = shapes_for(graph, req.gpus, graph.gpus_per_domain());

@@ -146,9 +146,15 @@ const HeldoutTable* shipped_heldout_table() {
   return table.get();
 }
 
+bool is_shipped_calibration(const Calibration& calibration) {
+  if (calibration.name != "default") return false;  // cheap first: the shipped file's name
+  static const Calibration shipped = load_calibration("default");
+  return calibration == shipped;
+}
+
 std::optional<HeldoutError> heldout_error_for(const Calibration& calibration, const std::string& arch,
                                               const std::string& op_slash_algo, bool spans_domains, double bytes) {
-  if (calibration.name != "default" || arch.empty()) return std::nullopt;
+  if (arch.empty() || !is_shipped_calibration(calibration)) return std::nullopt;
   const HeldoutTable* table = shipped_heldout_table();
   if (table == nullptr) return std::nullopt;
   return table->lookup(arch, op_slash_algo, spans_domains, bytes);

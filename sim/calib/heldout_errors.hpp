@@ -66,8 +66,12 @@ std::string heldout_table_to_json_text(const HeldoutTable& table);
 // calibrate/heldout_errors.json, read once per process; nullptr when the file is not there.
 const HeldoutTable* shipped_heldout_table();
 
+// Whether `calibration` is the shipped calibrate/default.json, field for field (not by name: a fit of one's own
+// may be named "default" too).
+bool is_shipped_calibration(const Calibration& calibration);
+
 // The held-out error of a collective priced with `calibration`: the shipped table's class when the
-// calibration is the shipped one ("default"), else nullopt (a user's calibration has no held-out figures).
+// calibration is the shipped one, else nullopt (a user's calibration has no held-out figures).
 std::optional<HeldoutError> heldout_error_for(const Calibration& calibration, const std::string& arch,
                                               const std::string& op_slash_algo, bool spans_domains, double bytes);
 

@@ -257,6 +257,13 @@ TEST(HeldoutErrors, ShippedTableAnswersForTheDefaultCalibrationOnly) {
   Calibration lab = load_calibration("default");
   lab.name = "lab";
   EXPECT_FALSE(heldout_error_for(lab, "blackwell", "all_reduce/ring", false, 1024 * kMiB));
+  // A fit of one's own named "default" is not the shipped calibration: no borrowed figures.
+  Calibration own = load_calibration("default");
+  ASSERT_FALSE(own.arch_algorithms.empty());
+  own.arch_algorithms.begin()->second.begin()->second.bandwidth_efficiency *= 0.9;
+  EXPECT_TRUE(is_shipped_calibration(load_calibration("default")));
+  EXPECT_FALSE(is_shipped_calibration(own));
+  EXPECT_FALSE(heldout_error_for(own, "blackwell", "all_reduce/ring", false, 1024 * kMiB));
 }
 
 }  // namespace
