@@ -9,6 +9,7 @@
 #include <set>
 #include <tuple>
 
+#include "models/workload/gpu_compute.hpp"
 #include "models/workload/model_catalog.hpp"
 #include "sim/core/error_summary_json.hpp"
 #include "sim/core/json_reader.hpp"
@@ -38,8 +39,9 @@ void add_rows(const TrainingValidation& v, const std::string& held_out, const Mo
   }
 }
 
+// Beside the shipped fit (calibrate/training/compute-fit.json).
 std::string path_of_shipped() {
-  return (std::filesystem::path(RACKSIM_TOPOLOGY_DIR).parent_path() / "calibrate" / "training" / "heldout_errors.json").string();
+  return (std::filesystem::path(ComputeTable::shipped_fit_path()).parent_path() / "heldout_errors.json").string();
 }
 
 }  // namespace

@@ -1,9 +1,9 @@
 #include "sim/engine/simulation.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <set>
 
+#include "models/collectives/exec_terms.hpp"
 #include "sim/calib/heldout_errors.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/engine/aggregation.hpp"
@@ -83,16 +83,12 @@ struct Simulation::Impl {
 
 std::optional<HeldoutError> collective_heldout_error(const TopologyGraph& graph, const Calibration& calibration,
                                                      const CollectiveRequest& request, const std::string& algorithm) {
-  if (request.gpus.empty()) return std::nullopt;
-  int compute_capability = std::numeric_limits<int>::max();
   std::set<int> domains;
   for (int g : request.gpus) {
     if (g < 0 || g >= graph.gpu_count()) return std::nullopt;
-    const Vertex& v = graph.vertices()[graph.gpu_vertex(g)];
-    compute_capability = std::min(compute_capability, graph.spec().gpu_type(v.type).compute_capability);
-    domains.insert(v.domain);
+    domains.insert(graph.vertices()[graph.gpu_vertex(g)].domain);
   }
-  return heldout_error_for(calibration, architecture_of(compute_capability),
+  return heldout_error_for(calibration, request_architecture(graph, request),  // "" for no GPUs: none
                            std::string(to_string(request.op)) + "/" + algorithm, domains.size() > 1,
                            static_cast<double>(request.bytes));
 }
