@@ -96,6 +96,7 @@ RecordTarget record_target(const std::string& model, const std::string& net, con
   RecordTarget t;
   const std::string hgx = hgx_system_of(model);
   const bool hgx_model = !hgx.empty();
+  std::string efa_system;  // the AWS instance's own system, when racksim has one
   if (has(net, "EFA")) {
     // AWS EFA (SRD through the aws-ofi-nccl plugin) is not modelled, but where a node's EFA interfaces add
     // up to what its HGX system's ConnectX carry by its topology file (p5 and p5en: 32 x 100 or 16 x 200 Gb/s =
@@ -108,9 +109,17 @@ RecordTarget record_target(const std::string& model, const std::string& net, con
                      std::string(hgx_model ? " (stands in for EFA only at the system's own 8 NICs' bandwidth per node, " +
                                                  std::to_string(static_cast<int>(system_Gbps)) + " Gb/s, stated)"
                                            : ""));
-    t.network_stand_in = "AWS EFA, " + std::to_string(static_cast<int>(node_Gbps)) +
-                         " Gb/s per node: the system's eight ConnectX NICs at the same bandwidth stand in (EFA's SRD "
-                         "latency and efficiency are not modelled); validation only";
+    // p5 (H100, 32 x 100 Gb/s) and p5en (H200, EFAv3 16 x 200 Gb/s) have systems of their own whose transport
+    // is EFA's, with the plugin's own figures (topologies/aws-p5.json, aws-p5en.json); still validation only:
+    // no fit uses an EFA record, so they test those figures.
+    if (model == "H100") efa_system = "aws-p5";
+    if (model == "H200" && (has(net, "EFAv3") || has(net, "p5en"))) efa_system = "aws-p5en";
+    t.network_stand_in = efa_system.empty()
+                             ? "AWS EFA, " + std::to_string(static_cast<int>(node_Gbps)) +
+                                   " Gb/s per node: the system's eight ConnectX NICs at the same bandwidth stand in (EFA's SRD "
+                                   "latency and efficiency are not modelled); validation only"
+                             : "AWS EFA on " + efa_system + " (its transport's latency from aws-ofi-nccl's own figures, "
+                                   "never fitted); validation only";
   }
   // An HGX cluster over InfiniBand or RoCE whose NIC count or speed the source leaves unstated is
   // predicted with its system's NICs (one 400 or 800 Gb/s ConnectX per GPU, as every HGX reference design
@@ -137,7 +146,7 @@ RecordTarget record_target(const std::string& model, const std::string& net, con
   }
   if (hgx_model) {
     // "H100" in a text that also names the H800 (an H800 cluster described as H100-class) is the H800.
-    t.system = model == "H100" && has(net, "H800") ? "hgx-h800" : hgx;
+    t.system = !efa_system.empty() ? efa_system : model == "H100" && has(net, "H800") ? "hgx-h800" : hgx;
     const int n = std::max(1, nodes), p = per_node > 0 ? per_node : (gpus + n - 1) / n;
     if (p > 8 || n * p != gpus) return refused("GPUs per node (" + std::to_string(p) + ") x nodes does not give " + std::to_string(gpus));
     if (n > 1 && !(has(net, "IB") || has(net, "InfiniBand") || has(net, "RoCE") || !t.network_stand_in.empty()))

@@ -16,8 +16,9 @@ struct RecordTarget {
   std::string partitions;   // --partitions form; "18x1": MNNVL off (every tray its own NVLink domain)
   bool nics_assumed = false;  // the source does not state the NICs; the system's own are assumed
   std::string inferred;     // from free text: what was read and what was assumed, in words (empty: fields)
-  // Non-empty: the source's network is not one racksim models, and the system's own NICs stand in for it
-  // at the same bandwidth per node (AWS EFA); says so in words. Such records are validation only.
+  // Non-empty: the record is validation only, and why, in words: the source's network is not one racksim
+  // models and the system's own NICs stand in for it at the same bandwidth per node (EFA on B200/B300, GCP's
+  // TCPXO), or it is AWS EFA on its own system (aws-p5, aws-p5en), whose transport figures no fit may touch.
   std::string network_stand_in;
   double nic_GBps = 0;  // with a stand-in: its NICs' bandwidth per direction, GB/s (0: the system's)
 };

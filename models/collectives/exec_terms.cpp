@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -104,7 +105,17 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   const bool nccl_algo = nccl_func_of(request.op, func) && is_nccl_algorithm(request.algorithm) && request.gpus.size() > 1;
   double payload = 1;
   if (nccl_algo) {
-    const nccl::NcclSystem s = nccl::nccl_system(graph, request.gpus);
+    // Timed as racksim times it: a transport's own step latency where the topology names one (EFA), not the
+    // latency its plugin reports to steer NCCL's choice (nccl_system.hpp).
+    const nccl::NcclSystem s = nccl::timing_view(nccl::nccl_system(graph, request.gpus));
+    if (s.n_nodes > 1 && s.transport_step_us) {
+      const NetTransportSpec& t = *graph.spec().scale_out->transport;
+      char figures[160];
+      std::snprintf(figures, sizeof figures, "%g us a network step (%g more with Simple), reported to NCCL as %g",
+                    t.net_step_latency_us, t.simple_step_overhead_us, t.plugin_latency_us);
+      e.warnings.push_back("scale-out transport " + t.name + ": " + figures + " (" + t.source +
+                           "); the calibration was fitted on InfiniBand/RoCE and never on this transport");
+    }
     nccl::ChannelLimits limits;
     if (request.channels > 0) limits = {request.channels, request.channels};
     const nccl::Graphs g = nccl::compute_graphs(s, limits);

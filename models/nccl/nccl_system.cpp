@@ -24,6 +24,11 @@ const char* path_type_name(int type) {
   return type >= 0 && type <= kPathDis ? names[type] : "?";
 }
 
+NcclSystem timing_view(NcclSystem s) {
+  s.timing = true;
+  return s;
+}
+
 std::string NcclSystem::describe() const {
   char buf[256];
   std::string intra = nvswitch ? "NVSwitch" : std::string("PCIe ") + path_type_name(intra_path);
@@ -142,6 +147,12 @@ NcclSystem nccl_system(const TopologyGraph& graph, const std::vector<int>& gpus)
   // CollNet: SHARP reduces in InfiniBand switches (Quantum), so the fabric must be InfiniBand, and every rank
   // needs a NIC of its own (racksim's fabric plane is per rail: sim/platform).
   s.collnet_fabric = spec.scale_out && spec.scale_out->infiniband();
+  if (spec.scale_out && spec.scale_out->transport) {
+    const NetTransportSpec& t = *spec.scale_out->transport;
+    s.net_latency_us = t.plugin_latency_us;
+    s.transport_step_us = t.net_step_latency_us;
+    s.transport_simple_overhead_us = t.simple_step_overhead_us;
+  }
   for (int gpu : gpus)
     if (graph.nic_of_gpu(graph.gpu_vertex(gpu)) < 0) s.collnet_fabric = false;
   const int cpu0 = graph.cpu_of_gpu(g0);

@@ -3,6 +3,7 @@
 // paths.cc, search.cc, tuning.cc), derived from racksim's topology graph and the ranks' GPUs. Plain data:
 // the decision model (nccl_graphs, nccl_tuner) is a function of this and of the request only, so a test
 // can write one by hand.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,15 @@ struct NcclSystem {
   double net_bw = 0;           // per NIC, NCCL units (speed Mb/s / 8000, topo.cc:373)
   double gpu_nic_bw = 0;       // bandwidth of a GPU's path to its NIC (the slowest link on it), NCCL units
   int gpu_nic_path = kPathPix; // NCCL path type GPU -> its NIC: PIX (NIC on the GPU's PCIe), P2C (C2C + CPU PCIe)
-  double net_latency_us = 0;   // the NIC's latency attribute NCCL adds per network step (IB plugin: 0)
+  double net_latency_us = 0;   // the latency the net plugin reports, which NCCL's tuner adds per network step
+                               // (IB plugin: 0; aws-ofi-nccl on p5: 75 us; topology scale_out.transport)
+  // A transport that is not IB/RoCE verbs (scale_out.transport): its own latency per network step and its
+  // extra cost per step with Simple. NCCL's choice never sees them (it knows only hwLat[NET] and the plugin's
+  // latency above); racksim's time takes them instead of both, in the timing view.
+  std::optional<double> transport_step_us;
+  double transport_simple_overhead_us = 0;
+  // false: NCCL's view (what its tuner estimates and chooses by); true: racksim's time (timing_view).
+  bool timing = false;
   // The network can reduce (CollNet, SHARP): an InfiniBand scale-out fabric (sim/topo) and a NIC of its own
   // for every rank, so that each CollNet head sends through its own rail.
   bool collnet_fabric = false;
@@ -45,6 +54,11 @@ struct NcclSystem {
   // One line: "8 ranks, 1 node (8/node), sm90, NVSwitch 370.8 GB/s/GPU, NVLS", for notes and errors.
   std::string describe() const;
 };
+
+// `s` as racksim times it: network steps at the transport's own latency where the topology names one
+// (scale_out.transport), not at NCCL's IB figures plus the latency the plugin reports; the same as `s` on
+// InfiniBand/RoCE.
+NcclSystem timing_view(NcclSystem s);
 
 // Derives NCCL's view of the ranks `gpus` (global GPU indices) on `graph`. Nodes are the NVLink domains
 // the ranks span (a GPU without NVLink is a node with the rest of its tray). InputError when a node's

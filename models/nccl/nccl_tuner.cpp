@@ -63,6 +63,20 @@ Proto proto_from_string(const std::string& text) {
   throw InputError("--protocol", "", "'" + text + "'", "one of LL, LL128, Simple (or auto)");
 }
 
+// One network step's latency (tuning.cc:352-357): hwLat[NET] of the algorithm (the tree's with one rank per
+// node) plus the latency the net plugin reports (graph latencyInter), twice with Simple. In the timing view
+// of a system whose topology names its transport (scale_out.transport), the transport's own figure instead:
+// the plugin's reported latency steers NCCL's choice, as its authors mean it (aws-ofi-nccl's tuner models EFA
+// at 20 us a step while its net plugin reports 75 to NCCL), and is not a time.
+float net_step_latency_us(const NcclSystem& s, const Graph& gr, Algo a, Proto p) {
+  const int pi = static_cast<int>(p);
+  if (s.timing && s.transport_step_us)
+    return static_cast<float>(*s.transport_step_us + (p == Proto::simple ? s.transport_simple_overhead_us : 0.0));
+  float lat = s.ppn() == 1 ? kHwLat[kHwNet][int(Algo::tree)][pi] : kHwLat[kHwNet][static_cast<int>(a)][pi];
+  lat += static_cast<float>(gr.latency_inter) * (p == Proto::simple ? 2 : 1);
+  return lat;
+}
+
 TuneTables tune_model(const NcclSystem& s, const Graphs& g, const Overrides& ov) {
   TuneTables t;
   const int n_ranks = s.n_ranks, n_nodes = s.n_nodes;
@@ -167,9 +181,7 @@ TuneTables tune_model(const NcclSystem& s, const Graphs& g, const Overrides& ov)
         // Latencies, tuning.cc:352-401.
         float lat = kBaseLat[ai][pi];
         float intra_lat = kHwLat[intra_hw[ai]][ai][pi];
-        float inter_lat = ppn == 1 ? kHwLat[kHwNet][int(Algo::tree)][pi] : kHwLat[kHwNet][ai][pi];
-        inter_lat += static_cast<float>(gr.latency_inter);
-        if (p == Proto::simple) inter_lat += static_cast<float>(gr.latency_inter);
+        float inter_lat = net_step_latency_us(s, gr, a, p);
         if (a == Algo::ring) {
           float hwl = kHwLat[hw[ai]][ai][pi];
           if (f == Func::reduce || f == Func::broadcast) {
@@ -420,8 +432,7 @@ AlgoTerms algo_terms(const NcclSystem& s, const Graphs& g, Func func, Algo a, Pr
   const Graph& gr = a == Algo::ring ? g.ring : (a == Algo::nvls || a == Algo::nvls_tree) ? g.nvls : g.tree;
   const int intra_hw = gr.type_intra == kPathNvl ? kHwNvlink : kHwPci;
   const float ppn = static_cast<float>(n) / nodes;
-  float inter = ppn == 1 ? kHwLat[kHwNet][int(Algo::tree)][pi] : kHwLat[kHwNet][ai][pi];
-  inter += static_cast<float>(gr.latency_inter) * (p == Proto::simple ? 2 : 1);
+  const float inter = net_step_latency_us(s, gr, a, p);
   float intra = kHwLat[intra_hw][ai][pi];
   t.payload_fraction = p == Proto::ll ? 0.5 : p == Proto::ll128 ? 0.92 : 1.0;
   const bool all_reduce = func == Func::all_reduce;

@@ -36,6 +36,10 @@ struct Overrides {
 
 TuneTables tune_model(const NcclSystem& system, const Graphs& graphs, const Overrides& overrides = {});
 
+// One network step's latency for (algorithm, protocol), us: NCCL's hwLat[NET] plus the latency the net plugin
+// reports (twice with Simple), or, in the timing view of a topology that names its transport, the transport's.
+float net_step_latency_us(const NcclSystem& system, const Graph& graph, Algo algo, Proto proto);
+
 // ncclTopoGetAlgoTime: NCCL's estimate in us, or -1 when the pair is unavailable.
 double algo_time_us(const NcclSystem& system, const Graphs& graphs, const TuneTables& tables, Func func, Algo algo,
                     Proto proto, std::uint64_t bytes);

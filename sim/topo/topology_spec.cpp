@@ -305,6 +305,17 @@ TopologySpec topology_from_json(const nlohmann::json& doc, const std::string& wh
     s.fabric = so.string("fabric");
     s.switch_latency_us = so.number_in("switch_latency_us", 0, kMaxLatency_us);
     s.oversubscription = so.number_in("oversubscription", 1, 1000);
+    if (so.has("transport")) {
+      auto tr = so.object("transport");
+      NetTransportSpec t;
+      t.name = tr.string("name");
+      t.net_step_latency_us = tr.number_in("net_step_latency_us", 0, kMaxLatency_us);
+      t.simple_step_overhead_us = tr.number_in_or("simple_step_overhead_us", 0, kMaxLatency_us, 0);
+      t.plugin_latency_us = tr.number_in_or("plugin_latency_us", 0, kMaxLatency_us, 0);
+      t.source = sources.read(tr);
+      tr.finish();
+      s.transport = t;
+    }
     s.source = sources.read(so);
     so.finish();
     if (spec.tray.nics.empty()) so.fail("fabric", "'" + s.fabric + "'", "a tray with at least one NIC");
@@ -390,9 +401,14 @@ std::string topology_to_json_text(const TopologySpec& s) {
       j["nvlink_domain"]["inter_rack_latency_us"] = d.inter_rack_latency_us;
     }
   }
-  if (s.scale_out)
+  if (s.scale_out) {
     j["scale_out"] = {{"fabric", s.scale_out->fabric}, {"switch_latency_us", s.scale_out->switch_latency_us},
                       {"oversubscription", s.scale_out->oversubscription}, {"source", s.scale_out->source}};
+    if (const auto& t = s.scale_out->transport)
+      j["scale_out"]["transport"] = {{"name", t->name}, {"net_step_latency_us", t->net_step_latency_us},
+                                     {"simple_step_overhead_us", t->simple_step_overhead_us},
+                                     {"plugin_latency_us", t->plugin_latency_us}, {"source", t->source}};
+  }
   return dump_json(j, 2) + "\n";
 }
 

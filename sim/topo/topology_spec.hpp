@@ -126,10 +126,27 @@ struct NvlinkDomainSpec {
   bool operator==(const NvlinkDomainSpec&) const = default;
 };
 
+// How NCCL's network steps reach the wire when that is not InfiniBand/RoCE verbs. NCCL's latency table
+// (tuning.cc hwLat[NET]: 2.7-14 us a step by algorithm and protocol) describes its IB plugin (net_ib.cc, which
+// reports a latency of 0). Another transport's plugin has its own per-step cost and reports its own latency to
+// NCCL's tuner, e.g. AWS EFA through aws-ofi-nccl (topologies/aws-p5.json). Absent: NCCL's IB figures.
+struct NetTransportSpec {
+  std::string name;                      // "AWS EFA (SRD) through aws-ofi-nccl"
+  double net_step_latency_us = 0;        // one network step's latency, every algorithm and protocol (replaces
+                                         // hwLat[NET] in racksim's time)
+  double simple_step_overhead_us = 0;    // added per network step with the Simple protocol (completions)
+  double plugin_latency_us = 0;          // the latency the plugin reports to NCCL (ncclNetProperties.latency):
+                                         // NCCL's tuner adds it per network step (twice for Simple) when it
+                                         // chooses; racksim's time does not (it is a selection bias)
+  std::string source;
+  bool operator==(const NetTransportSpec&) const = default;
+};
+
 struct ScaleOutSpec {
   std::string fabric;                    // "InfiniBand NDR, rail-optimised"
   double switch_latency_us = 0;          // per switch hop
   double oversubscription = 1;           // >= 1; 1 = non-blocking
+  std::optional<NetTransportSpec> transport;  // absent: InfiniBand/RoCE verbs (NCCL's own figures)
   std::string source;
   bool operator==(const ScaleOutSpec&) const = default;
   // The switches can reduce in the network (InfiniBand SHARP: NCCL's CollNet); RoCE and EFA cannot.

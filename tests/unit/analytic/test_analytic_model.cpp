@@ -244,6 +244,26 @@ TEST(AnalyticModel, AutoIsWhatNcclWouldRun) {
 }
 
 // Seed course section 7, Fig 4: T = L * phases + in-domain + cross-domain; numbers computed by hand.
+// AWS EFA (topologies/aws-p5.json) differs from HGX H100's InfiniBand in its transport only: a network step of
+// the tree costs the aws-ofi-nccl tuner's 20 us where NCCL's IB figure is hwLat[NET][tree][LL] = 5 us
+// (tuning.cc:149-168), and the plugin's reported 75 us steers NCCL's choice but is not a time. Two nodes:
+// 2 x log2(2) network steps over the tree's up and down passes (tuning.cc:382-385), so +30 us exactly.
+TEST(AnalyticModel, EfaTransportPricesItsOwnStepLatency) {
+  const auto ib = test::shipped("hgx-h100", 2), efa = test::shipped("aws-p5", 2);
+  auto req = make_request(CollectiveOp::all_reduce, "tree", test::first_gpus(16), 8);
+  req.protocol = "LL";
+  const FlowTerms t_ib = nccl_terms(ib, req), t_efa = nccl_terms(efa, req);
+  ASSERT_TRUE(t_efa.latency_at_launch);
+  EXPECT_NEAR(t_efa.launch_s - t_ib.launch_s, 30e-6, 1e-12);
+  EXPECT_NEAR(analytic(efa, req) - analytic(ib, req), 30e-6, 1e-9);
+  // Simple: 20 + 3 us a step (the tuner's completion overhead) against IB's 14.
+  req.protocol = "Simple";
+  EXPECT_NEAR(nccl_terms(efa, req).launch_s - nccl_terms(ib, req).launch_s, 2 * (23 - 14) * 1e-6, 1e-12);
+  // One node: no network step, the transport changes nothing.
+  auto one = make_request(CollectiveOp::all_reduce, "ring", test::first_gpus(8), 1 << 20);
+  EXPECT_NEAR(analytic(test::shipped("aws-p5"), one), analytic(test::shipped("hgx-h100"), one), 1e-12);
+}
+
 TEST(Fig4Model, HandComputedNumbers) {
   Fig4Inputs in;
   in.bytes = 1073741824;  // 1 GiB

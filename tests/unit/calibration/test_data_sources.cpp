@@ -243,10 +243,14 @@ TEST(PublicCollectives, NvlsLabelsMeanWhatNcclRunsAcrossDomains) {
   const MeasurementSet s = load_public_collectives(path);
   std::filesystem::remove(path);
   ASSERT_EQ(s.measurements.size(), 8u) << (s.skipped.empty() ? "" : s.skipped[0].reason);
-  // EFA at the eight ConnectX NICs' 3.2 Tb/s per node: they stand in, the record is validation only; EFA at
-  // any other bandwidth is refused.
+  // EFA at 3.2 Tb/s per node on p5 (H100) and p5en (H200, EFAv3): their own systems, whose transport is
+  // EFA's (topologies/aws-p5*.json), validation only (no fit touches the plugin's figures); EFA at any other
+  // bandwidth is refused.
+  EXPECT_EQ(s.measurements[5].system, "aws-p5");
+  EXPECT_EQ(s.measurements[6].system, "aws-p5en");
   for (int k : {5, 6}) {
-    EXPECT_NE(s.measurements[k].network_stand_in.find("AWS EFA, 3200 Gb/s per node"), std::string::npos);
+    EXPECT_NE(s.measurements[k].network_stand_in.find("AWS EFA on aws-p5"), std::string::npos);
+    EXPECT_NE(s.measurements[k].network_stand_in.find("validation only"), std::string::npos);
     EXPECT_FALSE(is_training_measurement(s.measurements[k], false));
   }
   EXPECT_EQ(s.measurements[6].racks, 16);

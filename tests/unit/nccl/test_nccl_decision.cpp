@@ -63,6 +63,35 @@ TEST(NcclSystem, Gb300NicSitsOnTheGpuPcieGen6) {
   EXPECT_NEAR(s.net_bw, 100.0, 1e-9);     // ConnectX-8, 800 Gb/s
 }
 
+// AWS p5 (topologies/aws-p5.json): the EFA plugin reports 75 us to NCCL (aws-ofi-nccl src/platform-aws.cpp),
+// which NCCL's tuner adds to every network step, twice with Simple (graph latencyInter, tuning.cc:352-357);
+// the timing view takes the transport's own 20 us (+3 with Simple) instead. The hosts are AMD (7R13).
+TEST(NcclSystem, EfaPluginLatencySteersNcclAndTheTransportTimes) {
+  const NcclSystem s = view("aws-p5", 16, 2);
+  EXPECT_EQ(s.n_nodes, 2);
+  EXPECT_EQ(s.net_latency_us, 75);
+  ASSERT_TRUE(s.transport_step_us);
+  EXPECT_EQ(*s.transport_step_us, 20);
+  EXPECT_EQ(s.transport_simple_overhead_us, 3);
+  EXPECT_EQ(s.cpu_vendor, "amd");
+  EXPECT_FALSE(s.timing);
+  const Graphs g = compute_graphs(s);
+  EXPECT_FLOAT_EQ(net_step_latency_us(s, g.tree, Algo::tree, Proto::ll), 5.0f + 75);
+  EXPECT_FLOAT_EQ(net_step_latency_us(s, g.tree, Algo::tree, Proto::simple), 14.0f + 2 * 75);
+  EXPECT_FLOAT_EQ(net_step_latency_us(s, g.ring, Algo::ring, Proto::ll), 2.7f + 75);
+  const NcclSystem t = timing_view(s);
+  EXPECT_FLOAT_EQ(net_step_latency_us(t, g.tree, Algo::tree, Proto::ll), 20.0f);
+  EXPECT_FLOAT_EQ(net_step_latency_us(t, g.tree, Algo::tree, Proto::simple), 23.0f);
+  // NCCL's own latency for a 2-node tree all-reduce, LL (tuning.cc:382-385): 6.8 + 2 x (7 x 0.6 + 1 x 80).
+  const TuneTables tables = tune_model(s, g);
+  EXPECT_NEAR(tables.latency[int(Func::all_reduce)][int(Algo::tree)][int(Proto::ll)], 6.8 + 2 * (7 * 0.6 + 80), 1e-4);
+  // On InfiniBand (NCCL's IB plugin reports 0) both views are NCCL's: 6.8 + 2 x (7 x 0.6 + 5).
+  const NcclSystem ib = view("hgx-h100", 16, 2);
+  const TuneTables ib_tables = tune_model(ib, compute_graphs(ib));
+  EXPECT_NEAR(ib_tables.latency[int(Func::all_reduce)][int(Algo::tree)][int(Proto::ll)], 6.8 + 2 * (7 * 0.6 + 5), 1e-4);
+  EXPECT_FLOAT_EQ(net_step_latency_us(timing_view(ib), compute_graphs(ib).tree, Algo::tree, Proto::ll), 5.0f);
+}
+
 TEST(NcclSystem, HgxBoxesAreNodes) {
   const NcclSystem s = view("hgx-h100", 64, 8);
   EXPECT_EQ(s.n_nodes, 8);

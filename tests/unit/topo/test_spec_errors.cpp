@@ -63,6 +63,20 @@ json with_rack_scope_domain() {
   return d;
 }
 
+// The minimal box with a NIC on its GPU and a scale-out fabric whose transport is named (EFA's shape).
+json with_transport() {
+  json d = minimal();
+  d["rack"]["max_racks"] = 4;
+  d["nic_types"] = json::parse(R"([{"id": "n", "name": "N", "bandwidth_GBps": 50, "latency_us": 1, "source": "spec: fixture"}])");
+  d["tray"]["nics"] = json::parse(R"([{"id": "nic0", "type": "n", "gpu": "gpu0"}])");
+  d["tray"]["links"].push_back(json::parse(R"({"a": "gpu0", "b": "nic0", "type": "pcie"})"));
+  d["scale_out"] = json::parse(R"({"fabric": "EFA-like", "switch_latency_us": 0.3, "oversubscription": 1,
+      "transport": {"name": "T", "net_step_latency_us": 20, "simple_step_overhead_us": 3, "plugin_latency_us": 75,
+                    "source": "spec: fixture"},
+      "source": "spec: fixture"})");
+  return d;
+}
+
 TopologySpec load(const json& doc) { return topology_from_json_text(doc.dump(), "test.json"); }
 
 // Runs `f`, which must throw InputError, and checks that its message contains every one of `parts`.
@@ -282,10 +296,69 @@ TEST(SpecErrors, DefaultRacksNotAMultipleOfTheDomainRacks) {
   expect_error([&] { load(d); }, {"at /rack/default_racks", "invalid value 1", "a multiple of nvlink_domain.racks (2)"});
 }
 
+TEST(SpecErrors, TransportReadsAndWritesBack) {
+  const TopologySpec spec = load(with_transport());
+  ASSERT_TRUE(spec.scale_out && spec.scale_out->transport);
+  const NetTransportSpec& t = *spec.scale_out->transport;
+  EXPECT_EQ(t.name, "T");
+  EXPECT_EQ(t.net_step_latency_us, 20);
+  EXPECT_EQ(t.simple_step_overhead_us, 3);
+  EXPECT_EQ(t.plugin_latency_us, 75);
+  EXPECT_EQ(topology_from_json_text(topology_to_json_text(spec), "again.json"), spec);
+  json d = with_transport();  // the two optional figures default to 0
+  d["scale_out"]["transport"].erase("simple_step_overhead_us");
+  d["scale_out"]["transport"].erase("plugin_latency_us");
+  const TopologySpec bare = load(d);
+  EXPECT_EQ(bare.scale_out->transport->simple_step_overhead_us, 0);
+  EXPECT_EQ(bare.scale_out->transport->plugin_latency_us, 0);
+}
+
+TEST(SpecErrors, TransportWithoutItsStepLatency) {
+  json d = with_transport();
+  d["scale_out"]["transport"].erase("net_step_latency_us");
+  expect_error([&] { load(d); }, {"at /scale_out/transport/net_step_latency_us", "(missing)"});
+}
+
+TEST(SpecErrors, TransportNegativeStepLatency) {
+  json d = with_transport();
+  d["scale_out"]["transport"]["net_step_latency_us"] = -20;
+  expect_error([&] { load(d); }, {"at /scale_out/transport/net_step_latency_us", "invalid value -20"});
+}
+
+TEST(SpecErrors, TransportNegativeSimpleOverhead) {
+  json d = with_transport();
+  d["scale_out"]["transport"]["simple_step_overhead_us"] = -3;
+  expect_error([&] { load(d); }, {"at /scale_out/transport/simple_step_overhead_us", "invalid value -3"});
+}
+
+TEST(SpecErrors, TransportNegativePluginLatency) {
+  json d = with_transport();
+  d["scale_out"]["transport"]["plugin_latency_us"] = -75;
+  expect_error([&] { load(d); }, {"at /scale_out/transport/plugin_latency_us", "invalid value -75"});
+}
+
+TEST(SpecErrors, TransportUnknownKey) {
+  json d = with_transport();
+  d["scale_out"]["transport"]["jitter_us"] = 1;
+  expect_error([&] { load(d); }, {"at /scale_out/transport/jitter_us", "unknown key 'jitter_us'"});
+}
+
+TEST(SpecErrors, TransportWithoutAName) {
+  json d = with_transport();
+  d["scale_out"]["transport"].erase("name");
+  expect_error([&] { load(d); }, {"at /scale_out/transport/name", "(missing)"});
+}
+
+TEST(SpecErrors, TransportSourceMustCiteAReference) {
+  json d = with_transport();
+  d["scale_out"]["transport"]["source"] = "a blog";
+  expect_error([&] { load(d); }, {"at /scale_out/transport/source", "reference 'a'"});
+}
+
 TEST(SpecErrors, UnknownSystemNameListsTheValidOnes) {
   const SystemCatalog catalog(RACKSIM_TOPOLOGY_DIR);
   expect_error([&] { catalog.load("gb999-nvl1"); },
-               {"system", "invalid value 'gb999-nvl1' (unknown system)", "one of dgx-spark, gb200-nvl36x2, gb200-nvl72",
+               {"system", "invalid value 'gb999-nvl1' (unknown system)", "one of aws-p5, aws-p5en, dgx-spark, gb200-nvl36x2, gb200-nvl72",
                 "hgx-h100", "rtx4090-pcie", "or a path to a topology JSON file"});
 }
 
