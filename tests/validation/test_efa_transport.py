@@ -1,0 +1,67 @@
+#!/usr/bin/python3
+"""AWS EFA as a network transport (topologies/aws-p5.json, aws-p5en.json; docs/model.md section 7, "Network
+transports"): a network step costs EFA's own latency from aws-ofi-nccl's tuner (20 us on P5, 18 on P5en),
+while the latency the plugin reports to NCCL (75 / 35 us) only steers NCCL's choice. No figure is fitted and
+no fit uses an EFA record, so AWS's published nccl-tests runs (calibrate/data/public_collectives.json, source
+https://github.com/aws-samples/awsome-distributed-training/blob/7217859f/micro-benchmarks/nccl-tests/README.md
+and .../slurm/topology-aware-nccl-tests/README.md) are a held-out test of them. Asserted, with the measured
+errors (predicted time / measured time - 1) printed for every point:
+  * p5 x2 (16 GPUs, Slurm series) at 8 B - 2 KiB, latency-bound: every |error| <= 25 % (measured -9 to -21 %;
+    with ConnectX NICs standing in, before session 15, -55 to -61 %);
+  * p5en x16 (128 GPUs) at 16 B: |error| <= 10 % (measured -1 %; -64 % before). Its 8 B row (983 us, the
+    first call's warm-up in that README) is printed, not asserted;
+  * the Slurm p5 and the p5en runs at >= 1 GiB: |error| <= 10 % (-6 to +8 %), the wire's regime, untouched by
+    the transport.
+Printed, not asserted: the p5 Slurm points at 4 KiB - 32 MiB, 24-52 % slow (EFA's per-message cost there is
+not modelled, docs/model.md), and the same README's EKS series (NCCL 2.18.5), 28-60 % slow at 64 MiB - 1 GiB
+and -2 % at 2 GiB."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+BIN = os.environ["RACKSIM_BIN"]
+SLURM = "AWS p5.48xlarge x2 (HGX H100 8-GPU, EFA), Slurm all_reduce 16 GPUs auto"
+P5EN = "AWS p5en.48xlarge (HGX H200 8-GPU, EFA), 128 ranks all_reduce 128 GPUs auto"
+KiB, GiB = 1024, 1024 ** 3
+
+
+def main():
+    with tempfile.TemporaryDirectory() as out:
+        run = subprocess.run([BIN, "validate", "--calibration", "default", "--no-probes", "--no-cross-validation",
+                              "--out-dir", out, "--format", "json"], capture_output=True, text=True, timeout=600)
+    if run.returncode != 0:
+        print(run.stderr)
+        return 1
+    rows = [r for r in json.loads(run.stdout)["rows"] if r["system"] in ("aws-p5", "aws-p5en")]
+    failures = []
+    if len(rows) != 41:
+        failures.append("%d AWS EFA rows predicted, expected 41 (38 p5, 3 p5en)" % len(rows))
+    for r in sorted(rows, key=lambda r: (r["series"], r["bytes"])):
+        print("%-9s %-70s %12d B  measured %9.1f us  predicted %9.1f us  %+6.1f %%" % (
+            r["system"], r["series"][:70], r["bytes"], r["measured_time_us"], r["predicted_time_us"], 100 * r["error"]))
+
+    def check(pick, bound, what):
+        chosen = [r for r in rows if pick(r)]
+        if not chosen:
+            failures.append("%s: no point" % what)
+        for r in chosen:
+            if abs(r["error"]) > bound:
+                failures.append("%s: %s at %d B off by %+.1f %% (bound %.0f %%)" % (
+                    what, r["series"], r["bytes"], 100 * r["error"], 100 * bound))
+        print("%s: %d point(s), worst |error| %.1f %% (bound %.0f %%)" % (
+            what, len(chosen), 100 * max([abs(r["error"]) for r in chosen] or [0]), 100 * bound))
+
+    check(lambda r: r["series"] == SLURM and r["bytes"] <= 2 * KiB, 0.25, "p5 x2, 8 B - 2 KiB")
+    check(lambda r: r["series"] == P5EN and r["bytes"] == 16, 0.10, "p5en x16, 16 B")
+    check(lambda r: r["series"] in (SLURM, P5EN) and r["bytes"] >= GiB, 0.10, "p5 x2 (Slurm) and p5en x16 at >= 1 GiB")
+    if any(r.get("training") for r in rows):
+        failures.append("an EFA record is marked as fit data: its transport figures would no longer be held out")
+    for f in failures:
+        print("FAIL:", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
