@@ -260,6 +260,15 @@ PlanResult run_plan(const PlanRequest& req) {
   if (runner < out.search.ranked.size()) out.explanation += " " + explain_difference(best, out.search.ranked[runner]);
   out.runner_up = runner < out.search.ranked.size() ? static_cast<int>(runner) : -1;
 
+  // Tray failures: what one costs each top layout, and the best layout on a degraded system (NVL68/NVL64, or
+  // domains lost). A degraded system that the best no longer fits is searched again: those searches join the
+  // other systems' below, on the same threads.
+  struct DegradedSearch {
+    DegradedPlan plan;
+    std::vector<MeshShape> shapes;
+    bool search = false;
+  };
+  std::vector<DegradedSearch> degraded;
   if (req.failures) {
     for (const Candidate& c : out.search.ranked) {
       const RankPlacement p(graph, c.shape.domains, c.shape.gpus_per_domain);
@@ -268,8 +277,9 @@ PlanResult run_plan(const PlanRequest& req) {
     const int d = graph.gpus_per_domain(), gpt = graph.gpus_per_tray();
     const int domains = graph.gpu_count() / d;
     for (int k = 1; k <= 2; ++k) {
-      DegradedPlan dp;
-      std::vector<MeshShape> shapes;
+      DegradedSearch job_k;
+      DegradedPlan& dp = job_k.plan;
+      std::vector<MeshShape>& shapes = job_k.shapes;
       if (d / gpt >= 3) {
         dp.gpus_per_domain = d - k * gpt;
         dp.name = fmt::format("NVL{}", dp.gpus_per_domain);
@@ -294,23 +304,29 @@ PlanResult run_plan(const PlanRequest& req) {
         dp.note = fmt::format("runs unchanged: the layout uses {} of {} GPUs per domain, a spare tray takes the failed one's place",
                               best.shape.gpus_per_domain, d);
       } else {
-        try {
-          check_constraints(req.constraints, shapes);
-          SearchResult r = search_layouts(model, job, sys, shapes, req.constraints, comm, 1, req.constraints.pinned());
-          if (!r.ranked.empty()) {
-            dp.best = r.ranked.front();
-            dp.slowdown = dp.best->estimate.step_s / best.estimate.step_s - 1;
-            dp.note = fmt::format("re-planned on {} GPUs", dp.best->layout.gpus());
-          } else {
-            dp.note = "no layout fits: " + reasons_text(r);
-          }
-        } catch (const InputError& e) {
-          dp.note = std::string("no layout: ") + e.what();
-        }
+        job_k.search = true;
       }
-      out.degraded.push_back(std::move(dp));
+      degraded.push_back(std::move(job_k));
     }
   }
+  // One degraded system's search, with a collective model of its own (a search's caches are its thread's).
+  auto search_degraded = [&](DegradedSearch& job_k) {
+    DegradedPlan& dp = job_k.plan;
+    try {
+      check_constraints(req.constraints, job_k.shapes);
+      AnalyticCommCost dcomm(graph, calibration);
+      SearchResult r = search_layouts(model, job, sys, job_k.shapes, req.constraints, dcomm, 1, req.constraints.pinned());
+      if (!r.ranked.empty()) {
+        dp.best = r.ranked.front();
+        dp.slowdown = dp.best->estimate.step_s / best.estimate.step_s - 1;
+        dp.note = fmt::format("re-planned on {} GPUs", dp.best->layout.gpus());
+      } else {
+        dp.note = "no layout fits: " + reasons_text(r);
+      }
+    } catch (const InputError& e) {
+      dp.note = std::string("no layout: ") + e.what();
+    }
+  };
 
   // The other systems' searches are independent of one another (each its own graph, collective model and
   // caches; the caches a search activates are per thread): they run on up to one thread per core and land in
@@ -350,28 +366,35 @@ PlanResult run_plan(const PlanRequest& req) {
     }
     return cmp;
   };
-  // Workers take the next system as they finish one (the same system costs nothing, another a search).
+  // Workers take the next task as they finish one: the other systems first (the same system costs nothing,
+  // another a whole search), then the degraded systems that need a search. Every task writes its own slot, so
+  // the answer does not depend on which thread ran what.
+  std::vector<std::size_t> degraded_searches;
+  for (std::size_t i = 0; i < degraded.size(); ++i)
+    if (degraded[i].search) degraded_searches.push_back(i);
+  const std::size_t tasks = req.compare.size() + degraded_searches.size();
   std::vector<std::optional<SystemComparison>> done(req.compare.size());
-  std::vector<std::exception_ptr> failed(req.compare.size());
+  std::vector<std::exception_ptr> failed(tasks);
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
-    for (std::size_t i = next++; i < req.compare.size(); i = next++) {
+    for (std::size_t i = next++; i < tasks; i = next++) {
       try {
-        done[i] = compare_one(req.compare[i]);
+        if (i < req.compare.size()) done[i] = compare_one(req.compare[i]);
+        else search_degraded(degraded[degraded_searches[i - req.compare.size()]]);
       } catch (...) {
         failed[i] = std::current_exception();
       }
     }
   };
-  const std::size_t threads = std::min<std::size_t>(req.compare.size(), std::max(1u, std::thread::hardware_concurrency()));
+  const std::size_t threads = std::min<std::size_t>(tasks, std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::thread> pool;
   for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
   for (auto& t : pool) t.join();
-  for (std::size_t i = 0; i < req.compare.size(); ++i) {
+  for (std::size_t i = 0; i < tasks; ++i)
     if (failed[i]) std::rethrow_exception(failed[i]);
-    out.comparison.push_back(std::move(*done[i]));
-  }
+  for (DegradedSearch& d : degraded) out.degraded.push_back(std::move(d.plan));
+  for (std::size_t i = 0; i < req.compare.size(); ++i) out.comparison.push_back(std::move(*done[i]));
   return out;
 }
 
