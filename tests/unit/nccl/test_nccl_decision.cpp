@@ -230,7 +230,10 @@ class NcclDecision : public ::testing::TestWithParam<Expect> {};
 // B200 one box: NVLS and ring Simple both reach 720 GB/s of bus bandwidth, NVLS's 25 us beats 56 us.
 // A 4-GPU GB200 tray: NVLS has only 4 heads (busbw 360) so ring Simple wins large (Azure's ND GB200 v6
 // runs say "Ring"). One NVL72 rack: NVLS at every size (25 us, 917.6 GB/s). Two racks: NVLS-tree.
-// Eight HGX H100 boxes: tree LL for small, NVLS-tree for large.
+// Eight HGX H100 boxes: tree LL for small, NVLS-tree for large. Two AWS p5 boxes (EFA): the 75 us a step the
+// plugin reports, twice with Simple (tuning.cc:357-359), costs NVLS-tree 2 x 150 us more where the tree with
+// LL128 pays 2 x 75, so at 16 MiB NCCL runs the tree with LL128 (its estimate 325.5 us against NVLS-tree's
+// 434.9) where two IB boxes run NVLS-tree (134.9 against 175.5); at 1 GiB bandwidth decides: NVLS-tree.
 INSTANTIATE_TEST_SUITE_P(
     Table, NcclDecision,
     ::testing::Values(Expect{"hgx-h100", 8, 1, 1 * KiB, Algo::ring, Proto::ll, 1},
@@ -244,7 +247,11 @@ INSTANTIATE_TEST_SUITE_P(
                       Expect{"gb200-nvl72", 72, 1, 1 * GiB, Algo::nvls, Proto::simple, 24},
                       Expect{"gb200-nvl72", 144, 2, 1 * GiB, Algo::nvls_tree, Proto::simple, 32},
                       Expect{"hgx-h100", 64, 8, 1 * KiB, Algo::tree, Proto::ll, 1},
-                      Expect{"hgx-h100", 64, 8, 1 * GiB, Algo::nvls_tree, Proto::simple, 16}));
+                      Expect{"hgx-h100", 64, 8, 1 * GiB, Algo::nvls_tree, Proto::simple, 16},
+                      Expect{"aws-p5", 16, 2, 8, Algo::tree, Proto::ll, 1},
+                      Expect{"aws-p5", 16, 2, 16 * MiB, Algo::tree, Proto::ll128, 16},
+                      Expect{"hgx-h100", 16, 2, 16 * MiB, Algo::nvls_tree, Proto::simple, 16},
+                      Expect{"aws-p5", 16, 2, 1 * GiB, Algo::nvls_tree, Proto::simple, 16}));
 
 TEST_P(NcclDecision, MatchesTheHandTable) {
   const Expect e = GetParam();
