@@ -76,9 +76,7 @@ static void add_show_command(CLI::App& app, const GlobalOptions& global) {
     if (spec.scale_out) {
       row("scale-out", spec.scale_out->fabric);
       const auto& t = spec.scale_out->transport;
-      row("network steps", t ? fmt::format("{}: {:g} us each ({:g} more with Simple); its plugin reports {:g} us to NCCL",
-                                           t->name, t->net_step_latency_us, t->simple_step_overhead_us, t->plugin_latency_us)
-                             : std::string("InfiniBand/RoCE verbs: NCCL's own figures (hwLat[NET], tuning.cc)"));
+      row("network steps", t ? describe(*t) : std::string("InfiniBand/RoCE verbs: NCCL's own figures (hwLat[NET], tuning.cc)"));
     }
   });
 }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 #include <set>
 
@@ -110,10 +109,7 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
     const nccl::NcclSystem s = nccl::timing_view(nccl::nccl_system(graph, request.gpus));
     if (s.n_nodes > 1 && s.transport_step_us) {
       const NetTransportSpec& t = *graph.spec().scale_out->transport;
-      char figures[160];
-      std::snprintf(figures, sizeof figures, "%g us a network step (%g more with Simple), reported to NCCL as %g",
-                    t.net_step_latency_us, t.simple_step_overhead_us, t.plugin_latency_us);
-      e.warnings.push_back("scale-out transport " + t.name + ": " + figures + " (" + t.source +
+      e.warnings.push_back("scale-out transport " + describe(t) + " (" + t.source +
                            "); the calibration was fitted on InfiniBand/RoCE and never on this transport");
     }
     nccl::ChannelLimits limits;

@@ -1,5 +1,7 @@
 #include "sim/topo/topology_spec.hpp"
 
+#include <fmt/format.h>
+
 #include <set>
 
 #include "sim/core/errors.hpp"
@@ -326,6 +328,11 @@ TopologySpec topology_from_json(const nlohmann::json& doc, const std::string& wh
 }
 
 }  // namespace
+
+std::string describe(const NetTransportSpec& t) {
+  return fmt::format("{}: {:g} us a network step ({:g} more with Simple), {:g} us reported to NCCL", t.name,
+                     t.net_step_latency_us, t.simple_step_overhead_us, t.plugin_latency_us);
+}
 
 TopologySpec topology_from_json_text(const std::string& text, const std::string& where) {
   return topology_from_json(parse_json_text(text, where), where);

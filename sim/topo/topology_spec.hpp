@@ -141,6 +141,8 @@ struct NetTransportSpec {
   std::string source;
   bool operator==(const NetTransportSpec&) const = default;
 };
+// One line: "<name>: 20 us a network step (3 more with Simple), 75 us reported to NCCL".
+std::string describe(const NetTransportSpec& transport);
 
 struct ScaleOutSpec {
   std::string fabric;                    // "InfiniBand NDR, rail-optimised"

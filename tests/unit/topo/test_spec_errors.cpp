@@ -304,6 +304,7 @@ TEST(SpecErrors, TransportReadsAndWritesBack) {
   EXPECT_EQ(t.net_step_latency_us, 20);
   EXPECT_EQ(t.simple_step_overhead_us, 3);
   EXPECT_EQ(t.plugin_latency_us, 75);
+  EXPECT_EQ(describe(t), "T: 20 us a network step (3 more with Simple), 75 us reported to NCCL");
   EXPECT_EQ(topology_from_json_text(topology_to_json_text(spec), "again.json"), spec);
   json d = with_transport();  // the two optional figures default to 0
   d["scale_out"]["transport"].erase("simple_step_overhead_us");
