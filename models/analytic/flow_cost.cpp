@@ -358,31 +358,49 @@ std::pair<double, double> flow_line(double alpha_s, const Links& links, double e
   return {alpha_s, per_byte};
 }
 
-// The number of `flows` on each link of each flow, in order: link keys counted in an open-addressing
-// table (sorting every key and counting by binary search was ~3 % of an 8-rack search, whose
-// all-to-alls have 5 112 flows of a few links each).
-std::vector<double> link_loads(const std::vector<const FlowCoster::Path*>& flows) {
-  std::size_t total = 0;
-  for (const FlowCoster::Path* f : flows) total += f->links.size();
+// The number of flows on each link of each flow, in order, for flows given by `each`, which calls its
+// argument with every link key of every flow, in order (`total` of them): link keys counted in an
+// open-addressing table (sorting every key and counting by binary search was ~3 % of an 8-rack search,
+// whose all-to-alls have 5 112 flows of a few links each). The table is the caller's and is left empty
+// for the next set: only the slots used are reset, so a set does not allocate and zero a table of its own.
+template <class EachKey>
+void link_loads(std::size_t total, FlowCache::KeyCounter& counter, const EachKey& each, std::vector<double>& loads) {
+  constexpr long long kEmpty = -1;  // link keys are >= 0 (link_key)
   std::size_t slots = 16;
   while (slots < 2 * total) slots *= 2;  // at most half full: short probe sequences
-  constexpr long long kEmpty = -1;       // link keys are >= 0 (link_key)
-  std::vector<std::pair<long long, int>> table(slots, {kEmpty, 0});
-  auto slot_of = [&](long long key) -> std::pair<long long, int>& {
-    std::size_t i = spread(key) & (slots - 1);
-    while (table[i].first != kEmpty && table[i].first != key) i = (i + 1) & (slots - 1);
-    return table[i];
+  if (counter.slots.size() < slots) counter.slots.assign(slots, {kEmpty, 0});
+  const std::size_t mask = counter.slots.size() - 1;  // a power of two
+  auto slot_of = [&](long long key) -> std::size_t {
+    std::size_t i = spread(key) & mask;
+    while (counter.slots[i].first != kEmpty && counter.slots[i].first != key) i = (i + 1) & mask;
+    return i;
   };
-  for (const FlowCoster::Path* f : flows)
-    for (const auto& link : f->links) {
-      auto& s = slot_of(link.first);
-      s.first = link.first;
-      ++s.second;
+  each([&](long long key) {
+    const std::size_t i = slot_of(key);
+    if (counter.slots[i].first == kEmpty) {
+      counter.slots[i].first = key;
+      counter.used.push_back(i);
     }
-  std::vector<double> loads;
+    ++counter.slots[i].second;
+  });
+  loads.clear();
   loads.reserve(total);
-  for (const FlowCoster::Path* f : flows)
-    for (const auto& link : f->links) loads.push_back(static_cast<double>(slot_of(link.first).second));
+  each([&](long long key) { loads.push_back(static_cast<double>(counter.slots[slot_of(key)].second)); });
+  for (std::size_t i : counter.used) counter.slots[i] = {kEmpty, 0};
+  counter.used.clear();
+}
+
+std::vector<double> link_loads(const std::vector<const FlowCoster::Path*>& flows, FlowCache::KeyCounter& counter) {
+  std::size_t total = 0;
+  for (const FlowCoster::Path* f : flows) total += f->links.size();
+  std::vector<double> loads;
+  link_loads(
+      total, counter,
+      [&](const auto& count) {
+        for (const FlowCoster::Path* f : flows)
+          for (const auto& link : f->links) count(link.first);
+      },
+      loads);
   return loads;
 }
 
@@ -395,7 +413,7 @@ StageCost sorted_lines(std::vector<std::pair<double, double>> lines) {
 }
 }  // namespace
 
-std::vector<FlowCache::RawClass> FlowCoster::raw_classes_of(const std::vector<const Path*>& flows,
+std::vector<FlowCache::RawClass> FlowCoster::raw_classes_of(const std::vector<int>& raw_ids,
                                                             const std::vector<double>& loads) const {
   std::vector<FlowCache::RawClass> classes;
   std::unordered_map<std::uint64_t, std::vector<std::size_t>> by_hash;  // a class's hash -> its positions
@@ -405,25 +423,26 @@ std::vector<FlowCache::RawClass> FlowCoster::raw_classes_of(const std::vector<co
     if (a.size() != b.size()) return false;
     for (std::size_t k = 0; k < a.size(); ++k)
       if (bits(a[k].bandwidth_Bps) != bits(b[k].bandwidth_Bps) || bits(a[k].latency_s) != bits(b[k].latency_s) ||
-          a[k].kind != b[k].kind || bits(loads[c.first_load + k]) != bits(loads[first + k]))
+          a[k].kind != b[k].kind || bits(c.loads[k]) != bits(loads[first + k]))
         return false;
     return true;
   };
   std::size_t first = 0;
-  for (const Path* f : flows) {
-    const auto& hops = cache_->raw_[static_cast<std::size_t>(f->raw)];
+  for (int raw : raw_ids) {
+    const auto& hops = cache_->raw_[static_cast<std::size_t>(raw)];
     std::uint64_t h = hops.size();
     for (std::size_t k = 0; k < hops.size(); ++k)
       h = mix(mix(mix(mix(h, bits(hops[k].bandwidth_Bps)), bits(hops[k].latency_s)), static_cast<std::uint64_t>(hops[k].kind)),
               bits(loads[first + k]));
     std::vector<std::size_t>& same_hash = by_hash[h];
     bool known = false;
-    for (std::size_t c : same_hash) known = known || same_class(classes[c], f->raw, first);
+    for (std::size_t c : same_hash) known = known || same_class(classes[c], raw, first);
     if (!known) {
       same_hash.push_back(classes.size());
-      classes.push_back({f->raw, first});
+      const auto from = loads.begin() + static_cast<std::ptrdiff_t>(first);
+      classes.push_back({raw, std::vector<double>(from, from + static_cast<std::ptrdiff_t>(hops.size()))});
     }
-    first += f->links.size();
+    first += hops.size();  // a path has one link per hop (make_path)
   }
   return classes;
 }
@@ -438,7 +457,7 @@ const std::vector<FlowCache::FlowClass>& FlowCoster::classes_of(FlowCache::FlowS
     FlowCache::FlowClass c;
     c.alpha_s = p.alpha_s;
     c.crosses_nic = p.crosses_nic;
-    for (std::size_t k = 0; k < p.links.size(); ++k) c.links.emplace_back(set.loads[rc.first_load + k], p.links[k].second);
+    for (std::size_t k = 0; k < p.links.size(); ++k) c.links.emplace_back(rc.loads[k], p.links[k].second);
     classes.push_back(std::move(c));
   }
   set.classes.emplace_back(table_, std::move(classes));
@@ -446,23 +465,48 @@ const std::vector<FlowCache::FlowClass>& FlowCoster::classes_of(FlowCache::FlowS
 }
 
 StageCost FlowCoster::all_to_all_stage(const std::vector<int>& vertices) {
-  if (table_ != nullptr) {
-    const auto it = cache_->all_to_all_.find(vertices);
-    if (it != cache_->all_to_all_.end()) return lines_of(classes_of(*it->second), algorithm_efficiency_, nic_efficiency_);
-  }
   const std::size_t n = vertices.size();
-  std::vector<const Path*> flows;
-  flows.reserve(n * (n > 0 ? n - 1 : 0));
-  for (std::size_t s = 0; s < n; ++s)
-    for (std::size_t d = 0; d < n; ++d)
-      if (s != d) flows.push_back(&gpu_to_gpu(vertices[s], vertices[d]));
-  FlowCache::FlowSet* set = nullptr;
-  StageCost c = stage(flows, &set);
-  if (table_ != nullptr && set != nullptr) cache_->all_to_all_.emplace(vertices, set);
-  return c;
+  if (table_ == nullptr) {  // no cache (or no table of paths left): flow by flow
+    std::vector<const Path*> flows;
+    flows.reserve(n * (n > 0 ? n - 1 : 0));
+    for (std::size_t s = 0; s < n; ++s)
+      for (std::size_t d = 0; d < n; ++d)
+        if (s != d) flows.push_back(&gpu_to_gpu(vertices[s], vertices[d]));
+    return stage(flows);
+  }
+  auto it = cache_->all_to_all_.find(vertices);
+  if (it == cache_->all_to_all_.end()) {
+    // The set's classes from the flows' routes alone (raw path ids): no path is built for a flow until its
+    // class needs one, and neither the ids nor the loads are kept. Same classes as stage() finds, so the
+    // same lines to the bit.
+    FlowCache::KeyCounter& scratch = cache_->counter_;
+    std::vector<int>& ids = scratch.ids;
+    ids.clear();
+    ids.reserve(n * (n > 0 ? n - 1 : 0));
+    std::size_t total = 0;
+    std::vector<FlowCache::Hop> own;
+    for (std::size_t s = 0; s < n; ++s)
+      for (std::size_t d = 0; d < n; ++d) {
+        if (s == d) continue;
+        int id = -1;
+        total += raw_path(0, vertices[s], vertices[d], own, &id).size();
+        ids.push_back(id);
+      }
+    link_loads(
+        total, scratch,
+        [&](const auto& count) {
+          for (int id : ids)
+            for (const FlowCache::Hop& h : cache_->raw_[static_cast<std::size_t>(id)]) count(h.key);
+        },
+        scratch.loads);
+    FlowCache::FlowSet set;
+    set.raw_classes = raw_classes_of(ids, scratch.loads);
+    it = cache_->all_to_all_.emplace(vertices, std::move(set)).first;
+  }
+  return lines_of(classes_of(it->second), algorithm_efficiency_, nic_efficiency_);
 }
 
-StageCost FlowCoster::stage(const std::vector<const Path*>& flows, FlowCache::FlowSet** cached) const {
+StageCost FlowCoster::stage(const std::vector<const Path*>& flows) const {
   // Flows per link, in the order of the flows' links: with a cache, once per flow set (its raw path ids);
   // else sorted keys, counted by binary search (a std::map here was 13 % of a planner search).
   FlowCache::FlowSet* set = nullptr;
@@ -484,11 +528,11 @@ StageCost FlowCoster::stage(const std::vector<const Path*>& flows, FlowCache::Fl
   }
   FlowCache::FlowSet own;
   if (set == nullptr) {
-    own.loads = link_loads(flows);
-    if (ids != nullptr) own.raw_classes = raw_classes_of(flows, own.loads);
+    FlowCache::KeyCounter mine;
+    own.loads = link_loads(flows, cache_ != nullptr ? cache_->counter_ : mine);
+    if (ids != nullptr) own.raw_classes = raw_classes_of(*ids, own.loads);
     set = ids != nullptr ? &cache_->loads_.emplace(*ids, std::move(own)).first->second : &own;
   }
-  if (cached != nullptr) *cached = ids != nullptr ? set : nullptr;
   // Every path is its table's (bit-identical for the same raw id): one line per class gives the same
   // distinct lines as one per flow.
   if (table_ != nullptr && ids != nullptr) return lines_of(classes_of(*set), algorithm_efficiency_, nic_efficiency_);

@@ -75,6 +75,16 @@ class FlowCache {
 
   using Scope = ThreadScope<FlowCache>;
 
+  // Link keys counted by open addressing (flow_cost.cpp: link_loads), kept between flow sets so that a
+  // set's count does not allocate and zero a table of its own (1 MiB for a 64-GPU all-to-all).
+  struct KeyCounter {
+    std::vector<std::pair<long long, int>> slots;
+    std::vector<std::size_t> used;
+    // An all-to-all's raw path ids and loads, reused from set to set (they are not kept).
+    std::vector<int> ids;
+    std::vector<double> loads;
+  };
+
  private:
   friend class FlowCoster;
   struct Hop {
@@ -115,19 +125,22 @@ class FlowCache {
   // the path of one flow of each (make_path for a few raw paths, not for all 5 112 of an all-to-all).
   struct RawClass {
     int raw = -1;               // one flow's raw path id
-    std::size_t first_load = 0;  // where its links' flow counts start in the set's loads
+    std::vector<double> loads;  // its flows on each of its links, in order
   };
   // What is kept per flow set (its raw path ids, in order): the number of its flows on each link of each
-  // flow, in order, its raw classes, and its classes under each table of paths that priced it.
+  // flow, in order (kept only where a set may be priced flow by flow: FlowCoster::stage without a table),
+  // its raw classes, and its classes under each table of paths that priced it.
   struct FlowSet {
     std::vector<double> loads;
     std::vector<RawClass> raw_classes;
     std::vector<std::pair<const Table*, std::vector<FlowClass>>> classes;
   };
   std::unordered_map<std::vector<int>, FlowSet, VectorHash> loads_;
-  // All-to-all flow sets by their GPU vertices (FlowCoster::all_to_all_stage): n ids to hash, not n(n-1).
-  std::unordered_map<std::vector<int>, FlowSet*, VectorHash> all_to_all_;
+  // All-to-all flow sets by their GPU vertices (FlowCoster::all_to_all_stage): n ids to hash, not n(n-1),
+  // and neither the flows' ids nor their loads kept (a planner search meets ~165 groups of ~62 GPUs).
+  std::unordered_map<std::vector<int>, FlowSet, VectorHash> all_to_all_;
   std::vector<int> scratch_;
+  KeyCounter counter_;
 };
 
 class FlowCoster {
@@ -165,7 +178,7 @@ class FlowCoster {
   double fabric_reduce_s_per_byte(int rail);
 
   // Every flow carries the same number of bytes.
-  StageCost stage(const std::vector<const Path*>& flows) const { return stage(flows, nullptr); }
+  StageCost stage(const std::vector<const Path*>& flows) const;
   // stage() of every GPU of `vertices` sending to every other at once (flows s -> d, s != d, in order):
   // an all-to-all. With a cache, its flow set is found by the n vertices instead of building and hashing
   // the n(n-1) flows (a 72-GPU all-to-all has 5 112), and priced by its classes.
@@ -187,12 +200,11 @@ class FlowCoster {
   int domain_peer(int gpu_vertex) const;
   // One line per class, at the algorithm's efficiency, sorted.
   static StageCost lines_of(const std::vector<FlowCache::FlowClass>& classes, double efficiency, double nic_efficiency);
-  // stage(flows); *set (when not null) receives the cached flow set, or nullptr when it is not cached.
-  StageCost stage(const std::vector<const Path*>& flows, FlowCache::FlowSet** set) const;
   // The set's classes under table_ (its paths), built once per table from its raw classes.
   const std::vector<FlowCache::FlowClass>& classes_of(FlowCache::FlowSet& set) const;
-  // The raw classes of `flows` (all from the cache) whose flows per link are `loads`.
-  std::vector<FlowCache::RawClass> raw_classes_of(const std::vector<const Path*>& flows, const std::vector<double>& loads) const;
+  // The raw classes of the flows whose raw path ids are `raw_ids` (all from the cache) and whose flows
+  // per link are `loads`.
+  std::vector<FlowCache::RawClass> raw_classes_of(const std::vector<int>& raw_ids, const std::vector<double>& loads) const;
 
   const TopologyGraph& graph_;
   const Calibration& calibration_;

@@ -225,5 +225,39 @@ TEST(StepCaches, FlowClassesGiveTheUncachedAllToAll) {
   }
 }
 
+// The stage itself, line by line: an all-to-all priced from its classes (cached, from the flows' routes
+// alone) has exactly the lines of every flow priced on its own without a cache, on a set whose flows
+// load their links unevenly (1 GPU of a tray, 2 of the next, then 3, then 4, ...: C2C and NIC links
+// shared by different numbers of flows).
+TEST(StepCaches, AllToAllClassesHaveEveryFlowsLine) {
+  const auto g = test::shipped("gb200-nvl72", 2);
+  const Calibration cal = load_calibration("default");
+  std::vector<int> vertices;
+  for (int gpu = 0; gpu < 144; ++gpu)
+    if (gpu % 4 < 1 + (gpu / 4) % 4) vertices.push_back(g.gpu_vertex(gpu));  // 1, 2, 3, 4 GPUs of successive trays
+  FlowTerms terms;
+  terms.arch = "blackwell";
+  terms.efficiency = 0.9;
+  terms.kappa = 0.95;
+  FlowCoster plain(g, cal, terms);
+  std::vector<const FlowCoster::Path*> flows;
+  for (int s : vertices)
+    for (int d : vertices)
+      if (s != d) flows.push_back(&plain.gpu_to_gpu(s, d));
+  const StageCost every = plain.stage(flows);
+  ASSERT_GT(every.lines.size(), 2u);  // uneven: several distinct lines
+  FlowCache cache(g);
+  const FlowCache::Scope scope(cache);
+  for (int pass = 0; pass < 2; ++pass) {  // the second from the cached classes
+    FlowCoster cached(g, cal, terms);
+    const StageCost c = cached.all_to_all_stage(vertices);
+    ASSERT_EQ(c.lines.size(), every.lines.size());
+    for (std::size_t i = 0; i < c.lines.size(); ++i) {
+      EXPECT_TRUE(same_bits(c.lines[i].first, every.lines[i].first)) << i;
+      EXPECT_TRUE(same_bits(c.lines[i].second, every.lines[i].second)) << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace racksim
