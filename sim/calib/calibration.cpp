@@ -282,6 +282,7 @@ Calibration load_calibration(const std::string& path_or_name) {
     throw InputError("--calibration", "", "'" + path_or_name + "' (" + (ec ? ec.message() : "no such file") + ")",
                      "a calibration JSON file, 'default' (the shipped calibration) or 'none' (vendor peaks)");
   std::string text = read_json_file_text(path);
+  if (std::optional<Calibration> seen = calibration_files_read().value_of(text)) return std::move(*seen);
   Calibration c = calibration_from_json(parse_json_text(text, path), path);  // InputError naming the file when bad
   calibration_files_read().remember(c, std::move(text));
   return c;

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <tuple>
@@ -137,19 +138,37 @@ std::string heldout_table_to_json_text(const HeldoutTable& t) {
 }
 
 const HeldoutTable* shipped_heldout_table() {
-  static const std::unique_ptr<const HeldoutTable> table = []() -> std::unique_ptr<const HeldoutTable> {
-    const std::string path = std::string(RACKSIM_CALIBRATION_DIR) + "/" + kShippedFile;
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(path, ec)) return nullptr;
-    return std::make_unique<const HeldoutTable>(heldout_table_from_json_text(read_json_file_text(path), path));
-  }();
-  return table.get();
+  // By the file's text: parsed once per text a process meets (an engine daemon's children inherit the
+  // daemon's, warm_shipped_tables), and never stale while a long-lived daemon outlives a regenerated file.
+  // Tables are never freed, so a pointer handed out stays valid.
+  static std::mutex mutex;
+  static std::map<std::string, std::unique_ptr<const HeldoutTable>> by_text;
+  const std::string path = std::string(RACKSIM_CALIBRATION_DIR) + "/" + kShippedFile;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return nullptr;
+  std::string text = read_json_file_text(path);
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = by_text.find(text);
+  if (it == by_text.end()) {
+    auto table = std::make_unique<const HeldoutTable>(heldout_table_from_json_text(text, path));
+    it = by_text.emplace(std::move(text), std::move(table)).first;
+  }
+  return it->second.get();
 }
 
 bool is_shipped_calibration(const Calibration& calibration) {
   if (calibration.name != "default") return false;  // cheap first: the shipped file's name
-  static const Calibration shipped = load_calibration("default");
-  return calibration == shipped;
+  // load_calibration parses a text it has parsed before only once (RememberedFiles::value_of).
+  return calibration == load_calibration("default");
+}
+
+void warm_shipped_tables() {
+  try {
+    (void)load_calibration("default");
+    (void)shipped_heldout_table();
+  } catch (const std::exception&) {
+    // A missing or broken shipped file is reported where a result needs it, not here.
+  }
 }
 
 std::optional<HeldoutError> heldout_error_for(const Calibration& calibration, const std::string& arch,

@@ -63,8 +63,13 @@ struct HeldoutTable {
 HeldoutTable heldout_table_from_json_text(const std::string& text, const std::string& where);
 std::string heldout_table_to_json_text(const HeldoutTable& table);
 
-// calibrate/heldout_errors.json, read once per process; nullptr when the file is not there.
+// calibrate/heldout_errors.json, parsed once per text of the file a process meets; nullptr when the file is
+// not there.
 const HeldoutTable* shipped_heldout_table();
+
+// Parses the shipped calibration and held-out table now, so that processes forked afterwards (an engine
+// daemon's runs) find them parsed; what a file's text gave is reused only for that same text.
+void warm_shipped_tables();
 
 // Whether `calibration` is the shipped calibrate/default.json, field for field (not by name: a fit of one's own
 // may be named "default" too).

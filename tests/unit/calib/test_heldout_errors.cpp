@@ -4,6 +4,7 @@
 // engine's wire, and a simulation with the shipped calibration (and none without it).
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -264,6 +265,37 @@ TEST(HeldoutErrors, ShippedTableAnswersForTheDefaultCalibrationOnly) {
   EXPECT_TRUE(is_shipped_calibration(load_calibration("default")));
   EXPECT_FALSE(is_shipped_calibration(own));
   EXPECT_FALSE(heldout_error_for(own, "blackwell", "all_reduce/ring", false, 1024 * kMiB));
+}
+
+
+// A calibration file's text is parsed once per process (RememberedFiles::value_of): the same text read
+// again, under another name too, gives the same value; an edited text is parsed anew, never answered from
+// the memo (a daemon outlives regenerated files).
+TEST(HeldoutErrors, CalibrationTextIsParsedOncePerText) {
+  const std::string shipped = std::string(RACKSIM_TEST_DATA_DIR) + "/../calibrate/default.json";
+  std::ifstream in(shipped);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  const std::string needle = "\"bandwidth_efficiency\": ";
+  const std::size_t at = text.find(needle);
+  ASSERT_NE(at, std::string::npos);
+  const std::filesystem::path dir = std::filesystem::temp_directory_path();
+  const std::string same = (dir / "racksim_test_calibration_same.json").string();
+  const std::string edited = (dir / "racksim_test_calibration_edited.json").string();
+  std::ofstream(same) << text;
+  std::string changed = text;  // the first bandwidth efficiency made 0.5
+  const std::size_t value = at + needle.size();
+  changed.replace(value, text.find_first_of(",\n}", value) - value, "0.5");
+  std::ofstream(edited) << changed;
+  const Calibration a = load_calibration("default"), b = load_calibration(same), c = load_calibration(edited);
+  EXPECT_TRUE(a == b);
+  EXPECT_FALSE(a == c);
+  EXPECT_TRUE(is_shipped_calibration(b));
+  EXPECT_FALSE(is_shipped_calibration(c));  // named "default" too, but not the shipped values
+  EXPECT_TRUE(load_calibration(edited) == c);
+  std::filesystem::remove(same);
+  std::filesystem::remove(edited);
 }
 
 }  // namespace
