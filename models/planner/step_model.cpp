@@ -74,7 +74,9 @@ namespace {
 // to and from host memory, by the memory model (models/memory/offload.hpp) for a whole tray doing the
 // same, with `compute_s` of compute to hide behind.
 double offload_time(const SystemContext& sys, double optimizer_params, double activation_bytes, double compute_s) {
-  auto& streaming = *sys.offload_streaming;
+  SystemContext::OffloadMemo& memo = *sys.offload_streaming;
+  const std::lock_guard<std::mutex> lock(memo.mutex);
+  auto& streaming = memo.seconds;
   const auto key = std::make_pair(optimizer_params, activation_bytes);
   auto it = streaming.find(key);
   if (it == streaming.end()) {

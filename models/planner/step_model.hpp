@@ -16,6 +16,7 @@
 //    micro-batch; the optimizer step (HBM-bound); offload traffic over C2C or PCIe.
 // The whole step is a Work (compute_model.hpp): linear in the fitted compute parameters.
 #include <map>
+#include <mutex>
 #include <memory>
 #include <optional>
 #include <string>
@@ -59,9 +60,15 @@ struct SystemContext {
   double host_bytes_per_gpu = 0;  // CPU memory per GPU (offload capacity)
   double c2c_Bps_per_gpu = 0;     // GPU <-> host bandwidth per GPU per direction when all GPUs offload
   std::string host_link;          // "c2c", "pcie"
-  // offload streaming seconds per (optimizer params, activation bytes) per GPU, filled as asked
-  std::shared_ptr<std::map<std::pair<double, double>, double>> offload_streaming =
-      std::make_shared<std::map<std::pair<double, double>, double>>();
+  // Offload streaming seconds per (optimizer params, activation bytes) per GPU, filled as asked. Shared by the
+  // copies of the context and by searches that run at once on one system (run_plan's degraded systems, on
+  // the comparison's threads), hence its lock: two of them filling it together corrupted the map (a crash or
+  // a hang in Plan.TrayFailureOnAFullRack about one run in a hundred).
+  struct OffloadMemo {
+    std::mutex mutex;
+    std::map<std::pair<double, double>, double> seconds;
+  };
+  std::shared_ptr<OffloadMemo> offload_streaming = std::make_shared<OffloadMemo>();
 };
 SystemContext make_system_context(const TopologyGraph& graph, const GpuCompute& gpu, const ComputeParams& params);
 // The system's GPU from `table` with its generation's fitted parameters.
