@@ -3,14 +3,16 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 PYTHONPATH_LINE := PYTHONPATH=$(CURDIR)/$(BUILD)/bindings:$(CURDIR)/bindings/python
 
-.PHONY: run test build deps configure python clean fuzz fuzz-build sanitize check-all
+.PHONY: run test build deps configure python clean fuzz fuzz-build sanitize tsan check-all
 
 # Checked builds, each in its own directory (docs/errors.md has what they found and how long they take):
 #   make sanitize   everything built with AddressSanitizer + UndefinedBehaviorSanitizer (gcc), whole suite
 #   make fuzz       libFuzzer harnesses of the loaders (clang-14), FUZZ_SECONDS each (default 60)
-#   make check-all  make test, then both (too long for make test's 20 minutes on 2 cores)
+#   make tsan       ThreadSanitizer on what runs threads: the planner's tests and whole plans
+#   make check-all  make test, then all three (too long for make test's 20 minutes on 2 cores)
 SANITIZE_BUILD ?= build-sanitize
 FUZZ_BUILD ?= build-fuzz
+TSAN_BUILD ?= build-tsan
 FUZZ_SECONDS ?= 60
 
 deps:
@@ -37,6 +39,13 @@ sanitize:
 	@cmake --build $(SANITIZE_BUILD) -j $(JOBS)
 	@bash scripts/sanitize-tests.sh $(SANITIZE_BUILD) $(JOBS)
 
+tsan:
+	@bash scripts/install-deps.sh
+	@cmake -S . -B $(TSAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRACKSIM_TSAN=ON \
+	  -DRACKSIM_BUILD_BENCH=OFF -DRACKSIM_BUILD_PYTHON=OFF -DRACKSIM_BUILD_PROBES=OFF >/dev/null
+	@cmake --build $(TSAN_BUILD) -j $(JOBS) --target racksim_unit_tests racksim racksim-engine
+	@bash scripts/tsan-checks.sh $(TSAN_BUILD)
+
 fuzz-build:
 	@bash scripts/install-deps.sh fuzz
 	@cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=None -DCMAKE_CXX_FLAGS="-O1" -DCMAKE_CXX_COMPILER=clang++-14 \
@@ -47,7 +56,7 @@ fuzz-build:
 fuzz: fuzz-build
 	@bash scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
-check-all: test sanitize fuzz
+check-all: test sanitize fuzz tsan
 
 clean:
-	rm -rf $(BUILD) $(SANITIZE_BUILD) $(FUZZ_BUILD) out
+	rm -rf $(BUILD) $(SANITIZE_BUILD) $(FUZZ_BUILD) $(TSAN_BUILD) out
