@@ -364,7 +364,7 @@ std::pair<double, double> flow_line(double alpha_s, const Links& links, double e
 // whose all-to-alls have 5 112 flows of a few links each). The table is the caller's and is left empty
 // for the next set: only the slots used are reset, so a set does not allocate and zero a table of its own.
 template <class EachKey>
-void link_loads(std::size_t total, FlowCache::KeyCounter& counter, const EachKey& each, std::vector<double>& loads) {
+std::vector<double> link_loads(std::size_t total, FlowCache::KeyCounter& counter, const EachKey& each) {
   constexpr long long kEmpty = -1;  // link keys are >= 0 (link_key)
   std::size_t slots = 16;
   while (slots < 2 * total) slots *= 2;  // at most half full: short probe sequences
@@ -383,25 +383,21 @@ void link_loads(std::size_t total, FlowCache::KeyCounter& counter, const EachKey
     }
     ++counter.slots[i].second;
   });
-  loads.clear();
+  std::vector<double> loads;
   loads.reserve(total);
   each([&](long long key) { loads.push_back(static_cast<double>(counter.slots[slot_of(key)].second)); });
   for (std::size_t i : counter.used) counter.slots[i] = {kEmpty, 0};
   counter.used.clear();
+  return loads;
 }
 
 std::vector<double> link_loads(const std::vector<const FlowCoster::Path*>& flows, FlowCache::KeyCounter& counter) {
   std::size_t total = 0;
   for (const FlowCoster::Path* f : flows) total += f->links.size();
-  std::vector<double> loads;
-  link_loads(
-      total, counter,
-      [&](const auto& count) {
-        for (const FlowCoster::Path* f : flows)
-          for (const auto& link : f->links) count(link.first);
-      },
-      loads);
-  return loads;
+  return link_loads(total, counter, [&](const auto& count) {
+    for (const FlowCoster::Path* f : flows)
+      for (const auto& link : f->links) count(link.first);
+  });
 }
 
 StageCost sorted_lines(std::vector<std::pair<double, double>> lines) {
@@ -479,8 +475,7 @@ StageCost FlowCoster::all_to_all_stage(const std::vector<int>& vertices) {
     // The set's classes from the flows' routes alone (raw path ids): no path is built for a flow until its
     // class needs one, and neither the ids nor the loads are kept. Same classes as stage() finds, so the
     // same lines to the bit.
-    FlowCache::KeyCounter& scratch = cache_->counter_;
-    std::vector<int>& ids = scratch.ids;
+    std::vector<int>& ids = cache_->scratch_;  // the flows' raw path ids, as stage() keeps them
     ids.clear();
     ids.reserve(n * (n > 0 ? n - 1 : 0));
     std::size_t total = 0;
@@ -492,23 +487,20 @@ StageCost FlowCoster::all_to_all_stage(const std::vector<int>& vertices) {
         total += raw_path(0, vertices[s], vertices[d], own, &id).size();
         ids.push_back(id);
       }
-    link_loads(
-        total, scratch,
-        [&](const auto& count) {
-          for (int id : ids)
-            for (const FlowCache::Hop& h : cache_->raw_[static_cast<std::size_t>(id)]) count(h.key);
-        },
-        scratch.loads);
+    const std::vector<double> loads = link_loads(total, cache_->counter_, [&](const auto& count) {
+      for (int id : ids)
+        for (const FlowCache::Hop& h : cache_->raw_[static_cast<std::size_t>(id)]) count(h.key);
+    });
     FlowCache::FlowSet set;
-    set.raw_classes = raw_classes_of(ids, scratch.loads);
+    set.raw_classes = raw_classes_of(ids, loads);
     it = cache_->all_to_all_.emplace(vertices, std::move(set)).first;
   }
   return lines_of(classes_of(it->second), algorithm_efficiency_, nic_efficiency_);
 }
 
 StageCost FlowCoster::stage(const std::vector<const Path*>& flows) const {
-  // Flows per link, in the order of the flows' links: with a cache, once per flow set (its raw path ids);
-  // else sorted keys, counted by binary search (a std::map here was 13 % of a planner search).
+  // Flows per link, in the order of the flows' links (link_loads): with a cache, once per flow set (its raw
+  // path ids); without one, for every call.
   FlowCache::FlowSet* set = nullptr;
   std::vector<int>* ids = nullptr;
   if (cache_ != nullptr) {

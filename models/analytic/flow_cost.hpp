@@ -80,9 +80,6 @@ class FlowCache {
   struct KeyCounter {
     std::vector<std::pair<long long, int>> slots;
     std::vector<std::size_t> used;
-    // An all-to-all's raw path ids and loads, reused from set to set (they are not kept).
-    std::vector<int> ids;
-    std::vector<double> loads;
   };
 
  private:
@@ -139,7 +136,7 @@ class FlowCache {
   // All-to-all flow sets by their GPU vertices (FlowCoster::all_to_all_stage): n ids to hash, not n(n-1),
   // and neither the flows' ids nor their loads kept (a planner search meets ~165 groups of ~62 GPUs).
   std::unordered_map<std::vector<int>, FlowSet, VectorHash> all_to_all_;
-  std::vector<int> scratch_;
+  std::vector<int> scratch_;  // a flow set's raw path ids while it is looked up or counted (stage, all_to_all_stage)
   KeyCounter counter_;
 };
 

@@ -267,7 +267,6 @@ TEST(HeldoutErrors, ShippedTableAnswersForTheDefaultCalibrationOnly) {
   EXPECT_FALSE(heldout_error_for(own, "blackwell", "all_reduce/ring", false, 1024 * kMiB));
 }
 
-
 // A calibration file's text is parsed once per process (RememberedFiles::value_of): the same text read
 // again, under another name too, gives the same value; an edited text is parsed anew, never answered from
 // the memo (a daemon outlives regenerated files).
