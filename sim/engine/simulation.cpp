@@ -51,13 +51,18 @@ struct Simulation::Impl {
     return collective_heldout_error(graph, calibration, s.request, s.request.algorithm);
   }
   // The configuration echo every result carries. `alone`: each result is a collective run by itself (not one
-  // of several run at once), which is what the held-out errors were measured on.
-  void echo(std::vector<RunResult>& results, const std::vector<const Schedule*>& pointers, bool alone) const {
+  // of several run at once), which is what the held-out errors were measured on. A result from an engine
+  // server already carries its held-out error (the server's own echo, from the same topology and calibration
+  // text, with the shipped tables parsed once in the daemon): not looked up again here, which parsed
+  // calibrate/heldout_errors.json in every CLI call (~1 ms of an 8-GPU collective's ~8).
+  enum class Heldout { look_up, from_engine_server };
+  void echo(std::vector<RunResult>& results, const std::vector<const Schedule*>& pointers, bool alone,
+            Heldout heldout = Heldout::look_up) const {
     for (std::size_t i = 0; i < results.size() && i < pointers.size(); ++i) {  // what NCCL's choice was
       results[i].protocol = pointers[i]->request.protocol;
       results[i].channels = pointers[i]->request.channels;
       results[i].warnings = pointers[i]->warnings;
-      results[i].heldout_error = alone ? heldout_error_of(*pointers[i]) : std::nullopt;
+      if (heldout == Heldout::look_up) results[i].heldout_error = alone ? heldout_error_of(*pointers[i]) : std::nullopt;
     }
     for (auto& r : results) {
       r.system = graph.spec().id;
@@ -119,7 +124,8 @@ std::vector<RunResult> Simulation::run_linked(const std::vector<const Schedule*>
                                                 pointers, options);
     if (after) request.after = *after;
     std::vector<RunResult> results = run_on_engine_server(request);
-    impl.echo(results, pointers, pointers.size() == 1);  // what the wire leaves out (NCCL's choice, warnings)
+    // What the wire leaves out (NCCL's choice, warnings).
+    impl.echo(results, pointers, pointers.size() == 1, Impl::Heldout::from_engine_server);
     return results;
   }
   // Compiled here, where the schedules are in cache; the engine process reads only the compact result.
@@ -140,7 +146,7 @@ std::vector<RunResult> Simulation::run_each(const std::vector<const Schedule*>& 
     EngineRequest request = impl.server_request(EngineRequest::Kind::each, pointers, options);
     request.jobs = jobs;
     std::vector<RunResult> results = run_on_engine_server(request);
-    impl.echo(results, pointers, true);
+    impl.echo(results, pointers, true, Impl::Heldout::from_engine_server);
     return results;
   }
   // Each run compiled just before its engine process is forked, the next while it runs (engine_process.hpp).
