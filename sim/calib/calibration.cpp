@@ -1,5 +1,7 @@
 #include "sim/calib/calibration.hpp"
 
+#include "sim/calib/calibration_cache.hpp"
+
 #include <algorithm>
 #include <filesystem>
 
@@ -283,7 +285,13 @@ Calibration load_calibration(const std::string& path_or_name) {
                      "a calibration JSON file, 'default' (the shipped calibration) or 'none' (vendor peaks)");
   std::string text = read_json_file_text(path);
   if (std::optional<Calibration> seen = calibration_files_read().value_of(text)) return std::move(*seen);
+  // Parsed by an earlier process of this build (sim/calib/calibration_cache.hpp): the same text, decoded.
+  if (std::optional<Calibration> cached = cached_calibration(text)) {
+    calibration_files_read().remember(*cached, std::move(text));
+    return std::move(*cached);
+  }
   Calibration c = calibration_from_json(parse_json_text(text, path), path);  // InputError naming the file when bad
+  cache_calibration(text, c);
   calibration_files_read().remember(c, std::move(text));
   return c;
 }

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-#include "sim/engine/wire.hpp"
+#include "sim/core/wire.hpp"
 
 // The engine request's binary encoding (engine_server.hpp): what the CLI or a threaded caller sends to the
 // engine server or daemon, schedules as raw fields.

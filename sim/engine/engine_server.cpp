@@ -31,6 +31,7 @@
 #include "sim/calib/heldout_errors.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/hugepage_malloc.hpp"
+#include "sim/core/private_dir.hpp"
 #include "sim/engine/engine_process.hpp"
 #include "sim/engine/local_engine.hpp"
 #include "sim/engine/result_wire.hpp"
@@ -196,20 +197,6 @@ std::uint64_t fnv1a(const std::string& text, std::uint64_t h = 14695981039346656
   return h;
 }
 
-// A directory only this user can use: $XDG_RUNTIME_DIR (the session manager makes it 0700), else
-// /tmp/racksim-<uid>, created 0700 and refused unless it is ours, a real directory and private.
-std::string private_socket_dir() {
-  if (const char* xdg = std::getenv("XDG_RUNTIME_DIR"); xdg != nullptr && xdg[0] == '/') {
-    struct stat st {};
-    if (::stat(xdg, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == ::getuid() && (st.st_mode & 077) == 0) return xdg;
-  }
-  const std::string dir = "/tmp/racksim-" + std::to_string(::getuid());
-  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) return "";
-  struct stat st {};
-  if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::getuid() || (st.st_mode & 077) != 0) return "";
-  return dir;
-}
-
 // The address of a Unix socket at `path`; false when the path does not fit sun_path.
 bool unix_address(const std::string& path, sockaddr_un& addr) {
   addr = sockaddr_un{};
@@ -300,7 +287,7 @@ class DaemonClient {
 }  // namespace
 
 std::string engine_daemon_socket_path() {
-  const std::string dir = private_socket_dir();
+  const std::string dir = private_runtime_dir();  // this user's only (sim/core/private_dir.hpp)
   if (dir.empty()) return "";
   struct stat st {};
   if (::stat(RACKSIM_ENGINE_PATH, &st) != 0) return "";

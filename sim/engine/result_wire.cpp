@@ -5,7 +5,7 @@
 #include <type_traits>
 
 #include "sim/core/errors.hpp"
-#include "sim/engine/wire.hpp"
+#include "sim/core/wire.hpp"
 
 namespace racksim {
 
