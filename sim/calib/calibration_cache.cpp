@@ -1,17 +1,7 @@
 #include "sim/calib/calibration_cache.hpp"
 
-#include <unistd.h>
-
-#include <chrono>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <functional>
-#include <string_view>
-
 #include "sim/core/errors.hpp"
-#include "sim/core/private_dir.hpp"
+#include "sim/core/parsed_file_cache.hpp"
 #include "sim/core/wire.hpp"
 
 namespace racksim {
@@ -29,10 +19,8 @@ static_assert(sizeof(LinkCalibration) == 128, "LinkCalibration changed: update e
 static_assert(sizeof(AlgorithmCalibration) == 200, "AlgorithmCalibration changed: update encode_algo/decode_algo");
 static_assert(sizeof(Calibration) == 256, "Calibration changed: update encode_calibration/decode_calibration");
 
-constexpr const char* kWhat = "parsed-calibration cache entry";
-constexpr std::string_view kMagic = "racksim parsed calibration\n";
-// Entries not written for this long are removed when another is written (each rebuild leaves its own).
-constexpr auto kStaleAfter = std::chrono::hours(24 * 7);
+constexpr const char* kWhat = "cached calibration";
+constexpr const char* kKind = "calibration";
 
 void encode_fit(Writer& w, const FitSummary& f) {
   w.pod(f.points);
@@ -163,46 +151,6 @@ Calibration decode_from(Reader& r) {
   return c;
 }
 
-bool cache_enabled() {
-  const char* v = std::getenv("RACKSIM_CALIBRATION_CACHE");
-  return v == nullptr || (std::strcmp(v, "off") != 0 && std::strcmp(v, "0") != 0);
-}
-
-// Computed once: two stat calls and a readlink.
-const std::string& this_build() {
-  static const std::string identity = build_identity();
-  return identity;
-}
-
-std::string hex(std::size_t h) {
-  char out[17];
-  std::snprintf(out, sizeof out, "%016zx", h);
-  return out;
-}
-
-bool read_file(const std::string& path, std::string& out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  if (size <= 0) return false;
-  out.resize(static_cast<std::size_t>(size));
-  in.seekg(0, std::ios::beg);
-  return static_cast<bool>(in.read(out.data(), size));
-}
-
-void remove_stale_entries(const std::filesystem::path& dir) {
-  std::error_code ec;
-  const auto now = std::filesystem::file_time_type::clock::now();
-  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.rfind("calibration-", 0) != 0 || name.size() < 4 || name.compare(name.size() - 4, 4, ".bin") != 0) continue;
-    std::error_code time_ec;
-    const auto written = std::filesystem::last_write_time(it->path(), time_ec);
-    if (!time_ec && now - written > kStaleAfter) std::filesystem::remove(it->path(), time_ec);
-  }
-}
-
 }  // namespace
 
 std::string encode_calibration(const Calibration& calibration) {
@@ -216,56 +164,20 @@ Calibration decode_calibration(const std::string& bytes) {
   return decode_from(r);
 }
 
-std::string calibration_cache_path(const std::string& text) {
-  if (!cache_enabled() || this_build().empty()) return "";
-  const std::string dir = private_runtime_dir();
-  if (dir.empty()) return "";
-  const std::hash<std::string_view> hash;
-  return dir + "/calibration-" + hex(hash(text)) + "-" + hex(hash(this_build())) + ".bin";
-}
+std::string calibration_cache_path(const std::string& text) { return parsed_cache_path(kKind, text); }
 
 std::optional<Calibration> cached_calibration(const std::string& text) {
-  const std::string path = calibration_cache_path(text);
-  std::string entry;
-  if (path.empty() || !read_file(path, entry)) return std::nullopt;
-  if (entry.compare(0, kMagic.size(), kMagic) != 0) return std::nullopt;
-  const std::string body = entry.substr(kMagic.size());
+  const std::optional<std::string> bytes = cached_parse(kKind, text);
+  if (!bytes) return std::nullopt;
   try {
-    Reader r(body, kWhat);
-    if (r.str() != this_build() || r.str() != text) return std::nullopt;  // another build's, or a hash collision
-    return decode_from(r);
-  } catch (const SimulationError&) {  // cut short or corrupt: parse the text instead
+    return decode_calibration(*bytes);
+  } catch (const SimulationError&) {  // not a whole calibration: parse the text instead
     return std::nullopt;
   }
 }
 
 void cache_calibration(const std::string& text, const Calibration& calibration) {
-  const std::string path = calibration_cache_path(text);
-  if (path.empty()) return;
-  Writer w;
-  w.reserve(2 * text.size() + 4096);
-  w.str(this_build());
-  w.str(text);
-  encode_into(w, calibration);
-  const std::string body = w.take();
-  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out.write(kMagic.data(), static_cast<std::streamsize>(kMagic.size()));
-    out.write(body.data(), static_cast<std::streamsize>(body.size()));
-    if (!out) {
-      std::error_code ec;
-      std::filesystem::remove(temporary, ec);
-      return;
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(temporary, path, ec);  // whole or not at all for a reader
-  if (ec) {
-    std::filesystem::remove(temporary, ec);
-    return;
-  }
-  remove_stale_entries(std::filesystem::path(path).parent_path());
+  if (!calibration_cache_path(text).empty()) cache_parse(kKind, text, encode_calibration(calibration));
 }
 
 }  // namespace racksim

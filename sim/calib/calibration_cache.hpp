@@ -1,16 +1,10 @@
 #pragma once
-// The parsed-calibration cache. Parsing calibrate/default.json (61 KB of JSON with every entry's sources and
-// fit) was two thirds of the instructions of a small CLI call: 7.1 M of 10.8 M for an 8-GPU collective
-// (callgrind), because each call is a new process. A calibration file's text, once parsed, is kept in
-// binary (its Calibration as sim/core/wire.hpp encodes it) in this user's private runtime directory
-// (sim/core/private_dir.hpp), under the hash of the text and of the build; the next process reading the
-// same text decodes it instead (~0.1 M instructions).
-//
-// Never a different answer: an entry is used only when it holds the whole text read now (compared byte for
-// byte, not by hash), was written by this very build (a rebuild may parse differently), and decodes
-// completely; anything else, including an unreadable directory, is parsed as before. Entries are written
-// atomically (rename), so concurrent processes read a whole entry or none. RACKSIM_CALIBRATION_CACHE=off
-// turns it off (nothing read, nothing written).
+// Calibration files in the parsed-file cache (sim/core/parsed_file_cache.hpp): parsing calibrate/default.json
+// (61 KB of JSON with every entry's sources and fit) was two thirds of the instructions of a small CLI call,
+// 7.1 M of 10.8 M for an 8-GPU collective (callgrind), because each call is a new process. What a text parses
+// to is kept in binary (the encoding below) and decoded by the next process of this build that reads the same
+// text (~0.1 M instructions); the cache's rules (the whole text compared, this build only, all or nothing)
+// are parsed_file_cache.hpp's.
 #include <optional>
 #include <string>
 
@@ -20,7 +14,7 @@ namespace racksim {
 
 // The binary form (exact: decode(encode(c)) == c, every field; tests/unit/calib/test_calibration_cache.cpp).
 std::string encode_calibration(const Calibration& calibration);
-// Throws SimulationError on bytes that are not a whole encoded calibration.
+// Throws SimulationError on bytes that are not a whole encoded calibration (cut short, or trailing bytes).
 Calibration decode_calibration(const std::string& bytes);
 
 // The cached parse of `text`, if this build cached it before.

@@ -1,6 +1,6 @@
 #pragma once
 // Where racksim keeps what only this user's racksim processes of this build may read: the engine daemon's
-// socket (sim/engine/engine_server.cpp) and the parsed-calibration cache (sim/calib/calibration_cache.hpp).
+// socket (sim/engine/engine_server.cpp) and the parsed-file cache (sim/core/parsed_file_cache.hpp).
 #include <string>
 
 namespace racksim {

@@ -1,6 +1,6 @@
 #pragma once
 // The binary encoding both ends of the engine's pipes share (engine requests, result_wire.hpp's results),
-// and the parsed-calibration cache (sim/calib/calibration_cache.hpp): fixed-size fields as their bytes,
+// and the parsed-file cache (sim/core/parsed_file_cache.hpp): fixed-size fields as their bytes,
 // strings and lists after a 64-bit count. Only racksim's own processes of the same build read it (the
 // engine server and the cache are keyed by the build: private_dir.hpp), so no versioning.
 #include <cstdint>

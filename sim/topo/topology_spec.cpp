@@ -1,5 +1,7 @@
 #include "sim/topo/topology_spec.hpp"
 
+#include "sim/topo/topology_cache.hpp"
+
 #include <fmt/format.h>
 
 #include <set>
@@ -347,7 +349,14 @@ RememberedFiles<TopologySpec>& topology_files_read() {
 
 TopologySpec load_topology_file(const std::string& path) {
   std::string text = read_json_file_text(path);
+  if (std::optional<TopologySpec> seen = topology_files_read().value_of(text)) return std::move(*seen);
+  // Parsed by an earlier process of this build (sim/topo/topology_cache.hpp): the same text, decoded.
+  if (std::optional<TopologySpec> cached = cached_topology(text)) {
+    topology_files_read().remember(*cached, std::move(text));
+    return std::move(*cached);
+  }
   TopologySpec spec = topology_from_json(parse_json_text(text, path), path);  // parsed once (it was dumped and parsed again)
+  cache_topology(text, spec);
   topology_files_read().remember(spec, std::move(text));
   return spec;
 }

@@ -82,12 +82,12 @@ class CalibrationCacheDir : public ::testing::Test {
  protected:
   void SetUp() override {
     if (const char* old = std::getenv("XDG_RUNTIME_DIR")) old_xdg_ = old;
-    if (const char* old = std::getenv("RACKSIM_CALIBRATION_CACHE")) old_switch_ = old;
+    if (const char* old = std::getenv("RACKSIM_PARSE_CACHE")) old_switch_ = old;
     char pattern[] = "/tmp/racksim-cache-test-XXXXXX";  // mkdtemp makes it 0700, as private_runtime_dir wants
     ASSERT_NE(::mkdtemp(pattern), nullptr);
     dir_ = pattern;
     ::setenv("XDG_RUNTIME_DIR", dir_.c_str(), 1);
-    ::unsetenv("RACKSIM_CALIBRATION_CACHE");
+    ::unsetenv("RACKSIM_PARSE_CACHE");
     // A text no other test reads (RememberedFiles would answer it in this process without the cache).
     text_ = shipped_text();
     text_.insert(text_.find('{') + 1, "\n  ");
@@ -97,8 +97,8 @@ class CalibrationCacheDir : public ::testing::Test {
   void TearDown() override {
     if (old_xdg_) ::setenv("XDG_RUNTIME_DIR", old_xdg_->c_str(), 1);
     else ::unsetenv("XDG_RUNTIME_DIR");
-    if (old_switch_) ::setenv("RACKSIM_CALIBRATION_CACHE", old_switch_->c_str(), 1);
-    else ::unsetenv("RACKSIM_CALIBRATION_CACHE");
+    if (old_switch_) ::setenv("RACKSIM_PARSE_CACHE", old_switch_->c_str(), 1);
+    else ::unsetenv("RACKSIM_PARSE_CACHE");
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
   }
@@ -108,7 +108,7 @@ class CalibrationCacheDir : public ::testing::Test {
 
 TEST_F(CalibrationCacheDir, ALoadLeavesTheParseForTheNextProcess) {
   const std::string path = calibration_cache_path(text_);
-  ASSERT_EQ(path.rfind(dir_ + "/calibration-", 0), 0u) << path;
+  ASSERT_EQ(path.rfind(dir_ + "/parsed-calibration-", 0), 0u) << path;
   EXPECT_FALSE(cached_calibration(text_));
   const Calibration loaded = load_calibration(file_);
   ASSERT_TRUE(std::filesystem::exists(path));
@@ -142,13 +142,13 @@ TEST_F(CalibrationCacheDir, AnEntryIsUsedOnlyForItsOwnText) {
 TEST_F(CalibrationCacheDir, TurnedOffNothingIsReadOrWritten) {
   cache_calibration(text_, every_field_set());
   ASSERT_TRUE(cached_calibration(text_));
-  ::setenv("RACKSIM_CALIBRATION_CACHE", "off", 1);
+  ::setenv("RACKSIM_PARSE_CACHE", "off", 1);
   EXPECT_EQ(calibration_cache_path(text_), "");
   EXPECT_FALSE(cached_calibration(text_));
   cache_calibration(text_ + "  ", every_field_set());
   std::size_t entries = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir_))
-    if (e.path().filename().string().rfind("calibration-", 0) == 0) ++entries;
+    if (e.path().filename().string().rfind("parsed-", 0) == 0) ++entries;
   EXPECT_EQ(entries, 1u);
 }
 
