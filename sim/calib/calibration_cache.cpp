@@ -166,18 +166,10 @@ Calibration decode_calibration(const std::string& bytes) {
 
 std::string calibration_cache_path(const std::string& text) { return parsed_cache_path(kKind, text); }
 
-std::optional<Calibration> cached_calibration(const std::string& text) {
-  const std::optional<std::string> bytes = cached_parse(kKind, text);
-  if (!bytes) return std::nullopt;
-  try {
-    return decode_calibration(*bytes);
-  } catch (const SimulationError&) {  // not a whole calibration: parse the text instead
-    return std::nullopt;
-  }
-}
+std::optional<Calibration> cached_calibration(const std::string& text) { return cached_value(kKind, text, decode_calibration); }
 
 void cache_calibration(const std::string& text, const Calibration& calibration) {
-  if (!calibration_cache_path(text).empty()) cache_parse(kKind, text, encode_calibration(calibration));
+  cache_value(kKind, text, [&] { return encode_calibration(calibration); });
 }
 
 }  // namespace racksim

@@ -14,6 +14,8 @@
 #include <optional>
 #include <string>
 
+#include "sim/core/errors.hpp"
+
 namespace racksim {
 
 // The file an entry of `kind` ("calibration", "topology") for `text` goes to; "" when the cache is off or
@@ -23,5 +25,24 @@ std::string parsed_cache_path(const std::string& kind, const std::string& text);
 std::optional<std::string> cached_parse(const std::string& kind, const std::string& text);
 // Keeps `encoded` as what `text` parses to (best effort: silent when the directory cannot be written).
 void cache_parse(const std::string& kind, const std::string& text, const std::string& encoded);
+
+// A reader's two halves. The value cached for `text`, decoded by `decode` (which throws SimulationError on
+// bytes that are not a whole value: then nothing, and the caller parses the text).
+template <class Decode>
+auto cached_value(const std::string& kind, const std::string& text, Decode decode)
+    -> std::optional<decltype(decode(std::string()))> {
+  const std::optional<std::string> bytes = cached_parse(kind, text);
+  if (!bytes) return std::nullopt;
+  try {
+    return decode(*bytes);
+  } catch (const SimulationError&) {
+    return std::nullopt;
+  }
+}
+// Caches what `encode()` gives as the parse of `text`; `encode` is not called when the cache is off.
+template <class Encode>
+void cache_value(const std::string& kind, const std::string& text, Encode encode) {
+  if (!parsed_cache_path(kind, text).empty()) cache_parse(kind, text, encode());
+}
 
 }  // namespace racksim

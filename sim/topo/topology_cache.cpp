@@ -319,18 +319,10 @@ TopologySpec decode_topology(const std::string& bytes) {
 
 std::string topology_cache_path(const std::string& text) { return parsed_cache_path(kKind, text); }
 
-std::optional<TopologySpec> cached_topology(const std::string& text) {
-  const std::optional<std::string> bytes = cached_parse(kKind, text);
-  if (!bytes) return std::nullopt;
-  try {
-    return decode_topology(*bytes);
-  } catch (const SimulationError&) {  // not a whole topology: parse the text instead
-    return std::nullopt;
-  }
-}
+std::optional<TopologySpec> cached_topology(const std::string& text) { return cached_value(kKind, text, decode_topology); }
 
 void cache_topology(const std::string& text, const TopologySpec& spec) {
-  if (!topology_cache_path(text).empty()) cache_parse(kKind, text, encode_topology(spec));
+  cache_value(kKind, text, [&] { return encode_topology(spec); });
 }
 
 }  // namespace racksim

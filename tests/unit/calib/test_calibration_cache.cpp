@@ -3,7 +3,6 @@
 // was made from, by this build, whole; anything else (corrupt, another text under the same name, the cache
 // turned off) is parsed as before. Each test works in a private directory of its own (XDG_RUNTIME_DIR).
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -15,6 +14,7 @@
 #include "sim/calib/calibration_cache.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/json_reader.hpp"
+#include "../core/private_runtime_dir_support.hpp"
 
 namespace racksim {
 namespace {
@@ -81,29 +81,15 @@ TEST(CalibrationCache, BytesCutShortOrTrailingAreRefused) {
 class CalibrationCacheDir : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (const char* old = std::getenv("XDG_RUNTIME_DIR")) old_xdg_ = old;
-    if (const char* old = std::getenv("RACKSIM_PARSE_CACHE")) old_switch_ = old;
-    char pattern[] = "/tmp/racksim-cache-test-XXXXXX";  // mkdtemp makes it 0700, as private_runtime_dir wants
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-    ::setenv("XDG_RUNTIME_DIR", dir_.c_str(), 1);
-    ::unsetenv("RACKSIM_PARSE_CACHE");
+    dir_ = runtime_.path();
     // A text no other test reads (RememberedFiles would answer it in this process without the cache).
     text_ = shipped_text();
     text_.insert(text_.find('{') + 1, "\n  ");
     file_ = dir_ + "/cal.json";
     std::ofstream(file_) << text_;
   }
-  void TearDown() override {
-    if (old_xdg_) ::setenv("XDG_RUNTIME_DIR", old_xdg_->c_str(), 1);
-    else ::unsetenv("XDG_RUNTIME_DIR");
-    if (old_switch_) ::setenv("RACKSIM_PARSE_CACHE", old_switch_->c_str(), 1);
-    else ::unsetenv("RACKSIM_PARSE_CACHE");
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
+  test::ScopedPrivateRuntimeDir runtime_;
   std::string dir_, text_, file_;
-  std::optional<std::string> old_xdg_, old_switch_;
 };
 
 TEST_F(CalibrationCacheDir, ALoadLeavesTheParseForTheNextProcess) {

@@ -4,19 +4,19 @@
 // trailing are refused, and an entry is used only for its own text and kind. Each directory test works in a
 // private directory of its own (XDG_RUNTIME_DIR).
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
 
-#include "sim/calib/calibration_cache.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/json_reader.hpp"
 #include "sim/core/parsed_file_cache.hpp"
 #include "sim/topo/topology_cache.hpp"
+#include "../core/private_runtime_dir_support.hpp"
 
 namespace racksim {
 namespace {
@@ -60,25 +60,15 @@ TEST(TopologyCache, BytesCutShortOrTrailingAreRefused) {
 class TopologyCacheDir : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (const char* old = std::getenv("XDG_RUNTIME_DIR")) old_xdg_ = old;
-    char pattern[] = "/tmp/racksim-cache-test-XXXXXX";  // 0700, as private_runtime_dir wants
-    ASSERT_NE(::mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-    ::setenv("XDG_RUNTIME_DIR", dir_.c_str(), 1);
+    dir_ = runtime_.path();
     // A text no other test of this process reads.
     text_ = read_json_file_text(std::string(RACKSIM_TOPOLOGY_DIR) + "/hgx-h100.json");
     text_.insert(text_.find('{') + 1, "\n  ");
     file_ = dir_ + "/system.json";
     std::ofstream(file_) << text_;
   }
-  void TearDown() override {
-    if (old_xdg_) ::setenv("XDG_RUNTIME_DIR", old_xdg_->c_str(), 1);
-    else ::unsetenv("XDG_RUNTIME_DIR");
-    std::error_code ec;
-    std::filesystem::remove_all(dir_, ec);
-  }
+  test::ScopedPrivateRuntimeDir runtime_;
   std::string dir_, text_, file_;
-  std::optional<std::string> old_xdg_;
 };
 
 TEST_F(TopologyCacheDir, ALoadLeavesTheParseForTheNextProcess) {
