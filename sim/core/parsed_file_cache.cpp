@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -57,7 +58,8 @@ void remove_stale_entries(const std::filesystem::path& dir) {
   const auto now = std::filesystem::file_time_type::clock::now();
   for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string name = it->path().filename().string();
-    if (name.rfind("parsed-", 0) != 0 || name.size() < 4 || name.compare(name.size() - 4, 4, ".bin") != 0) continue;
+    // Entries, and temporary files a process left when it died between writing and renaming.
+    if (name.rfind("parsed-", 0) != 0 || name.find(".bin") == std::string::npos) continue;
     std::error_code time_ec;
     const auto written = std::filesystem::last_write_time(it->path(), time_ec);
     if (!time_ec && now - written > kStaleAfter) std::filesystem::remove(it->path(), time_ec);
@@ -102,7 +104,9 @@ void cache_parse(const std::string& kind, const std::string& text, const std::st
   w.str(text);
   w.str(encoded);
   const std::string body = w.take();
-  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
+  // Its own temporary file per process and thread (the planner's threads load the systems they compare).
+  static std::atomic<unsigned> writes{0};
+  const std::string temporary = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(writes++);
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
     out.write(kMagic.data(), static_cast<std::streamsize>(kMagic.size()));
