@@ -14,9 +14,9 @@ void ring_steps(ScheduleBuilder& b, const std::vector<int>& members, const std::
       const int src = members[i];
       const int dst = members[(i + 1) % g];
       for (const auto& piece : segments[seg]) {
-        std::vector<int> after = streams ? streams->after(stream_tag, src) : std::vector<int>{};
-        const int id = b.transfer(Endpoint::rank(src), {Endpoint::rank(dst)}, piece.first, piece.count, reduce, phase,
-                                  after);
+        const int after = streams ? streams->last(stream_tag, src) : -1;
+        const int id = b.transfer_one(Endpoint::rank(src), Endpoint::rank(dst), piece.first, piece.count, reduce, phase,
+                                      after);
         if (streams) streams->record(stream_tag, src, id);
       }
     }

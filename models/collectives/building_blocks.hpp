@@ -36,6 +36,11 @@ class Streams {
     const auto it = last_.find({tag, key});
     return it == last_.end() ? std::vector<int>{} : std::vector<int>{it->second};
   }
+  // The last task recorded for (tag, key), -1 for none: after()'s one element without a vector.
+  int last(int tag, int key) const {
+    const auto it = last_.find({tag, key});
+    return it == last_.end() ? -1 : it->second;
+  }
   void record(int tag, int key, int task) { last_[{tag, key}] = task; }
 
  private:

@@ -43,10 +43,20 @@ int ScheduleBuilder::group_with(int value, int task) {
 
 int ScheduleBuilder::transfer(Endpoint src, const std::vector<Endpoint>& dsts, int chunk, int count, bool reduce,
                               int phase, const std::vector<int>& after) {
+  return add_task(src, dsts, chunk, count, reduce, phase, after.data(), after.size());
+}
+
+int ScheduleBuilder::transfer_one(Endpoint src, Endpoint dst, int chunk, int count, bool reduce, int phase, int after_task) {
+  return add_task(src, std::vector<Endpoint>{dst}, chunk, count, reduce, phase, after_task >= 0 ? &after_task : nullptr,
+                  after_task >= 0 ? 1 : 0);
+}
+
+int ScheduleBuilder::add_task(Endpoint src, std::vector<Endpoint> dsts, int chunk, int count, bool reduce, int phase,
+                              const int* after, std::size_t after_count) {
   Task t;
   t.id = static_cast<int>(schedule_.tasks.size());
   t.src = src;
-  t.dsts = dsts;
+  t.dsts = std::move(dsts);
   t.chunk = chunk;
   t.chunk_count = count;
   t.reduce = reduce;
@@ -56,7 +66,11 @@ int ScheduleBuilder::transfer(Endpoint src, const std::vector<Endpoint>& dsts, i
 
   // Data dependencies: whoever wrote these chunks at the source. A writer value >= 0 is a group of
   // tasks (reductions), <= -2 the single task -(value + 2), -1 nobody.
-  std::vector<int> deps = after;
+  std::vector<int> deps;
+  if (after_count > 0) {  // the ordering ones and the writers: one allocation
+    deps.reserve(after_count + 2);
+    deps.assign(after, after + after_count);
+  }
   int last_value = -1;
   writers_[holder(src)].for_each(chunk, chunk + count, [&](int, int, int value) {
     if (value == -1 || value == last_value) return;
@@ -73,7 +87,7 @@ int ScheduleBuilder::transfer(Endpoint src, const std::vector<Endpoint>& dsts, i
 
   // The destinations now hold data written by this task.
   memo_.clear();
-  for (const auto& d : dsts) {
+  for (const auto& d : t.dsts) {
     auto& map = writers_[holder(d)];
     if (reduce) {
       map.update(chunk, chunk + count, [&](int, int, int value) { return group_with(value, t.id); });
