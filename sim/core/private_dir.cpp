@@ -22,15 +22,12 @@ std::string private_runtime_dir() {
   return dir;
 }
 
-namespace {
-// "path, inode, size, mtime" of a file, "" when it cannot be read.
 std::string file_identity(const std::string& path) {
   struct stat st {};
   if (path.empty() || ::stat(path.c_str(), &st) != 0) return "";
   return path + '\0' + std::to_string(st.st_ino) + '\0' + std::to_string(st.st_size) + '\0' +
          std::to_string(st.st_mtim.tv_sec) + '.' + std::to_string(st.st_mtim.tv_nsec);
 }
-}  // namespace
 
 std::string build_identity() {
   std::string identity;

@@ -9,6 +9,9 @@ namespace racksim {
 // checked to be this user's private directory (not a link); "" when neither can be had.
 std::string private_runtime_dir();
 
+// A file by path, inode, size and modification time ("" when it cannot be read): what a rebuild changes.
+std::string file_identity(const std::string& path);
+
 // What tells this build apart from any other: the executable (/proc/self/exe) and the file holding this
 // code when it is another one (the Python module), each by path, inode, size and modification time. A
 // rebuild changes it. "" when neither can be read.

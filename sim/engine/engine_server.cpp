@@ -289,11 +289,8 @@ class DaemonClient {
 std::string engine_daemon_socket_path() {
   const std::string dir = private_runtime_dir();  // this user's only (sim/core/private_dir.hpp)
   if (dir.empty()) return "";
-  struct stat st {};
-  if (::stat(RACKSIM_ENGINE_PATH, &st) != 0) return "";
-  const std::string identity = std::string(RACKSIM_ENGINE_PATH) + '\0' + std::to_string(st.st_ino) + '\0' +
-                               std::to_string(st.st_size) + '\0' + std::to_string(st.st_mtim.tv_sec) + '.' +
-                               std::to_string(st.st_mtim.tv_nsec);
+  const std::string identity = file_identity(RACKSIM_ENGINE_PATH);  // a rebuilt engine gets a daemon of its own
+  if (identity.empty()) return "";
   char name[64];
   std::snprintf(name, sizeof name, "/racksim-engine-%016llx.sock", static_cast<unsigned long long>(fnv1a(identity)));
   return dir + name;
