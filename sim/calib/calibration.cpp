@@ -284,16 +284,11 @@ Calibration load_calibration(const std::string& path_or_name) {
     throw InputError("--calibration", "", "'" + path_or_name + "' (" + (ec ? ec.message() : "no such file") + ")",
                      "a calibration JSON file, 'default' (the shipped calibration) or 'none' (vendor peaks)");
   std::string text = read_json_file_text(path);
-  if (std::optional<Calibration> seen = calibration_files_read().value_of(text)) return std::move(*seen);
-  // Parsed by an earlier process of this build (sim/calib/calibration_cache.hpp): the same text, decoded.
-  if (std::optional<Calibration> cached = cached_calibration(text)) {
-    calibration_files_read().remember(*cached, std::move(text));
-    return std::move(*cached);
-  }
-  Calibration c = calibration_from_json(parse_json_text(text, path), path);  // InputError naming the file when bad
-  cache_calibration(text, c);
-  calibration_files_read().remember(c, std::move(text));
-  return c;
+  // Parsed before in this process, else by an earlier one of this build (sim/calib/calibration_cache.hpp).
+  return calibration_files_read().value_for(std::move(text), cached_calibration, cache_calibration,
+                                            [&](const std::string& json) {  // InputError naming the file when bad
+                                              return calibration_from_json(parse_json_text(json, path), path);
+                                            });
 }
 
 std::string calibration_json_text_of(const Calibration& calibration) {

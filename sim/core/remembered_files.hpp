@@ -36,6 +36,21 @@ class RememberedFiles {
       if (it->second == text) return it->first;
     return std::nullopt;
   }
+  // What `text` gives, from where it is cheapest: this process's earlier parse of it, else `cached(text)` (an
+  // earlier process's: sim/core/parsed_file_cache.hpp), else `parse(text)`, which `cache` then keeps for the next
+  // process. Remembered with its text either way.
+  template <class Parse>
+  Value value_for(std::string text, std::optional<Value> (*cached)(const std::string&),
+                  void (*cache)(const std::string&, const Value&), Parse parse) {
+    if (std::optional<Value> seen = value_of(text)) return std::move(*seen);
+    std::optional<Value> value = cached(text);
+    if (!value) {
+      value = parse(static_cast<const std::string&>(text));
+      cache(text, *value);
+    }
+    remember(*value, std::move(text));
+    return std::move(*value);
+  }
 
  private:
   static constexpr std::size_t kFiles = 8;  // a Python session may read many; the latest few are the ones reused

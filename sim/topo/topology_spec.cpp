@@ -349,16 +349,10 @@ RememberedFiles<TopologySpec>& topology_files_read() {
 
 TopologySpec load_topology_file(const std::string& path) {
   std::string text = read_json_file_text(path);
-  if (std::optional<TopologySpec> seen = topology_files_read().value_of(text)) return std::move(*seen);
-  // Parsed by an earlier process of this build (sim/topo/topology_cache.hpp): the same text, decoded.
-  if (std::optional<TopologySpec> cached = cached_topology(text)) {
-    topology_files_read().remember(*cached, std::move(text));
-    return std::move(*cached);
-  }
-  TopologySpec spec = topology_from_json(parse_json_text(text, path), path);  // parsed once (it was dumped and parsed again)
-  cache_topology(text, spec);
-  topology_files_read().remember(spec, std::move(text));
-  return spec;
+  // Parsed before in this process, else by an earlier one of this build (sim/topo/topology_cache.hpp).
+  return topology_files_read().value_for(std::move(text), cached_topology, cache_topology, [&](const std::string& json) {
+    return topology_from_json(parse_json_text(json, path), path);
+  });
 }
 
 std::string topology_json_text_of(const TopologySpec& spec) {
