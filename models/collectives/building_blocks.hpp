@@ -32,14 +32,15 @@ std::vector<Segment> interleaved_segments(int n, int p);
 // leave a sender one after another (pipelining) instead of all at once. Tag values are the caller's.
 class Streams {
  public:
-  std::vector<int> after(int tag, int key) const {
-    const auto it = last_.find({tag, key});
-    return it == last_.end() ? std::vector<int>{} : std::vector<int>{it->second};
-  }
-  // The last task recorded for (tag, key), -1 for none: after()'s one element without a vector.
+  // The last task recorded for (tag, key), -1 for none.
   int last(int tag, int key) const {
     const auto it = last_.find({tag, key});
     return it == last_.end() ? -1 : it->second;
+  }
+  // The same as a dependency list: empty, or that one task.
+  std::vector<int> after(int tag, int key) const {
+    const int task = last(tag, key);
+    return task < 0 ? std::vector<int>{} : std::vector<int>{task};
   }
   void record(int tag, int key, int task) { last_[{tag, key}] = task; }
 
