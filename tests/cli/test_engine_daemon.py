@@ -45,13 +45,17 @@ def daemon_pids(runtime_dir):
         if len(argv) > 2 and argv[0].endswith(b"racksim-engine") and argv[1] == b"--daemon" and \
                 argv[2].decode(errors="replace").startswith(runtime_dir + "/"):
             pids.append(int(cmdline.split("/")[2]))
-    # The daemon's children (a request's run) have its command line too: keep the daemon itself.
+    # The daemon's children (a spare, a request's run) have its command line too: keep the daemon itself.
+    # A process whose parent cannot be read has ended since its command line was read (a spare that served
+    # its request and exited): it is no daemon. Taking its parent as "none" once kept such a spare beside
+    # the daemon ("one daemon: [5123, 5124]", fresh trial, session 17).
     def parent(pid):
         try:
             return int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
         except (OSError, IndexError, ValueError):
-            return 0
-    return [p for p in pids if parent(p) not in pids]
+            return None
+    parents = {p: parent(p) for p in pids}
+    return [p for p in pids if parents[p] is not None and parents[p] not in pids]
 
 
 def children_of(pid):
