@@ -43,6 +43,31 @@ BOUNDS = {"system": {"median_abs_error_at_or_above_64MiB": 0.05, "worst_abs_erro
           "GPU count": {"median_abs_error_at_or_above_64MiB": 0.05, "worst_abs_error_at_or_above_64MiB": 0.90,
                         "median_abs_error_below_64MiB": 0.13}}
 
+# Session 18: held out by system, 132 of the 585 points at >= 64 MiB were beyond 15 %, and all but 7 of them in
+# eight named groups of records (docs/calibration.md section 4, "Where the points beyond 15 % are"): Together's MD1
+# (0.8 of the wire), slinky's SHARP runs (the only bandwidth-bound CollNet points) and its 480/496-GPU LL128 rings,
+# our own 2-GPU H200 probes (a slow ramp), OCI's GB300 racks (the two-rack all-to-all at a quarter of the NICs),
+# CoreWeave's 20 GB200 racks and OCI's two GB200 racks with NVLS off. Outside those groups 310 of 317 were within
+# 15 %: a model change that moves points elsewhere past 15 % fails here even when the pooled figures hold.
+GROUP_SERIES = ("use3a-ss", "h200-nvswitch-2gpu", "OCI BM.GPU.GB300.4", "x20 racks (CoreWeave", "OCI BM.GPU.GB200-v3.4")
+BEYOND_15_BOUNDS = {"all": 132, "outside the named groups": 7}
+
+
+def in_named_group(p):
+    s = p["series"]
+    if any(g in s for g in GROUP_SERIES):
+        return True
+    return "cluster 'slinky'" in s and ("collnet" in p["key"] or p["gpus"] in (480, 496))
+
+
+def beyond_15(cvs):
+    """Held out by system, >= 64 MiB: how many points are beyond 15 %, all and outside the named groups."""
+    preds = [p for cv in cvs if cv["leave_one_out_by"] == "system" for p in cv["predictions"] if p["bytes"] >= 64 * 2**20]
+    off = [p for p in preds if abs(p["predicted_s"] / p["measured_s"] - 1) > 0.15]
+    outside = [p for p in preds if not in_named_group(p)]
+    return {"all": (len(off), len(preds)),
+            "outside the named groups": (sum(1 for p in off if not in_named_group(p)), len(outside))}
+
 
 def by_points(cvs):
     return sum(cv["all"]["points"] for cv in cvs if cv["leave_one_out_by"] == "system")
@@ -93,6 +118,11 @@ def main():
                   % (key, 100 * allf[key], 100 * goal, "met" if allf[key] <= goal else "NOT met", 100 * bound))
             if allf[key] > bound:
                 failures.append("leave-one-%s-out %s = %.1f %% > %.0f %% (measured before)" % (kind, key, 100 * allf[key], 100 * bound))
+    for what, (off, points) in beyond_15(cvs).items():
+        print("leave one system out, >= 64 MiB, %s: %d of %d points beyond 15 %% (regression bound %d)"
+              % (what, off, points, BEYOND_15_BOUNDS[what]))
+        if off > BEYOND_15_BOUNDS[what]:
+            failures.append("%s: %d held-out points at >= 64 MiB beyond 15 %% > %d (measured before)" % (what, off, BEYOND_15_BOUNDS[what]))
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0
