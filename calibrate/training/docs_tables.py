@@ -86,17 +86,23 @@ def refresh_readme(bin_):
     header = next(l for l in out if l.lstrip().startswith("#  GPUs"))
     first = next(l for l in out if l.startswith(" 1"))
     same = next(i for i, l in enumerate(out) if l.startswith("Same model on"))
+    held = [l for l in out if l.startswith("held-out error")]
     path = os.path.join(ROOT, "README.md")
     lines = open(path).read().splitlines()
     a = lines.index("$ " + README_CMD)
-    if not lines[a + 3].lstrip().startswith("#  GPUs") or not lines[a + 6].startswith("Same model on"):
+    # The example: the first line, "...", the held-out lines, "...", the table's header and first row, "...",
+    # then "Same model on" and three systems.
+    h = a + 3 + len(held)
+    if (lines[a + 2] != "..." or lines[h] != "..." or not lines[h + 1].lstrip().startswith("#  GPUs")
+            or not lines[h + 4].startswith("Same model on")):
         sys.exit("README.md's plan example is not laid out as docs_tables.py expects")
     lines[a + 1] = out[0]
-    lines[a + 3] = header[: header.index("MFU") + 3] + "    ..."
-    lines[a + 4] = first[: first.index("%") + 1] + " ..."
-    lines[a + 6] = out[same]
+    lines[a + 3:h] = held
+    lines[h + 1] = header[: header.index("MFU") + 3] + "    ..."
+    lines[h + 2] = first[: first.index("%") + 1] + " ..."
+    lines[h + 4] = out[same]
     for j in range(3):
-        lines[a + 7 + j] = out[same + 1 + j][: out[same + 1 + j].index(" (")] + " ..."
+        lines[h + 5 + j] = out[same + 1 + j][: out[same + 1 + j].index(" (")] + " ..."
     open(path, "w").write("\n".join(lines) + "\n")
 
 

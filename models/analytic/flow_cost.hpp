@@ -51,8 +51,13 @@ struct FlowTerms {
   // CollNet: kappa is the network's aggregation efficiency (IB SHARP), fitted where the fabric binds, so it
   // is charged on the flows that cross a NIC and not on NVLink (docs/model.md, CollNet).
   bool kappa_on_network = false;
+  // The protocol's rate through a NIC (ProtocolCalibration::network_efficiency: LL128 across nodes), on the
+  // flows that cross one; 1 for Simple and inside a domain.
+  double network_protocol_efficiency = 1;
   double nvlink_efficiency() const { return kappa_on_network && kappa > 0 ? efficiency / kappa : efficiency; }
-  double network_efficiency() const { return kappa_on_network || !(kappa > 0) ? efficiency : efficiency / kappa; }
+  double network_efficiency() const {
+    return (kappa_on_network || !(kappa > 0) ? efficiency : efficiency / kappa) * network_protocol_efficiency;
+  }
 };
 
 // What a flow's cost takes from the graph alone (its route's hops: link key, bandwidth, latency, kind), how

@@ -26,11 +26,15 @@ double sig4(double v) {
 
 // The kappa at which a point's sensitivity to kappa is measured (collective_points).
 constexpr double kSensitivityKappa = 0.9;
+// The network efficiency at which a point's transfers across NICs are priced alone (network_bound_s).
+constexpr double kSensitivityNetworkEfficiency = 0.5;
 
 Calibration links_only(const Calibration& base) {
   Calibration c = base;
   c.algorithms.clear();
   c.arch_algorithms.clear();
+  c.protocols.clear();
+  c.arch_protocols.clear();
   return c;
 }
 
@@ -84,6 +88,17 @@ std::vector<CollectivePoint> collective_points(const std::vector<Measurement>& d
       p.domains = std::max<int>(1, static_cast<int>(domains.size()));
       p.ramp_gpus = ramp_gpus(g, req);
       p.scale_out_units = scale_out_launch_units(p.key, static_cast<int>(m.gpus.size()), p.domains);
+      if (domains.size() > 1 && e.protocol != "Simple") {
+        // The NICs' own time: priced again with the protocol's network efficiency at 0.5, where the NICs
+        // bind their time doubles (collective_fit.hpp).
+        Calibration probe = links;
+        probe.protocols[e.protocol].network_efficiency = kSensitivityNetworkEfficiency;
+        CollectiveRequest again = req;
+        again.algorithm = e.algorithm;
+        again.protocol = e.protocol;
+        const double t_half = analytic_collective(g, again, probe).bandwidth_s;
+        if (t_half > e.bandwidth_s * (1 + 1e-9)) p.network_bound_s = t_half * kSensitivityNetworkEfficiency;
+      }
       if (m.nics_assumed && !(e.bandwidth_s < kAssumedNicsMaxBandwidthShare * e.time_s)) continue;
       out.push_back(p);
     } catch (const std::runtime_error& e) {  // InputError or SimulationError: this record cannot be expressed
@@ -99,11 +114,29 @@ bool collective_point_fitted(const Measurement& m, const Predictor& predictor, c
   return !collective_points({m}, predictor, base).empty();
 }
 
+namespace {
+// The protocol's network efficiency that applies to a point: across domains only (exec_terms).
+double network_efficiency_of(const CollectivePoint& p, const Calibration& c) {
+  if (p.domains <= 1) return 1;
+  const double eta = c.protocol(p.protocol, p.arch).network_efficiency;
+  return eta > 0 ? eta : 1;
+}
+}  // namespace
+
+namespace {
+// The bandwidth part of a point's time under `c`: the NIC-bound part at the NIC's rate and the rest at kappa;
+// where the protocol's network efficiency eta < 1, at least the NICs' own time at eta.
+double bandwidth_part_s(const CollectivePoint& p, double kappa, double eta) {
+  const double t = p.bandwidth_exempt_s + p.bandwidth_s / (kappa > 0 ? kappa : 1);
+  return eta < 1 ? std::max(t, p.network_bound_s / eta) : t;
+}
+}  // namespace
+
 double predict_time_s(const CollectivePoint& p, const Calibration& c) {
   const AlgorithmCalibration& a = c.algorithm(p.key, p.arch);
   const double kappa = a.efficiency_at(p.m->bytes, p.ramp_gpus);
-  return a.launch_us(p.domains > 1, p.scale_out_units) * 1e-6 + p.latency_s + p.bandwidth_exempt_s + p.bandwidth_s / (kappa > 0 ? kappa : 1) +
-         p.m->timer_floor_s;
+  return a.launch_us(p.domains > 1, p.scale_out_units) * 1e-6 + p.latency_s +
+         bandwidth_part_s(p, kappa, network_efficiency_of(p, c)) + p.m->timer_floor_s;
 }
 
 // One group's fit (below). `held_launch_in_s`: the in-domain L where the group's own data cannot determine
@@ -356,6 +389,111 @@ std::vector<GroupFit> fit_collective_groups(const std::vector<const CollectivePo
   return out;
 }
 
+namespace {
+
+// One (architecture, protocol)'s network efficiency on the residuals of `c` (its groups, this protocol at
+// identity): the efficiency from 0.30 to 1.00 in steps of 0.01 with the least weighted squared relative
+// misfit (each series one observation, as for the groups' kappa) plus a prior (1 / eta - 1)^2 of one series'
+// weight, toward NCCL's own protocol model.
+ProtocolFit fit_protocol(const std::string& arch, const std::string& protocol, const std::vector<const CollectivePoint*>& pts,
+                         const Calibration& c) {
+  constexpr double kPriorSeries = 1.0;
+  ProtocolFit f;
+  f.arch = arch;
+  f.protocol = protocol;
+  f.points = static_cast<int>(pts.size());
+  std::map<std::string, int> series_points;
+  for (const auto* p : pts) ++series_points[p->m->series];
+  auto predicted = [&](const CollectivePoint& p, double eta) {
+    const AlgorithmCalibration& a = c.algorithm(p.key, p.arch);
+    return predict_time_s(p, c) - p.bandwidth_exempt_s - p.bandwidth_s / a.efficiency_at(p.m->bytes, p.ramp_gpus) +
+           bandwidth_part_s(p, a.efficiency_at(p.m->bytes, p.ramp_gpus), eta);
+  };
+  double best = -1, best_eta = 1;
+  for (int step = 100; step >= 30; --step) {
+    const double eta = step / 100.0;
+    double objective = kPriorSeries * (1 / eta - 1) * (1 / eta - 1);
+    for (const auto* p : pts) {
+      const double r = predicted(*p, eta) / p->m->time_s - 1;
+      objective += r * r / series_points[p->m->series];
+    }
+    if (best < 0 || objective < best) {
+      best = objective;
+      best_eta = eta;
+    }
+  }
+  f.network_efficiency = best_eta;
+  std::vector<double> errs;
+  double ss = 0;
+  std::set<std::string> seen_s, seen_src;
+  for (const auto* p : pts) {
+    const double pred = predicted(*p, f.network_efficiency);
+    errs.push_back(std::fabs(pred / p->m->time_s - 1));
+    ss += std::pow(std::log(pred / p->m->time_s), 2);
+    if (seen_s.insert(p->m->series).second) f.series.push_back(p->m->series);
+    if (seen_src.insert(p->m->source).second) f.sources.push_back(p->m->source);
+  }
+  f.median_abs_error = median(errs);
+  f.worst_abs_error = *std::max_element(errs.begin(), errs.end());
+  f.rms_log_residual = std::sqrt(ss / errs.size());
+  return f;
+}
+
+}  // namespace
+
+CollectiveFit fit_collectives(const std::vector<const CollectivePoint*>& train) {
+  CollectiveFit fit;
+  fit.groups = fit_collective_groups(train);
+  std::map<std::pair<std::string, std::string>, std::vector<const CollectivePoint*>> by_protocol;
+  for (const CollectivePoint* p : train)
+    if (p->domains > 1 && p->protocol != "Simple" && p->network_bound_s > 0) by_protocol[{p->arch, p->protocol}].push_back(p);
+  if (by_protocol.empty()) return fit;
+  Calibration groups_only;
+  apply_collective_fits(groups_only, fit.groups);
+  for (const auto& [id, pts] : by_protocol) fit.protocols.push_back(fit_protocol(id.first, id.second, pts, groups_only));
+  // The groups again: a point whose NICs bind at the fitted efficiency (its NICs' time at eta above the rest
+  // under the first groups' kappa) has that time as its bandwidth part, which kappa does not scale.
+  Calibration with_protocols = groups_only;
+  apply_collective_fit(with_protocols, {{}, fit.protocols});
+  std::vector<CollectivePoint> scaled;
+  scaled.reserve(train.size());
+  for (const CollectivePoint* p : train) {
+    scaled.push_back(*p);
+    const double eta = network_efficiency_of(*p, with_protocols);
+    const double kappa = groups_only.algorithm(p->key, p->arch).efficiency_at(p->m->bytes, p->ramp_gpus);
+    if (eta < 1 && p->network_bound_s / eta > bandwidth_part_s(*p, kappa, 1)) {
+      scaled.back().bandwidth_exempt_s = p->network_bound_s / eta;
+      scaled.back().bandwidth_s = 0;
+      scaled.back().network_bound_s = 0;
+    }
+  }
+  std::vector<const CollectivePoint*> scaled_ptrs;
+  for (const auto& p : scaled) scaled_ptrs.push_back(&p);
+  fit.groups = fit_collective_groups(scaled_ptrs);
+  return fit;
+}
+
+void apply_collective_fit(Calibration& c, const CollectiveFit& fit) {
+  apply_collective_fits(c, fit.groups);
+  for (const auto& f : fit.protocols) {
+    ProtocolCalibration pc;
+    pc.network_efficiency = f.network_efficiency;
+    char head[256];
+    std::snprintf(head, sizeof head,
+                  "racksim calibrate fit (the rate of %s through a NIC against NCCL's protocol model, pulled toward 1 "
+                  "with the weight of one series): %d point(s) of %zu series; median |error| %.1f %%, worst %.1f %%; series: ",
+                  f.protocol.c_str(), f.points, f.series.size(), 100 * f.median_abs_error, 100 * f.worst_abs_error);
+    pc.source = head;
+    for (std::size_t i = 0; i < f.series.size(); ++i) pc.source += (i ? "; " : "") + f.series[i];
+    pc.fit.points = f.points;
+    pc.fit.median_abs_error = f.median_abs_error;
+    pc.fit.worst_abs_error = f.worst_abs_error;
+    pc.fit.rms_log_residual = f.rms_log_residual;
+    pc.fit.data = f.sources;
+    c.arch_protocols[f.arch][f.protocol] = pc;
+  }
+}
+
 void apply_collective_fits(Calibration& c, const std::vector<GroupFit>& fits) {
   for (const auto& f : fits) {
     AlgorithmCalibration a;
@@ -436,7 +574,7 @@ CrossValidation cross_validate(const std::vector<CollectivePoint>& points, const
       else train.push_back(&points[i]);
     }
     Calibration c = links_only(base);
-    apply_collective_fits(c, fit_collective_groups(train));
+    apply_collective_fit(c, fit_collectives(train));
     cv.folds.push_back(errors_of(held, c, folds[k]));
     fold_cals.push_back(c);
     for (const auto* p : held) held_with_fold.emplace_back(p, static_cast<int>(k));

@@ -34,6 +34,11 @@ struct CollectivePoint {
   // The part that does not: transfers across a NIC at the NIC's own rate (FlowTerms::kappa), where they bind.
   // At identity calibration bandwidth_s + bandwidth_exempt_s is the model's bandwidth time.
   double bandwidth_exempt_s = 0;
+  // LL and LL128 across domains: the bandwidth time of its transfers across a NIC alone (the time if nothing
+  // else bound), at identity calibration; where a protocol's network efficiency eta < 1 the bandwidth part is
+  // at least network_bound_s / eta (ProtocolCalibration). Priced at eta 0.5; 0 where the NICs do not bind
+  // even then.
+  double network_bound_s = 0;
   int domains = 1;             // NVLink domains (NCCL nodes) the ranks span
   double ramp_gpus = 1;        // the scale of NVLS's ramp in GPUs (exec_terms.hpp ramp_gpus)
   // The unit of the launch across domains: NCCL's tree latency hops for hop-scaled algorithms
@@ -70,10 +75,34 @@ struct GroupFit {
   std::vector<std::string> series, sources;
 };
 
+// A protocol's rate through the network per architecture (ProtocolCalibration): fitted on the points of that
+// protocol across NVLink domains where its NICs can bind (network_bound_s > 0), by a search over the
+// efficiency (0.30-1.00 in steps of 0.01) of the same weighted relative misfit as the groups', with a prior
+// toward 1 (NCCL's own protocol model) of one series' weight. Simple is the NIC's reference (its link
+// calibration) and is never fitted.
+struct ProtocolFit {
+  std::string arch, protocol;
+  double network_efficiency = 1;
+  int points = 0;
+  double median_abs_error = 0, worst_abs_error = 0, rms_log_residual = 0;
+  std::vector<std::string> series, sources;
+};
+
+struct CollectiveFit {
+  std::vector<GroupFit> groups;
+  std::vector<ProtocolFit> protocols;
+};
+
 // Fits every group of `train` with at least one point.
 std::vector<GroupFit> fit_collective_groups(const std::vector<const CollectivePoint*>& train);
+// The groups and the protocols together: the groups at NCCL's protocol model, the protocols' network
+// efficiency on the groups' residuals, then the groups again with the NIC-bound part of those protocols'
+// points at that efficiency (their kappa and L then do not absorb it).
+CollectiveFit fit_collectives(const std::vector<const CollectivePoint*>& train);
 // Writes the groups into `c.arch_algorithms` (sources say what they were fitted to).
 void apply_collective_fits(Calibration& c, const std::vector<GroupFit>& fits);
+// Writes the groups and the protocols (`c.arch_protocols`).
+void apply_collective_fit(Calibration& c, const CollectiveFit& fit);
 
 // Prediction of a point under a calibration (its algorithm entry for the point's architecture, borrowed
 // from another architecture when missing, identity else) -- what the analytic model gives.

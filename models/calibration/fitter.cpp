@@ -325,8 +325,24 @@ FitResult fit_calibration(const std::vector<Measurement>& data, const Predictor&
     if (ok) train.push_back(&p);
     else ignore(*p.m, why);
   }
-  const std::vector<GroupFit> groups = fit_collective_groups(train);
-  apply_collective_fits(res.calibration, groups);
+  const CollectiveFit collective_fit = fit_collectives(train);
+  const std::vector<GroupFit>& groups = collective_fit.groups;
+  apply_collective_fit(res.calibration, collective_fit);
+  for (const auto& pf : collective_fit.protocols) {
+    ParameterFit f;
+    f.key = pf.arch + ":" + pf.protocol + " (network)";
+    f.free_parameters.push_back("network_efficiency");
+    f.values = {{"network_efficiency", pf.network_efficiency}};
+    f.notes.push_back("fitted on the points of " + pf.protocol + " across NVLink domains whose model time is mostly transfers "
+                      "through a NIC; the algorithm groups are fitted again with it");
+    f.series = pf.series;
+    f.sources = pf.sources;
+    f.points = pf.points;
+    f.median_abs_error = pf.median_abs_error;
+    f.worst_abs_error = pf.worst_abs_error;
+    f.rms_log_residual = pf.rms_log_residual;
+    res.fits.push_back(std::move(f));
+  }
   for (const auto& g : groups) {
     ParameterFit f;
     f.key = g.arch + ":" + g.key;

@@ -130,6 +130,10 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
       e.flow.latency_at_launch = true;
     }
     payload = at.payload_fraction;
+    if (spans_domains) {
+      const ProtocolCalibration& pc = calibration.protocol(nccl::to_string(proto), arch);
+      if (pc.network_efficiency > 0) e.flow.network_protocol_efficiency = pc.network_efficiency;
+    }
     e.cap_algbw_Bps = units::GBps_to_Bps(at.algbw_cap_GBps);
     e.cap_source = at.cap_source;
   } else {
@@ -159,9 +163,10 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   e.flow.kappa_on_network = is_collnet_algorithm(request.algorithm);
   // Every capacity (links, the switch plane's reduction) scales with the efficiency and nothing else does
   // without latency, so the bandwidth part at the final efficiency follows from pass 1; except that flows
-  // crossing a NIC do not take kappa (FlowTerms::kappa): where some do and kappa is not 1, price again.
+  // crossing a NIC do not take kappa (FlowTerms::kappa) and take the protocol's network efficiency: where
+  // some do and either is not 1, price again.
   e.bandwidth_s = t_bw * payload / e.flow.efficiency;
-  if (e.flow.kappa != 1 && spans_domains) {  // some flows may cross a NIC
+  if ((e.flow.kappa != 1 || e.flow.network_protocol_efficiency != 1) && spans_domains) {  // some flows may cross a NIC
     FlowTerms fin = e.flow;
     fin.no_latency = true;
     e.bandwidth_s = algo.cost(graph, request, calibration, fin).time(e.depth);

@@ -156,6 +156,24 @@ const LinkCalibration& Calibration::link(LinkKind kind, const std::string& arch,
   return identity;
 }
 
+const std::vector<std::string>& protocol_names() {
+  static const std::vector<std::string> names = {"LL", "LL128", "Simple"};
+  return names;
+}
+
+const ProtocolCalibration& Calibration::protocol(const std::string& name, const std::string& arch) const {
+  static const ProtocolCalibration identity{1.0, "identity (no calibration for this protocol)", {}};
+  if (!arch.empty()) {
+    const auto a = arch_protocols.find(arch);
+    if (a != arch_protocols.end()) {
+      const auto it = a->second.find(name);
+      if (it != a->second.end()) return it->second;
+    }
+  }
+  const auto it = protocols.find(name);
+  return it != protocols.end() ? it->second : identity;
+}
+
 namespace {
 const AlgorithmCalibration* find_algorithm_entry(const std::map<std::string, AlgorithmCalibration>& map,
                                                  const std::string& op_slash_algo) {
@@ -258,6 +276,24 @@ Calibration calibration_from_json(const nlohmann::json& doc, const std::string& 
     }
     algos.finish();
   }
+  if (root.has("protocols")) {
+    JsonObjectReader protos = root.object("protocols");
+    for (const auto& [key, value] : doc.at("protocols").items()) {
+      const auto [arch, name] = split_arch(key, where, protos.pointer_of(key));
+      const auto& names = protocol_names();
+      if (std::find(names.begin(), names.end(), name) == names.end())
+        throw InputError(where, protos.pointer_of(key), "'" + key + "'" + did_you_mean(name, names),
+                         "one of NCCL's protocols (LL, LL128, Simple), optionally after an architecture (\"blackwell:LL128\")");
+      JsonObjectReader r = protos.object(key);
+      ProtocolCalibration pc;
+      pc.network_efficiency = r.number_in_or("network_efficiency", 1e-6, 1.0, 1.0);
+      pc.source = non_empty_source(r);
+      pc.fit = read_fit(r);
+      r.finish();
+      (arch.empty() ? c.protocols : c.arch_protocols[arch])[name] = pc;
+    }
+    protos.finish();
+  }
   root.finish();
   return c;
 }
@@ -327,6 +363,16 @@ std::string calibration_to_json_text(const Calibration& c) {
     for (const auto& [key, a] : m) put_algo(arch + ":" + key, a);
   doc["links"] = links;
   doc["algorithms"] = algos;
+  nlohmann::json protos = nlohmann::json::object();
+  auto put_protocol = [&](const std::string& key, const ProtocolCalibration& pc) {
+    protos[key] = {{"network_efficiency", pc.network_efficiency}, {"source", pc.source}};
+    if (pc.fit.points > 0) protos[key]["fit"] = fit_json(pc.fit);
+  };
+  for (const auto& [name, pc] : c.protocols) put_protocol(name, pc);
+  for (const auto& [arch, m] : c.arch_protocols)
+    for (const auto& [name, pc] : m) put_protocol(arch + ":" + name, pc);
+  // Written only when there is one: a calibration without protocol entries keeps its text.
+  if (!protos.empty()) doc["protocols"] = protos;
   return dump_json(doc, 2) + "\n";
 }
 

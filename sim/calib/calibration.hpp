@@ -104,6 +104,21 @@ inline double scale_out_launch_units(const std::string& key, int ranks, int doma
 std::string architecture_of(int compute_capability);
 const std::vector<std::string>& architecture_names();
 
+// NCCL's protocol through the network: the rate of a flow that crosses a NIC under this protocol, relative to
+// what racksim prices for it (the link's calibrated rate at the protocol's payload fraction, NCCL's caps).
+// NCCL's tuner gives LL128 0.92 of Simple's bus bandwidth (tuning.cc:328-329); measured across nodes on
+// Blackwell it runs at 0.65-0.8 of Simple (docs/calibration.md section 4, "LL128 across the network"),
+// which `racksim calibrate fit` fits per architecture. Inside one NVLink domain it changes nothing.
+struct ProtocolCalibration {
+  double network_efficiency = 1.0;  // in (0, 1]: multiplies the capacity of every flow that crosses a NIC
+  std::string source;
+  FitSummary fit;
+  bool operator==(const ProtocolCalibration&) const = default;
+};
+
+// NCCL's protocol names, as calibration keys and in results: "LL", "LL128", "Simple".
+const std::vector<std::string>& protocol_names();
+
 // Compares field by field, as its parts do (defaulted ==: a field added is compared too);
 // calibration_json_text_of relies on it.
 struct Calibration {
@@ -115,6 +130,9 @@ struct Calibration {
   // architecture-independent entries above for runs on that architecture.
   std::map<std::string, std::map<LinkKind, LinkCalibration>> arch_links;
   std::map<std::string, std::map<std::string, AlgorithmCalibration>> arch_algorithms;
+  // Protocols (JSON "protocols": "LL128", or per architecture "blackwell:LL128"); missing: identity.
+  std::map<std::string, ProtocolCalibration> protocols;
+  std::map<std::string, std::map<std::string, ProtocolCalibration>> arch_protocols;
 
   static Calibration none() { return Calibration{}; }
   // Lookup for `arch` (empty: architecture-independent entries only): "arch:kind", else "kind", else another
@@ -124,6 +142,9 @@ struct Calibration {
   // architecture's "other:op/algo" or "other:*/algo" (borrowed), else identity.
   const AlgorithmCalibration& algorithm(const std::string& op_slash_algo, const std::string& arch = "",
                                         std::string* borrowed = nullptr) const;
+  // "arch:protocol", else "protocol", else identity. Never another architecture's: where an architecture has
+  // no data of its own, NCCL's own protocol model stands (Hopper's LL128 is not Blackwell's).
+  const ProtocolCalibration& protocol(const std::string& name, const std::string& arch = "") const;
   bool operator==(const Calibration&) const = default;
 };
 

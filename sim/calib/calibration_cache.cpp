@@ -17,7 +17,8 @@ using wire::Writer;
 static_assert(sizeof(FitSummary) == 80, "FitSummary changed: update encode_fit/decode_fit");
 static_assert(sizeof(LinkCalibration) == 128, "LinkCalibration changed: update encode_link/decode_link");
 static_assert(sizeof(AlgorithmCalibration) == 200, "AlgorithmCalibration changed: update encode_algo/decode_algo");
-static_assert(sizeof(Calibration) == 256, "Calibration changed: update encode_calibration/decode_calibration");
+static_assert(sizeof(ProtocolCalibration) == 120, "ProtocolCalibration changed: update encode_protocol/decode_protocol");
+static_assert(sizeof(Calibration) == 352, "Calibration changed: update encode_calibration/decode_calibration");
 
 constexpr const char* kWhat = "cached calibration";
 constexpr const char* kKind = "calibration";
@@ -83,6 +84,28 @@ AlgorithmCalibration decode_algo(Reader& r) {
   return a;
 }
 
+void encode_protocols(Writer& w, const std::map<std::string, ProtocolCalibration>& protocols) {
+  w.pod<std::uint64_t>(protocols.size());
+  for (const auto& [name, pc] : protocols) {
+    w.str(name);
+    w.pod(pc.network_efficiency);
+    w.str(pc.source);
+    encode_fit(w, pc.fit);
+  }
+}
+std::map<std::string, ProtocolCalibration> decode_protocols(Reader& r) {
+  std::map<std::string, ProtocolCalibration> protocols;
+  for (std::uint64_t n = r.count(); n > 0; --n) {
+    std::string name = r.str();
+    ProtocolCalibration pc;
+    pc.network_efficiency = r.pod<double>();
+    pc.source = r.str();
+    pc.fit = decode_fit(r);
+    protocols[std::move(name)] = std::move(pc);
+  }
+  return protocols;
+}
+
 // Link kinds by name, so that the encoding does not depend on the enum's order.
 void encode_links(Writer& w, const std::map<LinkKind, LinkCalibration>& links) {
   w.pod<std::uint64_t>(links.size());
@@ -132,6 +155,12 @@ void encode_into(Writer& w, const Calibration& c) {
     w.str(arch);
     encode_algos(w, algos);
   }
+  encode_protocols(w, c.protocols);
+  w.pod<std::uint64_t>(c.arch_protocols.size());
+  for (const auto& [arch, protocols] : c.arch_protocols) {
+    w.str(arch);
+    encode_protocols(w, protocols);
+  }
 }
 Calibration decode_from(Reader& r) {
   Calibration c;
@@ -146,6 +175,11 @@ Calibration decode_from(Reader& r) {
   for (std::uint64_t n = r.count(); n > 0; --n) {
     std::string arch = r.str();
     c.arch_algorithms[std::move(arch)] = decode_algos(r);
+  }
+  c.protocols = decode_protocols(r);
+  for (std::uint64_t n = r.count(); n > 0; --n) {
+    std::string arch = r.str();
+    c.arch_protocols[std::move(arch)] = decode_protocols(r);
   }
   if (!r.done()) throw SimulationError(std::string("internal: trailing bytes in a ") + kWhat);
   return c;

@@ -150,6 +150,35 @@ TEST(Calibration, UnknownAlgorithmOrLinkKindIsAnErrorWithASuggestion) {
   EXPECT_NO_THROW(load_calibration("default"));
 }
 
+// Protocol entries ("protocols": LL128's rate through a NIC, per architecture): the architecture's entry, else
+// the architecture-independent one, else identity -- never another architecture's (NCCL's protocol model
+// stands where an architecture has no data). One error per invalid value, naming it and what is allowed.
+TEST(Calibration, ProtocolEntriesLookUpWithoutBorrowingAndRefuseBadValues) {
+  const Calibration c = calibration_from_json_text(R"({"schema_version": 2, "name": "p", "source": "s",
+    "protocols": {"blackwell:LL128": {"network_efficiency": 0.75, "source": "fit"},
+                  "LL": {"network_efficiency": 0.9, "source": "by hand"}}})", "proto.json");
+  EXPECT_DOUBLE_EQ(c.protocol("LL128", "blackwell").network_efficiency, 0.75);
+  EXPECT_DOUBLE_EQ(c.protocol("LL128", "hopper").network_efficiency, 1.0);  // not borrowed from blackwell
+  EXPECT_DOUBLE_EQ(c.protocol("LL", "hopper").network_efficiency, 0.9);     // the architecture-independent one
+  EXPECT_DOUBLE_EQ(c.protocol("Simple", "blackwell").network_efficiency, 1.0);
+  const Calibration back = calibration_from_json_text(calibration_to_json_text(c), "again");
+  EXPECT_TRUE(back == c);
+  // A calibration without protocol entries writes no "protocols" key.
+  EXPECT_EQ(calibration_to_json_text(Calibration::none()).find("protocols"), std::string::npos);
+
+  const std::string base = R"({"schema_version": 2, "name": "x", "source": "s", "protocols": )";
+  const std::string name = error_of(base + R"({"blackwell:LL129": {"source": "s"}}})");
+  EXPECT_NE(name.find("/protocols/blackwell:LL129"), std::string::npos) << name;
+  EXPECT_NE(name.find("did you mean 'LL128'"), std::string::npos) << name;
+  const std::string zero = error_of(base + R"({"LL128": {"network_efficiency": 0, "source": "s"}}})");
+  EXPECT_NE(zero.find("/protocols/LL128/network_efficiency"), std::string::npos) << zero;
+  const std::string above = error_of(base + R"({"LL128": {"network_efficiency": 1.5, "source": "s"}}})");
+  EXPECT_NE(above.find("/protocols/LL128/network_efficiency"), std::string::npos) << above;
+  EXPECT_NE(error_of(base + R"({"LL128": {"network_efficiency": 0.8}}})").find("source"), std::string::npos);
+  EXPECT_NE(error_of(base + R"({"LL128": {"efficiency": 0.8, "source": "s"}}})").find("efficiency"), std::string::npos);
+  EXPECT_NE(error_of(base + R"({"volta2:LL128": {"source": "s"}}})").find("hopper"), std::string::npos);
+}
+
 TEST(Calibration, AMissingFileNamesTheOption) {
   try {
     load_calibration("/nonexistent/cal.json");

@@ -120,6 +120,61 @@ TEST(Fitter, KappaIsPulledTowardThePhysicsWithTheWeightOfOneSeries) {
   EXPECT_LT(three, one);
 }
 
+// LL128 through the NICs at a known rate (ProtocolCalibration): ring all-reduces on 2, 3 and 4 HGX B200 nodes,
+// 64 MiB - 4 GiB, forced to Simple (which sets the ring's kappa) and to LL128, made with Blackwell's LL128
+// network efficiency 0.6. The fit finds it between the truth and NCCL's model (its prior of one series),
+// nearer the truth with more series, and writes no protocol entry for data without LL128 across nodes.
+TEST(Fitter, Ll128NetworkEfficiencyIsRecoveredTowardTheTruthWithTheWeightOfOneSeries) {
+  const Predictor p(RACKSIM_TOPOLOGY_DIR, unused_collective_model, "analytic");
+  Calibration made;
+  made.name = "truth";
+  made.arch_links["blackwell"][LinkKind::nvlink] = LinkCalibration{0.802, 0.0, "test", {}};
+  made.arch_protocols["blackwell"]["LL128"] = ProtocolCalibration{0.6, "test", {}};
+  auto sweep = [&](const std::vector<int>& nodes) {
+    std::vector<Measurement> out;
+    for (const std::string protocol : {"Simple", "LL128"})
+    for (int n : nodes)
+      for (double s = 64.0 * (1 << 20); s <= 4.0 * (1 << 30); s *= 4) {
+        Measurement m;
+        m.id = "ll128-" + std::to_string(out.size());
+        m.series = protocol + " ring on " + std::to_string(n) + " nodes";
+        m.kind = MeasurementKind::collective;
+        m.system = "hgx-b200";
+        m.racks = n;
+        m.measured_on = "machine B";
+        m.op = CollectiveOp::all_reduce;
+        m.algorithm = "ring";
+        m.protocol = protocol;
+        for (int g = 0; g < 8 * n; ++g) m.gpus.push_back(g);
+        m.bytes = s;
+        m.confidence = "high";
+        m.source = "synthetic";
+        CollectiveRequest r;
+        r.op = m.op;
+        r.algorithm = m.algorithm;
+        r.protocol = m.protocol;
+        r.gpus = m.gpus;
+        r.bytes = static_cast<std::uint64_t>(s);
+        m.time_s = analytic_collective(p.graph(m.system, n), r, made).time_s;
+        out.push_back(m);
+      }
+    return out;
+  };
+  FitOptions o;
+  o.held_out = false;
+  auto eta_from = [&](const std::vector<int>& nodes) {
+    const FitResult r = fit_calibration(sweep(nodes), p, o);
+    return r.calibration.protocol("LL128", "blackwell").network_efficiency;
+  };
+  const double three = eta_from({2, 3, 4}), five = eta_from({2, 3, 4, 5, 6});
+  EXPECT_GT(three, 0.6);
+  EXPECT_LT(three, 1.0);
+  EXPECT_GE(five, 0.6);
+  EXPECT_LT(five, three);
+  const FitResult simple_only = fit_calibration(ring_sweep(p, "hgx-h100", 1, {8}, "machine A"), p, o);
+  EXPECT_TRUE(simple_only.calibration.arch_protocols.empty());
+}
+
 TEST(Fitter, ScaleOutLatencyIsPulledTowardNcclsOwnWithTheWeightOfOneSeries) {
   const Predictor p(RACKSIM_TOPOLOGY_DIR, unused_collective_model, "analytic");
   FitOptions o;

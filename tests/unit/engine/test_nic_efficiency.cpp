@@ -67,5 +67,42 @@ TEST(NicEfficiency, NvlinkBoundRingTakesKappaInsideANode) {
   EXPECT_NEAR(engine_half / engine_full, 2.0, 0.04);
 }
 
+// A protocol's network efficiency (ProtocolCalibration: LL128 through a NIC, fitted per architecture) scales
+// the flows that cross a NIC, and nothing inside one NVLink domain or under another protocol. On two HGX
+// B200 nodes at 0.5 the LL128 ring is bound by its NICs: bus bandwidth 8 NICs x 50 GB/s x 0.5 x LL128's
+// payload 120/128 = 187.5 GB/s (closed form and engine; at 1 something else binds first, NCCL's LL128
+// terms); the same ring on one node and the Simple ring across nodes are unchanged to the bit.
+Calibration ll128_network(double eta) {
+  Calibration c;
+  c.name = "test";
+  ProtocolCalibration p;
+  p.network_efficiency = eta;
+  p.source = "test";
+  c.arch_protocols["blackwell"]["LL128"] = p;
+  return c;
+}
+
+TEST(NicEfficiency, ProtocolNetworkEfficiencyScalesOnlyTheNicsOfItsProtocol) {
+  auto with = [](CollectiveRequest r, const std::string& protocol) {
+    r.protocol = protocol;
+    return r;
+  };
+  const auto two = test::shipped("hgx-b200", 2);
+  const CollectiveRequest r = with(ring(16), "LL128");
+  const double bus_bytes = 2.0 * 15 / 16 * static_cast<double>(r.bytes);  // nccl-tests' all-reduce bus factor
+  const double nic_bound_Bps = 8 * 50e9 * 0.5 * 120.0 / 128.0;
+  const double half = analytic_collective(two, r, ll128_network(0.5)).time_s;
+  EXPECT_NEAR(bus_bytes / half / nic_bound_Bps, 1.0, 0.03);
+  EXPECT_NEAR(bus_bytes / simulate_collective(two, r, ll128_network(0.5)).time_s / nic_bound_Bps, 1.0, 0.03);
+  EXPECT_GT(half / analytic_collective(two, r, ll128_network(1.0)).time_s, 1.3);
+  EXPECT_DOUBLE_EQ(exec_terms(two, r, ll128_network(0.5)).flow.network_protocol_efficiency, 0.5);
+
+  EXPECT_EQ(analytic_collective(two, ring(16), ll128_network(0.5)).time_s, analytic_collective(two, ring(16), ll128_network(1.0)).time_s);
+  const auto one = test::shipped("hgx-b200", 1);
+  EXPECT_EQ(analytic_collective(one, with(ring(8), "LL128"), ll128_network(0.5)).time_s,
+            analytic_collective(one, with(ring(8), "LL128"), ll128_network(1.0)).time_s);
+  EXPECT_DOUBLE_EQ(exec_terms(one, with(ring(8), "LL128"), ll128_network(0.5)).flow.network_protocol_efficiency, 1.0);
+}
+
 }  // namespace
 }  // namespace racksim
