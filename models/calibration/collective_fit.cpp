@@ -139,6 +139,27 @@ double predict_time_s(const CollectivePoint& p, const Calibration& c) {
          bandwidth_part_s(p, kappa, network_efficiency_of(p, c)) + p.m->timer_floor_s;
 }
 
+namespace {
+// A fit's errors over its points (|predicted / measured - 1|, and the RMS of the log ratio) under
+// `predicted(point)`, and the series and sources the points came from, in order of first appearance.
+template <class Predict>
+void record_quality(FitQuality& f, const std::vector<const CollectivePoint*>& pts, Predict predicted) {
+  std::vector<double> errs;
+  double ss = 0;
+  std::set<std::string> seen_s, seen_src;
+  for (const auto* p : pts) {
+    const double pred = predicted(*p);
+    errs.push_back(std::fabs(pred / p->m->time_s - 1));
+    ss += std::pow(std::log(pred / p->m->time_s), 2);
+    if (seen_s.insert(p->m->series).second) f.series.push_back(p->m->series);
+    if (seen_src.insert(p->m->source).second) f.sources.push_back(p->m->source);
+  }
+  f.median_abs_error = median(errs);
+  f.worst_abs_error = *std::max_element(errs.begin(), errs.end());
+  f.rms_log_residual = std::sqrt(ss / errs.size());
+}
+}  // namespace
+
 // One group's fit (below). `held_launch_in_s`: the in-domain L where the group's own data cannot determine
 // it (its architecture's pooled value in the second pass, 0 in the first). `held_ramp_bytes_per_gpu` >= 0:
 // NVLS's ramp taken from the architecture's NVLS fit rather than searched (NVLS-tree, below).
@@ -309,23 +330,12 @@ static GroupFit fit_group(const std::string& arch, const std::string& key, const
   } else {
     f.scale_out_launch_overhead_us = fit_L_out ? sig4(std::min(theta[1] * 1e6, 1e5)) : -1;
   }
-  std::vector<double> errs;
-  double ss = 0;
-  std::set<std::string> seen_s, seen_src;
-  for (const auto* p : pts) {
-    const double L_us = p->domains > 1 && f.scale_out_hop_overhead_us >= 0    ? f.scale_out_hop_overhead_us * p->scale_out_units
-                        : p->domains > 1 && f.scale_out_launch_overhead_us >= 0 ? f.scale_out_launch_overhead_us
-                                                                                : f.launch_overhead_us;
-    const double pred = L_us * 1e-6 + p->latency_s + p->bandwidth_exempt_s + ramped(*p, ramp) / f.bandwidth_efficiency +
-                        p->m->timer_floor_s;
-    errs.push_back(std::fabs(pred / p->m->time_s - 1));
-    ss += std::pow(std::log(pred / p->m->time_s), 2);
-    if (seen_s.insert(p->m->series).second) f.series.push_back(p->m->series);
-    if (seen_src.insert(p->m->source).second) f.sources.push_back(p->m->source);
-  }
-  f.median_abs_error = median(errs);
-  f.worst_abs_error = *std::max_element(errs.begin(), errs.end());
-  f.rms_log_residual = std::sqrt(ss / errs.size());
+  record_quality(f, pts, [&](const CollectivePoint& p) {
+    const double L_us = p.domains > 1 && f.scale_out_hop_overhead_us >= 0    ? f.scale_out_hop_overhead_us * p.scale_out_units
+                        : p.domains > 1 && f.scale_out_launch_overhead_us >= 0 ? f.scale_out_launch_overhead_us
+                                                                               : f.launch_overhead_us;
+    return L_us * 1e-6 + p.latency_s + p.bandwidth_exempt_s + ramped(p, ramp) / f.bandwidth_efficiency + p.m->timer_floor_s;
+  });
   return f;
 }
 
@@ -423,19 +433,7 @@ ProtocolFit fit_protocol(const std::string& arch, const std::string& protocol, c
     }
   }
   f.network_efficiency = best_eta;
-  std::vector<double> errs;
-  double ss = 0;
-  std::set<std::string> seen_s, seen_src;
-  for (const auto* p : pts) {
-    const double pred = predicted(*p, f.network_efficiency);
-    errs.push_back(std::fabs(pred / p->m->time_s - 1));
-    ss += std::pow(std::log(pred / p->m->time_s), 2);
-    if (seen_s.insert(p->m->series).second) f.series.push_back(p->m->series);
-    if (seen_src.insert(p->m->source).second) f.sources.push_back(p->m->source);
-  }
-  f.median_abs_error = median(errs);
-  f.worst_abs_error = *std::max_element(errs.begin(), errs.end());
-  f.rms_log_residual = std::sqrt(ss / errs.size());
+  record_quality(f, pts, [&](const CollectivePoint& p) { return predicted(p, f.network_efficiency); });
   return f;
 }
 

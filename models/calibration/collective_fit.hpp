@@ -59,7 +59,14 @@ inline constexpr double kAssumedNicsMaxBandwidthShare = 0.1;
 // record with assumed NICs where bandwidth matters). `base`: the link calibration, as collective_points.
 bool collective_point_fitted(const Measurement& m, const Predictor& predictor, const Calibration& base);
 
-struct GroupFit {
+// How a fit met its own points, and where they came from (GroupFit, ProtocolFit).
+struct FitQuality {
+  int points = 0;
+  double median_abs_error = 0, worst_abs_error = 0, rms_log_residual = 0;
+  std::vector<std::string> series, sources;
+};
+
+struct GroupFit : FitQuality {
   std::string arch, key;
   double bandwidth_efficiency = 1, launch_overhead_us = 0;
   bool launch_fixed = false;   // one message size, or no point whose model time is mostly latency: L = 0
@@ -70,9 +77,6 @@ struct GroupFit {
   bool scale_out_launch_fitted = false;
   double scale_out_hop_overhead_us = -1;  // hop-scaled algorithms: the launch across domains per hop
   double ramp_bytes_per_gpu = 0;  // NVLS / NVLS-tree groups: the ramp's bytes per GPU (calibration.hpp)
-  int points = 0;
-  double median_abs_error = 0, worst_abs_error = 0, rms_log_residual = 0;
-  std::vector<std::string> series, sources;
 };
 
 // A protocol's rate through the network per architecture (ProtocolCalibration): fitted on the points of that
@@ -80,12 +84,9 @@ struct GroupFit {
 // efficiency (0.30-1.00 in steps of 0.01) of the same weighted relative misfit as the groups', with a prior
 // toward 1 (NCCL's own protocol model) of one series' weight. Simple is the NIC's reference (its link
 // calibration) and is never fitted.
-struct ProtocolFit {
+struct ProtocolFit : FitQuality {
   std::string arch, protocol;
   double network_efficiency = 1;
-  int points = 0;
-  double median_abs_error = 0, worst_abs_error = 0, rms_log_residual = 0;
-  std::vector<std::string> series, sources;
 };
 
 struct CollectiveFit {

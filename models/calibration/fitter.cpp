@@ -159,6 +159,16 @@ void complete_calibration(Calibration& c) {
                                    {}};
 }
 
+// A collective fit's quality in the report's entry.
+void copy_quality(ParameterFit& f, const FitQuality& q) {
+  f.series = q.series;
+  f.sources = q.sources;
+  f.points = q.points;
+  f.median_abs_error = q.median_abs_error;
+  f.worst_abs_error = q.worst_abs_error;
+  f.rms_log_residual = q.rms_log_residual;
+}
+
 // Held-out folds: one racksim system left out at a time (H100 -> H200, GB200 -> H100) when the data
 // cover two or more systems, else one machine (measured_on) at a time.
 std::size_t distinct_systems(const std::vector<const Measurement*>& pts) {
@@ -333,14 +343,9 @@ FitResult fit_calibration(const std::vector<Measurement>& data, const Predictor&
     f.key = pf.arch + ":" + pf.protocol + " (network)";
     f.free_parameters.push_back("network_efficiency");
     f.values = {{"network_efficiency", pf.network_efficiency}};
-    f.notes.push_back("fitted on the points of " + pf.protocol + " across NVLink domains whose model time is mostly transfers "
-                      "through a NIC; the algorithm groups are fitted again with it");
-    f.series = pf.series;
-    f.sources = pf.sources;
-    f.points = pf.points;
-    f.median_abs_error = pf.median_abs_error;
-    f.worst_abs_error = pf.worst_abs_error;
-    f.rms_log_residual = pf.rms_log_residual;
+    f.notes.push_back("fitted on the points of " + pf.protocol + " across NVLink domains whose NICs can bind; the algorithm "
+                      "groups are fitted again with it");
+    copy_quality(f, pf);
     res.fits.push_back(std::move(f));
   }
   for (const auto& g : groups) {
@@ -363,12 +368,7 @@ FitResult fit_calibration(const std::vector<Measurement>& data, const Predictor&
     if (g.scale_out_launch_fitted)
       f.values.push_back(g.scale_out_hop_overhead_us >= 0 ? std::make_pair(std::string("scale_out_hop_overhead_us"), g.scale_out_hop_overhead_us)
                                                           : std::make_pair(std::string("scale_out_launch_overhead_us"), g.scale_out_launch_overhead_us));
-    f.series = g.series;
-    f.sources = g.sources;
-    f.points = g.points;
-    f.median_abs_error = g.median_abs_error;
-    f.worst_abs_error = g.worst_abs_error;
-    f.rms_log_residual = g.rms_log_residual;
+    copy_quality(f, g);
     res.fits.push_back(std::move(f));
   }
   if (options.held_out) {
