@@ -158,6 +158,22 @@ void record_quality(FitQuality& f, const std::vector<const CollectivePoint*>& pt
   f.worst_abs_error = *std::max_element(errs.begin(), errs.end());
   f.rms_log_residual = std::sqrt(ss / errs.size());
 }
+
+// The series a fit used, "; "-separated (the tail of an entry's source), and its summary in the entry.
+std::string series_list(const FitQuality& f) {
+  std::string out;
+  for (std::size_t i = 0; i < f.series.size(); ++i) out += (i ? "; " : "") + f.series[i];
+  return out;
+}
+FitSummary summary_of(const FitQuality& f) {
+  FitSummary s;
+  s.points = f.points;
+  s.median_abs_error = f.median_abs_error;
+  s.worst_abs_error = f.worst_abs_error;
+  s.rms_log_residual = f.rms_log_residual;
+  s.data = f.sources;
+  return s;
+}
 }  // namespace
 
 // One group's fit (below). `held_launch_in_s`: the in-domain L where the group's own data cannot determine
@@ -481,13 +497,8 @@ void apply_collective_fit(Calibration& c, const CollectiveFit& fit) {
                   "racksim calibrate fit (the rate of %s through a NIC against NCCL's protocol model, pulled toward 1 "
                   "with the weight of one series): %d point(s) of %zu series; median |error| %.1f %%, worst %.1f %%; series: ",
                   f.protocol.c_str(), f.points, f.series.size(), 100 * f.median_abs_error, 100 * f.worst_abs_error);
-    pc.source = head;
-    for (std::size_t i = 0; i < f.series.size(); ++i) pc.source += (i ? "; " : "") + f.series[i];
-    pc.fit.points = f.points;
-    pc.fit.median_abs_error = f.median_abs_error;
-    pc.fit.worst_abs_error = f.worst_abs_error;
-    pc.fit.rms_log_residual = f.rms_log_residual;
-    pc.fit.data = f.sources;
+    pc.source = head + series_list(f);
+    pc.fit = summary_of(f);
     c.arch_protocols[f.arch][f.protocol] = pc;
   }
 }
@@ -519,13 +530,8 @@ void apply_collective_fits(Calibration& c, const std::vector<GroupFit>& fits) {
                                       "message size, or no point is mostly latency)"
                   : f.launch_fixed ? "; launch_overhead_us fixed at 0 (one message size, or no point is mostly latency)"
                                    : "");
-    a.source = head;
-    for (std::size_t i = 0; i < f.series.size(); ++i) a.source += (i ? "; " : "") + f.series[i];
-    a.fit.points = f.points;
-    a.fit.median_abs_error = f.median_abs_error;
-    a.fit.worst_abs_error = f.worst_abs_error;
-    a.fit.rms_log_residual = f.rms_log_residual;
-    a.fit.data = f.sources;
+    a.source = head + series_list(f);
+    a.fit = summary_of(f);
     c.arch_algorithms[f.arch][f.key] = a;
   }
 }
