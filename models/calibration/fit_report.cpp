@@ -50,7 +50,7 @@ std::string fit_report_markdown(const FitResult& r) {
   }
   o << "\n## Data and notes per entry\n\n";
   for (const auto& f : r.fits) {
-    o << "### " << f.key << (f.is_link ? " (link kind)" : " (algorithm)") << "\n\n";
+    o << "### " << f.key << (f.is_link ? " (link kind)" : f.is_protocol ? " (protocol)" : " (algorithm)") << "\n\n";
     o << "* fitted to " << f.points << " points:";
     for (const auto& s : f.series) o << "\n  * " << s;
     o << "\n* sources:";
@@ -100,7 +100,7 @@ std::string fit_report_json(const FitResult& r) {
   for (const auto& f : r.fits) {
     nlohmann::json j;
     j["key"] = f.key;
-    j["kind"] = f.is_link ? "link" : "algorithm";
+    j["kind"] = f.is_link ? "link" : f.is_protocol ? "protocol" : "algorithm";
     nlohmann::json values = nlohmann::json::object();
     for (const auto& [n, v] : f.values) values[n] = round6(v);
     j["values"] = values;

@@ -341,6 +341,7 @@ FitResult fit_calibration(const std::vector<Measurement>& data, const Predictor&
   for (const auto& pf : collective_fit.protocols) {
     ParameterFit f;
     f.key = pf.arch + ":" + pf.protocol + " (network)";
+    f.is_protocol = true;
     f.free_parameters.push_back("network_efficiency");
     f.values = {{"network_efficiency", pf.network_efficiency}};
     f.notes.push_back("fitted on the points of " + pf.protocol + " across NVLink domains whose NICs can bind; the algorithm "

@@ -33,6 +33,7 @@ namespace racksim::calibration {
 struct ParameterFit {
   std::string key;                    // "pcie" or "all_reduce/nvls"
   bool is_link = false;
+  bool is_protocol = false;           // a protocol's network efficiency ("blackwell:LL128 (network)")
   std::vector<std::string> free_parameters;
   std::vector<std::string> fixed_parameters;  // "name = value: why"
   std::vector<std::pair<std::string, double>> values;      // every parameter of the entry, as fitted
