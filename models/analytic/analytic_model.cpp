@@ -27,7 +27,7 @@ AnalyticEstimate analytic_collective(const TopologyGraph& graph, const Collectiv
   e.algorithm = r.algorithm;
   e.protocol = r.protocol;
   e.channels = r.channels;
-  e.note = choice.note;
+  e.note = x.note.empty() ? choice.note : choice.note + "; " + x.note;
   e.time_s = model.time(depth);
   e.phases = model.phases(depth);
   e.bandwidth_s = x.bandwidth_s;

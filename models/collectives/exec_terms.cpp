@@ -5,6 +5,8 @@
 #include <map>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "models/analytic/cost_model.hpp"
 #include "models/analytic/flow_cost.hpp"
 #include "models/collectives/algorithm_support.hpp"
@@ -133,6 +135,9 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
     if (spans_domains) {
       const ProtocolCalibration& pc = calibration.protocol(nccl::to_string(proto), arch);
       if (pc.network_efficiency > 0) e.flow.network_protocol_efficiency = pc.network_efficiency;
+      if (e.flow.network_protocol_efficiency != 1)
+        e.note = fmt::format("{} through the NICs at {:.3g} of its rate (calibration '{}:{}')", nccl::to_string(proto),
+                             e.flow.network_protocol_efficiency, arch, nccl::to_string(proto));
     }
     e.cap_algbw_Bps = units::GBps_to_Bps(at.algbw_cap_GBps);
     e.cap_source = at.cap_source;

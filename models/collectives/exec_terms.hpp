@@ -23,6 +23,7 @@ struct ExecTerms {
   int depth = 1;                      // the pipeline depth the schedule uses (planned_depth)
   double bandwidth_s = 0;             // the bandwidth part of the time at the final efficiency (no latency)
   std::vector<std::string> warnings;  // calibration entries borrowed from another architecture
+  std::string note;                   // a calibrated protocol rate through the NICs, said in results ("" else)
 };
 
 // `request` must be resolved (resolve_request: no "auto").

@@ -171,6 +171,7 @@ Schedule build_schedule(const CollectiveRequest& request, const TopologyGraph& g
   s.exec = {true, e.flow.nvlink_efficiency(), e.flow.launch_s, e.flow.intra_step_s, e.flow.net_step_s, e.flow.arch,
             e.flow.latency_at_launch, e.flow.network_efficiency()};
   s.warnings = e.warnings;
+  if (!e.note.empty()) s.note += "; " + e.note;
   return s;
 }
 

@@ -96,12 +96,18 @@ TEST(NicEfficiency, ProtocolNetworkEfficiencyScalesOnlyTheNicsOfItsProtocol) {
   EXPECT_NEAR(bus_bytes / simulate_collective(two, r, ll128_network(0.5)).time_s / nic_bound_Bps, 1.0, 0.03);
   EXPECT_GT(half / analytic_collective(two, r, ll128_network(1.0)).time_s, 1.3);
   EXPECT_DOUBLE_EQ(exec_terms(two, r, ll128_network(0.5)).flow.network_protocol_efficiency, 0.5);
+  // Results say so (the closed form's note and the schedule's).
+  const std::string said = "LL128 through the NICs at 0.5 of its rate (calibration 'blackwell:LL128')";
+  EXPECT_NE(analytic_collective(two, r, ll128_network(0.5)).note.find(said), std::string::npos);
+  EXPECT_NE(build_schedule(r, two, ll128_network(0.5)).note.find(said), std::string::npos);
+  EXPECT_EQ(analytic_collective(two, r, ll128_network(1.0)).note.find("through the NICs"), std::string::npos);
 
   EXPECT_EQ(analytic_collective(two, ring(16), ll128_network(0.5)).time_s, analytic_collective(two, ring(16), ll128_network(1.0)).time_s);
   const auto one = test::shipped("hgx-b200", 1);
   EXPECT_EQ(analytic_collective(one, with(ring(8), "LL128"), ll128_network(0.5)).time_s,
             analytic_collective(one, with(ring(8), "LL128"), ll128_network(1.0)).time_s);
   EXPECT_DOUBLE_EQ(exec_terms(one, with(ring(8), "LL128"), ll128_network(0.5)).flow.network_protocol_efficiency, 1.0);
+  EXPECT_EQ(analytic_collective(one, with(ring(8), "LL128"), ll128_network(0.5)).note.find("through the NICs"), std::string::npos);
 }
 
 }  // namespace
