@@ -63,22 +63,21 @@ std::vector<CollectivePoint> collective_points(const std::vector<Measurement>& d
       // (the fitted values' range) and taken as linear in 1 / kappa between the two.
       std::set<int> domains;
       for (int gpu : m.gpus) domains.insert(g.vertices()[g.gpu_vertex(gpu)].domain);
+      // The request as the model resolved it, priced again under the probes below.
+      CollectiveRequest resolved = req;
+      resolved.algorithm = e.algorithm;
+      resolved.protocol = e.protocol;
       double sensitive_s = e.bandwidth_s;
       if (domains.size() > 1) {
         Calibration probe = links;
         AlgorithmCalibration a;
         a.bandwidth_efficiency = kSensitivityKappa;
         probe.algorithms[std::string(to_string(m.op)) + "/" + e.algorithm] = a;
-        CollectiveRequest again = req;
-        again.algorithm = e.algorithm;
-        again.protocol = e.protocol;
-        const AnalyticEstimate e9 = analytic_collective(g, again, probe);
+        const AnalyticEstimate e9 = analytic_collective(g, resolved, probe);
         sensitive_s = std::clamp((e9.bandwidth_s - e.bandwidth_s) / (1 / kSensitivityKappa - 1), 0.0, e.bandwidth_s);
       }
       CollectivePoint p;
       p.m = &m;
-      CollectiveRequest resolved = req;
-      resolved.algorithm = e.algorithm;
       p.arch = request_architecture(g, resolved);
       p.key = std::string(to_string(m.op)) + "/" + e.algorithm;
       p.protocol = e.protocol;
@@ -93,10 +92,7 @@ std::vector<CollectivePoint> collective_points(const std::vector<Measurement>& d
         // bind their time doubles (collective_fit.hpp).
         Calibration probe = links;
         probe.protocols[e.protocol].network_efficiency = kSensitivityNetworkEfficiency;
-        CollectiveRequest again = req;
-        again.algorithm = e.algorithm;
-        again.protocol = e.protocol;
-        const double t_half = analytic_collective(g, again, probe).bandwidth_s;
+        const double t_half = analytic_collective(g, resolved, probe).bandwidth_s;
         if (t_half > e.bandwidth_s * (1 + 1e-9)) p.network_bound_s = t_half * kSensitivityNetworkEfficiency;
       }
       if (m.nics_assumed && !(e.bandwidth_s < kAssumedNicsMaxBandwidthShare * e.time_s)) continue;
@@ -121,22 +117,25 @@ double network_efficiency_of(const CollectivePoint& p, const Calibration& c) {
   const double eta = c.protocol(p.protocol, p.arch).network_efficiency;
   return eta > 0 ? eta : 1;
 }
-}  // namespace
 
-namespace {
 // The bandwidth part of a point's time under `c`: the NIC-bound part at the NIC's rate and the rest at kappa;
 // where the protocol's network efficiency eta < 1, at least the NICs' own time at eta.
 double bandwidth_part_s(const CollectivePoint& p, double kappa, double eta) {
   const double t = p.bandwidth_exempt_s + p.bandwidth_s / (kappa > 0 ? kappa : 1);
   return eta < 1 ? std::max(t, p.network_bound_s / eta) : t;
 }
+
+// predict_time_s with the protocol's network efficiency `eta` in place of c's.
+double predict_time_at(const CollectivePoint& p, const Calibration& c, double eta) {
+  const AlgorithmCalibration& a = c.algorithm(p.key, p.arch);
+  const double kappa = a.efficiency_at(p.m->bytes, p.ramp_gpus);
+  return a.launch_us(p.domains > 1, p.scale_out_units) * 1e-6 + p.latency_s + bandwidth_part_s(p, kappa, eta) +
+         p.m->timer_floor_s;
+}
 }  // namespace
 
 double predict_time_s(const CollectivePoint& p, const Calibration& c) {
-  const AlgorithmCalibration& a = c.algorithm(p.key, p.arch);
-  const double kappa = a.efficiency_at(p.m->bytes, p.ramp_gpus);
-  return a.launch_us(p.domains > 1, p.scale_out_units) * 1e-6 + p.latency_s +
-         bandwidth_part_s(p, kappa, network_efficiency_of(p, c)) + p.m->timer_floor_s;
+  return predict_time_at(p, c, network_efficiency_of(p, c));
 }
 
 namespace {
@@ -430,17 +429,12 @@ ProtocolFit fit_protocol(const std::string& arch, const std::string& protocol, c
   f.points = static_cast<int>(pts.size());
   std::map<std::string, int> series_points;
   for (const auto* p : pts) ++series_points[p->m->series];
-  auto predicted = [&](const CollectivePoint& p, double eta) {
-    const AlgorithmCalibration& a = c.algorithm(p.key, p.arch);
-    return predict_time_s(p, c) - p.bandwidth_exempt_s - p.bandwidth_s / a.efficiency_at(p.m->bytes, p.ramp_gpus) +
-           bandwidth_part_s(p, a.efficiency_at(p.m->bytes, p.ramp_gpus), eta);
-  };
   double best = -1, best_eta = 1;
   for (int step = 100; step >= 30; --step) {
     const double eta = step / 100.0;
     double objective = kPriorSeries * (1 / eta - 1) * (1 / eta - 1);
     for (const auto* p : pts) {
-      const double r = predicted(*p, eta) / p->m->time_s - 1;
+      const double r = predict_time_at(*p, c, eta) / p->m->time_s - 1;
       objective += r * r / series_points[p->m->series];
     }
     if (best < 0 || objective < best) {
@@ -449,7 +443,7 @@ ProtocolFit fit_protocol(const std::string& arch, const std::string& protocol, c
     }
   }
   f.network_efficiency = best_eta;
-  record_quality(f, pts, [&](const CollectivePoint& p) { return predicted(p, f.network_efficiency); });
+  record_quality(f, pts, [&](const CollectivePoint& p) { return predict_time_at(p, c, f.network_efficiency); });
   return f;
 }
 

@@ -134,17 +134,26 @@ const std::vector<std::string>& architecture_names() {
   return names;
 }
 
-const LinkCalibration& Calibration::link(LinkKind kind, const std::string& arch, std::string* borrowed) const {
-  static const LinkCalibration identity{1.0, 0.0, "identity (no calibration for this link kind)", {}};
+namespace {
+// `arch`'s entry for `key`, else the architecture-independent one, else null (links and protocols).
+template <class Key, class Entry>
+const Entry* own_or_any(const std::map<std::string, std::map<Key, Entry>>& per_arch, const std::map<Key, Entry>& any,
+                        const Key& key, const std::string& arch) {
   if (!arch.empty()) {
-    const auto a = arch_links.find(arch);
-    if (a != arch_links.end()) {
-      const auto it = a->second.find(kind);
-      if (it != a->second.end()) return it->second;
+    const auto a = per_arch.find(arch);
+    if (a != per_arch.end()) {
+      const auto it = a->second.find(key);
+      if (it != a->second.end()) return &it->second;
     }
   }
-  const auto it = links.find(kind);
-  if (it != links.end()) return it->second;
+  const auto it = any.find(key);
+  return it != any.end() ? &it->second : nullptr;
+}
+}  // namespace
+
+const LinkCalibration& Calibration::link(LinkKind kind, const std::string& arch, std::string* borrowed) const {
+  static const LinkCalibration identity{1.0, 0.0, "identity (no calibration for this link kind)", {}};
+  if (const LinkCalibration* own = own_or_any(arch_links, links, kind, arch)) return *own;
   if (!arch.empty())
     for (auto a = arch_links.rbegin(); a != arch_links.rend(); ++a) {  // another architecture's: borrowed
       const auto jt = a->second.find(kind);
@@ -163,15 +172,8 @@ const std::vector<std::string>& protocol_names() {
 
 const ProtocolCalibration& Calibration::protocol(const std::string& name, const std::string& arch) const {
   static const ProtocolCalibration identity{1.0, "identity (no calibration for this protocol)", {}};
-  if (!arch.empty()) {
-    const auto a = arch_protocols.find(arch);
-    if (a != arch_protocols.end()) {
-      const auto it = a->second.find(name);
-      if (it != a->second.end()) return it->second;
-    }
-  }
-  const auto it = protocols.find(name);
-  return it != protocols.end() ? it->second : identity;
+  const ProtocolCalibration* own = own_or_any(arch_protocols, protocols, name, arch);
+  return own != nullptr ? *own : identity;
 }
 
 namespace {
