@@ -42,7 +42,8 @@ Calibration truth(double kappa = 0.9) {
 std::vector<Measurement> synthetic_sweep(const Predictor& p, const std::string& system, int racks,
                                          const std::vector<int>& gpu_counts, const std::string& machine,
                                          const std::string& algorithm, double min_bytes, double max_bytes,
-                                         const std::string& confidence, const Calibration& made) {
+                                         const std::string& confidence, const Calibration& made,
+                                         const std::string& protocol = "auto") {
   std::vector<Measurement> out;
   for (int n : gpu_counts)
     for (double s = min_bytes; s <= max_bytes; s *= 4) {
@@ -54,7 +55,8 @@ std::vector<Measurement> synthetic_sweep(const Predictor& p, const std::string& 
       m.racks = racks;
       m.measured_on = machine;
       m.op = CollectiveOp::all_reduce;
-      m.algorithm = algorithm;  // NCCL_ALGO as given; the protocol is NCCL's choice per size
+      m.algorithm = algorithm;  // NCCL_ALGO as given; the protocol NCCL's choice per size unless forced
+      m.protocol = protocol;
       for (int g = 0; g < n; ++g) m.gpus.push_back(g);
       m.bytes = s;
       m.confidence = confidence;
@@ -62,6 +64,7 @@ std::vector<Measurement> synthetic_sweep(const Predictor& p, const std::string& 
       CollectiveRequest r;
       r.op = m.op;
       r.algorithm = m.algorithm;
+      r.protocol = m.protocol;
       r.gpus = m.gpus;
       r.bytes = static_cast<std::uint64_t>(s);
       m.time_s = analytic_collective(p.graph(system, racks), r, made).time_s;
@@ -133,30 +136,10 @@ TEST(Fitter, Ll128NetworkEfficiencyIsRecoveredTowardTheTruthWithTheWeightOfOneSe
   auto sweep = [&](const std::vector<int>& nodes) {
     std::vector<Measurement> out;
     for (const std::string protocol : {"Simple", "LL128"})
-    for (int n : nodes)
-      for (double s = 64.0 * (1 << 20); s <= 4.0 * (1 << 30); s *= 4) {
-        Measurement m;
-        m.id = "ll128-" + std::to_string(out.size());
-        m.series = protocol + " ring on " + std::to_string(n) + " nodes";
-        m.kind = MeasurementKind::collective;
-        m.system = "hgx-b200";
-        m.racks = n;
-        m.measured_on = "machine B";
-        m.op = CollectiveOp::all_reduce;
-        m.algorithm = "ring";
-        m.protocol = protocol;
-        for (int g = 0; g < 8 * n; ++g) m.gpus.push_back(g);
-        m.bytes = s;
-        m.confidence = "high";
-        m.source = "synthetic";
-        CollectiveRequest r;
-        r.op = m.op;
-        r.algorithm = m.algorithm;
-        r.protocol = m.protocol;
-        r.gpus = m.gpus;
-        r.bytes = static_cast<std::uint64_t>(s);
-        m.time_s = analytic_collective(p.graph(m.system, n), r, made).time_s;
-        out.push_back(m);
+      for (int n : nodes) {
+        const std::vector<Measurement> one = synthetic_sweep(p, "hgx-b200", n, {8 * n}, protocol + " on " + std::to_string(n) + " nodes",
+                                                             "ring", 64.0 * (1 << 20), 4.0 * (1 << 30), "high", made, protocol);
+        out.insert(out.end(), one.begin(), one.end());
       }
     return out;
   };
