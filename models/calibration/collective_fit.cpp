@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "models/analytic/analytic_model.hpp"
 #include "models/calibration/fitter.hpp"
 #include "models/collectives/exec_terms.hpp"
@@ -87,6 +89,7 @@ std::vector<CollectivePoint> collective_points(const std::vector<Measurement>& d
       p.domains = std::max<int>(1, static_cast<int>(domains.size()));
       p.ramp_gpus = ramp_gpus(g, req);
       p.scale_out_units = scale_out_launch_units(p.key, static_cast<int>(m.gpus.size()), p.domains);
+      p.p2p_pipeline_bytes = p2p_pipeline_bytes(g, resolved);
       if (domains.size() > 1 && e.protocol != "Simple") {
         // The NICs' own time: priced again with the protocol's network efficiency at 0.5, where the NICs
         // bind their time doubles (collective_fit.hpp).
@@ -125,12 +128,17 @@ double bandwidth_part_s(const CollectivePoint& p, double kappa, double eta) {
   return eta < 1 ? std::max(t, p.network_bound_s / eta) : t;
 }
 
+// The time a point's p2p pipelines add at `rate_GBps` (exec_terms: bytes per pipeline / rate; 0: none).
+double p2p_s(const CollectivePoint& p, double rate_GBps) {
+  return rate_GBps > 0 && p.p2p_pipeline_bytes > 0 ? p.p2p_pipeline_bytes / (rate_GBps * 1e9) : 0;
+}
+
 // predict_time_s with the protocol's network efficiency `eta` in place of c's.
 double predict_time_at(const CollectivePoint& p, const Calibration& c, double eta) {
   const AlgorithmCalibration& a = c.algorithm(p.key, p.arch);
   const double kappa = a.efficiency_at(p.m->bytes, p.ramp_gpus);
   return a.launch_us(p.domains > 1, p.scale_out_units) * 1e-6 + p.latency_s + bandwidth_part_s(p, kappa, eta) +
-         p.m->timer_floor_s;
+         p2p_s(p, a.p2p_pipeline_GBps) + p.m->timer_floor_s;
 }
 }  // namespace
 
@@ -179,10 +187,15 @@ FitSummary summary_of(const FitQuality& f) {
 // it (its architecture's pooled value in the second pass, 0 in the first). `held_ramp_bytes_per_gpu` >= 0:
 // NVLS's ramp taken from the architecture's NVLS fit rather than searched (NVLS-tree, below).
 static GroupFit fit_group(const std::string& arch, const std::string& key, const std::vector<const CollectivePoint*>& pts,
-                   double held_launch_in_s, double held_ramp_bytes_per_gpu = -1) {
+                   double held_launch_in_s, double held_ramp_bytes_per_gpu, double p2p_pipeline_GBps) {
   GroupFit f;
   f.arch = arch;
   f.key = key;
+  bool has_p2p = false;
+  for (const auto* p : pts) has_p2p = has_p2p || p->p2p_pipeline_bytes > 0;
+  f.p2p_pipeline_GBps = has_p2p ? p2p_pipeline_GBps : 0;
+  // The pipelines' time at the rate: known, like the model's latency.
+  auto fixed_s = [&](const CollectivePoint& p) { return p.latency_s + p.bandwidth_exempt_s + p2p_s(p, f.p2p_pipeline_GBps); };
   f.points = static_cast<int>(pts.size());
   // A parameter is fitted only from data that can determine it: kappa needs a point whose model time is
   // mostly bandwidth, an L a point that is mostly latency, of more than one size (else a group of small
@@ -242,7 +255,7 @@ static GroupFit fit_group(const std::string& arch, const std::string& key, const
     const double y = p->m->time_s - p->m->timer_floor_s;
     const double w = 1.0 / (y * y * series_points[p->m->series]);
     const double x[3] = {p->domains > 1 ? 0.0 : 1.0, p->domains > 1 ? p->scale_out_units : 0.0, ramped(*p, ramp)};
-    const double r = y - p->latency_s - p->bandwidth_exempt_s;
+    const double r = y - fixed_s(*p);
     for (int i = 0; i < 3; ++i) {
       v[i] += w * x[i] * r;
       for (int j = 0; j < 3; ++j) M[i][j] += w * x[i] * x[j];
@@ -309,7 +322,7 @@ static GroupFit fit_group(const std::string& arch, const std::string& key, const
     const double y = p->m->time_s - p->m->timer_floor_s;
     const double w = 1.0 / (y * y * series_points[p->m->series]);
     const double x[3] = {p->domains > 1 ? 0.0 : 1.0, p->domains > 1 ? p->scale_out_units : 0.0, ramped(*p, ramp)};
-    const double e = y - p->latency_s - p->bandwidth_exempt_s - (x[0] * theta[0] + x[1] * theta[1] + x[2] * theta[2]);
+    const double e = y - fixed_s(*p) - (x[0] * theta[0] + x[1] * theta[1] + x[2] * theta[2]);
     sol.objective += w * e * e;
   }
   sol.objective += kKappaPriorSeries * (theta[2] - 1) * (theta[2] - 1) + latency_prior * theta[1] * theta[1];
@@ -349,12 +362,12 @@ static GroupFit fit_group(const std::string& arch, const std::string& key, const
     const double L_us = p.domains > 1 && f.scale_out_hop_overhead_us >= 0    ? f.scale_out_hop_overhead_us * p.scale_out_units
                         : p.domains > 1 && f.scale_out_launch_overhead_us >= 0 ? f.scale_out_launch_overhead_us
                                                                                : f.launch_overhead_us;
-    return L_us * 1e-6 + p.latency_s + p.bandwidth_exempt_s + ramped(p, ramp) / f.bandwidth_efficiency + p.m->timer_floor_s;
+    return L_us * 1e-6 + fixed_s(p) + ramped(p, ramp) / f.bandwidth_efficiency + p.m->timer_floor_s;
   });
   return f;
 }
 
-std::vector<GroupFit> fit_collective_groups(const std::vector<const CollectivePoint*>& train) {
+std::vector<GroupFit> fit_collective_groups(const std::vector<const CollectivePoint*>& train, double p2p_pipeline_GBps) {
   std::map<std::pair<std::string, std::string>, std::vector<const CollectivePoint*>> groups;
   for (const CollectivePoint* p : train) groups[{p->arch, p->key}].push_back(p);
   // NVLS-tree's NVLS phases are NVLS inside each domain: the same switch pipeline, so the same ramp per GPU of
@@ -368,7 +381,8 @@ std::vector<GroupFit> fit_collective_groups(const std::vector<const CollectivePo
     return 0.0;
   };
   std::vector<GroupFit> out;
-  for (const auto& [id, pts] : groups) out.push_back(fit_group(id.first, id.second, pts, 0.0, held_ramp(id.first, id.second, out)));
+  for (const auto& [id, pts] : groups)
+    out.push_back(fit_group(id.first, id.second, pts, 0.0, held_ramp(id.first, id.second, out), p2p_pipeline_GBps));
   // The in-domain L is a kernel launch and NVLink's flags: the GPU's and NCCL's, shared by the algorithms of
   // an architecture (Hopper's six fitted groups: 1.2-3.4 us). A group whose own data cannot determine it
   // (no small message of its own) takes its architecture's pooled value, the median of the groups that
@@ -381,7 +395,7 @@ std::vector<GroupFit> fit_collective_groups(const std::vector<const CollectivePo
   for (auto& f : out) {
     const auto pool = pooled_launch_us.find(f.arch);
     if (!f.launch_fixed || pool == pooled_launch_us.end() || pool->second <= 0) continue;
-    f = fit_group(f.arch, f.key, groups.at({f.arch, f.key}), pool->second * 1e-6, held_ramp(f.arch, f.key, out));
+    f = fit_group(f.arch, f.key, groups.at({f.arch, f.key}), pool->second * 1e-6, held_ramp(f.arch, f.key, out), p2p_pipeline_GBps);
     f.launch_pooled = true;
   }
   // An algorithm an architecture has no data for borrows another architecture's fit (its bandwidth terms:
@@ -447,11 +461,46 @@ ProtocolFit fit_protocol(const std::string& arch, const std::string& protocol, c
   return f;
 }
 
+// The p2p pipeline rate (AlgorithmCalibration::p2p_pipeline_GBps) that lets the groups of the points with p2p
+// pipelines meet them best: each candidate of kP2pPipelineGridGBps and none (NCCL's own model: the links
+// alone), the groups fitted at it, the weighted squared relative misfit of their points (each series one
+// observation, as for kappa). One rate for every architecture: a pipeline is one CTA's copy loop and its
+// handshake per chunk, and H100 and GB300 sweeps alone each put it at 80-100 GB/s (docs/calibration.md).
+double fit_p2p_pipeline_GBps(const std::vector<const CollectivePoint*>& train) {
+  std::vector<const CollectivePoint*> pts;
+  std::set<std::pair<std::string, std::string>> groups;
+  for (const CollectivePoint* p : train)
+    if (p->p2p_pipeline_bytes > 0) groups.insert({p->arch, p->key});
+  for (const CollectivePoint* p : train)
+    if (groups.count({p->arch, p->key})) pts.push_back(p);
+  if (pts.empty()) return 0;
+  std::map<std::string, int> series_points;
+  for (const auto* p : pts) ++series_points[p->m->series];
+  double best = -1, best_rate = 0;
+  std::vector<double> candidates = {0.0};
+  candidates.insert(candidates.end(), kP2pPipelineGridGBps.begin(), kP2pPipelineGridGBps.end());
+  for (double rate : candidates) {
+    Calibration c;
+    apply_collective_fits(c, fit_collective_groups(pts, rate));
+    double objective = 0;
+    for (const auto* p : pts) {
+      const double r = predict_time_s(*p, c) / p->m->time_s - 1;
+      objective += r * r / series_points[p->m->series];
+    }
+    if (best < 0 || objective < best * (1 - 1e-12)) {
+      best = objective;
+      best_rate = rate;
+    }
+  }
+  return best_rate;
+}
+
 }  // namespace
 
 CollectiveFit fit_collectives(const std::vector<const CollectivePoint*>& train) {
   CollectiveFit fit;
-  fit.groups = fit_collective_groups(train);
+  fit.p2p_pipeline_GBps = fit_p2p_pipeline_GBps(train);
+  fit.groups = fit_collective_groups(train, fit.p2p_pipeline_GBps);
   std::map<std::pair<std::string, std::string>, std::vector<const CollectivePoint*>> by_protocol;
   for (const CollectivePoint* p : train)
     if (p->domains > 1 && p->protocol != "Simple" && p->network_bound_s > 0) by_protocol[{p->arch, p->protocol}].push_back(p);
@@ -477,7 +526,7 @@ CollectiveFit fit_collectives(const std::vector<const CollectivePoint*>& train) 
   }
   std::vector<const CollectivePoint*> scaled_ptrs;
   for (const auto& p : scaled) scaled_ptrs.push_back(&p);
-  fit.groups = fit_collective_groups(scaled_ptrs);
+  fit.groups = fit_collective_groups(scaled_ptrs, fit.p2p_pipeline_GBps);
   return fit;
 }
 
@@ -505,6 +554,7 @@ void apply_collective_fits(Calibration& c, const std::vector<GroupFit>& fits) {
     a.scale_out_launch_overhead_us = f.scale_out_launch_overhead_us;
     a.scale_out_hop_overhead_us = f.scale_out_hop_overhead_us;
     a.ramp_bytes_per_gpu = f.ramp_bytes_per_gpu;
+    a.p2p_pipeline_GBps = f.p2p_pipeline_GBps;
     a.borrowed_from = f.borrowed_from;
     if (!f.borrowed_from.empty()) {
       a.source = "racksim calibrate fit: no " + f.arch + " data for " + f.key + "; kappa and ramp of " + f.borrowed_from +
@@ -524,7 +574,11 @@ void apply_collective_fits(Calibration& c, const std::vector<GroupFit>& fits) {
                                       "message size, or no point is mostly latency)"
                   : f.launch_fixed ? "; launch_overhead_us fixed at 0 (one message size, or no point is mostly latency)"
                                    : "");
-    a.source = head + series_list(f);
+    a.source = head;
+    if (f.p2p_pipeline_GBps > 0)
+      a.source += fmt::format("p2p_pipeline_GBps fitted on every architecture's all-to-all points together ({:g} GB/s); ",
+                              f.p2p_pipeline_GBps);
+    a.source += series_list(f);
     a.fit = summary_of(f);
     c.arch_algorithms[f.arch][f.key] = a;
   }

@@ -1,4 +1,5 @@
 #pragma once
+#include <array>
 // Fitting the collective model to measurements, and checking it on data the fit never saw.
 //
 // For every collective measurement the model runs what NCCL would (or what the source forced), so each
@@ -44,6 +45,9 @@ struct CollectivePoint {
   // The unit of the launch across domains: NCCL's tree latency hops for hop-scaled algorithms
   // (calibration.hpp tree_latency_hops), else 1.
   double scale_out_units = 1;
+  // all_to_all/direct: the bytes one of NCCL's p2p pipelines carries (exec_terms.hpp p2p_pipeline_bytes),
+  // which the calibrated pipeline rate turns into time (AlgorithmCalibration::p2p_pipeline_GBps); 0 else.
+  double p2p_pipeline_bytes = 0;
 };
 
 // One point per collective measurement the analytic model can express (others are reported through
@@ -77,6 +81,7 @@ struct GroupFit : FitQuality {
   bool scale_out_launch_fitted = false;
   double scale_out_hop_overhead_us = -1;  // hop-scaled algorithms: the launch across domains per hop
   double ramp_bytes_per_gpu = 0;  // NVLS / NVLS-tree groups: the ramp's bytes per GPU (calibration.hpp)
+  double p2p_pipeline_GBps = 0;   // all_to_all/direct: NCCL's p2p pipeline rate, one for all architectures
 };
 
 // A protocol's rate through the network per architecture (ProtocolCalibration): fitted on the points of that
@@ -92,13 +97,20 @@ struct ProtocolFit : FitQuality {
 struct CollectiveFit {
   std::vector<GroupFit> groups;
   std::vector<ProtocolFit> protocols;
+  double p2p_pipeline_GBps = 0;  // the groups' p2p pipeline rate (fit_collectives; 0: none fits better)
 };
 
-// Fits every group of `train` with at least one point.
-std::vector<GroupFit> fit_collective_groups(const std::vector<const CollectivePoint*>& train);
-// The groups and the protocols together: the groups at NCCL's protocol model, the protocols' network
-// efficiency on the groups' residuals, then the groups again with the NIC-bound part of those protocols'
-// points at that efficiency (their kappa and L then do not absorb it).
+// The p2p pipeline rates fit_collectives tries, GB/s (besides none): 20-400, about 20 % apart.
+inline constexpr std::array<double, 16> kP2pPipelineGridGBps = {20, 25, 30, 35, 40, 50, 60, 70, 80, 90, 100, 120, 150, 200, 300, 400};
+
+// Fits every group of `train` with at least one point; points with p2p pipelines take `p2p_pipeline_GBps`
+// (0: unbounded) as a known part of their time.
+std::vector<GroupFit> fit_collective_groups(const std::vector<const CollectivePoint*>& train, double p2p_pipeline_GBps = 0);
+// The p2p pipeline rate (all_to_all/direct), the groups, and the protocols together: the rate that lets the
+// all-to-all groups meet their points best (a search over kP2pPipelineGridGBps and none, each series one
+// observation, every architecture's points together), the groups at that rate and NCCL's protocol model, the
+// protocols' network efficiency on the groups' residuals, then the groups again with the NIC-bound part of
+// those protocols' points at that efficiency (their kappa and L then do not absorb it).
 CollectiveFit fit_collectives(const std::vector<const CollectivePoint*>& train);
 // Writes the groups into `c.arch_algorithms` (sources say what they were fitted to).
 void apply_collective_fits(Calibration& c, const std::vector<GroupFit>& fits);

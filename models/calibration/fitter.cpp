@@ -369,6 +369,11 @@ FitResult fit_calibration(const std::vector<Measurement>& data, const Predictor&
     if (g.scale_out_launch_fitted)
       f.values.push_back(g.scale_out_hop_overhead_us >= 0 ? std::make_pair(std::string("scale_out_hop_overhead_us"), g.scale_out_hop_overhead_us)
                                                           : std::make_pair(std::string("scale_out_launch_overhead_us"), g.scale_out_launch_overhead_us));
+    if (g.p2p_pipeline_GBps > 0) {
+      f.free_parameters.push_back("p2p_pipeline_GBps");
+      f.values.push_back({"p2p_pipeline_GBps", g.p2p_pipeline_GBps});
+      f.notes.push_back("p2p_pipeline_GBps: one rate fitted on every architecture's all-to-all points together");
+    }
     copy_quality(f, g);
     res.fits.push_back(std::move(f));
   }

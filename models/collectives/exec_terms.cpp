@@ -12,6 +12,7 @@
 #include "models/collectives/algorithm_support.hpp"
 #include "models/collectives/nccl_choice.hpp"
 #include "models/collectives/registry.hpp"
+#include "models/nccl/nccl_p2p.hpp"
 #include "models/nccl/nccl_tuner.hpp"
 #include "sim/calib/calibration.hpp"
 #include "sim/core/units.hpp"
@@ -74,6 +75,19 @@ double ramp_gpus(const TopologyGraph& graph, const CollectiveRequest& request) {
   const int levels = 1 + tree_levels(static_cast<long>(per_domain.size()));
   const double d = std::max(1, most);
   return d * std::sqrt(d / kRampReferenceGpus) * levels;
+}
+
+double p2p_pipeline_bytes(const TopologyGraph& graph, const CollectiveRequest& request, int* pipelines) {
+  if (pipelines) *pipelines = 0;
+  const int n = static_cast<int>(request.gpus.size());
+  if (request.op != CollectiveOp::all_to_all || request.algorithm != "direct" || n < 2) return 0;
+  const nccl::NcclSystem s = nccl::nccl_system(graph, request.gpus);
+  nccl::ChannelLimits limits;
+  if (request.channels > 0) limits = {request.channels, request.channels};
+  const double bytes = static_cast<double>(request.bytes);
+  const nccl::P2pPlan plan = nccl::p2p_plan(s, nccl::compute_graphs(s, limits), bytes / n);
+  if (pipelines) *pipelines = plan.concurrent_pipelines;
+  return plan.concurrent_pipelines > 0 ? bytes * (n - 1) / n / plan.concurrent_pipelines : 0;
 }
 
 std::string request_architecture(const TopologyGraph& graph, const CollectiveRequest& request) {
@@ -175,6 +189,21 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
     FlowTerms fin = e.flow;
     fin.no_latency = true;
     e.bandwidth_s = algo.cost(graph, request, calibration, fin).time(e.depth);
+  }
+  if (cal.p2p_pipeline_GBps > 0 && e.bandwidth_s > 0) {
+    // NCCL's p2p pipelines (nccl_p2p.hpp) at their calibrated rate: each carries its part at most at that
+    // rate, in series with the links' share, so the GPU's time grows by bytes per pipeline / rate. Charged as
+    // a scale on every flow's capacity, so that the engine, with contention, meets the same time.
+    const double pipeline_bytes = p2p_pipeline_bytes(graph, request, &e.p2p_pipelines);
+    e.p2p_extra_s = pipeline_bytes / units::GBps_to_Bps(cal.p2p_pipeline_GBps);
+    if (e.p2p_extra_s > 0) {
+      const double scale = e.bandwidth_s / (e.bandwidth_s + e.p2p_extra_s);
+      e.flow.efficiency *= scale;
+      e.bandwidth_s += e.p2p_extra_s;
+      const std::string said = fmt::format("{} p2p pipelines per GPU at {:.3g} GB/s each (calibration '{}:{}')",
+                                           e.p2p_pipelines, cal.p2p_pipeline_GBps, arch, key);
+      e.note = e.note.empty() ? said : e.note + "; " + said;
+    }
   }
   return e;
 }

@@ -23,7 +23,11 @@ struct ExecTerms {
   int depth = 1;                      // the pipeline depth the schedule uses (planned_depth)
   double bandwidth_s = 0;             // the bandwidth part of the time at the final efficiency (no latency)
   std::vector<std::string> warnings;  // calibration entries borrowed from another architecture
-  std::string note;                   // a calibrated protocol rate through the NICs, said in results ("" else)
+  std::string note;                   // terms results should name (a protocol's NIC rate, p2p pipelines; "" else)
+  // Point-to-point (all_to_all/direct): NCCL's pipelines per GPU (models/nccl/nccl_p2p.hpp) and the time their
+  // calibrated rate adds to bandwidth_s (0 where the calibration has none), already in flow.efficiency.
+  int p2p_pipelines = 0;
+  double p2p_extra_s = 0;
 };
 
 // `request` must be resolved (resolve_request: no "auto").
@@ -35,6 +39,10 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
 // on through the levels of its binary tree across the domains (the levels NCCL's latency counts,
 // tuning.cc:394-395).
 double ramp_gpus(const TopologyGraph& graph, const CollectiveRequest& request);
+
+// Bytes one of NCCL's p2p pipelines carries in an all-to-all (a GPU's bytes sent / its concurrent
+// pipelines, models/nccl/nccl_p2p.hpp), and the pipeline count in *pipelines; 0 for other algorithms.
+double p2p_pipeline_bytes(const TopologyGraph& graph, const CollectiveRequest& request, int* pipelines = nullptr);
 
 // The GPU architecture of a request's ranks for calibration lookups ("hopper", "blackwell", ...).
 std::string request_architecture(const TopologyGraph& graph, const CollectiveRequest& request);

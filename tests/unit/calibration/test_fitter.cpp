@@ -158,6 +158,57 @@ TEST(Fitter, Ll128NetworkEfficiencyIsRecoveredTowardTheTruthWithTheWeightOfOneSe
   EXPECT_TRUE(simple_only.calibration.arch_protocols.empty());
 }
 
+// The p2p pipeline rate (AlgorithmCalibration::p2p_pipeline_GBps) is one for every architecture: all-to-all
+// sweeps made at 80 GB/s on 4 and 8 H100s and on 8 B200s give it back (a grid value) with kappa 1 in both
+// architectures' groups; made without it, the fit finds none.
+TEST(Fitter, P2pPipelineRateIsRecoveredAcrossArchitectures) {
+  const Predictor p(RACKSIM_TOPOLOGY_DIR, unused_collective_model, "analytic");
+  auto sweeps = [&](double rate_GBps) {
+    Calibration made;
+    made.name = "truth";
+    made.algorithms["all_to_all/direct"].p2p_pipeline_GBps = rate_GBps;
+    // The NVLink figures the fit prices collectives at (NCCL's per-link bandwidth, fitter.cpp).
+    made.arch_links["hopper"][LinkKind::nvlink] = LinkCalibration{0.824, 0.0, "test", {}};
+    made.arch_links["blackwell"][LinkKind::nvlink] = LinkCalibration{0.802, 0.0, "test", {}};
+    std::vector<Measurement> out;
+    for (const auto& [system, n] : std::vector<std::pair<std::string, int>>{{"hgx-h100", 4}, {"hgx-h100", 8}, {"hgx-b200", 8}})
+      for (double s = 1 << 20; s <= 16.0 * (1 << 30); s *= 4) {
+        Measurement m;
+        m.id = system + std::to_string(out.size());
+        m.series = system + " all-to-all " + std::to_string(n);
+        m.kind = MeasurementKind::collective;
+        m.system = system;
+        m.racks = 1;
+        m.measured_on = system;
+        m.op = CollectiveOp::all_to_all;
+        m.algorithm = "direct";
+        for (int g = 0; g < n; ++g) m.gpus.push_back(g);
+        m.bytes = s;
+        m.confidence = "high";
+        m.source = "synthetic";
+        CollectiveRequest r;
+        r.op = m.op;
+        r.algorithm = m.algorithm;
+        r.gpus = m.gpus;
+        r.bytes = static_cast<std::uint64_t>(s);
+        m.time_s = analytic_collective(p.graph(system, 1), r, made).time_s;
+        out.push_back(m);
+      }
+    return out;
+  };
+  FitOptions o;
+  o.held_out = false;
+  const FitResult r = fit_calibration(sweeps(80), p, o);
+  for (const std::string arch : {"hopper", "blackwell"}) {
+    const AlgorithmCalibration& a = r.calibration.arch_algorithms.at(arch).at("all_to_all/direct");
+    EXPECT_DOUBLE_EQ(a.p2p_pipeline_GBps, 80) << arch;
+    EXPECT_NEAR(a.bandwidth_efficiency, 1.0, 0.01) << arch;
+    EXPECT_LT(a.fit.worst_abs_error, 0.01) << arch;
+  }
+  const FitResult none = fit_calibration(sweeps(0), p, o);
+  EXPECT_DOUBLE_EQ(none.calibration.arch_algorithms.at("hopper").at("all_to_all/direct").p2p_pipeline_GBps, 0);
+}
+
 TEST(Fitter, ScaleOutLatencyIsPulledTowardNcclsOwnWithTheWeightOfOneSeries) {
   const Predictor p(RACKSIM_TOPOLOGY_DIR, unused_collective_model, "analytic");
   FitOptions o;
