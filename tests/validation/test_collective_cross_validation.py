@@ -50,7 +50,25 @@ BOUNDS = {"system": {"median_abs_error_at_or_above_64MiB": 0.05, "worst_abs_erro
 # CoreWeave's 20 GB200 racks and OCI's two GB200 racks with NVLS off. Outside those groups 310 of 317 were within
 # 15 %: a model change that moves points elsewhere past 15 % fails here even when the pooled figures hold.
 GROUP_SERIES = ("use3a-ss", "h200-nvswitch-2gpu", "OCI BM.GPU.GB300.4", "x20 racks (CoreWeave", "OCI BM.GPU.GB200-v3.4")
-BEYOND_15_BOUNDS = {"all": 132, "outside the named groups": 7}
+# Session 20: NCCL's p2p pipelines in the all-to-all (docs/model.md): 119 beyond 15 %, 5 outside the groups (the
+# GB300 one- and two-tray all-to-all sweeps and the 4-GPU H100 one came within 15 %).
+BEYOND_15_BOUNDS = {"all": 119, "outside the named groups": 5}
+# And the all-to-all itself, held out by system at >= 64 MiB without OCI's two GB300 racks (a quarter of their
+# NICs, which nothing in the model explains): 55 points, median 3.5 %, worst 14.8 % (before the pipelines 9.0 % and
+# 27.8 %).
+ALL_TO_ALL_BOUNDS = {"median": 0.05, "worst": 0.15}
+
+
+def all_to_all_errors(cvs):
+    preds = [p for cv in cvs if cv["leave_one_out_by"] == "system" for p in cv["predictions"]
+             if p["bytes"] >= 64 * 2**20 and p["key"] == "all_to_all/direct"
+             and not ("OCI BM.GPU.GB300.4" in p["series"] and p["domains"] > 1)]
+    errs = sorted(abs(p["predicted_s"] / p["measured_s"] - 1) for p in preds)
+    if not errs:
+        return 0, 1.0, 1.0
+    mid = len(errs) // 2
+    median = errs[mid] if len(errs) % 2 else 0.5 * (errs[mid - 1] + errs[mid])
+    return len(errs), median, errs[-1]
 
 
 def in_named_group(p):
@@ -123,6 +141,12 @@ def main():
               % (what, off, points, BEYOND_15_BOUNDS[what]))
         if off > BEYOND_15_BOUNDS[what]:
             failures.append("%s: %d held-out points at >= 64 MiB beyond 15 %% > %d (measured before)" % (what, off, BEYOND_15_BOUNDS[what]))
+    n, median, worst = all_to_all_errors(cvs)
+    print("leave one system out, all-to-all >= 64 MiB (OCI's two GB300 racks aside): %d points, median %.1f %%, worst %.1f %%"
+          % (n, 100 * median, 100 * worst))
+    if n < 40 or median > ALL_TO_ALL_BOUNDS["median"] or worst > ALL_TO_ALL_BOUNDS["worst"]:
+        failures.append("all-to-all held out: %d points, median %.1f %%, worst %.1f %% (bounds %d %% / %d %%)"
+                        % (n, 100 * median, 100 * worst, 100 * ALL_TO_ALL_BOUNDS["median"], 100 * ALL_TO_ALL_BOUNDS["worst"]))
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0
