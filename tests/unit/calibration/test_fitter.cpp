@@ -43,7 +43,7 @@ std::vector<Measurement> synthetic_sweep(const Predictor& p, const std::string& 
                                          const std::vector<int>& gpu_counts, const std::string& machine,
                                          const std::string& algorithm, double min_bytes, double max_bytes,
                                          const std::string& confidence, const Calibration& made,
-                                         const std::string& protocol = "auto") {
+                                         const std::string& protocol = "auto", CollectiveOp op = CollectiveOp::all_reduce) {
   std::vector<Measurement> out;
   for (int n : gpu_counts)
     for (double s = min_bytes; s <= max_bytes; s *= 4) {
@@ -54,7 +54,7 @@ std::vector<Measurement> synthetic_sweep(const Predictor& p, const std::string& 
       m.system = system;
       m.racks = racks;
       m.measured_on = machine;
-      m.op = CollectiveOp::all_reduce;
+      m.op = op;
       m.algorithm = algorithm;  // NCCL_ALGO as given; the protocol NCCL's choice per size unless forced
       m.protocol = protocol;
       for (int g = 0; g < n; ++g) m.gpus.push_back(g);
@@ -171,29 +171,11 @@ TEST(Fitter, P2pPipelineRateIsRecoveredAcrossArchitectures) {
     made.arch_links["hopper"][LinkKind::nvlink] = LinkCalibration{0.824, 0.0, "test", {}};
     made.arch_links["blackwell"][LinkKind::nvlink] = LinkCalibration{0.802, 0.0, "test", {}};
     std::vector<Measurement> out;
-    for (const auto& [system, n] : std::vector<std::pair<std::string, int>>{{"hgx-h100", 4}, {"hgx-h100", 8}, {"hgx-b200", 8}})
-      for (double s = 1 << 20; s <= 16.0 * (1 << 30); s *= 4) {
-        Measurement m;
-        m.id = system + std::to_string(out.size());
-        m.series = system + " all-to-all " + std::to_string(n);
-        m.kind = MeasurementKind::collective;
-        m.system = system;
-        m.racks = 1;
-        m.measured_on = system;
-        m.op = CollectiveOp::all_to_all;
-        m.algorithm = "direct";
-        for (int g = 0; g < n; ++g) m.gpus.push_back(g);
-        m.bytes = s;
-        m.confidence = "high";
-        m.source = "synthetic";
-        CollectiveRequest r;
-        r.op = m.op;
-        r.algorithm = m.algorithm;
-        r.gpus = m.gpus;
-        r.bytes = static_cast<std::uint64_t>(s);
-        m.time_s = analytic_collective(p.graph(system, 1), r, made).time_s;
-        out.push_back(m);
-      }
+    for (const auto& [system, n] : std::vector<std::pair<std::string, int>>{{"hgx-h100", 4}, {"hgx-h100", 8}, {"hgx-b200", 8}}) {
+      const std::vector<Measurement> one = synthetic_sweep(p, system, 1, {n}, system, "direct", 1 << 20, 16.0 * (1 << 30), "high",
+                                                           made, "auto", CollectiveOp::all_to_all);
+      out.insert(out.end(), one.begin(), one.end());
+    }
     return out;
   };
   FitOptions o;
