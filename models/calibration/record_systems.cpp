@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 #include <regex>
+
+#include <fmt/format.h>
 
 #include "sim/topo/system_catalog.hpp"
 
@@ -43,15 +46,44 @@ double node_nic_Gbps(const std::string& system) {
   return GBps * 8;
 }
 
-// A node's EFA bandwidth as the text states it, in Gb/s: "32 x 100 Gb/s", "16 x 200 Gb/s EFAv3", "3.2 Tb/s";
-// 0 when it states none.
-double efa_Gbps_per_node(const std::string& net) {
+// A node's network bandwidth as the text states it, in Gb/s: "32 x 100 Gb/s", "16 x 200 Gb/s EFAv3", "3.2 Tb/s",
+// "4x200 Gb/s RoCE per node"; 0 when it states none.
+double stated_Gbps_per_node(const std::string& net) {
   static const std::regex tbps(R"((\d+(?:\.\d+)?)\s*Tb(?:/s|ps)\b)", std::regex::icase);
   static const std::regex count_x_speed(R"((\d+)\s*x\s*(\d+)\s*Gb(?:/s|ps)\b)", std::regex::icase);
   std::smatch m;
   if (std::regex_search(net, m, tbps)) return std::stod(m[1].str()) * 1000.0;
   if (std::regex_search(net, m, count_x_speed)) return std::stod(m[1].str()) * std::stod(m[2].str());
   return 0;
+}
+
+// An AWS GPU instance type named in the text ("p5.48xlarge", "p5en", "p6-b200.48xlarge") and its EFA bandwidth
+// per instance in Gb/s, from AWS's instance pages (aws.amazon.com/ec2/instance-types/p5/ and /p6/): p5 and p5e
+// 3 200 Gbps (32 x 100), p5en 3 200 Gbps (EFAv3, 16 x 200), p6-b200 3 200 Gbps (EFAv4, 8 x 400), p6-b300
+// 6 400 Gbps. Every one of them is EFA, so a record naming the instance has said its network. 0: none named.
+std::string aws_instance_named(const std::string& text) {
+  static const std::regex instance(R"((^|[^A-Za-z0-9])(p5en|p5e|p5|p6-b200|p6-b300)(\.48xlarge|[^A-Za-z0-9-]|$))",
+                                   std::regex::icase);
+  std::smatch m;
+  if (!std::regex_search(text, m, instance)) return "";
+  std::string name = m[2].str();
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name;
+}
+
+double aws_instance_efa_Gbps(const std::string& text) {
+  const std::string name = aws_instance_named(text);
+  return name.empty() ? 0 : name == "p6-b300" ? 6400 : 3200;
+}
+
+// The GPU of an AWS instance type (the same pages): p5 H100, p5e and p5en H200, p6-b200 B200, p6-b300 B300.
+std::string aws_instance_gpu(const std::string& text) {
+  const std::string name = aws_instance_named(text);
+  if (name == "p5") return "H100";
+  if (name == "p5e" || name == "p5en") return "H200";
+  if (name == "p6-b200") return "B200";
+  if (name == "p6-b300") return "B300";
+  return "";
 }
 
 // NCCL_MNNVL_ENABLE=0 (or a source saying MNNVL was disabled): NCCL does not use NVLink between trays.
@@ -97,12 +129,15 @@ RecordTarget record_target(const std::string& model, const std::string& net, con
   const std::string hgx = hgx_system_of(model);
   const bool hgx_model = !hgx.empty();
   std::string efa_system;  // the AWS instance's own system, when racksim has one
-  if (has(net, "EFA")) {
+  const double instance_Gbps = aws_instance_efa_Gbps(net);
+  if (has(net, "EFA") || instance_Gbps > 0) {
     // AWS EFA (SRD through the aws-ofi-nccl plugin) is not modelled, but where a node's EFA interfaces add
     // up to what its HGX system's ConnectX carry by its topology file (p5 and p5en: 32 x 100 or 16 x 200 Gb/s =
     // 3.2 Tb/s, eight 400 Gb/s NDR; B300: 6.4 Tb/s), those NICs stand in for them: EFA runs at ~0.92-0.97 of that
     // wire at 16 GiB (p5 x2 NVLS-tree 487 GB/s, p5en x16 ring 370), its latency is its own. Validation only.
-    const double node_Gbps = hgx_model ? efa_Gbps_per_node(net) : 0;
+    // As the text states it, else as AWS states it for the instance named.
+    const double stated_Gbps = hgx_model ? stated_Gbps_per_node(net) : 0;
+    const double node_Gbps = stated_Gbps > 0 ? stated_Gbps : hgx_model ? instance_Gbps : 0;
     const double system_Gbps = hgx_model ? node_nic_Gbps(hgx) : 0;
     if (node_Gbps != system_Gbps)
       return refused("AWS EFA (libfabric, many 100-200 Gb/s interfaces): racksim models InfiniBand/RoCE ConnectX NICs" +
@@ -113,7 +148,7 @@ RecordTarget record_target(const std::string& model, const std::string& net, con
     // is EFA's, with the plugin's own figures (topologies/aws-p5.json, aws-p5en.json); still validation only:
     // no fit uses an EFA record, so they test those figures.
     if (model == "H100") efa_system = "aws-p5";
-    if (model == "H200" && (has(net, "EFAv3") || has(net, "p5en"))) efa_system = "aws-p5en";
+    if (model == "H200" && (has(net, "EFAv3") || aws_instance_efa_Gbps(net) > 0 && has(lower(net), "p5en"))) efa_system = "aws-p5en";
     t.network_stand_in = efa_system.empty()
                              ? "AWS EFA, " + std::to_string(static_cast<int>(node_Gbps)) +
                                    " Gb/s per node: the system's eight ConnectX NICs at the same bandwidth stand in (EFA's SRD "
@@ -143,6 +178,18 @@ RecordTarget record_target(const std::string& model, const std::string& net, con
     t.network_stand_in = "GCP GPUDirect-TCPXO (A3 Mega, eight 200 Gb/s data NICs): the system's ConnectX NICs at 25 GB/s "
                          "stand in (TCP's latency through the host is not modelled); validation only";
     t.nic_GBps = 25;
+  }
+  if (hgx_model && t.network_stand_in.empty() && names_ib_or_roce) {
+    // A node's InfiniBand/RoCE bandwidth stated and unlike the system's eight ConnectX ("4x200 Gb/s RoCE per
+    // node" on an HGX H100, whose reference design has 8 x 400): the system's eight NICs at the stated total's
+    // share stand in, as for TCPXO below (what binds across nodes is the node's total); validation only.
+    const double stated_Gbps = stated_Gbps_per_node(net), system_Gbps = node_nic_Gbps(hgx);
+    if (stated_Gbps > 0 && std::fabs(stated_Gbps - system_Gbps) > 0.5) {
+      t.nic_GBps = stated_Gbps / 8 / 8;
+      t.network_stand_in = "a node's network stated at " + std::to_string(static_cast<int>(stated_Gbps)) +
+                           " Gb/s (the system's NICs: " + std::to_string(static_cast<int>(system_Gbps)) +
+                           "): its eight ConnectX NICs at " + fmt::format("{:g}", t.nic_GBps) + " GB/s each stand in; validation only";
+    }
   }
   if (hgx_model) {
     // "H100" in a text that also names the H800 (an H800 cluster described as H100-class) is the H800.
@@ -183,7 +230,7 @@ std::string canonical_gpu_model(const std::string& text) {
 }
 
 RecordTarget record_target_from_text(const std::string& text, const std::string& algo, const std::string& notes, int gpus) {
-  const std::string model = model_named(text);
+  const std::string model = model_named(text).empty() ? aws_instance_gpu(text) : model_named(text);
   if (model.empty()) return refused("no GPU model racksim knows named in '" + text + "'");
   if (hgx_system_of(model).empty() && !(model == "GB200" || model == "GB300"))
     return refused("no racksim system for the " + model + " (read from '" + text + "')");
@@ -219,13 +266,14 @@ RecordTarget record_target_from_text(const std::string& text, const std::string&
     const std::string l = lower(words);
     static const std::regex ib_word(R"(\bIB\b)");
     const bool ib = std::regex_search(words, ib_word);
-    const bool named = has(l, "infiniband") || ib || has(l, "roce") || has(l, "efa") || has(l, "tcpx") ||
+    const bool aws = aws_instance_efa_Gbps(words) > 0;  // an AWS P5/P6 instance: EFA, said by its name
+    const bool named = aws || has(l, "infiniband") || ib || has(l, "roce") || has(l, "efa") || has(l, "tcpx") ||
                        has(l, "connectx") || has(l, "cx-7") || has(l, "cx-8") || has(words, "NDR") || has(words, "XDR") ||
                        has(l, "spectrum");
     if (!named) {
       net += " InfiniBand (NIC count not stated)";
       inferred += ", interconnect not named: InfiniBand with the system's NICs assumed";
-    } else if (!(has(l, "infiniband") || ib || has(l, "roce") || has(l, "efa") || has(l, "tcpx"))) {
+    } else if (!(aws || has(l, "infiniband") || ib || has(l, "roce") || has(l, "efa") || has(l, "tcpx"))) {
       net += " InfiniBand";  // ConnectX / NDR / XDR / Spectrum name an IB or RoCE fabric
     }
   }

@@ -319,8 +319,25 @@ TEST(RecordSystems, FreeTextMachinesMapByTheRulesOfTheFieldRecords) {
   t = record_target_from_text("HGX H20 x2 nodes, 16 CX-7 NICs (IB NDR)", "NCCL_ALGO=NVLSTree", "", 16);
   EXPECT_EQ(t.system, "hgx-h20");
   EXPECT_EQ(t.racks, 2);
-  // Refused, each with its reason: EFA whose bandwidth per node is not stated.
-  EXPECT_NE(record_target_from_text("AWS p5.48xlarge x4 (H100, EFA)", "default", "", 32).reason.find("EFA"), std::string::npos);
+  // An AWS instance type says its GPU and its EFA (aws.amazon.com/ec2/instance-types/p5/, /p6/): p5 and p5en have
+  // systems of their own, a p6-b200's 3 200 Gb/s of EFA stand in for an HGX B200's eight 400 Gb/s ConnectX.
+  t = record_target_from_text("AWS p5.48xlarge x4", "default", "", 32);
+  EXPECT_EQ(t.reason, "");
+  EXPECT_EQ(t.system, "aws-p5");
+  EXPECT_EQ(t.racks, 4);
+  EXPECT_NE(t.network_stand_in.find("AWS EFA on aws-p5"), std::string::npos);
+  EXPECT_EQ(record_target_from_text("p5en.48xlarge x2 (EFAv3)", "default", "", 16).system, "aws-p5en");
+  t = record_target_from_text("AWS p6-b200.48xlarge, 2 instances", "default", "", 16);
+  EXPECT_EQ(t.system, "hgx-b200");
+  EXPECT_NE(t.network_stand_in.find("3200 Gb/s per node"), std::string::npos);
+  // A node's InfiniBand/RoCE stated unlike the system's: its eight NICs at the stated total's share, validation only.
+  t = record_target_from_text("HGX H100 x2 nodes, 4x200 Gb/s RoCE per node", "default", "", 16);
+  EXPECT_EQ(t.system, "hgx-h100");
+  EXPECT_DOUBLE_EQ(t.nic_GBps, 12.5);
+  EXPECT_NE(t.network_stand_in.find("stated at 800 Gb/s"), std::string::npos);
+  EXPECT_DOUBLE_EQ(record_target_from_text("HGX H100 x2 nodes, 8 x 400 Gb/s IB", "default", "", 16).nic_GBps, 0);  // as the system
+  // Refused, each with its reason: EFA whose bandwidth per node is neither stated nor an instance's.
+  EXPECT_NE(record_target_from_text("H100 cluster x4 nodes (EFA)", "default", "", 32).reason.find("EFA"), std::string::npos);
   EXPECT_EQ(record_target_from_text("AMD MI300X x2 nodes", "default", "", 16).reason,
             "no racksim system for the MI300X (read from 'AMD MI300X x2 nodes')");
   EXPECT_NE(record_target_from_text("a cluster", "default", "", 16).reason.find("no GPU model"), std::string::npos);
