@@ -232,6 +232,12 @@ std::string canonical_gpu_model(const std::string& text) {
 RecordTarget record_target_from_text(const std::string& text, const std::string& algo, const std::string& notes, int gpus) {
   const std::string model = model_named(text).empty() ? aws_instance_gpu(text) : model_named(text);
   if (model.empty()) return refused("no GPU model racksim knows named in '" + text + "'");
+  // The PCIe cards of a model are not its HGX board: an "H100 PCIe" (or a machine "without NVLink") has no
+  // NVSwitch, and an "H100 NVL" / "H200 NVL" pairs or quads cards over NVLink bridges; racksim has a system for
+  // neither (its PCIe system is one H200 alone), so such a text is refused rather than priced on NVSwitch.
+  static const std::regex pcie_card(R"((^|[^A-Za-z0-9])(H100|H200|B200|A100|L40S)[ -]?(PCIe|NVL)([^A-Za-z0-9]|$))", std::regex::icase);
+  if (std::regex_search(text, pcie_card) || has(lower(text), "no nvlink") || has(lower(text), "without nvlink"))
+    return refused("PCIe cards (no NVSwitch board) or NVLink bridges: no racksim system for them (read from '" + text + "')");
   if (hgx_system_of(model).empty() && !(model == "GB200" || model == "GB300"))
     return refused("no racksim system for the " + model + " (read from '" + text + "')");
   const std::string words = text + " " + notes;
@@ -252,6 +258,13 @@ RecordTarget record_target_from_text(const std::string& text, const std::string&
     inferred += domains > 0 ? ", " + std::to_string(domains) + " rack(s)" : ", racks: " + std::to_string(std::max(1, (gpus + 71) / 72)) + " (ranks / 72)";
     if (has(lower(words), "mnnvl_enable=0") || has(lower(words), "mnnvl disabled")) net += " MNNVL disabled";
     RecordTarget t = record_target(model, net, algo, n, gpus, 0, 0);
+    // GB200 NVL36x2: two racks of 36 joined into one 72-GPU NVLink domain, a system of its own.
+    static const std::regex nvl36x2(R"(NVL\s*36\s*x\s*2)", std::regex::icase);
+    if (t.reason.empty() && model == "GB200" && std::regex_search(text, nvl36x2)) {
+      t.system = "gb200-nvl36x2";
+      t.racks *= 2;  // its racks come in pairs, one 72-GPU domain each (GPUs numbered domain by domain, as above)
+      inferred += "; NVL36x2: " + std::to_string(t.racks) + " racks";
+    }
     t.inferred = inferred;
     return t;
   }

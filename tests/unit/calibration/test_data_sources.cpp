@@ -336,6 +336,15 @@ TEST(RecordSystems, FreeTextMachinesMapByTheRulesOfTheFieldRecords) {
   EXPECT_DOUBLE_EQ(t.nic_GBps, 12.5);
   EXPECT_NE(t.network_stand_in.find("stated at 800 Gb/s"), std::string::npos);
   EXPECT_DOUBLE_EQ(record_target_from_text("HGX H100 x2 nodes, 8 x 400 Gb/s IB", "default", "", 16).nic_GBps, 0);  // as the system
+  // GB200 NVL36x2 has a system of its own, its racks in pairs.
+  t = record_target_from_text("GB200 NVL36x2", "default", "", 72);
+  EXPECT_EQ(t.system, "gb200-nvl36x2");
+  EXPECT_EQ(t.racks, 2);
+  // PCIe cards and NVLink-bridged NVL cards are not an HGX board: refused, not priced on NVSwitch.
+  EXPECT_NE(record_target_from_text("H100 PCIe x8", "default", "", 8).reason.find("PCIe cards"), std::string::npos);
+  EXPECT_NE(record_target_from_text("H200 NVL, 4-way bridge", "default", "", 4).reason.find("PCIe cards"), std::string::npos);
+  EXPECT_NE(record_target_from_text("8 x B200 without NVLink", "default", "", 8).reason.find("PCIe cards"), std::string::npos);
+  EXPECT_EQ(record_target_from_text("Azure ND H100 v5 (H100 SXM 80GB, PCIe Gen5 host)", "default", "", 8).system, "hgx-h100");
   // Refused, each with its reason: EFA whose bandwidth per node is neither stated nor an instance's.
   EXPECT_NE(record_target_from_text("H100 cluster x4 nodes (EFA)", "default", "", 32).reason.find("EFA"), std::string::npos);
   EXPECT_EQ(record_target_from_text("AMD MI300X x2 nodes", "default", "", 16).reason,
