@@ -54,7 +54,9 @@ struct FlowTerms {
   // The protocol's rate through a NIC (ProtocolCalibration::network_efficiency: LL128 across nodes), on the
   // flows that cross one; 1 for Simple and inside a domain.
   double network_protocol_efficiency = 1;
-  double nvlink_efficiency() const { return kappa_on_network && kappa > 0 ? efficiency / kappa : efficiency; }
+  // NCCL's p2p pipelines over NVLink (all_to_all/direct, exec_terms): a scale on the flows that stay on NVLink.
+  double nvlink_scale = 1;
+  double nvlink_efficiency() const { return (kappa_on_network && kappa > 0 ? efficiency / kappa : efficiency) * nvlink_scale; }
   double network_efficiency() const {
     return (kappa_on_network || !(kappa > 0) ? efficiency : efficiency / kappa) * network_protocol_efficiency;
   }

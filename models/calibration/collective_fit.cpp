@@ -89,7 +89,9 @@ std::vector<CollectivePoint> collective_points(const std::vector<Measurement>& d
       p.domains = std::max<int>(1, static_cast<int>(domains.size()));
       p.ramp_gpus = ramp_gpus(g, req);
       p.scale_out_units = scale_out_launch_units(p.key, static_cast<int>(m.gpus.size()), p.domains);
-      p.p2p_pipeline_bytes = p2p_pipeline_bytes(g, resolved);
+      // Inside one domain the pipelines' time adds to the bandwidth part; across domains it adds to the NVLink
+      // part only, under the NICs in every all-to-all record (B300 x2, GB300 over two racks): taken as none.
+      p.p2p_pipeline_bytes = p.domains > 1 ? 0 : p2p_pipeline_bytes(g, resolved);
       if (domains.size() > 1 && e.protocol != "Simple") {
         // The NICs' own time: priced again with the protocol's network efficiency at 0.5, where the NICs
         // bind their time doubles (collective_fit.hpp).

@@ -45,8 +45,9 @@ struct CollectivePoint {
   // The unit of the launch across domains: NCCL's tree latency hops for hop-scaled algorithms
   // (calibration.hpp tree_latency_hops), else 1.
   double scale_out_units = 1;
-  // all_to_all/direct: the bytes one of NCCL's p2p pipelines carries (exec_terms.hpp p2p_pipeline_bytes),
-  // which the calibrated pipeline rate turns into time (AlgorithmCalibration::p2p_pipeline_GBps); 0 else.
+  // all_to_all/direct in one NVLink domain: the bytes one of NCCL's p2p pipelines carries (exec_terms.hpp
+  // p2p_pipeline_bytes), which the calibrated pipeline rate turns into time (AlgorithmCalibration::
+  // p2p_pipeline_GBps); 0 else (across domains the NICs bind the all-to-all records, collective_points).
   double p2p_pipeline_bytes = 0;
 };
 

@@ -81,13 +81,22 @@ double p2p_pipeline_bytes(const TopologyGraph& graph, const CollectiveRequest& r
   if (pipelines) *pipelines = 0;
   const int n = static_cast<int>(request.gpus.size());
   if (request.op != CollectiveOp::all_to_all || request.algorithm != "direct" || n < 2) return 0;
+  // The peers rank 0 reaches over NVLink (its own NVLink domain): those pipelines copy the data themselves. A
+  // peer across the network is fed through a buffer the NIC reads (GPUDirect RDMA), so the copy runs ahead of
+  // the wire rather than in series with it: NCCL's send/recv between nodes reaches the NIC's rate on 2
+  // channels, which a pipeline rate in series would hold to 3/4 of it.
+  const auto domain_of = [&](int rank) { return graph.vertices()[graph.gpu_vertex(request.gpus[static_cast<std::size_t>(rank)])].domain; };
+  int local_peers = 0;
+  for (int r = 1; r < n; ++r) local_peers += domain_of(r) == domain_of(0) ? 1 : 0;
+  if (local_peers == 0) return 0;
   const nccl::NcclSystem s = nccl::nccl_system(graph, request.gpus);
   nccl::ChannelLimits limits;
   if (request.channels > 0) limits = {request.channels, request.channels};
   const double bytes = static_cast<double>(request.bytes);
   const nccl::P2pPlan plan = nccl::p2p_plan(s, nccl::compute_graphs(s, limits), bytes / n);
-  if (pipelines) *pipelines = plan.concurrent_pipelines;
-  return plan.concurrent_pipelines > 0 ? bytes * (n - 1) / n / plan.concurrent_pipelines : 0;
+  const int local = std::min(local_peers * plan.op_channels, plan.concurrent_pipelines);
+  if (pipelines) *pipelines = local;
+  return local > 0 ? bytes * local_peers / n / local : 0;
 }
 
 std::string request_architecture(const TopologyGraph& graph, const CollectiveRequest& request) {
@@ -191,18 +200,33 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
     e.bandwidth_s = algo.cost(graph, request, calibration, fin).time(e.depth);
   }
   if (cal.p2p_pipeline_GBps > 0 && e.bandwidth_s > 0) {
-    // NCCL's p2p pipelines (nccl_p2p.hpp) at their calibrated rate: each carries its part at most at that
-    // rate, in series with the links' share, so the GPU's time grows by bytes per pipeline / rate. Charged as
-    // a scale on every flow's capacity, so that the engine, with contention, meets the same time.
+    // NCCL's p2p pipelines (nccl_p2p.hpp) over NVLink at their calibrated rate: each carries its part at most at
+    // that rate, in series with the links' share, so the NVLink part of a GPU's time grows by bytes per pipeline
+    // / rate. Charged as a scale on the capacity of the flows that stay on NVLink (FlowTerms::nvlink_scale), so
+    // that the engine, with contention, meets the same time; across domains the NICs may still bind.
     const double pipeline_bytes = p2p_pipeline_bytes(graph, request, &e.p2p_pipelines);
     e.p2p_extra_s = pipeline_bytes / units::GBps_to_Bps(cal.p2p_pipeline_GBps);
     if (e.p2p_extra_s > 0) {
-      const double scale = e.bandwidth_s / (e.bandwidth_s + e.p2p_extra_s);
-      e.flow.efficiency *= scale;
-      e.bandwidth_s += e.p2p_extra_s;
-      const std::string said = fmt::format("{} p2p pipelines per GPU at {:.3g} GB/s each (calibration '{}:{}')",
-                                           e.p2p_pipelines, cal.p2p_pipeline_GBps, arch, key);
-      e.note = e.note.empty() ? said : e.note + "; " + said;
+      double nvlink_s = e.bandwidth_s;
+      if (spans_domains) {  // the NVLink part alone: the flows through a NIC made (all but) free
+        FlowTerms probe = e.flow;
+        probe.no_latency = true;
+        probe.network_protocol_efficiency *= 1e9;
+        nvlink_s = algo.cost(graph, request, calibration, probe).time(e.depth);
+      }
+      if (nvlink_s > 0) {
+        e.flow.nvlink_scale = nvlink_s / (nvlink_s + e.p2p_extra_s);
+        if (spans_domains) {
+          FlowTerms fin = e.flow;
+          fin.no_latency = true;
+          e.bandwidth_s = algo.cost(graph, request, calibration, fin).time(e.depth);
+        } else {
+          e.bandwidth_s += e.p2p_extra_s;
+        }
+        const std::string said = fmt::format("{} p2p pipelines per GPU over NVLink at {:.3g} GB/s each (calibration '{}:{}')",
+                                             e.p2p_pipelines, cal.p2p_pipeline_GBps, arch, key);
+        e.note = e.note.empty() ? said : e.note + "; " + said;
+      }
     }
   }
   return e;

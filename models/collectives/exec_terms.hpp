@@ -24,8 +24,8 @@ struct ExecTerms {
   double bandwidth_s = 0;             // the bandwidth part of the time at the final efficiency (no latency)
   std::vector<std::string> warnings;  // calibration entries borrowed from another architecture
   std::string note;                   // terms results should name (a protocol's NIC rate, p2p pipelines; "" else)
-  // Point-to-point (all_to_all/direct): NCCL's pipelines per GPU (models/nccl/nccl_p2p.hpp) and the time their
-  // calibrated rate adds to bandwidth_s (0 where the calibration has none), already in flow.efficiency.
+  // Point-to-point (all_to_all/direct): NCCL's pipelines per GPU over NVLink (models/nccl/nccl_p2p.hpp) and the
+  // time their calibrated rate adds to the NVLink part (0 where the calibration has none; flow.nvlink_scale).
   int p2p_pipelines = 0;
   double p2p_extra_s = 0;
 };
@@ -40,8 +40,9 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
 // tuning.cc:394-395).
 double ramp_gpus(const TopologyGraph& graph, const CollectiveRequest& request);
 
-// Bytes one of NCCL's p2p pipelines carries in an all-to-all (a GPU's bytes sent / its concurrent
-// pipelines, models/nccl/nccl_p2p.hpp), and the pipeline count in *pipelines; 0 for other algorithms.
+// Bytes one of NCCL's p2p pipelines over NVLink carries in an all-to-all (what a GPU sends to the peers of its
+// NVLink domain / its concurrent pipelines to them, models/nccl/nccl_p2p.hpp), and that pipeline count in
+// *pipelines; 0 for other algorithms and where no peer shares the domain.
 double p2p_pipeline_bytes(const TopologyGraph& graph, const CollectiveRequest& request, int* pipelines = nullptr);
 
 // The GPU architecture of a request's ranks for calibration lookups ("hopper", "blackwell", ...).

@@ -100,12 +100,31 @@ TEST(NcclP2p, PipelineRateAddsItsTimeInTheClosedFormAndTheEngine) {
   const AnalyticEstimate with = analytic_collective(g, r, pipelines_at(100));
   EXPECT_NEAR(with.bandwidth_s - none.bandwidth_s, extra_s, 1e-9);
   EXPECT_NEAR(with.time_s - none.time_s, extra_s, 1e-9);
-  EXPECT_NE(with.note.find("28 p2p pipelines per GPU at 100 GB/s each"), std::string::npos);
+  EXPECT_NE(with.note.find("28 p2p pipelines per GPU over NVLink at 100 GB/s each"), std::string::npos);
   EXPECT_EQ(none.note.find("p2p pipelines"), std::string::npos);
   const double engine = simulate_collective(g, r, pipelines_at(100)).time_s;
   EXPECT_NEAR(engine / with.time_s, 1.0, 0.02);
   // Other algorithms carry no pipelines.
   EXPECT_EQ(p2p_pipeline_bytes(g, test::make_request(CollectiveOp::all_reduce, "ring", first(8), 1 << 26)), 0.0);
+}
+
+// Across nodes only the peers of a GPU's own NVLink domain count: a peer across the network is fed through a
+// buffer the NIC reads, so its copy runs ahead of the wire. On two HGX B300 nodes a GPU's 7 local peers take 2
+// channels each (14 pipelines) and the all-to-all, bound by its NICs (half of what a GPU sends crosses one
+// 800 Gb/s NIC), keeps its time at a rate that slows the NVLink part; one GPU per node has no local pipeline.
+TEST(NcclP2p, AcrossNodesOnlyTheNvlinkPeersPipelinesCountAndTheNicsStillBind) {
+  const auto g = test::shipped("hgx-b300", 2);
+  std::vector<int> two_nodes = first(8);
+  for (int i = 8; i < 16; ++i) two_nodes.push_back(i);
+  const CollectiveRequest r = test::make_request(CollectiveOp::all_to_all, "direct", two_nodes, std::uint64_t{8} << 30);
+  int pipelines = 0;
+  const double bytes = p2p_pipeline_bytes(g, r, &pipelines);
+  EXPECT_EQ(pipelines, 14);
+  EXPECT_DOUBLE_EQ(bytes, 8.0 * GiB * 7 / 16 / 14);
+  const double none = analytic_collective(g, r, pipelines_at(0)).time_s;
+  EXPECT_NEAR(analytic_collective(g, r, pipelines_at(70)).time_s / none, 1.0, 1e-6);
+  EXPECT_NEAR(simulate_collective(g, r, pipelines_at(70)).time_s / none, 1.0, 0.02);
+  EXPECT_EQ(p2p_pipeline_bytes(g, test::make_request(CollectiveOp::all_to_all, "direct", {0, 8}, std::uint64_t{1} << 30)), 0.0);
 }
 
 }  // namespace
