@@ -57,33 +57,42 @@ double stated_Gbps_per_node(const std::string& net) {
   return 0;
 }
 
-// An AWS GPU instance type named in the text ("p5.48xlarge", "p5en", "p6-b200.48xlarge") and its EFA bandwidth
-// per instance in Gb/s, from AWS's instance pages (aws.amazon.com/ec2/instance-types/p5/ and /p6/): p5 and p5e
-// 3 200 Gbps (32 x 100), p5en 3 200 Gbps (EFAv3, 16 x 200), p6-b200 3 200 Gbps (EFAv4, 8 x 400), p6-b300
-// 6 400 Gbps. Every one of them is EFA, so a record naming the instance has said its network. 0: none named.
-std::string aws_instance_named(const std::string& text) {
+// AWS's GPU instance types, from its instance pages (aws.amazon.com/ec2/instance-types/p5/ and /p6/): the GPU and
+// the EFA bandwidth per instance. Every one of them is EFA, so a record naming the instance has said its network.
+struct AwsInstance {
+  const char* name;  // as the text names it, before ".48xlarge"
+  const char* gpu;
+  double efa_Gbps;
+};
+constexpr AwsInstance kAwsInstances[] = {
+    {"p5", "H100", 3200},       // 32 x 100 Gbps EFA
+    {"p5e", "H200", 3200},      // 32 x 100 Gbps EFA
+    {"p5en", "H200", 3200},     // 16 x 200 Gbps EFAv3
+    {"p6-b200", "B200", 3200},  // 8 x 400 Gbps EFAv4
+    {"p6-b300", "B300", 6400},
+};
+
+// The AWS instance type named in the text ("p5.48xlarge", "p5en", "p6-b200.48xlarge"), or null.
+const AwsInstance* aws_instance_named(const std::string& text) {
   static const std::regex instance(R"((^|[^A-Za-z0-9])(p5en|p5e|p5|p6-b200|p6-b300)(\.48xlarge|[^A-Za-z0-9-]|$))",
                                    std::regex::icase);
   std::smatch m;
-  if (!std::regex_search(text, m, instance)) return "";
+  if (!std::regex_search(text, m, instance)) return nullptr;
   std::string name = m[2].str();
   for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return name;
+  for (const AwsInstance& i : kAwsInstances)
+    if (name == i.name) return &i;
+  return nullptr;
 }
 
 double aws_instance_efa_Gbps(const std::string& text) {
-  const std::string name = aws_instance_named(text);
-  return name.empty() ? 0 : name == "p6-b300" ? 6400 : 3200;
+  const AwsInstance* i = aws_instance_named(text);
+  return i ? i->efa_Gbps : 0;
 }
 
-// The GPU of an AWS instance type (the same pages): p5 H100, p5e and p5en H200, p6-b200 B200, p6-b300 B300.
 std::string aws_instance_gpu(const std::string& text) {
-  const std::string name = aws_instance_named(text);
-  if (name == "p5") return "H100";
-  if (name == "p5e" || name == "p5en") return "H200";
-  if (name == "p6-b200") return "B200";
-  if (name == "p6-b300") return "B300";
-  return "";
+  const AwsInstance* i = aws_instance_named(text);
+  return i ? i->gpu : "";
 }
 
 // NCCL_MNNVL_ENABLE=0 (or a source saying MNNVL was disabled): NCCL does not use NVLink between trays.
@@ -148,7 +157,8 @@ RecordTarget record_target(const std::string& model, const std::string& net, con
     // is EFA's, with the plugin's own figures (topologies/aws-p5.json, aws-p5en.json); still validation only:
     // no fit uses an EFA record, so they test those figures.
     if (model == "H100") efa_system = "aws-p5";
-    if (model == "H200" && (has(net, "EFAv3") || aws_instance_efa_Gbps(net) > 0 && has(lower(net), "p5en"))) efa_system = "aws-p5en";
+    const AwsInstance* instance = aws_instance_named(net);
+    if (model == "H200" && (has(net, "EFAv3") || (instance && std::string(instance->name) == "p5en"))) efa_system = "aws-p5en";
     t.network_stand_in = efa_system.empty()
                              ? "AWS EFA, " + std::to_string(static_cast<int>(node_Gbps)) +
                                    " Gb/s per node: the system's eight ConnectX NICs at the same bandwidth stand in (EFA's SRD "
