@@ -85,16 +85,6 @@ const AwsInstance* aws_instance_named(const std::string& text) {
   return nullptr;
 }
 
-double aws_instance_efa_Gbps(const std::string& text) {
-  const AwsInstance* i = aws_instance_named(text);
-  return i ? i->efa_Gbps : 0;
-}
-
-std::string aws_instance_gpu(const std::string& text) {
-  const AwsInstance* i = aws_instance_named(text);
-  return i ? i->gpu : "";
-}
-
 // NCCL_MNNVL_ENABLE=0 (or a source saying MNNVL was disabled): NCCL does not use NVLink between trays.
 bool mnnvl_disabled(const std::string& net, const std::string& algo) {
   return has(net, "MNNVL disabled") || has(net, "MNNVL+NVLS disabled") || has(algo, "MNNVL_ENABLE=0");
@@ -138,15 +128,15 @@ RecordTarget record_target(const std::string& model, const std::string& net, con
   const std::string hgx = hgx_system_of(model);
   const bool hgx_model = !hgx.empty();
   std::string efa_system;  // the AWS instance's own system, when racksim has one
-  const double instance_Gbps = aws_instance_efa_Gbps(net);
-  if (has(net, "EFA") || instance_Gbps > 0) {
+  const AwsInstance* instance = aws_instance_named(net);  // an AWS P5/P6 instance: EFA, said by its name
+  if (has(net, "EFA") || instance) {
     // AWS EFA (SRD through the aws-ofi-nccl plugin) is not modelled, but where a node's EFA interfaces add
     // up to what its HGX system's ConnectX carry by its topology file (p5 and p5en: 32 x 100 or 16 x 200 Gb/s =
     // 3.2 Tb/s, eight 400 Gb/s NDR; B300: 6.4 Tb/s), those NICs stand in for them: EFA runs at ~0.92-0.97 of that
     // wire at 16 GiB (p5 x2 NVLS-tree 487 GB/s, p5en x16 ring 370), its latency is its own. Validation only.
     // As the text states it, else as AWS states it for the instance named.
     const double stated_Gbps = hgx_model ? stated_Gbps_per_node(net) : 0;
-    const double node_Gbps = stated_Gbps > 0 ? stated_Gbps : hgx_model ? instance_Gbps : 0;
+    const double node_Gbps = stated_Gbps > 0 ? stated_Gbps : hgx_model && instance ? instance->efa_Gbps : 0;
     const double system_Gbps = hgx_model ? node_nic_Gbps(hgx) : 0;
     if (node_Gbps != system_Gbps)
       return refused("AWS EFA (libfabric, many 100-200 Gb/s interfaces): racksim models InfiniBand/RoCE ConnectX NICs" +
@@ -157,7 +147,6 @@ RecordTarget record_target(const std::string& model, const std::string& net, con
     // is EFA's, with the plugin's own figures (topologies/aws-p5.json, aws-p5en.json); still validation only:
     // no fit uses an EFA record, so they test those figures.
     if (model == "H100") efa_system = "aws-p5";
-    const AwsInstance* instance = aws_instance_named(net);
     if (model == "H200" && (has(net, "EFAv3") || (instance && std::string(instance->name) == "p5en"))) efa_system = "aws-p5en";
     t.network_stand_in = efa_system.empty()
                              ? "AWS EFA, " + std::to_string(static_cast<int>(node_Gbps)) +
@@ -240,7 +229,8 @@ std::string canonical_gpu_model(const std::string& text) {
 }
 
 RecordTarget record_target_from_text(const std::string& text, const std::string& algo, const std::string& notes, int gpus) {
-  const std::string model = model_named(text).empty() ? aws_instance_gpu(text) : model_named(text);
+  const AwsInstance* instance = aws_instance_named(text);
+  const std::string model = !model_named(text).empty() ? model_named(text) : instance ? instance->gpu : "";
   if (model.empty()) return refused("no GPU model racksim knows named in '" + text + "'");
   // The PCIe cards of a model are not its HGX board: an "H100 PCIe" (or a machine "without NVLink") has no
   // NVSwitch, and an "H100 NVL" / "H200 NVL" pairs or quads cards over NVLink bridges; racksim has a system for
@@ -289,7 +279,7 @@ RecordTarget record_target_from_text(const std::string& text, const std::string&
     const std::string l = lower(words);
     static const std::regex ib_word(R"(\bIB\b)");
     const bool ib = std::regex_search(words, ib_word);
-    const bool aws = aws_instance_efa_Gbps(words) > 0;  // an AWS P5/P6 instance: EFA, said by its name
+    const bool aws = aws_instance_named(words) != nullptr;  // an AWS P5/P6 instance: EFA, said by its name
     const bool named = aws || has(l, "infiniband") || ib || has(l, "roce") || has(l, "efa") || has(l, "tcpx") ||
                        has(l, "connectx") || has(l, "cx-7") || has(l, "cx-8") || has(words, "NDR") || has(words, "XDR") ||
                        has(l, "spectrum");

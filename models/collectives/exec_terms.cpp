@@ -204,9 +204,8 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
     // that rate, in series with the links' share, so the NVLink part of a GPU's time grows by bytes per pipeline
     // / rate. Charged as a scale on the capacity of the flows that stay on NVLink (FlowTerms::nvlink_scale), so
     // that the engine, with contention, meets the same time; across domains the NICs may still bind.
-    const double pipeline_bytes = p2p_pipeline_bytes(graph, request, &e.p2p_pipelines);
-    e.p2p_extra_s = pipeline_bytes / units::GBps_to_Bps(cal.p2p_pipeline_GBps);
-    if (e.p2p_extra_s > 0) {
+    const double extra_s = p2p_pipeline_bytes(graph, request, &e.p2p_pipelines) / units::GBps_to_Bps(cal.p2p_pipeline_GBps);
+    if (extra_s > 0) {
       double nvlink_s = e.bandwidth_s;
       if (spans_domains) {  // the NVLink part alone: the flows through a NIC made (all but) free
         FlowTerms probe = e.flow;
@@ -215,13 +214,14 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
         nvlink_s = algo.cost(graph, request, calibration, probe).time(e.depth);
       }
       if (nvlink_s > 0) {
-        e.flow.nvlink_scale = nvlink_s / (nvlink_s + e.p2p_extra_s);
+        e.p2p_extra_s = extra_s;
+        e.flow.nvlink_scale = nvlink_s / (nvlink_s + extra_s);
         if (spans_domains) {
           FlowTerms fin = e.flow;
           fin.no_latency = true;
           e.bandwidth_s = algo.cost(graph, request, calibration, fin).time(e.depth);
         } else {
-          e.bandwidth_s += e.p2p_extra_s;
+          e.bandwidth_s += extra_s;
         }
         const std::string said = fmt::format("{} p2p pipelines per GPU over NVLink at {:.3g} GB/s each (calibration '{}:{}')",
                                              e.p2p_pipelines, cal.p2p_pipeline_GBps, arch, key);

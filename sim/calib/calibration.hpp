@@ -65,11 +65,12 @@ struct AlgorithmCalibration {
   // no launch across domains is borrowed (models/calibration/collective_fit.cpp). Empty: fitted on its own data.
   // Every result using such an entry says so (Calibration::algorithm reports it as borrowed).
   std::string borrowed_from;
-  // Point-to-point algorithms (all_to_all/direct): the rate of one of NCCL's p2p pipelines, one peer's part on
-  // one channel (models/nccl/nccl_p2p.hpp), GB/s; 0: unbounded. A GPU's pipelines add
-  // bytes sent / (pipelines x this) to its bandwidth time, so an all-to-all whose peers' parts NCCL stripes over
-  // few channels (64 MiB on 8 GPUs: 28 pipelines) runs below one striped over many (4 GiB: 224). Fitted on
-  // every architecture's all-to-all sweeps together (a CTA's copy loop: Hopper and Blackwell alike).
+  // Point-to-point algorithms (all_to_all/direct): the rate of one of NCCL's p2p pipelines over NVLink, one
+  // peer's part on one channel (models/nccl/nccl_p2p.hpp), GB/s; 0: unbounded. A GPU's pipelines to the peers of
+  // its NVLink domain add bytes sent to them / (pipelines x this) to its NVLink time (exec_terms; peers across
+  // the network are fed through the NIC's buffer, not in series), so an all-to-all whose peers' parts NCCL
+  // stripes over few channels (64 MiB on 8 GPUs: 28 pipelines) runs below one striped over many (4 GiB: 224).
+  // Fitted on every architecture's all-to-all sweeps together (a CTA's copy loop: Hopper and Blackwell alike).
   double p2p_pipeline_GBps = 0.0;
   double efficiency_at(double bytes, double ramp_gpus = 1) const {
     double e = half_efficiency_bytes > 0 ? bandwidth_efficiency * bytes / (bytes + half_efficiency_bytes)
