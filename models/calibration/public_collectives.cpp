@@ -84,15 +84,6 @@ Settings settings_of(const std::string& a, int domains, bool all_reduce) {
   return s;
 }
 
-std::optional<CollectiveOp> op_of(const std::string& c) {
-  if (c == "all_reduce") return CollectiveOp::all_reduce;
-  if (c == "all_gather") return CollectiveOp::all_gather;
-  if (c == "reduce_scatter") return CollectiveOp::reduce_scatter;
-  if (c == "alltoall" || c == "all_to_all") return CollectiveOp::all_to_all;
-  if (c == "broadcast") return CollectiveOp::broadcast;
-  return std::nullopt;
-}
-
 }  // namespace
 
 MeasurementSet load_public_collectives(const std::string& path) {
@@ -138,8 +129,8 @@ MeasurementSet load_public_collectives(const std::string& path) {
       skip("the source reports this setup as underperforming (a fault being debugged)");
       continue;
     }
-    const auto op = op_of(collective);
-    if (!op) { skip("collective '" + collective + "' is not one racksim models"); continue; }
+    const auto op = record_collective_op(collective);
+    if (!op) { skip(record_collective_refusal(collective)); continue; }
     const RecordTarget t = record_target(model, net, algo, notes, gpus, nodes, per_node);
     if (!t.reason.empty()) { skip(t.reason); continue; }
     // NVLink domains: the racks, or with MNNVL off (every tray its own domain) the nodes.

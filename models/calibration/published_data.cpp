@@ -173,16 +173,6 @@ std::optional<std::string> algorithm_of(const std::string& algo_text) {
   return std::nullopt;
 }
 
-std::optional<CollectiveOp> op_of(const std::string& text) {
-  if (text == "all_reduce") return CollectiveOp::all_reduce;
-  if (text == "all_gather") return CollectiveOp::all_gather;
-  if (text == "reduce_scatter") return CollectiveOp::reduce_scatter;
-  if (text == "alltoall" || text == "all_to_all") return CollectiveOp::all_to_all;
-  if (text == "broadcast") return CollectiveOp::broadcast;
-  if (text == "sendrecv" || text == "send_recv") return CollectiveOp::send_recv;
-  return std::nullopt;
-}
-
 void read_collective(JsonObjectReader& r, const std::string& id, const std::string& where, MeasurementSet& out) {
   const std::string system_text = r.string("system");
   const auto& gpus_v = r.raw("gpus");
@@ -207,8 +197,8 @@ void read_collective(JsonObjectReader& r, const std::string& id, const std::stri
   for (const auto& s : kCollectiveSystems)
     if (system_text == s.text) sys = &s;
   if (sys && !sys->system) return skip(sys->reason);
-  const auto op = op_of(collective);
-  if (!op) return skip("collective '" + collective + "' is not one racksim models");
+  const auto op = record_collective_op(collective);
+  if (!op) return skip(record_collective_refusal(collective));
   auto algorithm = algorithm_of(algo_text);
   if (!algorithm) return skip("algorithm text '" + algo_text + "' names no single racksim algorithm");
   if (!gpus_v.is_number_integer() || gpus_v.get<int>() < 2)

@@ -376,6 +376,28 @@ TEST(PublishedData, AMachineTheTableDoesNotListIsReadFromItsTextAndNeverFitted) 
   EXPECT_NE(m.note.find("machine read from 'GB200 NVL72 x2 racks (some cloud)'"), std::string::npos);
 }
 
+TEST(RecordSystems, CollectiveNamesAreReadAsNcclTestsAndNcclsApiSpellThem) {
+  // Every spelling a source uses for the same collective: nccl-tests' binaries, NCCL's API, prose.
+  const std::vector<std::pair<std::string, CollectiveOp>> spelled{
+      {"all_reduce", CollectiveOp::all_reduce},      {"allreduce", CollectiveOp::all_reduce},
+      {"All-Reduce", CollectiveOp::all_reduce},      {"AllReduce", CollectiveOp::all_reduce},
+      {"ncclAllReduce", CollectiveOp::all_reduce},   {"all_reduce_perf", CollectiveOp::all_reduce},
+      {"all gather", CollectiveOp::all_gather},      {"allgather", CollectiveOp::all_gather},
+      {"ReduceScatter", CollectiveOp::reduce_scatter}, {"reduce_scatter_perf", CollectiveOp::reduce_scatter},
+      {"alltoall", CollectiveOp::all_to_all},        {"All-to-All", CollectiveOp::all_to_all},
+      {"broadcast", CollectiveOp::broadcast},        {"bcast", CollectiveOp::broadcast},
+      {"sendrecv", CollectiveOp::send_recv},         {"send_recv", CollectiveOp::send_recv}};
+  for (const auto& [text, op] : spelled) {
+    const auto got = record_collective_op(text);
+    ASSERT_TRUE(got.has_value()) << text;
+    EXPECT_EQ(*got, op) << text;
+  }
+  // nccl-tests' other binaries are named as such in the refusal; a word that is no collective says what is.
+  for (const std::string text : {"reduce", "reduce_perf", "gather", "scatter", "hypercube", "alltoallv", "all_reduces", "perf", ""})
+    EXPECT_FALSE(record_collective_op(text).has_value()) << text;
+  EXPECT_NE(record_collective_refusal("reduce_perf").find("nccl-tests' reduce"), std::string::npos);
+  EXPECT_NE(record_collective_refusal("allreducex").find("all_reduce, all_gather, reduce_scatter"), std::string::npos);
+}
 TEST(ProbeData, H200DirectoryMapsOntoTheH200PcieSystem) {
   ProbeDirectoryInfo info;
   const MeasurementSet s = load_probe_directory(
