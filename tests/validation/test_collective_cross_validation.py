@@ -38,9 +38,13 @@ GOALS = {"median_abs_error_at_or_above_64MiB": 0.05, "worst_abs_error_at_or_abov
 # NCCL's choice with CollNet on: NVLS over CollNet, NVLS-tree, ring): by system 4.9 % (was 4.4 %), by GPU count 4.5 %
 # (was 4.0 %), because SHARP's efficiency is measured on one racksim system only (hgx-b200: Together's slinky and
 # MD1): held out, nothing else has a fabric-bound SHARP point, and the B200 points are 20-33 % fast.
-BOUNDS = {"system": {"median_abs_error_at_or_above_64MiB": 0.05, "worst_abs_error_at_or_above_64MiB": 0.80,
+# Session 21 added NCCL issue #1801's GB200 runs (three NVL partitions in three racks, NVLS off, NCCL 2.27.3): their
+# Trees run 1.3x and 2.6x faster than NCCL 2.28's Blackwell tree cap, which every HGX B200 tree of 2.28.9/2.29.7
+# meets within 9 % (docs/calibration.md section 4), so the pooled worst is now the 24-GPU tree's 164 %. The worst
+# bounds hold every other point to the bounds of before (WORST_EXCEPT), so that a regression elsewhere still fails.
+BOUNDS = {"system": {"median_abs_error_at_or_above_64MiB": 0.05, "worst_abs_error_at_or_above_64MiB": 1.70,
                      "median_abs_error_below_64MiB": 0.12},
-          "GPU count": {"median_abs_error_at_or_above_64MiB": 0.05, "worst_abs_error_at_or_above_64MiB": 0.90,
+          "GPU count": {"median_abs_error_at_or_above_64MiB": 0.05, "worst_abs_error_at_or_above_64MiB": 1.70,
                         "median_abs_error_below_64MiB": 0.13}}
 
 # Session 18: held out by system, 132 of the 585 points at >= 64 MiB were beyond 15 %, and all but 7 of them in
@@ -53,11 +57,28 @@ GROUP_SERIES = ("use3a-ss", "h200-nvswitch-2gpu", "OCI BM.GPU.GB300.4", "x20 rac
 # Session 20: NCCL's p2p pipelines over NVLink in the all-to-all (docs/model.md): 121 beyond 15 %, 5 outside the
 # groups (the GB300 one-tray and the 4-GPU H100 all-to-all sweeps came within 15 %; the GB300 two-tray one at
 # 256-512 MiB went past it, +16 and +20 %, at the 60 GB/s that every sweep together fits).
-BEYOND_15_BOUNDS = {"all": 121, "outside the named groups": 5}
+# Session 21: NCCL #1801's two GB200 Trees (a named group: beyond NCCL 2.28's tree cap) make it 123.
+BEYOND_15_BOUNDS = {"all": 123, "outside the named groups": 5}
 # And the all-to-all itself, held out by system at >= 64 MiB without OCI's two GB300 racks (a quarter of their
 # NICs, which nothing in the model explains): 55 points, median 3.2 %, worst 19.6 % (before the pipelines 9.0 % and
 # 27.8 %). The issue's 15 % worst is not met by it either.
 ALL_TO_ALL_BOUNDS = {"median": 0.05, "worst": 0.20}
+
+
+def nccl1801_tree(p):
+    """NCCL issue #1801's GB200 Trees (NCCL 2.27.3), beyond NCCL 2.28's tree cap: reported, bounded apart."""
+    return "partitions in three racks" in p["series"] and p["key"] == "all_reduce/tree"
+
+
+# The worst at >= 64 MiB without the #1801 Trees, as the pooled bound was before them (the Trees themselves: +33 %
+# at 12 GPUs and +164 % at 24, held out as in sample).
+WORST_EXCEPT = {"system": 0.80, "GPU count": 0.90}
+
+
+def worst_except_1801(cvs, kind):
+    errs = [abs(p["predicted_s"] / p["measured_s"] - 1) for cv in cvs if cv["leave_one_out_by"] == kind
+            for p in cv["predictions"] if p["bytes"] >= 64 * 2**20 and not nccl1801_tree(p)]
+    return max(errs) if errs else 1.0
 
 
 def all_to_all_errors(cvs):
@@ -76,7 +97,7 @@ def in_named_group(p):
     s = p["series"]
     if any(g in s for g in GROUP_SERIES):
         return True
-    return "cluster 'slinky'" in s and ("collnet" in p["key"] or p["gpus"] in (480, 496))
+    return ("cluster 'slinky'" in s and ("collnet" in p["key"] or p["gpus"] in (480, 496))) or nccl1801_tree(p)
 
 
 def beyond_15(cvs):
@@ -135,6 +156,13 @@ def main():
             goal = GOALS[key]
             print("    %-36s %6.1f %%   issue goal %4.0f %% (%s)   regression bound %5.0f %%"
                   % (key, 100 * allf[key], 100 * goal, "met" if allf[key] <= goal else "NOT met", 100 * bound))
+            if key == "worst_abs_error_at_or_above_64MiB":
+                rest = worst_except_1801(cvs, kind)
+                print("    %-36s %6.1f %%   without NCCL #1801's GB200 Trees           regression bound %5.0f %%"
+                      % ("  worst of the other points", 100 * rest, 100 * WORST_EXCEPT[kind]))
+                if rest > WORST_EXCEPT[kind]:
+                    failures.append("leave-one-%s-out worst at >= 64 MiB without the #1801 Trees = %.1f %% > %.0f %%"
+                                    % (kind, 100 * rest, 100 * WORST_EXCEPT[kind]))
             if allf[key] > bound:
                 failures.append("leave-one-%s-out %s = %.1f %% > %.0f %% (measured before)" % (kind, key, 100 * allf[key], 100 * bound))
     for what, (off, points) in beyond_15(cvs).items():
