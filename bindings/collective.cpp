@@ -153,7 +153,7 @@ void add_collective_bindings(py::module_& m) {
           py::arg("aggregate") = true, py::arg("collnet") = false,
           R"(Simulate one collective in the discrete-event engine (as `racksim collective --format json`).
 
-op: all_reduce | all_gather | reduce_scatter | all_to_all | broadcast | send_recv.
+op: all_reduce | all_gather | reduce_scatter | all_to_all | broadcast | reduce | send_recv.
 gpus: number of ranks, placed in order over the trays; with R racks each rack gets gpus / R.
 bytes: nccl-tests' size in bytes (all_reduce: per-rank buffer; all_gather: output buffer; all_to_all:
   per-rank send buffer), an int or a string such as "64K", "512M", "1G" (binary) or "100GB" (decimal).
@@ -171,7 +171,7 @@ calibration: "default" (the shipped calibration), "none" (vendor peaks), a calib
 chunk_bytes: pipelining chunk in bytes (None: the algorithm's default).
 inner, outer: hierarchical's in-domain (auto | ring | nvls) and cross-domain (ring | tree | sharp) algorithms.
 dtype: element type (float, half, bfloat16, double, int8, ...: nccl-tests' count column, reduction cost).
-root: broadcast root / send_recv first rank.
+root: broadcast / reduce root, send_recv first rank.
 trace: a path; writes a Chrome/Perfetto trace of the run there.
 aggregate: True (default): the engine simulates each class of symmetric copies once (exact; the full run
   where symmetry is weak; 'engine' in the result says which ran); False: every transfer, the reference.

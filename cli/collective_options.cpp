@@ -11,7 +11,7 @@ namespace racksim::cli {
 void add_collective_options(CLI::App& cmd, CollectiveOptions& o, bool with_bytes) {
   cmd.add_option("--system", o.system, "system id (racksim systems) or path to a topology JSON file")->required();
   cmd.add_option("--racks", o.racks, "number of racks (default: the system's default)");
-  cmd.add_option("--op", o.op, "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast or send_recv")->required();
+  cmd.add_option("--op", o.op, "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce or send_recv")->required();
   cmd.add_option("--gpus", o.gpus, "ranks, placed in order over the trays, N/R per rack")->required();
   if (with_bytes)
     cmd.add_option("--bytes", o.bytes, "nccl-tests' size: 1G, 512M, 64K or a number of bytes")->required();
@@ -46,7 +46,7 @@ void add_collective_options(CLI::App& cmd, CollectiveOptions& o, bool with_bytes
   cmd.add_option("--chunk-bytes", o.chunk_bytes, "pipelining chunk (default: the algorithm's choice)");
   cmd.add_option("--calibration", o.calibration, "calibration JSON file, 'default' (shipped) or 'none' (vendor peaks)");
   cmd.add_option("--dtype", o.dtype, "element type (nccl-tests' count column; default float)");
-  cmd.add_option("--root", o.root, "broadcast root / send_recv first rank (default 0)");
+  cmd.add_option("--root", o.root, "broadcast / reduce root, send_recv first rank (default 0)");
   cmd.add_option("--nic-GBps", o.nic_GBps,
                  "run every scale-out NIC at this per-direction bandwidth, GB/s (default: the topology's; "
                  "the course's NIC slider: CX-7 50, CX-8 100)");

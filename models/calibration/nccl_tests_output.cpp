@@ -502,6 +502,7 @@ std::optional<CollectiveOp> op_from_test_name(const std::string& test_name) {
   if (n == "reduce_scatter_perf") return CollectiveOp::reduce_scatter;
   if (n == "alltoall_perf") return CollectiveOp::all_to_all;
   if (n == "broadcast_perf") return CollectiveOp::broadcast;
+  if (n == "reduce_perf") return CollectiveOp::reduce;
   if (n == "sendrecv_perf") return CollectiveOp::send_recv;
   return std::nullopt;
 }

@@ -313,7 +313,7 @@ std::optional<CollectiveOp> record_collective_op(const std::string& text) {
       {"allreduce", CollectiveOp::all_reduce},         {"allgather", CollectiveOp::all_gather},
       {"reducescatter", CollectiveOp::reduce_scatter}, {"alltoall", CollectiveOp::all_to_all},
       {"broadcast", CollectiveOp::broadcast},          {"bcast", CollectiveOp::broadcast},
-      {"sendrecv", CollectiveOp::send_recv}};
+      {"sendrecv", CollectiveOp::send_recv},        {"reduce", CollectiveOp::reduce}};
   const auto it = ops.find(collective_word(text));
   if (it == ops.end()) return std::nullopt;
   return it->second;
@@ -321,11 +321,11 @@ std::optional<CollectiveOp> record_collective_op(const std::string& text) {
 
 std::string record_collective_refusal(const std::string& text) {
   const std::string w = collective_word(text);
-  if (w == "reduce" || w == "gather" || w == "scatter" || w == "hypercube" || w == "alltoallv")
+  if (w == "gather" || w == "scatter" || w == "hypercube" || w == "alltoallv")
     return "collective '" + text + "' (nccl-tests' " + w + ") is not one racksim models: it simulates all_reduce, all_gather, "
-           "reduce_scatter, all_to_all, broadcast and send_recv";
+           "reduce_scatter, all_to_all, broadcast, reduce and send_recv";
   return "collective '" + text + "' is not one racksim models (all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, "
-         "send_recv; written any way nccl-tests or NCCL's API spell them)";
+         "reduce, send_recv; written any way nccl-tests or NCCL's API spell them)";
 }
 
 }  // namespace racksim::calibration

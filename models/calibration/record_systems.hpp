@@ -45,8 +45,8 @@ RecordTarget record_target_from_text(const std::string& text, const std::string&
 
 // The collective a record names, as nccl-tests, NCCL's API or a writer spells it: "all_reduce", "allreduce",
 // "All-Reduce", "AllReduce", "ncclAllReduce", "all_reduce_perf"; "alltoall", "sendrecv", "bcast". Case, spaces,
-// '-' and '_' do not matter. Nullopt for a collective racksim does not model (reduce, gather, scatter,
-// hypercube); record_collective_refusal says why in words.
+// '-' and '_' do not matter; "reduce" is NCCL's Reduce. Nullopt for a collective racksim does not model (gather,
+// scatter, hypercube); record_collective_refusal says why in words.
 std::optional<CollectiveOp> record_collective_op(const std::string& text);
 std::string record_collective_refusal(const std::string& text);
 

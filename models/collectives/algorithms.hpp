@@ -25,6 +25,7 @@ Schedule build_reduce_scatter_ring(const CollectiveRequest& request, const Topol
 Schedule build_reduce_scatter_nvls(const CollectiveRequest& request, const TopologyGraph& graph);
 Schedule build_all_to_all_direct(const CollectiveRequest& request, const TopologyGraph& graph);
 Schedule build_broadcast_ring(const CollectiveRequest& request, const TopologyGraph& graph);
+Schedule build_reduce_ring(const CollectiveRequest& request, const TopologyGraph& graph);
 Schedule build_send_recv_ring(const CollectiveRequest& request, const TopologyGraph& graph);
 
 // Their closed-form cost models (models/analytic/cost_model.hpp), in the same files.
@@ -56,6 +57,8 @@ CostModel cost_all_to_all_direct(const TopologyGraph& graph, const CollectiveReq
                     const FlowTerms& terms);
 CostModel cost_broadcast_ring(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration,
                     const FlowTerms& terms);
+CostModel cost_reduce_ring(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration,
+                           const FlowTerms& terms);
 CostModel cost_send_recv_ring(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration,
                     const FlowTerms& terms);
 

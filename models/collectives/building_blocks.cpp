@@ -1,5 +1,6 @@
 #include "models/collectives/building_blocks.hpp"
 
+#include <algorithm>
 
 namespace racksim {
 
@@ -55,6 +56,15 @@ std::vector<std::vector<int>> nccl_ring_orders(const CollectiveRequest& request,
         orders[j].push_back(node[pos]);
       }
     }
+  }
+  return orders;
+}
+
+std::vector<std::vector<int>> nccl_chain_orders(const CollectiveRequest& request, const TopologyGraph& graph) {
+  auto orders = nccl_ring_orders(request, graph);
+  for (auto& order : orders) {
+    const auto at = std::find(order.begin(), order.end(), request.root);
+    if (at != order.end()) std::rotate(order.begin(), at, order.end());
   }
   return orders;
 }

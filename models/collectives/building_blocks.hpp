@@ -56,6 +56,11 @@ class Streams {
 // rings use in each direction. Inside one node all channels are alike: one ring in request order.
 // Rings: min(NCCL's ring channels, NICs per node, GPUs per node) (models/nccl).
 std::vector<std::vector<int>> nccl_ring_orders(const CollectiveRequest& request, const TopologyGraph& graph);
+// NCCL's broadcast and reduce chains: its ring channels cut open at the root (enqueue.cc runs Broadcast and
+// Reduce on the ring graph, tuning.cc:273), so across nodes one chain per NIC rail as nccl_ring_orders, each
+// starting at request.root and carrying 1 / chains of the buffer. Inside one node: one chain in request order
+// from the root.
+std::vector<std::vector<int>> nccl_chain_orders(const CollectiveRequest& request, const TopologyGraph& graph);
 // Ring `ring`'s segments, p pieces each, for `rings` rings over n ranks (chunks = rings * p * n): position
 // i gets the pieces {(ring * p + t) * n + key : t < p}, key = i, or the rank order[i] when the op's chunk c
 // belongs to rank c % n (all_gather, reduce_scatter: chunk_layout.hpp).

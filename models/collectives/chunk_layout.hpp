@@ -4,7 +4,8 @@
 // loader and the analytic model all read chunk sizes from here, so "every byte sent is received" can be
 // checked against one rule.
 //
-//  all_reduce, broadcast   the per-rank buffer of `bytes`; chunk c has piece_bytes(bytes, chunks, c).
+//  all_reduce, broadcast,  the per-rank buffer of `bytes`; chunk c has piece_bytes(bytes, chunks, c).
+//  reduce                  (the root's result has the same layout)
 //  reduce_scatter          the per-rank input of `bytes` (nccl-tests' size); all_gather: the output of
 //                          `bytes`. chunks is a multiple of n and chunk c belongs to rank c % n (the
 //                          rank that ends with it reduced / that contributes it). Pieces are interleaved
@@ -28,7 +29,7 @@ std::uint64_t piece_range_bytes(std::uint64_t total, std::uint64_t pieces, std::
 std::uint64_t chunk_size_bytes(CollectiveOp op, std::uint64_t bytes, int ranks, int chunks, int chunk);
 std::uint64_t chunk_range_bytes(CollectiveOp op, std::uint64_t bytes, int ranks, int chunks, int first, int count);
 // The rank a chunk belongs to (reduce_scatter / all_gather: c % n; all_to_all: the sender c / n;
-// send_recv: c / (chunks / n)); -1 for all_reduce and broadcast, whose chunks belong to everyone.
+// send_recv: c / (chunks / n)); -1 for all_reduce, broadcast and reduce, whose chunks belong to everyone.
 int chunk_owner(CollectiveOp op, int ranks, int chunks, int chunk);
 // Empty when `chunks` fits the op's layout for n ranks, else what is wrong.
 const char* chunk_layout_problem(CollectiveOp op, int ranks, int chunks);

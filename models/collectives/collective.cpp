@@ -9,13 +9,14 @@ namespace racksim {
 
 namespace {
 
-constexpr std::array<std::pair<CollectiveOp, const char*>, 6> kOps{{
+constexpr std::array<std::pair<CollectiveOp, const char*>, 7> kOps{{
     {CollectiveOp::all_reduce, "all_reduce"},
     {CollectiveOp::all_gather, "all_gather"},
     {CollectiveOp::reduce_scatter, "reduce_scatter"},
     {CollectiveOp::all_to_all, "all_to_all"},
     {CollectiveOp::broadcast, "broadcast"},
     {CollectiveOp::send_recv, "send_recv"},
+    {CollectiveOp::reduce, "reduce"},
 }};
 
 // Element sizes of NCCL's data types (nccl.h ncclDataType_t), with the names nccl-tests prints
@@ -71,7 +72,7 @@ CollectiveOp collective_op_from_string(const std::string& text, const std::strin
 }
 
 // nccl-tests (src/*.cu, getBw): all_reduce busbw = algbw * 2(n-1)/n; all_gather, reduce_scatter and
-// alltoall * (n-1)/n; broadcast and sendrecv * 1.
+// alltoall * (n-1)/n; broadcast, reduce and sendrecv * 1.
 double busbw_factor(CollectiveOp op, int ranks) {
   if (ranks < 1) return 0;
   const double n = ranks;
@@ -81,6 +82,7 @@ double busbw_factor(CollectiveOp op, int ranks) {
     case CollectiveOp::reduce_scatter:
     case CollectiveOp::all_to_all: return (n - 1) / n;
     case CollectiveOp::broadcast:
+    case CollectiveOp::reduce:
     case CollectiveOp::send_recv: return 1.0;
   }
   return 1.0;

@@ -6,7 +6,7 @@
 
 namespace racksim {
 
-enum class CollectiveOp { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, send_recv };
+enum class CollectiveOp { all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, send_recv, reduce };
 // Every op, in the order above.
 std::vector<CollectiveOp> all_collective_ops();
 const char* to_string(CollectiveOp op);
@@ -21,13 +21,13 @@ struct CollectiveRequest {
   CollectiveOp op = CollectiveOp::all_reduce;
   std::string algorithm = "ring";   // registry name inside the op: "ring", "nvls", "tree", "hierarchical", ...
   std::vector<int> gpus;            // global GPU indices of the ranks, rank i -> gpus[i]
-  // nccl-tests' "size": all_reduce, broadcast, send_recv and reduce_scatter's input: the per-rank buffer;
+  // nccl-tests' "size": all_reduce, broadcast, reduce, send_recv and reduce_scatter's input: the per-rank buffer;
   // all_gather: the output buffer (each rank contributes bytes / n); all_to_all: the per-rank send
   // buffer (bytes / n to each peer). Must be > 0 and <= 1 TiB per rank.
   std::uint64_t bytes = 0;
   std::string dtype = "float";      // element type (for nccl-tests' count column and reduction cost)
   std::uint64_t chunk_bytes = 0;    // pipelining chunk; 0 = the algorithm's default
-  int root = 0;                     // broadcast root / send_recv source rank (send_recv: root -> root+1 ...)
+  int root = 0;                     // broadcast / reduce root; send_recv source rank (send_recv: root -> root+1 ...)
   // NCCL's protocol ("LL", "LL128", "Simple") and channel count; "auto" / 0 = what NCCL 2.28 would use
   // (models/nccl), like leaving NCCL_PROTO and NCCL_MIN/MAX_NCHANNELS unset. A resolved request
   // (resolve_request) always holds concrete values.

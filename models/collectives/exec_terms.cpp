@@ -28,6 +28,7 @@ bool nccl_func_of(CollectiveOp op, nccl::Func& f) {
     case CollectiveOp::all_gather: f = nccl::Func::all_gather; return true;
     case CollectiveOp::reduce_scatter: f = nccl::Func::reduce_scatter; return true;
     case CollectiveOp::broadcast: f = nccl::Func::broadcast; return true;
+    case CollectiveOp::reduce: f = nccl::Func::reduce; return true;
     default: return false;
   }
 }
@@ -117,6 +118,9 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   const bool spans_domains = domains.size() > 1;
   const double extra_launch_us =
       cal.launch_us(spans_domains, scale_out_launch_units(key, static_cast<int>(request.gpus.size()), static_cast<int>(domains.size())));
+  if (calibration.has_algorithm_entries() && !calibration.calibrates(key, arch))
+    e.warnings.push_back(key + ": calibration '" + calibration.name + "' has no entry for it on any architecture (no data: " +
+                         "the links' calibration and NCCL's terms alone, kappa 1)");
   if (!borrowed.empty())
     e.warnings.push_back(key + ": no " + arch + " calibration, using " + borrowed +
                          (cal.borrowed_from.empty() ? "'s (" : "'s bandwidth terms with " + arch + "'s launch (") + cal.source + ")");

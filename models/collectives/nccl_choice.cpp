@@ -19,6 +19,7 @@ bool nccl_func(CollectiveOp op, nccl::Func& f) {
     case CollectiveOp::all_gather: f = nccl::Func::all_gather; return true;
     case CollectiveOp::reduce_scatter: f = nccl::Func::reduce_scatter; return true;
     case CollectiveOp::broadcast: f = nccl::Func::broadcast; return true;
+    case CollectiveOp::reduce: f = nccl::Func::reduce; return true;
     default: return false;  // all_to_all, send/recv: point-to-point in NCCL, no algorithm choice
   }
 }

@@ -54,6 +54,8 @@ const std::vector<AlgorithmInfo>& algorithm_table() {
       {Op::all_to_all, "direct", "", "every rank sends S/n to every other rank at once (expert parallel)",
        &build_all_to_all_direct, &cost_all_to_all_direct},
       {Op::broadcast, "ring", "Ring", "pipelined chain from the root", &build_broadcast_ring, &cost_broadcast_ring},
+      {Op::reduce, "ring", "Ring", "pipelined chain towards the root, each rank adding its data (the broadcast's reversed)",
+       &build_reduce_ring, &cost_reduce_ring},
       {Op::send_recv, "ring", "", "rank r sends its buffer to rank r+1 (pipeline-parallel stage to stage)",
        &build_send_recv_ring, &cost_send_recv_ring},
   };

@@ -112,6 +112,7 @@ class Checker {
       const int own = pool_.singleton(r);
       switch (op) {
         case CollectiveOp::all_reduce:
+        case CollectiveOp::reduce:
         case CollectiveOp::reduce_scatter: content_[r].assign(0, s_.chunks, own); break;
         case CollectiveOp::all_gather:
           for (int c = r; c < s_.chunks; c += n_) content_[r].assign(c, c + 1, own);
@@ -279,6 +280,9 @@ class Checker {
           break;
         case CollectiveOp::broadcast:
           expect(r, 0, s_.chunks, pool_.singleton(s_.request.root), "the root's data");
+          break;
+        case CollectiveOp::reduce:
+          if (r == s_.request.root) expect(r, 0, s_.chunks, all, "all ranks reduced");
           break;
         case CollectiveOp::send_recv: {
           const int k = s_.chunks / n_;

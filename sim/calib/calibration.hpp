@@ -149,6 +149,13 @@ struct Calibration {
   // architecture's "other:op/algo" or "other:*/algo" (borrowed), else identity.
   const AlgorithmCalibration& algorithm(const std::string& op_slash_algo, const std::string& arch = "",
                                         std::string* borrowed = nullptr) const;
+  // Whether algorithm() finds an entry of this file for the key (its own, generic or borrowed) rather than the
+  // identity: a file with algorithm entries but none for the key leaves that algorithm uncalibrated.
+  bool calibrates(const std::string& op_slash_algo, const std::string& arch = "") const {
+    return &algorithm(op_slash_algo, arch) != &algorithm("", "");
+  }
+  // Whether the file has any algorithm entry at all (none(): no).
+  bool has_algorithm_entries() const { return !algorithms.empty() || !arch_algorithms.empty(); }
   // "arch:protocol", else "protocol", else identity. Never another architecture's: where an architecture has
   // no data of its own, NCCL's own protocol model stands (Hopper's LL128 is not Blackwell's).
   const ProtocolCalibration& protocol(const std::string& name, const std::string& arch = "") const;

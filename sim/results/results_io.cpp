@@ -83,7 +83,7 @@ ojson result_json(const RunResult& r) {
 }
 
 std::string redop_of(const std::string& op) {
-  return op == "all_reduce" || op == "reduce_scatter" || op == "send_recv" ? "sum" : "none";
+  return op == "all_reduce" || op == "reduce_scatter" || op == "reduce" || op == "send_recv" ? "sum" : "none";
 }
 
 // nccl-tests' count column: elements of the per-rank parameter (all_gather, reduce_scatter, alltoall:
@@ -188,7 +188,7 @@ std::string nccl_tests_table(const std::vector<RunResult>& rows, const std::stri
   out += "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)       \n";
   double busbw_sum = 0;
   for (const auto& r : rows) {
-    const int root = r.op == "broadcast" ? 0 : -1;
+    const int root = r.op == "broadcast" || r.op == "reduce" ? 0 : -1;
     const std::string cell = fmt::format("  {}  {:6.2f}  {:6.2f}  {:>5}", time_text(units::s_to_us(r.time_s)),
                                          units::Bps_to_GBps(r.algbw_Bps), units::Bps_to_GBps(r.busbw_Bps), "N/A");
     out += fmt::format("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}", r.bytes, count_of(r, element), dtype, redop_of(r.op), root) +

@@ -10,6 +10,7 @@
 #include "../collectives/collective_test_support.hpp"
 #include "models/analytic/analytic_model.hpp"
 #include "models/analytic/cost_model.hpp"
+#include "models/collectives/building_blocks.hpp"
 #include "models/collectives/exec_terms.hpp"
 #include "models/collectives/nccl_choice.hpp"
 #include "models/collectives/registry.hpp"
@@ -226,6 +227,32 @@ TEST(AnalyticModel, OtherOpsClosedForms) {
   const FlowTerms f = nccl_terms(g, br);
   EXPECT_NEAR(analytic(g, br), f.launch_s + (n - 2 + k) * (std::max(a, f.intra_step_s) + S / k / (B * f.efficiency)), 1e-15);
   EXPECT_GT(k, 1);
+  // reduce: the same chain towards the root, which NCCL prices as the broadcast (tuning.cc:273, 363): the
+  // same closed form, to the bit.
+  const auto rd = req(CollectiveOp::reduce, "ring");
+  EXPECT_EQ(build_schedule(rd, g).chunks, k);
+  EXPECT_DOUBLE_EQ(analytic(g, rd), analytic(g, br));
+}
+
+// Across nodes NCCL runs Broadcast and Reduce on its ring channels, which leave a node through every NIC rail:
+// one chain per rail, each with 1 / rails of the buffer (nccl_chain_orders). Two HGX H100 nodes, 8 NICs of
+// 50 GB/s each way: a chain crosses each node boundary once per direction on its own rail, so the NICs carry
+// S / 8 each and the bus bandwidth is far above one NIC's 50 GB/s, as a single chain through one NIC had it.
+TEST(AnalyticModel, BroadcastAndReduceAcrossNodesUseEveryNicRail) {
+  const auto g = test::shipped("hgx-h100", 2);
+  for (CollectiveOp op : {CollectiveOp::broadcast, CollectiveOp::reduce}) {
+    CollectiveRequest r = make_request(op, "ring", test::first_gpus(16), 1ULL << 30);
+    r.root = 3;
+    const auto chains = nccl_chain_orders(r, g);
+    ASSERT_EQ(chains.size(), 8u) << to_string(op);
+    for (const auto& c : chains) {
+      EXPECT_EQ(c.front(), 3) << to_string(op);  // cut open at the root
+      EXPECT_EQ(c.size(), 16u);
+    }
+    const double busbw_Bps = (1ULL << 30) / analytic_collective(g, r, Calibration::none()).time_s;  // factor 1
+    EXPECT_GT(busbw_Bps, 4 * 50e9) << to_string(op);  // several NICs, not one
+    EXPECT_LT(busbw_Bps, 8 * 50e9) << to_string(op);  // no more than all eight
+  }
 }
 
 TEST(AnalyticModel, AutoIsWhatNcclWouldRun) {
@@ -296,6 +323,25 @@ TEST(AnalyticModel, SameErrorsAsTheBuilders) {
                                    make_request(CollectiveOp::all_reduce, "butterfly", test::first_gpus(8), 1024),
                                    Calibration::none()),
                InputError);
+}
+
+// A calibration file with entries for other algorithms but none for this one (reduce/ring in the shipped file:
+// no public reduce measurement) leaves it at kappa 1 and says so in every result; a file without any
+// algorithm entry (--calibration none) is uncalibrated by choice and says nothing.
+TEST(AnalyticModel, AnAlgorithmWithoutACalibrationEntrySaysSo) {
+  const auto g = test::shipped("hgx-h100");
+  const Calibration shipped = load_calibration("default");
+  ASSERT_TRUE(shipped.calibrates("broadcast/ring", "hopper"));
+  ASSERT_FALSE(shipped.calibrates("reduce/ring", "hopper"));
+  auto says = [](const AnalyticEstimate& e) {
+    for (const auto& w : e.warnings)
+      if (w.find("reduce/ring: calibration 'default' has no entry") != std::string::npos) return true;
+    return false;
+  };
+  const auto r = make_request(CollectiveOp::reduce, "ring", test::first_gpus(8), 1 << 30);
+  EXPECT_TRUE(says(analytic_collective(g, r, shipped)));
+  EXPECT_FALSE(says(analytic_collective(g, r, Calibration::none())));
+  EXPECT_FALSE(says(analytic_collective(g, make_request(CollectiveOp::broadcast, "ring", test::first_gpus(8), 1 << 30), shipped)));
 }
 
 }  // namespace

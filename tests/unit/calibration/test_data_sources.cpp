@@ -386,16 +386,17 @@ TEST(RecordSystems, CollectiveNamesAreReadAsNcclTestsAndNcclsApiSpellThem) {
       {"ReduceScatter", CollectiveOp::reduce_scatter}, {"reduce_scatter_perf", CollectiveOp::reduce_scatter},
       {"alltoall", CollectiveOp::all_to_all},        {"All-to-All", CollectiveOp::all_to_all},
       {"broadcast", CollectiveOp::broadcast},        {"bcast", CollectiveOp::broadcast},
-      {"sendrecv", CollectiveOp::send_recv},         {"send_recv", CollectiveOp::send_recv}};
+      {"sendrecv", CollectiveOp::send_recv},         {"send_recv", CollectiveOp::send_recv},
+      {"reduce", CollectiveOp::reduce},              {"reduce_perf", CollectiveOp::reduce}};
   for (const auto& [text, op] : spelled) {
     const auto got = record_collective_op(text);
     ASSERT_TRUE(got.has_value()) << text;
     EXPECT_EQ(*got, op) << text;
   }
   // nccl-tests' other binaries are named as such in the refusal; a word that is no collective says what is.
-  for (const std::string text : {"reduce", "reduce_perf", "gather", "scatter", "hypercube", "alltoallv", "all_reduces", "perf", ""})
+  for (const std::string text : {"gather", "scatter_perf", "hypercube", "alltoallv", "all_reduces", "perf", ""})
     EXPECT_FALSE(record_collective_op(text).has_value()) << text;
-  EXPECT_NE(record_collective_refusal("reduce_perf").find("nccl-tests' reduce"), std::string::npos);
+  EXPECT_NE(record_collective_refusal("scatter_perf").find("nccl-tests' scatter"), std::string::npos);
   EXPECT_NE(record_collective_refusal("allreducex").find("all_reduce, all_gather, reduce_scatter"), std::string::npos);
 }
 TEST(ProbeData, H200DirectoryMapsOntoTheH200PcieSystem) {

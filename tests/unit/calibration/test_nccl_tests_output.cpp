@@ -72,7 +72,7 @@ TEST(NcclTestsOutput, OldFormatFiveTestsWithPerTestColumns) {
   EXPECT_EQ(runs[4].test, "reduce_scatter_perf");
   EXPECT_EQ(*runs[1].op, CollectiveOp::all_gather);
   EXPECT_EQ(*runs[2].op, CollectiveOp::broadcast);
-  EXPECT_FALSE(runs[3].op.has_value());  // reduce: parsed, not modelled
+  EXPECT_EQ(*runs[3].op, CollectiveOp::reduce);
   EXPECT_EQ(*runs[4].op, CollectiveOp::reduce_scatter);
   for (const auto& r : runs) {
     EXPECT_EQ(r.rows.size(), 25u) << r.test;  // 8 B .. 128 MiB

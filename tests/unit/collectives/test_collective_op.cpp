@@ -8,7 +8,7 @@ namespace racksim {
 namespace {
 
 TEST(CollectiveOp, NamesRoundTrip) {
-  ASSERT_EQ(collective_op_names().size(), 6u);
+  ASSERT_EQ(collective_op_names().size(), 7u);
   for (const auto& name : collective_op_names()) EXPECT_EQ(to_string(collective_op_from_string(name)), name);
   EXPECT_EQ(collective_op_from_string("all_to_all"), CollectiveOp::all_to_all);
 }

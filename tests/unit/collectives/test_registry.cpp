@@ -36,7 +36,8 @@ TEST(Registry, OneTableWithEveryAlgorithm) {
   EXPECT_EQ(algorithm_names(CollectiveOp::all_gather), (std::vector<std::string>{"ring", "nvls"}));
   EXPECT_EQ(algorithm_names(CollectiveOp::all_to_all), (std::vector<std::string>{"direct"}));
   EXPECT_EQ(find_algorithm(CollectiveOp::send_recv, "ring").name, "ring");
-  EXPECT_EQ(algorithm_table().size(), 15u);
+  EXPECT_EQ(find_algorithm(CollectiveOp::reduce, "ring").nccl_name, std::string("Ring"));
+  EXPECT_EQ(algorithm_table().size(), 16u);
   // NCCL's name for each of its algorithms (NCCL_ALGO), none for racksim's own.
   EXPECT_EQ(find_algorithm(CollectiveOp::all_reduce, "nvls_tree").nccl_name, std::string("NVLSTree"));
   EXPECT_EQ(find_algorithm(CollectiveOp::all_reduce, "hierarchical").nccl_name, std::string());

@@ -83,7 +83,8 @@ std::vector<Case> cases() {
                         {CollectiveOp::all_reduce, "tree"},     {CollectiveOp::all_gather, "ring"},
                         {CollectiveOp::all_gather, "nvls"},     {CollectiveOp::reduce_scatter, "ring"},
                         {CollectiveOp::reduce_scatter, "nvls"}, {CollectiveOp::all_to_all, "direct"},
-                        {CollectiveOp::broadcast, "ring"},      {CollectiveOp::send_recv, "ring"}};
+                        {CollectiveOp::broadcast, "ring"},      {CollectiveOp::send_recv, "ring"},
+                        {CollectiveOp::reduce, "ring"}};
   for (const auto& f : flats)
     for (int n : {2, 3, 8, 32, 72}) {
       // NCCL runs NVLS all-gather / reduce-scatter on at most 32 GPUs per node (NvlsArityLimit below).
@@ -97,6 +98,14 @@ std::vector<Case> cases() {
   out.push_back({"all_reduce_ring_n1", CollectiveOp::all_reduce, "ring", "gb200-nvl72", 1, {5}, odd});
   out.push_back({"broadcast_root5_n8", CollectiveOp::broadcast, "ring", "gb200-nvl72", 1, test::first_gpus(8), odd, 30000,
                  "auto", "ring", 5});
+  out.push_back({"reduce_root5_n8", CollectiveOp::reduce, "ring", "gb200-nvl72", 1, test::first_gpus(8), odd, 30000,
+                 "auto", "ring", 5});
+  // Broadcast and reduce across nodes: one chain per NIC rail, each cut open at the root.
+  out.push_back({"broadcast_root3_hgx_2x8", CollectiveOp::broadcast, "ring", "hgx-h100", 2, test::first_gpus(16), odd, 0,
+                 "auto", "ring", 3});
+  out.push_back({"reduce_root3_hgx_2x8", CollectiveOp::reduce, "ring", "hgx-h100", 2, test::first_gpus(16), odd, 0,
+                 "auto", "ring", 3});
+  out.push_back({"reduce_hgx_3x8_tiny", CollectiveOp::reduce, "ring", "hgx-h100", 3, test::first_gpus(24), 5});
   out.push_back({"all_reduce_ring_hgx8_1GiB", CollectiveOp::all_reduce, "ring", "hgx-h100", 1, test::first_gpus(8), 1ULL << 30});
   out.push_back({"all_reduce_nvls_hgx8_1GiB", CollectiveOp::all_reduce, "nvls", "hgx-h100", 1, test::first_gpus(8), 1ULL << 30});
   out.push_back({"all_reduce_tree_n72_1GiB", CollectiveOp::all_reduce, "tree", "gb200-nvl72", 1, test::first_gpus(72), 1ULL << 30});

@@ -113,6 +113,13 @@ TEST(Traffic, BroadcastChainAndSendRecv) {
     EXPECT_EQ(b.received[i], i == 3 ? 0u : S) << i;
     EXPECT_EQ(b.sent[i], i == 2 ? 0u : S) << i;   // the chain 3 -> 4 -> ... -> 2 ends at rank 2
   }
+  // Reduce: the same chain towards the root, 4 -> 5 -> ... -> 2 -> 3, each hop a partial sum of S.
+  r.op = CollectiveOp::reduce;
+  const auto d = schedule_traffic(build_schedule(r, g));
+  for (int i = 0; i < n; ++i) {
+    EXPECT_EQ(d.sent[i], i == 3 ? 0u : S) << i;      // the root only receives
+    EXPECT_EQ(d.received[i], i == 4 ? 0u : S) << i;  // the chain starts at the rank after the root
+  }
   const auto p = schedule_traffic(build(CollectiveOp::send_recv, "ring", g, test::first_gpus(n), S));
   for (int i = 0; i < n; ++i) {
     EXPECT_EQ(p.sent[i], S);

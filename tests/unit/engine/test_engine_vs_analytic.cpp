@@ -43,6 +43,9 @@ TEST(EngineVsAnalytic, AgreeWithin2PercentWhereNothingContends) {
       {"gb200-nvl72", 1, CollectiveOp::all_gather, "ring", 72},
       {"gb200-nvl72", 1, CollectiveOp::all_to_all, "direct", 72},
       {"hgx-h100", 1, CollectiveOp::all_reduce, "nvls", 8},
+      // One chain inside a node: the broadcast and its reverse, the reduce.
+      {"hgx-h100", 1, CollectiveOp::broadcast, "ring", 8},
+      {"gb200-nvl72", 1, CollectiveOp::reduce, "ring", 72},
       // NCCL's algorithms across nodes: trees per NIC rail, NVLS inside + trees across (rings across
       // nodes: CrossNodeRingsDifferByTheNicHopsLatency below).
       {"hgx-h100", 2, CollectiveOp::all_reduce, "tree", 16},
