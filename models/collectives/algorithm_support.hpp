@@ -19,6 +19,11 @@ class TopologyGraph;
 // the engine (~590 k comms/s with few flows in flight, far fewer with thousands: TOOLCHAIN.md).
 inline constexpr long kDefaultTransferBudget = 20000;
 inline constexpr long kHierarchicalTransferBudget = 250000;
+// Broadcast and reduce chains across nodes (one per NIC rail, each through every rank): a chain fills in n-1
+// hops, so its depth decides its time. Two GB200 racks, 16 chains of 144 ranks, 1 GiB (NCCL moves 512 KiB
+// chunks: 128 per chain): 20 000 transfers gave depth 8 and 70 GB/s of bus bandwidth; 50 000 depth 21, 148 GB/s,
+// 1.6 s of engine; 100 000 depth 43, 222 GB/s, 5.3 s; 250 000 depth 109, 261 GB/s, 14.5 s (session 21, this VM).
+inline constexpr long kChainTransferBudget = 100000;
 // Limits on one schedule, checked before it is built (build_schedule; docs/errors.md):
 // * memory: every schedule's estimate (schedule_bytes, beside the graph's estimate_graph) against the
 //   memory budget (sim/core/memory_budget.hpp: 8 GiB or less; issue 14). Peak memory per task and per

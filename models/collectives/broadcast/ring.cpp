@@ -48,6 +48,7 @@ CostModel cost_broadcast_ring(const TopologyGraph& graph, const CollectiveReques
     b.add("broadcast", hop, S / rings);
   }
   b.m.unit_bytes = S / rings;
+  b.m.transfer_budget = kChainTransferBudget;
   b.m.tasks_per_item = b.m.transfers_per_item = static_cast<long>(n - 1) * rings;
   if (rings > 1) b.m.detail = std::to_string(rings) + " chains, one per NIC rail";
   return finish(b);
