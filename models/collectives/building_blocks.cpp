@@ -69,6 +69,21 @@ std::vector<std::vector<int>> nccl_chain_orders(const CollectiveRequest& request
   return orders;
 }
 
+void chain_transfers(ScheduleBuilder& b, const std::vector<std::vector<int>>& chains, int k, int phase, bool towards_root) {
+  Streams streams;
+  const int first = towards_root ? 1 : 0;
+  for (int c = 0; c < k; ++c)
+    for (int j = 0; j < static_cast<int>(chains.size()); ++j) {
+      const auto& chain = chains[j];
+      const int n = static_cast<int>(chain.size());
+      for (int h = first; h < first + n - 1; ++h) {
+        const int src = chain[h], dst = chain[(h + 1) % n];
+        streams.record(j, src, b.transfer(Endpoint::rank(src), {Endpoint::rank(dst)}, j * k + c, 1, towards_root, phase,
+                                          streams.after(j, src)));
+      }
+    }
+}
+
 std::vector<Segment> ring_segments(const std::vector<int>& order, int p, int ring, bool owned_by_rank) {
   const int n = static_cast<int>(order.size());
   std::vector<Segment> segments(n);

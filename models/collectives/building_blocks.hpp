@@ -61,6 +61,10 @@ std::vector<std::vector<int>> nccl_ring_orders(const CollectiveRequest& request,
 // starting at request.root and carrying 1 / chains of the buffer. Inside one node: one chain in request order
 // from the root.
 std::vector<std::vector<int>> nccl_chain_orders(const CollectiveRequest& request, const TopologyGraph& graph);
+// The chains' transfers, k pieces each (chunk j * k + c is piece c of chain j): from the root down each chain
+// (broadcast), or `towards_root` from the rank after the root round to the root, each hop adding (reduce). A
+// rank forwards piece c once it has it and has forwarded piece c-1 (one stream per chain and rank).
+void chain_transfers(ScheduleBuilder& b, const std::vector<std::vector<int>>& chains, int k, int phase, bool towards_root);
 // Ring `ring`'s segments, p pieces each, for `rings` rings over n ranks (chunks = rings * p * n): position
 // i gets the pieces {(ring * p + t) * n + key : t < p}, key = i, or the rank order[i] when the op's chunk c
 // belongs to rank c % n (all_gather, reduce_scatter: chunk_layout.hpp).

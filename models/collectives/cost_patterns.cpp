@@ -43,6 +43,23 @@ void ring_model(CostBuilder& b, bool reduce_scatter, bool all_gather) {
   if (rings > 1) b.m.detail = std::to_string(rings) + " rings, one per NIC rail";
 }
 
+void chain_model(CostBuilder& b, const std::string& phase, bool towards_root) {
+  const double S = static_cast<double>(b.request.bytes);
+  const int n = b.n;
+  const auto chains = nccl_chain_orders(b.request, b.graph);
+  const int rings = static_cast<int>(chains.size());
+  const int first = towards_root ? 1 : 0;
+  for (int h = first; h < first + n - 1; ++h) {
+    std::vector<const FlowCoster::Path*> hop;
+    for (const auto& chain : chains) hop.push_back(&b.fc.gpu_to_gpu(b.v(chain[h]), b.v(chain[(h + 1) % n])));
+    b.add(phase, hop, S / rings);
+  }
+  b.m.unit_bytes = S / rings;
+  b.m.transfer_budget = kChainTransferBudget;
+  b.m.tasks_per_item = b.m.transfers_per_item = static_cast<long>(n - 1) * rings;
+  if (rings > 1) b.m.detail = std::to_string(rings) + " chains, one per NIC rail";
+}
+
 void nvls_model(CostBuilder& b) {
   const int domain = nvls_domain(b.request, b.graph);
   const double S = static_cast<double>(b.request.bytes);

@@ -109,6 +109,9 @@ struct CostBuilder {
 double ceil_div(double total, double parts);
 // Ring reduce-scatter and/or all-gather over all ranks (n-1 steps of S/n each).
 void ring_model(CostBuilder& b, bool reduce_scatter, bool all_gather);
+// NCCL's broadcast / reduce chains (nccl_chain_orders), one stage per hop with every chain's flow at that hop,
+// S / chains each; towards_root: the hops from the rank after the root round to the root (chain_transfers).
+void chain_model(CostBuilder& b, const std::string& phase, bool towards_root);
 // NVLS through the domain's switch plane, for all_reduce, reduce_scatter and all_gather.
 void nvls_model(CostBuilder& b);
 // NCCL's tree all-reduce: a chain inside each NVLink domain (or node) and a double binary tree across.
