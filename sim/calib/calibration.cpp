@@ -190,9 +190,17 @@ const AlgorithmCalibration* find_algorithm_entry(const std::map<std::string, Alg
 }
 }  // namespace
 
+namespace {
+const AlgorithmCalibration kIdentityAlgorithm{0.0, 0.0, 1.0, 0.0, "identity (no calibration for this algorithm)", {}};
+}  // namespace
+
+bool Calibration::calibrates(const std::string& op_slash_algo, const std::string& arch) const {
+  return &algorithm(op_slash_algo, arch) != &kIdentityAlgorithm;
+}
+
 const AlgorithmCalibration& Calibration::algorithm(const std::string& op_slash_algo, const std::string& arch,
                                                    std::string* borrowed) const {
-  static const AlgorithmCalibration identity{0.0, 0.0, 1.0, 0.0, "identity (no calibration for this algorithm)", {}};
+  const AlgorithmCalibration& identity = kIdentityAlgorithm;
   if (!arch.empty()) {
     const auto a = arch_algorithms.find(arch);
     if (a != arch_algorithms.end())

@@ -151,9 +151,7 @@ struct Calibration {
                                         std::string* borrowed = nullptr) const;
   // Whether algorithm() finds an entry of this file for the key (its own, generic or borrowed) rather than the
   // identity: a file with algorithm entries but none for the key leaves that algorithm uncalibrated.
-  bool calibrates(const std::string& op_slash_algo, const std::string& arch = "") const {
-    return &algorithm(op_slash_algo, arch) != &algorithm("", "");
-  }
+  bool calibrates(const std::string& op_slash_algo, const std::string& arch = "") const;
   // Whether the file has any algorithm entry at all (none(): no).
   bool has_algorithm_entries() const { return !algorithms.empty() || !arch_algorithms.empty(); }
   // "arch:protocol", else "protocol", else identity. Never another architecture's: where an architecture has
