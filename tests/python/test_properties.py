@@ -4,7 +4,7 @@
 * conservation: at vendor peaks, the bytes the engine puts on NVLink ports equal the schedule's
   transfers counted once per GPU port they cross (a sender's port up, each receiver's port down);
 * bandwidth bound: no collective beats the data it must move through one GPU's port (all_reduce,
-  broadcast, send_recv: S; the others: (n-1)/n x S) at the port's per-direction bandwidth;
+  broadcast, reduce, send_recv: S; the others: (n-1)/n x S) at the port's per-direction bandwidth;
 * monotonicity: for a fixed algorithm, more bytes never take less time;
 * symmetry: relabelling the ranks of a schedule over a symmetric switch does not change its time;
 * determinism: the same request gives byte-identical JSON, run twice, with jobs=1 or 3.
@@ -28,6 +28,7 @@ OPS = {  # op -> algorithms with a single NVLink domain; (n-1)/n factor of the b
     "reduce_scatter": (["ring", "nvls"], True),
     "all_to_all": (["direct"], True),
     "broadcast": (["ring"], False),
+    "reduce": (["ring"], False),
     "send_recv": (["ring"], False),
 }
 
