@@ -2,8 +2,11 @@
 // the option and what is allowed.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include "collective_test_support.hpp"
 #include "models/analytic/cost_model.hpp"
+#include "models/collectives/nccl_choice.hpp"
 #include "models/collectives/registry.hpp"
 #include "models/collectives/schedule_check.hpp"
 #include "sim/calib/calibration.hpp"
@@ -153,6 +156,22 @@ TEST(Registry, AutoPicksAndSaysWhy) {
   CollectiveRequest off = make_request(CollectiveOp::all_reduce, "auto", test::first_gpus(72), 1ULL << 30);
   off.nvls_enabled = false;
   EXPECT_EQ(build_schedule(off, g).algorithm, "all_reduce/ring");
+}
+
+// NCCL's tuner treats Reduce as Broadcast (Ring only, the same steps and latency: tuning.cc:273, 363-368), so
+// auto resolves both alike at every size and placement: the protocol and channels NCCL would pick, equal.
+TEST(Registry, AutoResolvesReduceAsBroadcast) {
+  for (const auto& [system, racks, gpus] : std::vector<std::tuple<const char*, int, int>>{
+           {"hgx-h100", 1, 8}, {"hgx-b200", 2, 16}, {"gb200-nvl72", 1, 72}, {"gb300-nvl72", 2, 144}})
+    for (std::uint64_t bytes : {std::uint64_t{1} << 10, std::uint64_t{1} << 20, std::uint64_t{1} << 30}) {
+      const auto g = test::shipped(system, racks);
+      const NcclChoice b = resolve_request(make_request(CollectiveOp::broadcast, "auto", test::first_gpus(gpus), bytes), g);
+      const NcclChoice r = resolve_request(make_request(CollectiveOp::reduce, "auto", test::first_gpus(gpus), bytes), g);
+      EXPECT_EQ(r.request.algorithm, "ring") << system << " " << bytes;
+      EXPECT_EQ(r.request.protocol, b.request.protocol) << system << " " << bytes;
+      EXPECT_EQ(r.request.channels, b.request.channels) << system << " " << bytes;
+      EXPECT_DOUBLE_EQ(r.nccl_time_us, b.nccl_time_us) << system << " " << bytes;
+    }
 }
 
 }  // namespace
