@@ -496,15 +496,7 @@ int NcclTestsRun::hosts() const {
 }
 
 std::optional<CollectiveOp> op_from_test_name(const std::string& test_name) {
-  const std::string n = normalise_test_name(test_name);
-  if (n == "all_reduce_perf") return CollectiveOp::all_reduce;
-  if (n == "all_gather_perf") return CollectiveOp::all_gather;
-  if (n == "reduce_scatter_perf") return CollectiveOp::reduce_scatter;
-  if (n == "alltoall_perf") return CollectiveOp::all_to_all;
-  if (n == "broadcast_perf") return CollectiveOp::broadcast;
-  if (n == "reduce_perf") return CollectiveOp::reduce;
-  if (n == "sendrecv_perf") return CollectiveOp::send_recv;
-  return std::nullopt;
+  return collective_op_spelled(normalise_test_name(test_name));
 }
 
 std::vector<NcclTestsRun> parse_nccl_tests_output(const std::string& text, const std::string& where) {

@@ -129,8 +129,8 @@ MeasurementSet load_public_collectives(const std::string& path) {
       skip("the source reports this setup as underperforming (a fault being debugged)");
       continue;
     }
-    const auto op = record_collective_op(collective);
-    if (!op) { skip(record_collective_refusal(collective)); continue; }
+    const auto op = collective_op_spelled(collective);
+    if (!op) { skip(collective_spelling_refusal(collective)); continue; }
     const RecordTarget t = record_target(model, net, algo, notes, gpus, nodes, per_node);
     if (!t.reason.empty()) { skip(t.reason); continue; }
     // NVLink domains: the racks, or with MNNVL off (every tray its own domain) the nodes.

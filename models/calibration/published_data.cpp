@@ -197,8 +197,8 @@ void read_collective(JsonObjectReader& r, const std::string& id, const std::stri
   for (const auto& s : kCollectiveSystems)
     if (system_text == s.text) sys = &s;
   if (sys && !sys->system) return skip(sys->reason);
-  const auto op = record_collective_op(collective);
-  if (!op) return skip(record_collective_refusal(collective));
+  const auto op = collective_op_spelled(collective);
+  if (!op) return skip(collective_spelling_refusal(collective));
   auto algorithm = algorithm_of(algo_text);
   if (!algorithm) return skip("algorithm text '" + algo_text + "' names no single racksim algorithm");
   if (!gpus_v.is_number_integer() || gpus_v.get<int>() < 2)

@@ -295,37 +295,4 @@ RecordTarget record_target_from_text(const std::string& text, const std::string&
   return t;
 }
 
-namespace {
-// "All-Reduce_perf" -> "allreduce": lower case, letters and digits only, without NCCL's "nccl" prefix and
-// nccl-tests' "perf" suffix.
-std::string collective_word(const std::string& text) {
-  std::string w;
-  for (char ch : text)
-    if (std::isalnum(static_cast<unsigned char>(ch))) w += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  if (w.rfind("nccl", 0) == 0) w.erase(0, 4);
-  if (w.size() > 4 && w.compare(w.size() - 4, 4, "perf") == 0) w.erase(w.size() - 4);
-  return w;
-}
-}  // namespace
-
-std::optional<CollectiveOp> record_collective_op(const std::string& text) {
-  static const std::map<std::string, CollectiveOp> ops{
-      {"allreduce", CollectiveOp::all_reduce},         {"allgather", CollectiveOp::all_gather},
-      {"reducescatter", CollectiveOp::reduce_scatter}, {"alltoall", CollectiveOp::all_to_all},
-      {"broadcast", CollectiveOp::broadcast},          {"bcast", CollectiveOp::broadcast},
-      {"sendrecv", CollectiveOp::send_recv},        {"reduce", CollectiveOp::reduce}};
-  const auto it = ops.find(collective_word(text));
-  if (it == ops.end()) return std::nullopt;
-  return it->second;
-}
-
-std::string record_collective_refusal(const std::string& text) {
-  const std::string w = collective_word(text);
-  if (w == "gather" || w == "scatter" || w == "hypercube" || w == "alltoallv")
-    return "collective '" + text + "' (nccl-tests' " + w + ") is not one racksim models: it simulates all_reduce, all_gather, "
-           "reduce_scatter, all_to_all, broadcast, reduce and send_recv";
-  return "collective '" + text + "' is not one racksim models (all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, "
-         "reduce, send_recv; written any way nccl-tests or NCCL's API spell them)";
-}
-
 }  // namespace racksim::calibration

@@ -3,11 +3,8 @@
 // racks and ranks (and NVLink partitions). The rules both record files use: public_collectives.json gives
 // the model, interconnect and nodes as fields; published_measurements.json gives the machine as free text
 // ("HGX H100 x16 nodes (Azure, IB)"), which record_target_from_text reads by the same rules.
-#include <optional>
 #include <string>
 #include <vector>
-
-#include "models/collectives/collective.hpp"
 
 namespace racksim::calibration {
 
@@ -42,12 +39,5 @@ RecordTarget record_target(const std::string& model, const std::string& net, con
 // across nodes on no named interconnect is taken as InfiniBand with the system's NICs (nics_assumed).
 // `inferred` says what was read and assumed.
 RecordTarget record_target_from_text(const std::string& text, const std::string& algo, const std::string& notes, int gpus);
-
-// The collective a record names, as nccl-tests, NCCL's API or a writer spells it: "all_reduce", "allreduce",
-// "All-Reduce", "AllReduce", "ncclAllReduce", "all_reduce_perf"; "alltoall", "sendrecv", "bcast". Case, spaces,
-// '-' and '_' do not matter; "reduce" is NCCL's Reduce. Nullopt for a collective racksim does not model (gather,
-// scatter, hypercube); record_collective_refusal says why in words.
-std::optional<CollectiveOp> record_collective_op(const std::string& text);
-std::string record_collective_refusal(const std::string& text);
 
 }  // namespace racksim::calibration

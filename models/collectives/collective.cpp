@@ -1,6 +1,7 @@
 #include "models/collectives/collective.hpp"
 
 #include <array>
+#include <cctype>
 #include <utility>
 
 #include "sim/core/errors.hpp"
@@ -63,6 +64,36 @@ const std::vector<std::string>& collective_op_names() {
     return v;
   }();
   return names;
+}
+
+namespace {
+// "All-Reduce_perf" -> "allreduce": lower case, letters and digits only, without NCCL's "nccl" prefix and
+// nccl-tests' "perf" suffix.
+std::string spelling_key(const std::string& text) {
+  std::string w;
+  for (char ch : text)
+    if (std::isalnum(static_cast<unsigned char>(ch))) w += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (w.rfind("nccl", 0) == 0) w.erase(0, 4);
+  if (w.size() > 4 && w.compare(w.size() - 4, 4, "perf") == 0) w.erase(w.size() - 4);
+  return w;
+}
+}  // namespace
+
+std::optional<CollectiveOp> collective_op_spelled(const std::string& text) {
+  const std::string key = spelling_key(text);
+  if (key == "bcast") return CollectiveOp::broadcast;
+  for (const auto& [op, name] : kOps)
+    if (key == spelling_key(name)) return op;
+  return std::nullopt;
+}
+
+std::string collective_spelling_refusal(const std::string& text) {
+  const std::string w = spelling_key(text);
+  if (w == "gather" || w == "scatter" || w == "hypercube" || w == "alltoallv")
+    return "collective '" + text + "' (nccl-tests' " + w + ") is not one racksim models: it simulates " +
+           join(collective_op_names());
+  return "collective '" + text + "' is not one racksim models (" + join(collective_op_names()) +
+         "; written any way nccl-tests or NCCL's API spell them)";
 }
 
 CollectiveOp collective_op_from_string(const std::string& text, const std::string& where) {

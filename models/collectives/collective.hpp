@@ -1,6 +1,7 @@
 #pragma once
 // What a user asks for: one collective on a set of GPUs. Sizes follow nccl-tests (see bytes below).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,12 @@ const char* to_string(CollectiveOp op);
 // "all_reduce", ...; InputError listing the valid names otherwise.
 CollectiveOp collective_op_from_string(const std::string& text, const std::string& where = "--op");
 const std::vector<std::string>& collective_op_names();
+// The op a text names however nccl-tests, NCCL's API or a writer spells it: "all_reduce", "allreduce",
+// "All-Reduce", "AllReduce", "ncclAllReduce", "all_reduce_perf"; "alltoall", "sendrecv", "bcast". Case, spaces,
+// '-' and '_' do not matter. Nullopt for one racksim does not model (gather, scatter, hypercube);
+// collective_spelling_refusal says why in words.
+std::optional<CollectiveOp> collective_op_spelled(const std::string& text);
+std::string collective_spelling_refusal(const std::string& text);
 
 // nccl-tests' bus-bandwidth factor: busbw = algbw * factor(n).
 double busbw_factor(CollectiveOp op, int ranks);

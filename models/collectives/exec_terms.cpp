@@ -22,17 +22,6 @@ namespace racksim {
 
 namespace {
 
-bool nccl_func_of(CollectiveOp op, nccl::Func& f) {
-  switch (op) {
-    case CollectiveOp::all_reduce: f = nccl::Func::all_reduce; return true;
-    case CollectiveOp::all_gather: f = nccl::Func::all_gather; return true;
-    case CollectiveOp::reduce_scatter: f = nccl::Func::reduce_scatter; return true;
-    case CollectiveOp::broadcast: f = nccl::Func::broadcast; return true;
-    case CollectiveOp::reduce: f = nccl::Func::reduce; return true;
-    default: return false;
-  }
-}
-
 // NCCL runs an all-to-all as grouped send/recv in rounds: round k pairs every rank with one peer to send
 // to and one to receive from (init.cc, the p2p schedule: node delta outer, local delta inner, so a round is
 // all same-node or all across the network), and enqueue.cc posts the rounds in that order, each a
@@ -130,7 +119,7 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
     if (!b.empty()) e.warnings.push_back(std::string(to_string(k)) + " links: no " + arch + " calibration, using " + b + "'s (" + lc.source + ")");
   }
   nccl::Func func;
-  const bool nccl_algo = nccl_func_of(request.op, func) && is_nccl_algorithm(request.algorithm) && request.gpus.size() > 1;
+  const bool nccl_algo = nccl_func(request.op, func) && is_nccl_algorithm(request.algorithm) && request.gpus.size() > 1;
   double payload = 1;
   if (nccl_algo) {
     // Timed as racksim times it: a transport's own step latency where the topology names one (EFA), not the

@@ -11,8 +11,6 @@
 
 namespace racksim {
 
-namespace {
-
 bool nccl_func(CollectiveOp op, nccl::Func& f) {
   switch (op) {
     case CollectiveOp::all_reduce: f = nccl::Func::all_reduce; return true;
@@ -23,6 +21,8 @@ bool nccl_func(CollectiveOp op, nccl::Func& f) {
     default: return false;  // all_to_all, send/recv: point-to-point in NCCL, no algorithm choice
   }
 }
+
+namespace {
 
 std::string canonical_protocol(const std::string& p) {
   if (p == "auto") return p;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "models/collectives/collective.hpp"
+#include "models/nccl/nccl_constants.hpp"
 
 namespace racksim {
 
@@ -25,6 +26,10 @@ struct NcclChoice {
 // Resolves request.algorithm "auto", protocol "auto" and channels 0. InputError for an override NCCL
 // cannot honour here (naming what it can run).
 NcclChoice resolve_request(const CollectiveRequest& request, const TopologyGraph& graph);
+
+// NCCL's collective for an op (ncclFunc_t); false for all_to_all and send/recv, which NCCL runs as
+// point-to-point with no algorithm choice.
+bool nccl_func(CollectiveOp op, nccl::Func& f);
 
 // The registry name of NCCL's algorithm for an op ("ring", "tree", "nvls", "nvls_tree"; PAT runs as
 // "ring" with a warning since no shipped system has one GPU per node across nodes).

@@ -200,7 +200,6 @@ bool Calibration::calibrates(const std::string& op_slash_algo, const std::string
 
 const AlgorithmCalibration& Calibration::algorithm(const std::string& op_slash_algo, const std::string& arch,
                                                    std::string* borrowed) const {
-  const AlgorithmCalibration& identity = kIdentityAlgorithm;
   if (!arch.empty()) {
     const auto a = arch_algorithms.find(arch);
     if (a != arch_algorithms.end())
@@ -217,7 +216,7 @@ const AlgorithmCalibration& Calibration::algorithm(const std::string& op_slash_a
           if (borrowed) *borrowed = a->first;
           return *e;
         }
-  return identity;
+  return kIdentityAlgorithm;
 }
 
 namespace {

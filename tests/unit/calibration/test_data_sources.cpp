@@ -389,15 +389,15 @@ TEST(RecordSystems, CollectiveNamesAreReadAsNcclTestsAndNcclsApiSpellThem) {
       {"sendrecv", CollectiveOp::send_recv},         {"send_recv", CollectiveOp::send_recv},
       {"reduce", CollectiveOp::reduce},              {"reduce_perf", CollectiveOp::reduce}};
   for (const auto& [text, op] : spelled) {
-    const auto got = record_collective_op(text);
+    const auto got = collective_op_spelled(text);
     ASSERT_TRUE(got.has_value()) << text;
     EXPECT_EQ(*got, op) << text;
   }
   // nccl-tests' other binaries are named as such in the refusal; a word that is no collective says what is.
   for (const std::string text : {"gather", "scatter_perf", "hypercube", "alltoallv", "all_reduces", "perf", ""})
-    EXPECT_FALSE(record_collective_op(text).has_value()) << text;
-  EXPECT_NE(record_collective_refusal("scatter_perf").find("nccl-tests' scatter"), std::string::npos);
-  EXPECT_NE(record_collective_refusal("allreducex").find("all_reduce, all_gather, reduce_scatter"), std::string::npos);
+    EXPECT_FALSE(collective_op_spelled(text).has_value()) << text;
+  EXPECT_NE(collective_spelling_refusal("scatter_perf").find("nccl-tests' scatter"), std::string::npos);
+  EXPECT_NE(collective_spelling_refusal("allreducex").find("all_reduce, all_gather, reduce_scatter"), std::string::npos);
 }
 TEST(ProbeData, H200DirectoryMapsOntoTheH200PcieSystem) {
   ProbeDirectoryInfo info;
