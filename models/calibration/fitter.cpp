@@ -188,6 +188,7 @@ bool is_training_measurement(const Measurement& m, bool kind_has_measured_data, 
   if (m.confidence == "low") return no("confidence low: validation only");
   if (!m.placement_known) return no("the source leaves the ranks' nodes or NICs open: validation only");
   if (!m.network_stand_in.empty()) return no(m.network_stand_in);
+  if (!m.unmodelled_effect.empty()) return no(m.unmodelled_effect);
   if (m.kind == MeasurementKind::memory) return no("HBM streaming: the calibration has no memory term");
   if (m.kind == MeasurementKind::transfer && m.engine == "copy both ways")
     return no("bidirectional P2P copies: below ~16 MiB the probe's two cross-GPU event waits (~15 us on the "

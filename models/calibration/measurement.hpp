@@ -36,6 +36,9 @@ struct Measurement {
   // The record's scale-out NIC bandwidth per direction where it is not the system's (GB/s; 0: the system's),
   // as `--nic-GBps` sets it: a stand-in network's per-GPU share (GCP A3 Mega's 200 Gb/s data NICs).
   double nic_GBps = 0;
+  // Non-empty: the record shows an effect the model does not represent (named, with its source); predicted
+  // and reported, never fitted, so that it cannot bend a coefficient that holds elsewhere.
+  std::string unmodelled_effect;
   std::string measured_on;  // the source's own words for the machine
 
   // collective

@@ -285,6 +285,39 @@ TEST(PublicCollectives, NvlsLabelsMeanWhatNcclRunsAcrossDomains) {
   EXPECT_LT(ratio, 2.05);
 }
 
+// Two Blackwell ranks forced onto Ring/LL128 run at ~0.6 of the LL128 model (NVIDIA/nccl PR #2343): such a
+// record is read and predicted but never fitted, with the reason; three ranks, Simple, two Hopper ranks and
+// two Blackwell ranks in two nodes are fitted as before.
+TEST(PublicCollectives, TwoBlackwellRanksOnLl128AreValidationOnly) {
+  const std::string path = (std::filesystem::temp_directory_path() / "racksim-public-ll128-2ranks.json").string();
+  {
+    std::ofstream out(path);
+    auto record = [](const std::string& model, int gpus, int nodes, const std::string& algo) {
+      return R"({"record_type": "collective", "system": "x", "gpus": )" + std::to_string(gpus) + R"(, "nodes": )" +
+             std::to_string(nodes) + R"(, "gpus_per_node": )" + std::to_string(gpus / nodes) + R"(, "gpu_model": ")" + model +
+             R"(", "interconnect": "HGX NVSwitch; 8x CX-7 NDR 400G IB", "collective": "all_reduce", "algo_if_known": ")" + algo +
+             R"(", "bytes": 1073741824, "algbw_GBps": 383.85, "busbw_GBps": 383.85, "time_us": 2797.3, "inplace": null,
+             "nccl_version": "2.31.2", "source": "s", "notes": "", "confidence": "high"})";
+    };
+    const std::string ll128 = "NCCL_ALGO=Ring, NCCL_PROTO=LL128";
+    out << "[" << record("B200", 2, 1, ll128) << "," << record("B200", 3, 1, ll128) << ","
+        << record("B200", 2, 1, "NCCL_ALGO=Ring, NCCL_PROTO=Simple") << "," << record("H100", 2, 1, ll128) << ","
+        << record("B200", 2, 2, ll128) << "]";
+  }
+  const MeasurementSet s = load_public_collectives(path);
+  std::filesystem::remove(path);
+  ASSERT_EQ(s.measurements.size(), 5u) << (s.skipped.empty() ? "" : s.skipped[0].reason);
+  EXPECT_EQ(s.measurements[0].protocol, "LL128");
+  EXPECT_EQ(s.measurements[0].algorithm, "ring");
+  std::string why;
+  EXPECT_FALSE(is_training_measurement(s.measurements[0], false, &why));
+  EXPECT_NE(why.find("PR #2343"), std::string::npos) << why;
+  for (int k : {1, 2, 3, 4}) {
+    EXPECT_TRUE(s.measurements[k].unmodelled_effect.empty()) << k << ": " << s.measurements[k].unmodelled_effect;
+    EXPECT_TRUE(is_training_measurement(s.measurements[k], false)) << k;
+  }
+}
+
 // A machine described in free text (published_measurements.json's `system`): the GPU model, nodes or racks
 // and GPUs per node read by rule, what was assumed said in `inferred`.
 TEST(RecordSystems, FreeTextMachinesMapByTheRulesOfTheFieldRecords) {
