@@ -18,6 +18,7 @@
 #include "sim/calib/calibration.hpp"
 #include "sim/calib/heldout_errors.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/engine/local_engine.hpp"
 #include "sim/topo/system_catalog.hpp"
 #include "sim/topo/topology_graph.hpp"
 
@@ -222,6 +223,92 @@ PlanResult run_plan(const PlanRequest& req) {
                                  reasons_text(out.search)));
   }
   if (static_cast<int>(out.search.ranked.size()) > req.top) out.search.ranked.resize(req.top);
+
+  // Another system's comparison: its own search for the GPU count of the best layout (its own graph, collective
+  // model and caches; the caches a search activates are per thread). The same system costs nothing (its
+  // entry is the best layout, filled in below).
+  auto compare_for = [&](const std::string& other, int n) {
+    SystemComparison cmp;
+    cmp.system = other;
+    cmp.gpus = n;
+    try {
+      const TopologySpec ospec = systems.load(other);
+      cmp.system = ospec.id;
+      if (ospec.id == spec.id) return cmp;
+      const int per_rack = ospec.rack.trays * static_cast<int>(ospec.tray.gpus.size());
+      const int domain_racks = ospec.nvlink_domain ? ospec.nvlink_domain->racks : 1;
+      cmp.racks = ceil_div(ceil_div(n, per_rack), domain_racks) * domain_racks;
+      if (cmp.racks > ospec.rack.max_racks) {
+        cmp.note = fmt::format("{} GPUs need {} racks, more than the {} the topology allows", n, cmp.racks, ospec.rack.max_racks);
+        return cmp;
+      }
+      const TopologyGraph ograph(ospec, cmp.racks);
+      const GpuCompute& ocompute = table.lookup(ospec.id, ospec.tray.gpus.at(0).type);
+      TrainingJob ojob = job;
+      ojob.precision = precision_for(table, req.precision, ocompute);
+      const SystemContext osys = make_system_context(ograph, ocompute, table.params(ocompute.generation));
+      const std::vector<MeshShape> oshapes = shapes_for(ograph, n, ograph.gpus_per_domain());
+      AnalyticCommCost ocomm(ograph, calibration);
+      SearchResult r = search_layouts(model, ojob, osys, oshapes, req.constraints, ocomm, 1, req.constraints.pinned());
+      if (!r.ranked.empty()) cmp.best = r.ranked.front();
+      else cmp.note = "no layout fits: " + reasons_text(r);
+    } catch (const InputError& e) {
+      cmp.note = e.what();
+    }
+    return cmp;
+  };
+  // The comparison needs only the best layout's GPU count, which the engine checks below rarely change (they
+  // re-rank the first few): where the engine runs in the daemon (the CLI holds no SimGrid, so this process
+  // never forks one and may hold threads, engine_process.hpp), the other systems' searches start now for the
+  // analytic best's GPU count on the cores the engine checks leave, and are redone below if the count
+  // changed. A process with the local engine forks its engine processes and stays single-threaded here.
+  const int early_gpus = out.search.ranked.front().layout.gpus();
+  // Longest first (a search costs about its NVLink domains: each adds groups to price), so that the last to
+  // finish is a short one; ties in the order asked. An unknown system sorts last (its note is instant).
+  std::vector<std::size_t> early_order(req.compare.size());
+  {
+    std::vector<int> domains(req.compare.size(), 0);
+    for (std::size_t i = 0; i < req.compare.size(); ++i) {
+      early_order[i] = i;
+      try {
+        const TopologySpec o = systems.load(req.compare[i]);
+        // TopologyGraph::gpus_per_domain without building the graph
+        const int per_domain = (o.nvlink_domain ? o.nvlink_domain->racks : 1) * o.rack.trays * static_cast<int>(o.tray.gpus.size());
+        domains[i] = o.id == spec.id ? 0 : ceil_div(early_gpus, std::max(1, per_domain));
+      } catch (const InputError&) {
+      }
+    }
+    std::stable_sort(early_order.begin(), early_order.end(), [&](std::size_t a, std::size_t b) { return domains[a] > domains[b]; });
+  }
+  struct EarlyComparison {
+    std::vector<std::optional<SystemComparison>> done;
+    std::vector<std::exception_ptr> failed;
+    std::atomic<std::size_t> next{0};
+    std::vector<std::thread> pool;
+    // An error on this thread: no new search starts, the running ones are waited for (everything they use is
+    // declared above, so it outlives them).
+    ~EarlyComparison() {
+      next = done.size();
+      for (auto& t : pool) t.join();
+    }
+  } early;
+  early.done.resize(req.compare.size());
+  early.failed.resize(req.compare.size());
+  auto early_worker = [&] {
+    for (std::size_t k = early.next++; k < req.compare.size(); k = early.next++) {
+      const std::size_t i = early_order[k];
+      try {
+        early.done[i] = compare_for(req.compare[i], early_gpus);
+      } catch (...) {
+        early.failed[i] = std::current_exception();
+      }
+    }
+  };
+  if (local_engine() == nullptr && !req.compare.empty()) {
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    const std::size_t threads = std::min<std::size_t>(req.compare.size(), std::max(1u, cores - 1));
+    for (std::size_t t = 0; t < threads; ++t) early.pool.emplace_back(early_worker);
+  }
   // The discrete-event engine on the first few: cross-domain collectives with every group at once.
   if (req.engine_top < 0) throw InputError("--engine-top", "", std::to_string(req.engine_top), "an integer >= 0");
   const std::size_t checked = std::min<std::size_t>(req.engine_top, out.search.ranked.size());
@@ -328,41 +415,20 @@ PlanResult run_plan(const PlanRequest& req) {
     }
   };
 
-  // The other systems' searches are independent of one another (each its own graph, collective model and
-  // caches; the caches a search activates are per thread): they run on up to one thread per core and land in
-  // the order asked. The engine checks above stay on this thread (engine processes are forked from it).
+  // This thread helps with the comparison searches still waiting, then waits for the rest.
+  const bool early_started = !early.pool.empty();
+  if (early_started) {
+    early_worker();
+    for (auto& t : early.pool) t.join();
+    early.pool.clear();
+  }
   const int n = best.layout.gpus();
+  const bool early_valid = early_started && n == early_gpus;
   auto compare_one = [&](const std::string& other) {
-    SystemComparison cmp;
-    cmp.system = other;
-    cmp.gpus = n;
-    try {
-      const TopologySpec ospec = systems.load(other);
-      cmp.system = ospec.id;
-      if (ospec.id == spec.id) {
-        cmp.racks = racks;
-        cmp.best = best;
-        return cmp;
-      }
-      const int per_rack = ospec.rack.trays * static_cast<int>(ospec.tray.gpus.size());
-      const int domain_racks = ospec.nvlink_domain ? ospec.nvlink_domain->racks : 1;
-      cmp.racks = ceil_div(ceil_div(n, per_rack), domain_racks) * domain_racks;
-      if (cmp.racks > ospec.rack.max_racks) {
-        cmp.note = fmt::format("{} GPUs need {} racks, more than the {} the topology allows", n, cmp.racks, ospec.rack.max_racks);
-        return cmp;
-      }
-      const TopologyGraph ograph(ospec, cmp.racks);
-      const GpuCompute& ocompute = table.lookup(ospec.id, ospec.tray.gpus.at(0).type);
-      TrainingJob ojob = job;
-      ojob.precision = precision_for(table, req.precision, ocompute);
-      const SystemContext osys = make_system_context(ograph, ocompute, table.params(ocompute.generation));
-      const std::vector<MeshShape> oshapes = shapes_for(ograph, n, ograph.gpus_per_domain());
-      AnalyticCommCost ocomm(ograph, calibration);
-      SearchResult r = search_layouts(model, ojob, osys, oshapes, req.constraints, ocomm, 1, req.constraints.pinned());
-      if (!r.ranked.empty()) cmp.best = r.ranked.front();
-      else cmp.note = "no layout fits: " + reasons_text(r);
-    } catch (const InputError& e) {
-      cmp.note = e.what();
+    SystemComparison cmp = compare_for(other, n);
+    if (cmp.system == spec.id && cmp.note.empty() && !cmp.best) {
+      cmp.racks = racks;
+      cmp.best = best;
     }
     return cmp;
   };
@@ -375,7 +441,18 @@ PlanResult run_plan(const PlanRequest& req) {
   const std::size_t tasks = req.compare.size() + degraded_searches.size();
   std::vector<std::optional<SystemComparison>> done(req.compare.size());
   std::vector<std::exception_ptr> failed(tasks);
-  std::atomic<std::size_t> next{0};
+  if (early_valid)
+    for (std::size_t i = 0; i < req.compare.size(); ++i) {
+      failed[i] = early.failed[i];
+      if (early.done[i]) {
+        done[i] = std::move(early.done[i]);
+        if (done[i]->system == spec.id && done[i]->note.empty() && !done[i]->best) {
+          done[i]->racks = racks;
+          done[i]->best = best;
+        }
+      }
+    }
+  std::atomic<std::size_t> next{early_valid ? req.compare.size() : 0};
   auto worker = [&] {
     for (std::size_t i = next++; i < tasks; i = next++) {
       try {
@@ -386,7 +463,8 @@ PlanResult run_plan(const PlanRequest& req) {
       }
     }
   };
-  const std::size_t threads = std::min<std::size_t>(tasks, std::max(1u, std::thread::hardware_concurrency()));
+  const std::size_t remaining = tasks - next.load();
+  const std::size_t threads = std::min<std::size_t>(remaining, std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::thread> pool;
   for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
