@@ -424,12 +424,15 @@ PlanResult run_plan(const PlanRequest& req) {
   }
   const int n = best.layout.gpus();
   const bool early_valid = early_started && n == early_gpus;
-  auto compare_one = [&](const std::string& other) {
-    SystemComparison cmp = compare_for(other, n);
+  auto own_entry = [&](SystemComparison& cmp) {  // the planned system's entry is the best layout
     if (cmp.system == spec.id && cmp.note.empty() && !cmp.best) {
       cmp.racks = racks;
       cmp.best = best;
     }
+  };
+  auto compare_one = [&](const std::string& other) {
+    SystemComparison cmp = compare_for(other, n);
+    own_entry(cmp);
     return cmp;
   };
   // Workers take the next task as they finish one: the other systems first (the same system costs nothing,
@@ -446,10 +449,7 @@ PlanResult run_plan(const PlanRequest& req) {
       failed[i] = early.failed[i];
       if (early.done[i]) {
         done[i] = std::move(early.done[i]);
-        if (done[i]->system == spec.id && done[i]->note.empty() && !done[i]->best) {
-          done[i]->racks = racks;
-          done[i]->best = best;
-        }
+        own_entry(*done[i]);
       }
     }
   std::atomic<std::size_t> next{early_valid ? req.compare.size() : 0};
