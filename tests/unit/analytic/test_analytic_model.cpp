@@ -344,5 +344,27 @@ TEST(AnalyticModel, AnAlgorithmWithoutACalibrationEntrySaysSo) {
   EXPECT_FALSE(says(analytic_collective(g, make_request(CollectiveOp::broadcast, "ring", test::first_gpus(8), 1 << 30), shipped)));
 }
 
+// Two Blackwell ranks on Ring/LL128 run at ~0.6 of the model (NVIDIA/nccl PR #2343): a result forcing it says so;
+// NCCL's own choice there (Simple), three ranks, and two Hopper ranks do not.
+TEST(AnalyticModel, TwoBlackwellRanksOnLl128SayTheyAreSlowerThanModelled) {
+  const Calibration shipped = load_calibration("default");
+  auto says = [](const AnalyticEstimate& e) {
+    for (const auto& w : e.warnings)
+      if (w.find("PR #2343") != std::string::npos) return true;
+    return false;
+  };
+  auto ring = [](int n, const std::string& protocol) {
+    CollectiveRequest r = make_request(CollectiveOp::all_reduce, "ring", test::first_gpus(n), 1 << 30);
+    r.protocol = protocol;
+    return r;
+  };
+  const auto b200 = test::shipped("hgx-b200");
+  EXPECT_TRUE(says(analytic_collective(b200, ring(2, "LL128"), shipped)));
+  EXPECT_FALSE(says(analytic_collective(b200, ring(2, "Simple"), shipped)));
+  EXPECT_FALSE(says(analytic_collective(b200, ring(3, "LL128"), shipped)));
+  EXPECT_FALSE(says(analytic_collective(b200, make_request(CollectiveOp::all_reduce, "auto", test::first_gpus(2), 1 << 30), shipped)));
+  EXPECT_FALSE(says(analytic_collective(test::shipped("hgx-h100"), ring(2, "LL128"), shipped)));
+}
+
 }  // namespace
 }  // namespace racksim
