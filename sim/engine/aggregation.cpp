@@ -218,6 +218,161 @@ std::uint64_t part_attributes(const Structure& s, const CompiledRun& r, int p) {
   return combine(h, r.part_rank[p] >= 0 ? 1 : 2);
 }
 
+// One kind of item of the refinement (tasks, parts, directed links or hosts) with its classes. Class ids
+// are stable: when a class splits, its largest part keeps the id and only the other members take new ids
+// (so a member moves O(log n) times in all), and an item whose neighbours kept their ids keeps its
+// signature: a round re-hashes only the items next to the last round's moves (the dirty ones). Signatures
+// leave the item's own class out; items are grouped by (class, signature), and the members not re-hashed
+// carry the signature their class was formed with (class_sig).
+struct RefineKind {
+  std::vector<int>* colour = nullptr;
+  std::vector<std::uint64_t> sig;        // per item: its latest signature (== class_sig of its class between rounds)
+  std::vector<std::uint64_t> class_sig;  // per id
+  std::vector<char> has_sig;             // per id: class_sig set (not before the id's first round)
+  std::vector<std::vector<int>> members;  // per id
+  std::vector<int> position;              // per item: its index in members[its id]
+  int classes = 0;
+  std::vector<char> is_dirty;
+  std::vector<int> dirty;
+
+  void init(std::vector<int>& c, int ids, int items) {
+    colour = &c;
+    sig.assign(items, 0);
+    class_sig.assign(ids, 0);
+    has_sig.assign(ids, 0);
+    members.assign(ids, {});
+    position.resize(items);
+    for (int i = 0; i < items; ++i) {
+      position[i] = static_cast<int>(members[c[i]].size());
+      members[c[i]].push_back(i);
+    }
+    classes = ids;
+    is_dirty.assign(items, 1);
+    dirty.resize(items);
+    for (int i = 0; i < items; ++i) dirty[i] = i;
+  }
+  void mark(int i) {
+    if (!is_dirty[i]) {
+      is_dirty[i] = 1;
+      dirty.push_back(i);
+    }
+  }
+  int new_id(std::uint64_t signature) {
+    members.emplace_back();
+    class_sig.push_back(signature);
+    has_sig.push_back(1);
+    return static_cast<int>(members.size()) - 1;
+  }
+  // This round's moves (item, new id), from the dirty items' signatures (already in `sig`).
+  void split(std::vector<std::pair<int, int>>& moves) {
+    moves.clear();
+    const std::vector<int>& c = *colour;
+    keys_.resize(dirty.size());
+    for (std::size_t k = 0; k < dirty.size(); ++k)
+      keys_[k] = static_cast<std::uint64_t>(c[dirty[k]]) << 32 | static_cast<std::uint32_t>(dirty[k]);
+    std::sort(keys_.begin(), keys_.end());
+    for (std::size_t k = 0; k < keys_.size();) {
+      const int id = static_cast<int>(keys_[k] >> 32);
+      std::size_t end = k;
+      while (end < keys_.size() && static_cast<int>(keys_[end] >> 32) == id) ++end;
+      auto item = [&](std::size_t j) { return static_cast<int>(keys_[j] & 0xffffffffu); };
+      const int size = static_cast<int>(members[id].size());
+      const int clean = size - static_cast<int>(end - k);
+      std::uint64_t stay = has_sig[id] ? class_sig[id] : sig[item(k)];
+      // Groups of the dirty members by signature (sorted by it: a class may split many ways in one round);
+      // the one of `stay` also holds the members not re-hashed.
+      groups_.clear();
+      for (std::size_t j = k; j < end; ++j) groups_.push_back({sig[item(j)], 1, -1});
+      std::sort(groups_.begin(), groups_.end(), [](const Group& x, const Group& y) { return x.sig < y.sig; });
+      std::size_t distinct = 0;
+      for (std::size_t j = 0; j < groups_.size(); ++j) {
+        if (distinct > 0 && groups_[distinct - 1].sig == groups_[j].sig) {
+          ++groups_[distinct - 1].members;
+        } else {
+          groups_[distinct++] = groups_[j];
+        }
+      }
+      groups_.resize(distinct);
+      auto group = [&](std::uint64_t g) -> Group* {
+        auto at = std::lower_bound(groups_.begin(), groups_.end(), g, [](const Group& x, std::uint64_t v) { return x.sig < v; });
+        return at != groups_.end() && at->sig == g ? &*at : nullptr;
+      };
+      int stay_count = clean + (group(stay) ? group(stay)->members : 0);
+      if (stay_count == 0) {  // every member re-hashed, none as before: the first member's group is the class now
+        stay = sig[item(k)];
+        stay_count = group(stay)->members;
+      }
+      std::uint64_t keep = stay;  // the largest group keeps the id (ties: the old signature's, then the lowest)
+      int keep_count = stay_count;
+      for (const Group& g : groups_)
+        if (g.members > keep_count) {
+          keep = g.sig;
+          keep_count = g.members;
+        }
+      class_sig[id] = keep;
+      has_sig[id] = 1;
+      if (stay_count == size || keep_count == size) {  // nothing splits
+        k = end;
+        continue;
+      }
+      int stay_id = stay == keep ? id : -1;
+      auto target = [&](std::uint64_t g) {
+        if (g == stay) {
+          if (stay_id < 0) stay_id = new_id(stay);
+          return stay_id;
+        }
+        Group* at = group(g);
+        if (at->id < 0) at->id = new_id(g);
+        return at->id;
+      };
+      if (stay == keep) {  // the members not re-hashed stay: only dirty ones move
+        for (std::size_t j = k; j < end; ++j)
+          if (sig[item(j)] != keep) moves.emplace_back(item(j), target(sig[item(j)]));
+      } else {  // a re-hashed group keeps the id: every other member moves, in member order
+        for (int i : members[id])
+          if (sig[i] != keep) moves.emplace_back(i, target(sig[i]));
+      }
+      k = end;
+    }
+    for (int i : dirty) is_dirty[i] = 0;
+    dirty.clear();
+  }
+  void move(int i, int to) {
+    std::vector<int>& c = *colour;
+    std::vector<int>& from = members[c[i]];
+    const int at = position[i];
+    position[from.back()] = at;
+    from[at] = from.back();
+    from.pop_back();
+    if (from.empty()) --classes;
+    if (members[to].empty()) ++classes;
+    position[i] = static_cast<int>(members[to].size());
+    members[to].push_back(i);
+    c[i] = to;
+  }
+
+ private:
+  struct Group {
+    std::uint64_t sig = 0;
+    int members = 0;
+    int id = -1;  // its new id, once it has one
+  };
+  std::vector<std::uint64_t> keys_;
+  std::vector<Group> groups_;
+};
+
+// Dense ids in order of first appearance, as one relabelling of the final classes gives them (what the
+// quotient's numbering, and so the simulation's order, depends on).
+int first_appearance(std::vector<int>& colour, int ids) {
+  std::vector<int> to(ids, -1);
+  int next = 0;
+  for (int& c : colour) {
+    if (to[c] < 0) to[c] = next++;
+    c = to[c];
+  }
+  return next;
+}
+
 Partition refine(const Structure& s, const CompiledRun& r, const PlatformModel& model, std::string& why_not) {
   Partition part;
   const std::vector<int> depth = depths(s, r);
@@ -231,50 +386,114 @@ Partition refine(const Structure& s, const CompiledRun& r, const PlatformModel& 
   part.parts = relabel(hp, part.part);
   part.links = relabel(hl, part.link);
   part.hosts = relabel(hh, part.host);
-  // A multiset's hash: the sum of its members' mixed colours (order-free, counts multiplicity). Collisions
-  // are caught by verify() below.
-  auto sum = [](const Csr& c, int i, const std::vector<int>& colour, std::uint64_t salt) {
+  // 1-dimensional Weisfeiler-Leman: each round splits every class by its members' multisets of neighbour
+  // classes. A multiset's hash is the sum of its members' mixed colours (order-free, counts multiplicity),
+  // kept per item and updated as neighbours move (collisions are caught by verify() below). The partition
+  // after each round is that of re-hashing every item every round; only the work differs: a ring's
+  // positions split one hop further per round (68 rounds on a flat ring over two racks), and a round
+  // touches only the items next to the last round's moves.
+  auto term = [](int colour, std::uint64_t salt) { return mix(static_cast<std::uint64_t>(colour) ^ salt); };
+  std::vector<std::uint64_t> pred_sum(s.tasks, 0), succ_sum(s.tasks, 0), task_parts_sum(s.tasks, 0), part_links_sum(s.parts, 0),
+      link_parts_sum(s.dlinks, 0), host_src_sum(s.hosts, 0), host_dst_sum(s.hosts, 0);
+  auto sum = [&](const Csr& c, int i, const std::vector<int>& colour, std::uint64_t salt) {
     std::uint64_t acc = 0;
-    for (int k = c.begin(i); k < c.end(i); ++k) acc += mix(static_cast<std::uint64_t>(colour[c.items[k]]) ^ salt);
+    for (int k = c.begin(i); k < c.end(i); ++k) acc += term(colour[c.items[k]], salt);
     return acc;
   };
-  int previous = part.total();
+  for (int t = 0; t < s.tasks; ++t) {
+    pred_sum[t] = sum(s.pred, t, part.task, 1);
+    succ_sum[t] = sum(s.succ, t, part.task, 2);
+    for (int p = r.part_offset[t]; p < r.part_offset[t + 1]; ++p) task_parts_sum[t] += term(part.part[p], 3);
+  }
+  for (int p = 0; p < s.parts; ++p) part_links_sum[p] = sum(s.part_links, p, part.link, 4);
+  for (int d = 0; d < s.dlinks; ++d) link_parts_sum[d] = sum(s.link_parts, d, part.part, 6);
+  for (int h = 0; h < s.hosts; ++h) {
+    host_src_sum[h] = sum(s.host_src_parts, h, part.part, 7);
+    host_dst_sum[h] = sum(s.host_dst_parts, h, part.part, 8);
+  }
+  RefineKind tasks, parts, links, hosts;
+  tasks.init(part.task, part.tasks, s.tasks);
+  parts.init(part.part, part.parts, s.parts);
+  links.init(part.link, part.links, s.dlinks);
+  hosts.init(part.host, part.hosts, s.hosts);
+  std::vector<std::pair<int, int>> task_moves, part_moves, link_moves, host_moves;
   for (int round = 0;; ++round) {
     if (round == kMaxRounds) {
       why_not = "the classes of copies did not settle in " + std::to_string(kMaxRounds) + " refinement rounds";
       return {};
     }
-    for (int t = 0; t < s.tasks; ++t) {
-      std::uint64_t h = mix(static_cast<std::uint64_t>(part.task[t]));
-      h = combine(h, sum(s.pred, t, part.task, 1));
-      h = combine(h, sum(s.succ, t, part.task, 2));
-      std::uint64_t parts = 0;
-      for (int p = r.part_offset[t]; p < r.part_offset[t + 1]; ++p) parts += mix(static_cast<std::uint64_t>(part.part[p]) ^ 3);
-      ht[t] = combine(h, parts);
-    }
-    for (int p = 0; p < s.parts; ++p) {
-      std::uint64_t h = mix(static_cast<std::uint64_t>(part.part[p]));
-      h = combine(h, static_cast<std::uint64_t>(part.task[s.part_task[p]]));
-      h = combine(h, sum(s.part_links, p, part.link, 4));
+    // Signatures from the colours at the end of the last round, for every kind, before any moves.
+    for (int t : tasks.dirty) tasks.sig[t] = combine(combine(mix(pred_sum[t]), succ_sum[t]), task_parts_sum[t]);
+    for (int p : parts.dirty) {
+      std::uint64_t h = combine(mix(static_cast<std::uint64_t>(part.task[s.part_task[p]])), part_links_sum[p]);
       h = combine(h, static_cast<std::uint64_t>(part.host[s.part_src[p]]));
-      hp[p] = combine(h, static_cast<std::uint64_t>(part.host[s.part_dst[p]]) ^ 5);
+      parts.sig[p] = combine(h, static_cast<std::uint64_t>(part.host[s.part_dst[p]]) ^ 5);
     }
-    for (int d = 0; d < s.dlinks; ++d) hl[d] = combine(mix(static_cast<std::uint64_t>(part.link[d])), sum(s.link_parts, d, part.part, 6));
-    for (int h = 0; h < s.hosts; ++h)
-      hh[h] = combine(combine(mix(static_cast<std::uint64_t>(part.host[h])), sum(s.host_src_parts, h, part.part, 7)),
-                      sum(s.host_dst_parts, h, part.part, 8));
-    part.tasks = relabel(ht, part.task);
-    part.parts = relabel(hp, part.part);
-    part.links = relabel(hl, part.link);
-    part.hosts = relabel(hh, part.host);
-    if (part.tasks * kMinShrink > s.tasks) {
-      why_not = std::to_string(part.tasks) + " classes of copies among " + std::to_string(s.tasks) +
+    for (int d : links.dirty) links.sig[d] = mix(link_parts_sum[d]);
+    for (int h : hosts.dirty) hosts.sig[h] = combine(mix(host_src_sum[h]), host_dst_sum[h]);
+    tasks.split(task_moves);
+    parts.split(part_moves);
+    links.split(link_moves);
+    hosts.split(host_moves);
+    const bool stable = task_moves.empty() && part_moves.empty() && link_moves.empty() && host_moves.empty();
+    // Apply the moves: every neighbour whose signature reads the mover's colour gets the difference and is
+    // re-hashed next round.
+    for (const auto& [t, to] : task_moves) {
+      const int was = part.task[t];
+      for (int k = s.pred.begin(t); k < s.pred.end(t); ++k) {
+        const int u = s.pred.items[k];
+        succ_sum[u] += term(to, 2) - term(was, 2);
+        tasks.mark(u);
+      }
+      for (int k = s.succ.begin(t); k < s.succ.end(t); ++k) {
+        const int u = s.succ.items[k];
+        pred_sum[u] += term(to, 1) - term(was, 1);
+        tasks.mark(u);
+      }
+      for (int p = r.part_offset[t]; p < r.part_offset[t + 1]; ++p) parts.mark(p);
+      tasks.move(t, to);
+    }
+    for (const auto& [p, to] : part_moves) {
+      const int was = part.part[p];
+      const int t = s.part_task[p];
+      task_parts_sum[t] += term(to, 3) - term(was, 3);
+      tasks.mark(t);
+      for (int k = s.part_links.begin(p); k < s.part_links.end(p); ++k) {
+        const int d = s.part_links.items[k];
+        link_parts_sum[d] += term(to, 6) - term(was, 6);
+        links.mark(d);
+      }
+      host_src_sum[s.part_src[p]] += term(to, 7) - term(was, 7);
+      host_dst_sum[s.part_dst[p]] += term(to, 8) - term(was, 8);
+      hosts.mark(s.part_src[p]);
+      hosts.mark(s.part_dst[p]);
+      parts.move(p, to);
+    }
+    for (const auto& [d, to] : link_moves) {
+      const int was = part.link[d];
+      for (int k = s.link_parts.begin(d); k < s.link_parts.end(d); ++k) {
+        const int p = s.link_parts.items[k];
+        part_links_sum[p] += term(to, 4) - term(was, 4);
+        parts.mark(p);
+      }
+      links.move(d, to);
+    }
+    for (const auto& [h, to] : host_moves) {
+      for (int k = s.host_src_parts.begin(h); k < s.host_src_parts.end(h); ++k) parts.mark(s.host_src_parts.items[k]);
+      for (int k = s.host_dst_parts.begin(h); k < s.host_dst_parts.end(h); ++k) parts.mark(s.host_dst_parts.items[k]);
+      hosts.move(h, to);
+    }
+    if (static_cast<double>(tasks.classes) * kMinShrink > s.tasks) {
+      why_not = std::to_string(tasks.classes) + " classes of copies among " + std::to_string(s.tasks) +
                 " tasks (too little symmetry to gain from aggregation)";
       return {};
     }
-    if (part.total() == previous) break;  // stable: each round only splits classes
-    previous = part.total();
+    if (stable) break;  // each round only splits classes
   }
+  part.tasks = first_appearance(part.task, static_cast<int>(tasks.members.size()));
+  part.parts = first_appearance(part.part, static_cast<int>(parts.members.size()));
+  part.links = first_appearance(part.link, static_cast<int>(links.members.size()));
+  part.hosts = first_appearance(part.host, static_cast<int>(hosts.members.size()));
   return part;
 }
 
@@ -504,6 +723,7 @@ AggregationOutcome aggregate_run(const PlatformModel& model, const CompiledRun& 
   }
   const Structure s = structure_of(model, full);
   const Partition part = refine(s, full, model, out.reason);
+
   if (!out.reason.empty()) return out;
   if (!verify(s, full, model, part)) {
     out.reason = "internal: the classes of copies were not exact (a hash collision); simulated in full";
