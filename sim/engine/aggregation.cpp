@@ -438,18 +438,16 @@ Partition refine(const Structure& s, const CompiledRun& r, const PlatformModel& 
     const bool stable = task_moves.empty() && part_moves.empty() && link_moves.empty() && host_moves.empty();
     // Apply the moves: every neighbour whose signature reads the mover's colour gets the difference and is
     // re-hashed next round.
+    // The neighbours `c` lists for item i, whose multiset `sums` (with `salt`) counts i's colour.
+    auto shift = [&](const Csr& c, int i, std::vector<std::uint64_t>& sums, std::uint64_t salt, int was, int to, RefineKind& kind) {
+      for (int k = c.begin(i); k < c.end(i); ++k) {
+        sums[c.items[k]] += term(to, salt) - term(was, salt);
+        kind.mark(c.items[k]);
+      }
+    };
     for (const auto& [t, to] : task_moves) {
-      const int was = part.task[t];
-      for (int k = s.pred.begin(t); k < s.pred.end(t); ++k) {
-        const int u = s.pred.items[k];
-        succ_sum[u] += term(to, 2) - term(was, 2);
-        tasks.mark(u);
-      }
-      for (int k = s.succ.begin(t); k < s.succ.end(t); ++k) {
-        const int u = s.succ.items[k];
-        pred_sum[u] += term(to, 1) - term(was, 1);
-        tasks.mark(u);
-      }
+      shift(s.pred, t, succ_sum, 2, part.task[t], to, tasks);
+      shift(s.succ, t, pred_sum, 1, part.task[t], to, tasks);
       for (int p = r.part_offset[t]; p < r.part_offset[t + 1]; ++p) parts.mark(p);
       tasks.move(t, to);
     }
@@ -458,11 +456,7 @@ Partition refine(const Structure& s, const CompiledRun& r, const PlatformModel& 
       const int t = s.part_task[p];
       task_parts_sum[t] += term(to, 3) - term(was, 3);
       tasks.mark(t);
-      for (int k = s.part_links.begin(p); k < s.part_links.end(p); ++k) {
-        const int d = s.part_links.items[k];
-        link_parts_sum[d] += term(to, 6) - term(was, 6);
-        links.mark(d);
-      }
+      shift(s.part_links, p, link_parts_sum, 6, was, to, links);
       host_src_sum[s.part_src[p]] += term(to, 7) - term(was, 7);
       host_dst_sum[s.part_dst[p]] += term(to, 8) - term(was, 8);
       hosts.mark(s.part_src[p]);
@@ -470,12 +464,7 @@ Partition refine(const Structure& s, const CompiledRun& r, const PlatformModel& 
       parts.move(p, to);
     }
     for (const auto& [d, to] : link_moves) {
-      const int was = part.link[d];
-      for (int k = s.link_parts.begin(d); k < s.link_parts.end(d); ++k) {
-        const int p = s.link_parts.items[k];
-        part_links_sum[p] += term(to, 4) - term(was, 4);
-        parts.mark(p);
-      }
+      shift(s.link_parts, d, part_links_sum, 4, part.link[d], to, parts);
       links.move(d, to);
     }
     for (const auto& [h, to] : host_moves) {
