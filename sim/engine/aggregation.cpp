@@ -267,15 +267,34 @@ struct RefineKind {
   void split(std::vector<std::pair<int, int>>& moves) {
     moves.clear();
     const std::vector<int>& c = *colour;
-    keys_.resize(dirty.size());
-    for (std::size_t k = 0; k < dirty.size(); ++k)
-      keys_[k] = static_cast<std::uint64_t>(c[dirty[k]]) << 32 | static_cast<std::uint32_t>(dirty[k]);
-    std::sort(keys_.begin(), keys_.end());
-    for (std::size_t k = 0; k < keys_.size();) {
-      const int id = static_cast<int>(keys_[k] >> 32);
-      std::size_t end = k;
-      while (end < keys_.size() && static_cast<int>(keys_[end] >> 32) == id) ++end;
-      auto item = [&](std::size_t j) { return static_cast<int>(keys_[j] & 0xffffffffu); };
+    // The dirty items grouped by class (a counting sort: classes in order of first dirty member, items in
+    // dirty order within each), a deterministic order; which member comes first changes no partition.
+    slot_.resize(members.size(), -1);
+    touched_.clear();
+    start_.clear();
+    for (int i : dirty) {
+      int& slot = slot_[c[i]];
+      if (slot < 0) {
+        slot = static_cast<int>(touched_.size());
+        touched_.push_back(c[i]);
+        start_.push_back(0);
+      }
+      ++start_[slot];
+    }
+    for (std::size_t g = 0, sum = 0; g < start_.size(); ++g) {
+      const std::size_t n = static_cast<std::size_t>(start_[g]);
+      start_[g] = static_cast<int>(sum);
+      sum += n;
+    }
+    start_.push_back(static_cast<int>(dirty.size()));
+    order_.resize(dirty.size());
+    fill_.assign(start_.begin(), start_.end() - 1);
+    for (int i : dirty) order_[static_cast<std::size_t>(fill_[slot_[c[i]]]++)] = i;
+    for (int id : touched_) slot_[id] = -1;
+    for (std::size_t g = 0; g < touched_.size(); ++g) {
+      const int id = touched_[g];
+      const std::size_t k = static_cast<std::size_t>(start_[g]), end = static_cast<std::size_t>(start_[g + 1]);
+      auto item = [&](std::size_t j) { return order_[j]; };
       const int size = static_cast<int>(members[id].size());
       const int clean = size - static_cast<int>(end - k);
       std::uint64_t stay = has_sig[id] ? class_sig[id] : sig[item(k)];
@@ -311,10 +330,7 @@ struct RefineKind {
         }
       class_sig[id] = keep;
       has_sig[id] = 1;
-      if (stay_count == size || keep_count == size) {  // nothing splits
-        k = end;
-        continue;
-      }
+      if (stay_count == size || keep_count == size) continue;  // nothing splits
       int stay_id = stay == keep ? id : -1;
       auto target = [&](std::uint64_t g) {
         if (g == stay) {
@@ -332,7 +348,6 @@ struct RefineKind {
         for (int i : members[id])
           if (sig[i] != keep) moves.emplace_back(i, target(sig[i]));
       }
-      k = end;
     }
     for (int i : dirty) is_dirty[i] = 0;
     dirty.clear();
@@ -357,7 +372,7 @@ struct RefineKind {
     int members = 0;
     int id = -1;  // its new id, once it has one
   };
-  std::vector<std::uint64_t> keys_;
+  std::vector<int> slot_, touched_, start_, fill_, order_;  // split's grouping of the dirty items by class
   std::vector<Group> groups_;
 };
 
