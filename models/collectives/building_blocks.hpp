@@ -4,6 +4,7 @@
 // algorithms use them on all ranks; hierarchical uses them inside each NVLink domain and across domains.
 #include <array>
 #include <map>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -56,6 +57,13 @@ class Streams {
 // rings use in each direction. Inside one node all channels are alike: one ring in request order.
 // Rings: min(NCCL's ring channels, NICs per node, GPUs per node) (models/nccl).
 std::vector<std::vector<int>> nccl_ring_orders(const CollectiveRequest& request, const TopologyGraph& graph);
+// The note of a schedule of `rings` such rings ("16 rings, one per NIC rail"), and where they cross NVLink domains
+// holding more than kSteadyRingRanksPerDomain of their ranks each, the warning that the engine's time of them
+// swings with small changes of size and rates (measured in docs/model.md, "The engine's rings across racks").
+void note_rings(ScheduleBuilder& b, const CollectiveRequest& request, const TopologyGraph& graph, int rings);
+// Ranks per NVLink domain up to which the engine's rings across domains were measured steady (within ~1 % as
+// sizes and rates move a little: 8-GPU HGX nodes, 8 GPUs per GB200 rack); at 16-72 they swing by 6-50 %.
+inline constexpr int kSteadyRingRanksPerDomain = 8;
 // NCCL's broadcast and reduce chains: its ring channels cut open at the root (enqueue.cc runs Broadcast and
 // Reduce on the ring graph, tuning.cc:273), so across nodes one chain per NIC rail as nccl_ring_orders, each
 // starting at request.root and carrying 1 / chains of the buffer. Inside one node: one chain in request order

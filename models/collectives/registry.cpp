@@ -172,7 +172,7 @@ Schedule build_schedule(const CollectiveRequest& request, const TopologyGraph& g
   const ExecTerms e = exec_terms(graph, choice.request, calibration);
   s.exec = {true, e.flow.nvlink_efficiency(), e.flow.launch_s, e.flow.intra_step_s, e.flow.net_step_s, e.flow.arch,
             e.flow.latency_at_launch, e.flow.network_efficiency()};
-  s.warnings = e.warnings;
+  s.warnings.insert(s.warnings.begin(), e.warnings.begin(), e.warnings.end());  // then the builder's own
   if (!e.note.empty()) s.note += "; " + e.note;
   return s;
 }

@@ -26,7 +26,7 @@ Schedule build_all_gather_ring(const CollectiveRequest& request, const TopologyG
     const auto segments = ring_segments(orders[j], depth.depth, j, true);
     ring_all_gather(b, orders[j], segments, ag_phase);
   }
-  if (rings > 1) b.append_note(std::to_string(rings) + " rings, one per NIC rail (NCCL's ring channels)");
+  note_rings(b, request, graph, rings);
   b.append_note(depth.note);
   return b.finish();
 }

@@ -32,7 +32,7 @@ Schedule build_all_reduce_ring(const CollectiveRequest& request, const TopologyG
     ring_reduce_scatter(b, orders[j], segments, rs_phase);
     ring_all_gather(b, orders[j], segments, ag_phase);
   }
-  if (rings > 1) b.append_note(std::to_string(rings) + " rings, one per NIC rail (NCCL's ring channels)");
+  note_rings(b, request, graph, rings);
   b.append_note(depth.note);
   return b.finish();
 }

@@ -27,7 +27,7 @@ Schedule build_reduce_scatter_ring(const CollectiveRequest& request, const Topol
     const auto segments = ring_segments(orders[j], depth.depth, j, true);
     ring_reduce_scatter(b, orders[j], segments, rs_phase);
   }
-  if (rings > 1) b.append_note(std::to_string(rings) + " rings, one per NIC rail (NCCL's ring channels)");
+  note_rings(b, request, graph, rings);
   b.append_note(depth.note);
   return b.finish();
 }
