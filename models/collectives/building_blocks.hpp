@@ -59,10 +59,11 @@ class Streams {
 std::vector<std::vector<int>> nccl_ring_orders(const CollectiveRequest& request, const TopologyGraph& graph);
 // The note of a schedule of `rings` such rings ("16 rings, one per NIC rail"), and where they cross NVLink domains
 // holding more than kSteadyRingRanksPerDomain of their ranks each, the warning that the engine's time of them
-// swings with small changes of size and rates (measured in docs/model.md, "The engine's rings across racks").
+// swings with small changes of size and rates (measured in docs/model.md section 4).
 void note_rings(ScheduleBuilder& b, const CollectiveRequest& request, const TopologyGraph& graph, int rings);
 // Ranks per NVLink domain up to which the engine's rings across domains were measured steady (within ~1 % as
-// sizes and rates move a little: 8-GPU HGX nodes, 8 GPUs per GB200 rack); at 16-72 they swing by 6-50 %.
+// sizes and rates move a little: 8-GPU HGX nodes, 8 GPUs per GB200 rack); at 32 per rack they swung by 6-10 %,
+// at 72 by up to ~50 % (docs/model.md section 4).
 inline constexpr int kSteadyRingRanksPerDomain = 8;
 // NCCL's broadcast and reduce chains: its ring channels cut open at the root (enqueue.cc runs Broadcast and
 // Reduce on the ring graph, tuning.cc:273), so across nodes one chain per NIC rail as nccl_ring_orders, each

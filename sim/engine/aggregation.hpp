@@ -14,7 +14,7 @@
 // weight b on K's representative (SimGrid sums a variable's repeated elements in a constraint; the
 // route lists the link b times). Executions (in-switch and GPU reductions) run on the representative host
 // of their host's class, at 1/c of its speed when each of their classes has c copies on one host. So the quotient is exact, not an approximation;
-// tests/engine/test_aggregation.cpp checks it against the full run.
+// tests/cli/test_aggregation_exact.py checks it against the full run. The classes are found in copy_classes.cpp.
 //
 // Where the symmetry is broken (a failure, a partition, a concurrent job, an uneven placement) the
 // classes are small; when they do not shrink the run by at least half, the full run is simulated.
