@@ -59,15 +59,42 @@ Timeline hierarchical_timeline(const CostModel& m, int k) {
   if (h.outer_first >= 0 && h.outer_last == h.outer_first) c3 = t3;
   const auto& up = m.stages[h.ag_up];
   const double y = up.occupancy(up.bytes / k);  // the all-gather up transfer's bytes at port speed
+  // U[j]: block j's reduce-scatter up ends. The ups follow one another on the GPU's port, and block b's
+  // all-gather up transfer (at O_b) shares that port with whichever up is in flight then: block b + 1's
+  // when the outer phase is short, a later block's when it is long (8 H100s per node: the outer phase
+  // outlasts one up, so it meets block b + 2's). That up ends y later, and so do the ones after it: the
+  // port carries both transfers' bytes every block, as in the engine. Only an all-gather up that starts
+  // after the last reduce-scatter up has the port to itself. O_b only grows with b, so the up it meets
+  // does too (`running`), and each is found once: O(k).
+  std::vector<double> U(static_cast<std::size_t>(k));
+  U[0] = t1;
+  int computed = 0;  // U[0..computed] are final up to the extra y's still to land on them
+  int running = 1;   // the first up that may still be in flight at the next O
   Timeline tl;
-  double U = t1, O_prev = 0, G_prev = 0;
+  double O_prev = 0, G_prev = 0;
   for (int b = 0; b < k; ++b) {
-    const double R = U + t2;
+    const double R = U[b] + t2;
     const double O = std::max(R + t3, O_prev + c3);
-    const bool overlap = b + 1 < k && O < U + t1;  // the up transfer meets the next reduce-scatter up
+    // The up in flight at O: the first j > b whose up ends after O (its start, U[j-1], is at or before O).
+    running = std::max(running, b + 1);
+    for (;;) {
+      if (running >= k) break;
+      while (computed < running) {
+        ++computed;
+        U[computed] = U[computed - 1] + t1;
+      }
+      if (U[running] > O) break;
+      ++running;
+    }
+    const bool overlap = running < k && U[running - 1] <= O;
+    if (overlap)
+      for (int j = running; j <= computed; ++j) U[j] += y;  // that up and the ones already laid out after it
     const double A = O + t4 + (overlap ? y : 0);
-    const double U_next = U + t1 + (overlap ? y : 0);
-    const double R_next = b + 1 < k ? U_next + t2 : 0;
+    if (b + 1 < k && computed < b + 1) {
+      ++computed;
+      U[computed] = U[computed - 1] + t1;
+    }
+    const double R_next = b + 1 < k ? U[b + 1] + t2 : 0;
     const double G = std::max({A, R_next, G_prev}) + t5;
     if (b == 0) {
       tl.outer_start = R;
@@ -78,7 +105,6 @@ Timeline hierarchical_timeline(const CostModel& m, int k) {
       tl.outer_end = O;
       tl.end = G;
     }
-    U = U_next;
     O_prev = O;
     G_prev = G;
   }
