@@ -45,7 +45,11 @@ std::vector<std::string> algorithm_names(CollectiveOp op);  // without "auto"
 // root, protocol, channels), resolves "auto" the way NCCL would (models/collectives/nccl_choice.hpp:
 // algorithm, protocol, channel count; --algo/--protocol/--channels override like NCCL_ALGO, NCCL_PROTO
 // and NCCL_MIN/MAX_NCHANNELS) and builds the schedule; Schedule::note says what was chosen and why.
-// The calibration picks the algorithm-independent parts only (NCCL's decision does not depend on it).
+// The calibration picks the algorithm-independent parts only (NCCL's decision does not depend on it), but
+// the schedule carries the run's efficiencies (kappa, NCCL's caps scaled on that calibration's links): the
+// two-argument form builds with Calibration::none(), so run it on a Simulation with Calibration::none() too.
+// A schedule built without a calibration and run with one prices a different run (two H100 nodes' NVLS-tree
+// came out 23 % apart from the closed form that way, session 24).
 Schedule build_schedule(const CollectiveRequest& request, const TopologyGraph& graph);
 Schedule build_schedule(const CollectiveRequest& request, const TopologyGraph& graph, const Calibration& calibration);
 
