@@ -68,32 +68,22 @@ Timeline hierarchical_timeline(const CostModel& m, int k) {
   // does too (`running`), and each is found once: O(k).
   std::vector<double> U(static_cast<std::size_t>(k));
   U[0] = t1;
-  int computed = 0;  // U[0..computed] are final up to the extra y's still to land on them
-  int running = 1;   // the first up that may still be in flight at the next O
+  int laid = 0;     // U[0..laid] are laid out (an extra y lands only on the one in flight, the last laid)
+  int running = 1;  // the first up that may still be in flight at the next O
   Timeline tl;
   double O_prev = 0, G_prev = 0;
   for (int b = 0; b < k; ++b) {
     const double R = U[b] + t2;
     const double O = std::max(R + t3, O_prev + c3);
-    // The up in flight at O: the first j > b whose up ends after O (its start, U[j-1], is at or before O).
+    // The up in flight at O: the first j > b whose up ends after O (the one before it ended by O).
     running = std::max(running, b + 1);
-    for (;;) {
-      if (running >= k) break;
-      while (computed < running) {
-        ++computed;
-        U[computed] = U[computed - 1] + t1;
-      }
+    for (; running < k; ++running) {
+      for (; laid < running; ++laid) U[laid + 1] = U[laid] + t1;
       if (U[running] > O) break;
-      ++running;
     }
-    const bool overlap = running < k && U[running - 1] <= O;
-    if (overlap)
-      for (int j = running; j <= computed; ++j) U[j] += y;  // that up and the ones already laid out after it
+    const bool overlap = running < k;
+    if (overlap) U[running] += y;  // the ups after it are laid out from it
     const double A = O + t4 + (overlap ? y : 0);
-    if (b + 1 < k && computed < b + 1) {
-      ++computed;
-      U[computed] = U[computed - 1] + t1;
-    }
     const double R_next = b + 1 < k ? U[b + 1] + t2 : 0;
     const double G = std::max({A, R_next, G_prev}) + t5;
     if (b == 0) {
