@@ -48,8 +48,8 @@ std::vector<std::string> algorithm_names(CollectiveOp op);  // without "auto"
 // The calibration picks the algorithm-independent parts only (NCCL's decision does not depend on it), but
 // the schedule carries the run's efficiencies (kappa, NCCL's caps scaled on that calibration's links): the
 // two-argument form builds with Calibration::none(), so run it on a Simulation with Calibration::none() too.
-// A schedule built without a calibration and run with one prices a different run (two H100 nodes' NVLS-tree
-// came out 23 % apart from the closed form that way, session 24).
+// A schedule built without a calibration and run with one prices a different run (two H100 nodes' NVLS-tree,
+// run with the NICs slowed: 23 % from the closed form of the same calibration).
 Schedule build_schedule(const CollectiveRequest& request, const TopologyGraph& graph);
 Schedule build_schedule(const CollectiveRequest& request, const TopologyGraph& graph, const Calibration& calibration);
 
