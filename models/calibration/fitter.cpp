@@ -224,6 +224,15 @@ FitResult fit_calibration(const std::vector<Measurement>& data, const Predictor&
       LinkCalibration{sig4(20.6 / 25.0), 0.0, "NCCL 2.28 src/graph/topo.h:19: SM90_NVLINK_BW 20.6 GB/s per 25 GB/s NVLink 4 link", {}};
   res.calibration.arch_links["blackwell"][LinkKind::nvlink] =
       LinkCalibration{sig4(40.1 / 50.0), 0.0, "NCCL 2.28 src/graph/topo.h:21: SM100_NVLINK_BW 40.1 GB/s per 50 GB/s NVLink 5 link", {}};
+  // The NIC port: what NVIDIA says a ConnectX-7 at NDR 400 Gb/s delivers to NCCL, 48-49 GB/s of its 50 (packet
+  // headers and the transport's own messages). No collective record isolates a NIC (its rate enters with an
+  // algorithm's kappa), so this figure is taken, not fitted, and applied to every NIC port; a transfer probe
+  // whose bottleneck is a NIC replaces it below.
+  res.calibration.links[LinkKind::nic] = LinkCalibration{
+      sig4(48.5 / 50.0), 0.0,
+      "NVIDIA (AddyLaddy), NVIDIA/nccl-tests issue #267, 2025-01-23: 'CX-7 NICs at NDR rate (400Gbps) should achieve "
+      "up to 48-49GB/s per NIC': 48.5 GB/s of 50",
+      {}};
   for (auto& [kind, all] : by_kind) {
     if (kind == LinkKind::nvlink) {
       for (const auto& p : all)

@@ -121,6 +121,10 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   nccl::Func func;
   const bool nccl_algo = nccl_func(request.op, func) && is_nccl_algorithm(request.algorithm) && request.gpus.size() > 1;
   double payload = 1;
+  // NVLS's cap (and NVLS-tree's, "NVLS inside one node": heads x bwIntra x nvlsEfficiency, tuning.cc:285-300)
+  // bounds the switch's part of the run, not the NICs': across domains it scales the flows that stay on
+  // NVLink only. The rings' and trees' caps are per channel, every hop of the channel included.
+  bool cap_on_nvlink = false;
   if (nccl_algo) {
     // Timed as racksim times it: a transport's own step latency where the topology names one (EFA), not the
     // latency its plugin reports to steer NCCL's choice (nccl_system.hpp).
@@ -136,6 +140,7 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
     const nccl::Proto proto = nccl::proto_from_string(request.protocol == "auto" ? "Simple" : request.protocol);
     const nccl::Algo algo = nccl::algo_from_string(request.algorithm);
     const nccl::AlgoTerms at = nccl::algo_terms(s, g, func, algo, proto);
+    cap_on_nvlink = algo == nccl::Algo::nvls || algo == nccl::Algo::nvls_tree;
     e.flow.launch_s = units::us_to_s(at.launch_us + extra_launch_us);
     e.flow.intra_step_s = units::us_to_s(at.intra_step_us + cal.step_overhead_us);
     e.flow.net_step_s = units::us_to_s(at.net_step_us + cal.step_overhead_us);
@@ -182,18 +187,32 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   e.depth = planned_depth(graph, request).depth;
   const double t_bw = m.time(e.depth);
   e.physical_algbw_Bps = t_bw > 0 ? static_cast<double>(request.bytes) / t_bw : 0;
-  double factor = 1;
-  if (e.cap_algbw_Bps > 0 && e.physical_algbw_Bps > e.cap_algbw_Bps) factor = e.cap_algbw_Bps / e.physical_algbw_Bps;
+  double factor = 1, nvlink_factor = 1;
+  if (cap_on_nvlink && spans_domains && e.cap_algbw_Bps > 0) {
+    // The switch's part alone (the flows through a NIC made all but free, as for the p2p pipelines below):
+    // where it is faster than the cap, the NVLink flows run at the cap and the NICs at their own rate. Scaling
+    // every flow by cap / (the whole run's rate) made a run whose NICs bind part of the time faster with a
+    // slower NIC (two H100 nodes, NVLS-tree, 512 MiB: 2 400 us at 50 GB/s, 2 330 at 40; 16 GB300 racks
+    // slower than 16 GB200 racks at 1 GiB).
+    FlowTerms probe = bw;
+    probe.network_protocol_efficiency *= 1e9;
+    const double t_nvlink = algo.cost(graph, request, calibration, probe).time(e.depth);
+    const double nvlink_algbw = t_nvlink > 0 ? static_cast<double>(request.bytes) / t_nvlink : 0;
+    if (nvlink_algbw > e.cap_algbw_Bps) nvlink_factor = e.cap_algbw_Bps / nvlink_algbw;
+  } else if (e.cap_algbw_Bps > 0 && e.physical_algbw_Bps > e.cap_algbw_Bps) {
+    factor = e.cap_algbw_Bps / e.physical_algbw_Bps;
+  }
   const double kappa = cal.efficiency_at(static_cast<double>(request.bytes), ramp_gpus(graph, request));
   e.flow.efficiency = payload * factor * (kappa > 0 ? kappa : 1);
   e.flow.kappa = kappa > 0 ? kappa : 1;
   e.flow.kappa_on_network = is_collnet_algorithm(request.algorithm);
+  e.flow.nvlink_scale *= nvlink_factor;
   // Every capacity (links, the switch plane's reduction) scales with the efficiency and nothing else does
   // without latency, so the bandwidth part at the final efficiency follows from pass 1; except that flows
-  // crossing a NIC do not take kappa (FlowTerms::kappa) and take the protocol's network efficiency: where
-  // some do and either is not 1, price again.
+  // crossing a NIC do not take kappa (FlowTerms::kappa) nor an NVLS cap and take the protocol's network
+  // efficiency: where some do and any of them is not 1, price again.
   e.bandwidth_s = t_bw * payload / e.flow.efficiency;
-  if ((e.flow.kappa != 1 || e.flow.network_protocol_efficiency != 1) && spans_domains) {  // some flows may cross a NIC
+  if ((e.flow.kappa != 1 || e.flow.network_protocol_efficiency != 1 || nvlink_factor != 1) && spans_domains) {  // some flows may cross a NIC
     FlowTerms fin = e.flow;
     fin.no_latency = true;
     e.bandwidth_s = algo.cost(graph, request, calibration, fin).time(e.depth);

@@ -505,12 +505,13 @@ AlgoTerms algo_terms(const NcclSystem& s, const Graphs& g, Func func, Algo a, Pr
     case Algo::nvls_tree: {
       t.launch_us = kBaseLat[ai][pi] + intra;  // tuning.cc:394-395: + 2 log2(nodes) inter over the tree
       t.net_step_us = inter;
-      // The NVLS part cannot beat NVLS on one node; NCCL caps each channel at perChMaxNVLSTreeBw.
+      // The NVLS part cannot beat NVLS on one node (the NVLS all-reduce's cap above, heads x bwIntra x
+      // nvlsEfficiency); NCCL caps each channel at perChMaxNVLSTreeBw.
       const Graph g1 = one_node_nvls(s);
       double cap = 0;
       if (g1.n_channels >= 2) {
         const double intra_bw = g1.bw_intra * kNvlsEfficiency[cc] * (g1.n_channels - 1) / g1.n_channels * 2.0;
-        cap = g1.n_channels * std::min(intra_bw, g1.bw_inter);
+        cap = g1.n_channels * intra_bw;
       }
       // NCCL's per-channel NVLS-tree figure (perChMaxNVLSTreeBw x channels, tuning.cc:193-198) stays in its
       // selection model (tune_model) but is not a cap here: across more than two nodes it says 8 x 43.8 = 350

@@ -73,12 +73,14 @@ def main():
         fit = cal["links"][kind].get("fit")
         if not fit or fit["points"] < 1 or not fit["data"]:
             failures.append("links/%s has no fit record" % kind)
-    # The NIC runs at its wire rate: its one record (NCCL's 46-49 GB/s per NIC) is an all-reduce rate, whose
-    # losses the algorithms' efficiencies carry; fitted to the link as well they were charged twice.
+    # The NIC runs at what NVIDIA says NCCL reaches on a ConnectX-7 at NDR, 48-49 GB/s of 50 (nccl-tests issue
+    # #267), taken and not fitted: no collective record isolates a NIC, and kappa is not charged on the flows
+    # that cross one (docs/decisions.md, session 25), so nothing is charged twice.
     nic = cal["links"].get("nic", {})
-    if nic.get("bandwidth_efficiency", 1.0) != 1.0 or (nic.get("fit") or {}).get("points", 0) > 0:
-        failures.append("links/nic is fitted (%s): NCCL's per-NIC all-reduce rate is not the link's"
-                        % nic.get("bandwidth_efficiency"))
+    if nic.get("bandwidth_efficiency") != 0.97 or (nic.get("fit") or {}).get("points", 0) > 0 \
+            or "nccl-tests issue #267" not in nic.get("source", ""):
+        failures.append("links/nic is %s (%s), not NVIDIA's 48.5 of 50 GB/s taken unfitted"
+                        % (nic.get("bandwidth_efficiency"), nic.get("source", "")[:80]))
     # Schema 2: one entry per architecture (docs/calibration.md section 2); each architecture's NVLS and ring
     # all-reduce are fitted to data of their own, not borrowed.
     for key in ("hopper:all_reduce/nvls", "hopper:all_reduce/ring", "blackwell:all_reduce/nvls",

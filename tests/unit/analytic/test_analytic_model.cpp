@@ -15,6 +15,8 @@
 #include "models/collectives/nccl_choice.hpp"
 #include "models/collectives/registry.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/calib/calibration.hpp"
+#include "sim/topo/system_catalog.hpp"
 
 namespace racksim {
 namespace {
@@ -364,6 +366,33 @@ TEST(AnalyticModel, TwoBlackwellRanksOnLl128SayTheyAreSlowerThanModelled) {
   EXPECT_FALSE(says(analytic_collective(b200, ring(3, "LL128"), shipped)));
   EXPECT_FALSE(says(analytic_collective(b200, make_request(CollectiveOp::all_reduce, "auto", test::first_gpus(2), 1 << 30), shipped)));
   EXPECT_FALSE(says(analytic_collective(test::shipped("hgx-h100"), ring(2, "LL128"), shipped)));
+}
+
+// NCCL's NVLS cap (heads x bwIntra x nvlsEfficiency, tuning.cc:285-300) bounds the switch's part of an
+// NVLS-tree and scales the flows that stay on NVLink. Applied as one factor on every capacity (until session
+// 25) it made a faster NIC slower where the NICs bind part of the run: two H100 nodes at 512 MiB took 2 400 us
+// with 50 GB/s NICs and 2 330 with 40, and 16 GB300 racks (100 GB/s NICs) 4 439 us against GB200's 4 346 at
+// 1 GiB. A faster NIC may not make a run slower; the 0.5 % left is the closed form's block timeline, whose
+// pairings of transfers on a port move as the tree phase shortens (2 401-2 406 us at 40-60 GB/s).
+TEST(AnalyticNcclCap, AFasterNicIsNeverSlower) {
+  const Calibration shipped = load_calibration("default");
+  double slower_nic_s = 0;
+  for (double nic_GBps : {20.0, 25.0, 30.0, 35.0, 40.0, 45.0, 50.0, 60.0, 80.0, 100.0}) {
+    TopologySpec spec = SystemCatalog(RACKSIM_TOPOLOGY_DIR).load("hgx-h100");
+    for (auto& nic : spec.nic_types) nic.bandwidth_GBps = nic_GBps;
+    const TopologyGraph g(spec, 2);
+    const auto r = resolve_request(make_request(CollectiveOp::all_reduce, "nvls_tree", test::first_gpus(16), 512ull << 20), g);
+    const double t = analytic_collective(g, r.request, shipped).time_s;
+    if (slower_nic_s > 0) EXPECT_LE(t, slower_nic_s * 1.005) << nic_GBps << " GB/s NICs: " << t * 1e6 << " us";
+    slower_nic_s = t;
+  }
+  // What NCCL runs on 16 racks (NVLS-tree): GB300's ConnectX-8 at 100 GB/s against GB200's ConnectX-7 at 50.
+  auto at_16_racks = [&](const char* system) {
+    const auto g = test::shipped(system, 16);
+    const auto r = resolve_request(make_request(CollectiveOp::all_reduce, "auto", test::first_gpus(1152), 1ull << 30), g);
+    return analytic_collective(g, r.request, shipped).time_s;
+  };
+  EXPECT_LE(at_16_racks("gb300-nvl72"), at_16_racks("gb200-nvl72") * 1.005);
 }
 
 }  // namespace

@@ -79,17 +79,29 @@ TEST(EngineVsAnalytic, AgreeWithin2PercentWhereNothingContends) {
 // (docs/model.md section 7).
 TEST(EngineVsAnalytic, PipelinedNvlsTreeAgreesWhereNvlinkBinds) {
   // The shipped calibration: the tree phase at its fitted rates outlasts one up on H100 and H200 nodes (at
-  // the vendor peaks it ties with the up, and the network binds instead).
+  // the vendor peaks it ties with the up, and the network binds instead). Two nodes: NVLink binds (the same
+  // time with 200 GB/s NICs).
   const Calibration shipped = load_calibration("default");
-  for (const auto& [system, nodes] : std::vector<std::pair<const char*, int>>{{"hgx-h100", 2}, {"hgx-h200", 4}, {"hgx-b200", 2}}) {
-    const auto g = test::load_graph(system, nodes);
+  struct NvlsTreeCase {
+    const char* system;
+    int nodes;
+    double tolerance;
+  };
+  // Four Hopper nodes and two B200 nodes: the NICs at NVIDIA's 48.5 GB/s bind or nearly (NCCL's NVLS cap is
+  // on the NVLink flows only since session 25), and a GPU's port carries a block's reduce-scatter up and
+  // all-gather up at 90 % of the NIC's pace: the engine, packing both pipelines with contention, measured
+  // 1.2 % (4 H200 nodes) and 2.0 % (2 B200 nodes) slower than the closed form's perfect packing.
+  for (const NvlsTreeCase& c : std::vector<NvlsTreeCase>{
+           {"hgx-h100", 2, 0.005}, {"hgx-h200", 2, 0.005}, {"hgx-h200", 4, 0.025}, {"hgx-b200", 2, 0.025}}) {
+    const auto g = test::load_graph(c.system, c.nodes);
     const CollectiveRequest r =
-        resolve_request(request(g, CollectiveOp::all_reduce, "nvls_tree", 8 * nodes, 512ull << 20), g).request;
-    ASSERT_GT(r.chunk_bytes, 0u) << system;  // NCCL's pipeline item: several blocks
+        resolve_request(request(g, CollectiveOp::all_reduce, "nvls_tree", 8 * c.nodes, 512ull << 20), g).request;
+    ASSERT_GT(r.chunk_bytes, 0u) << c.system;  // NCCL's pipeline item: several blocks
     const RunResult engine = Simulation(g, shipped).run(build_schedule(r, g, shipped));
     const AnalyticEstimate analytic = analytic_collective(g, r, shipped);
-    EXPECT_NEAR(engine.time_s / analytic.time_s, 1.0, 0.005)
-        << system << ": engine " << engine.time_s * 1e6 << " us, analytic " << analytic.time_s * 1e6 << " us";
+    EXPECT_NEAR(engine.time_s / analytic.time_s, 1.0, c.tolerance)
+        << c.system << " x" << c.nodes << ": engine " << engine.time_s * 1e6 << " us, analytic "
+        << analytic.time_s * 1e6 << " us";
   }
 }
 
