@@ -2,6 +2,7 @@
 
 #include "models/collectives/rank_placement.hpp"
 #include "models/collectives/registry.hpp"
+#include "models/nccl/nccl_system.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/units.hpp"
 #include "sim/topo/system_catalog.hpp"
@@ -33,6 +34,9 @@ void add_collective_options(CLI::App& cmd, CollectiveOptions& o, bool with_bytes
                  "off (default) or on: on lets auto pick CollNet (IB SHARP) and NVLS over CollNet across nodes, like "
                  "NCCL_COLLNET_ENABLE=1 with the SHARP plugin")
       ->check(CLI::IsMember({"on", "off"}));
+  cmd.add_option("--nccl-version", o.nccl_version,
+                 "the NCCL whose tuner decides and prices the run: 2.28 (default) or a version from 2.25 on as NCCL "
+                 "prints it (2.27.3, 2.26.6+cuda12.8); 2.25-2.27 take NCCL 2.27's tuner tables, 2.29 on 2.28's");
   cmd.add_option("--inner,--inner-algorithm", o.inner, "hierarchical: algorithm inside each NVLink domain (ring, nvls, auto)");
   cmd.add_option("--outer,--outer-algorithm", o.outer, "hierarchical: algorithm across domains (ring, tree, sharp)");
   cmd.add_option("--fail", o.fail,
@@ -83,6 +87,8 @@ CollectiveSetup setup_collective(const CollectiveOptions& o, const GlobalOptions
   r.channels = o.channels;
   r.nvls_enabled = o.nvls != "off";
   r.collnet_enabled = o.collnet == "on";
+  nccl::tuner_release(o.nccl_version, "--nccl-version");  // exit 2 on an unknown version, before anything runs
+  r.nccl_version = o.nccl_version;
   r.gpus = place_ranks(*s.graph, o.gpus, "--gpus");
   if (!o.bytes.empty()) r.bytes = parse_size_option(o.bytes, "--bytes");
   if (!o.chunk_bytes.empty()) r.chunk_bytes = parse_size_option(o.chunk_bytes, "--chunk-bytes");

@@ -1,4 +1,5 @@
 #include "models/calibration/predictor.hpp"
+#include "models/nccl/nccl_system.hpp"
 
 #include <cmath>
 #include <limits>
@@ -76,6 +77,8 @@ double Predictor::time_s(const Measurement& m, const Calibration& c) const {
       req.channels = m.channels;
       req.nvls_enabled = m.nvls_enabled;
       req.collnet_enabled = m.collnet_enabled;
+      // The record's NCCL where it names one with tables of its own (2.25-2.27); 2.28's otherwise.
+      if (nccl::tuner_release_if_known(m.nccl_version) == nccl::TunerRelease::v2_27) req.nccl_version = "2.27";
       return collective_model_(g, req, c);
     }
     case MeasurementKind::transfer: {

@@ -45,6 +45,9 @@ struct CollectiveRequest {
   // NCCL_COLLNET_ENABLE (with the SHARP plugin): true lets "auto" pick CollNet Direct / Chain and NVLS over
   // CollNet across nodes (tuning.cc:502-507); off by default, as in NCCL.
   bool collnet_enabled = false;
+  // The NCCL version whose tuner tables decide and price the run (nccl::tuner_release): "2.28" (the default,
+  // the device machine's), or 2.25-2.27 for NCCL 2.27's tables, as NCCL prints it ("2.26.6+cuda12.8").
+  std::string nccl_version = "2.28";
   // hierarchical: the algorithms used inside each NVLink domain and across domains.
   std::string inner_algorithm = "auto";
   std::string outer_algorithm = "ring";

@@ -79,7 +79,7 @@ double p2p_pipeline_bytes(const TopologyGraph& graph, const CollectiveRequest& r
   int local_peers = 0;
   for (int r = 1; r < n; ++r) local_peers += domain_of(r) == domain_of(0) ? 1 : 0;
   if (local_peers == 0) return 0;
-  const nccl::NcclSystem s = nccl::nccl_system(graph, request.gpus);
+  const nccl::NcclSystem s = nccl::nccl_system(graph, request.gpus, nccl::tuner_release(request.nccl_version));
   nccl::ChannelLimits limits;
   if (request.channels > 0) limits = {request.channels, request.channels};
   const double bytes = static_cast<double>(request.bytes);
@@ -128,7 +128,7 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   if (nccl_algo) {
     // Timed as racksim times it: a transport's own step latency where the topology names one (EFA), not the
     // latency its plugin reports to steer NCCL's choice (nccl_system.hpp).
-    const nccl::NcclSystem s = nccl::timing_view(nccl::nccl_system(graph, request.gpus));
+    const nccl::NcclSystem s = nccl::timing_view(nccl::nccl_system(graph, request.gpus, nccl::tuner_release(request.nccl_version)));
     if (s.n_nodes > 1 && s.transport_step_us) {
       const NetTransportSpec& t = *graph.spec().scale_out->transport;
       e.warnings.push_back("scale-out transport " + describe(t) + " (" + t.source +
@@ -175,7 +175,7 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   if (request.op == CollectiveOp::all_to_all) {
     // One kernel like a collective's: NCCL's base latency of a Simple ring (tuning.cc:143-148), which the
     // tuner never charges a p2p group itself; measured 2-GPU H200 floors are 8.5-9 us.
-    e.flow.launch_s += units::us_to_s(nccl::kBaseLat[int(nccl::Algo::ring)][int(nccl::Proto::simple)]);
+    e.flow.launch_s += units::us_to_s(nccl::kTunerV2_28.base_lat[int(nccl::Algo::ring)][int(nccl::Proto::simple)]);
     e.flow.launch_s += p2p_rounds_extra_latency_s(graph, request, calibration, e.flow);
   }
   // Pass 1: the bandwidth part alone at the protocol's payload fraction.

@@ -45,6 +45,7 @@ NcclChoice resolve_request(const CollectiveRequest& in, const TopologyGraph& gra
   c.request = in;
   CollectiveRequest& r = c.request;
   r.protocol = canonical_protocol(in.protocol);
+  nccl::tuner_release(in.nccl_version);  // an unknown version fails here, before anything is built
   if (in.channels < 0 || in.channels > nccl::kMaxChannels)
     throw InputError("--channels", "", std::to_string(in.channels),
                      "0 (NCCL's choice) or 1 to " + std::to_string(nccl::kMaxChannels) + " (MAXCHANNELS, device.h:86)");
@@ -55,7 +56,7 @@ NcclChoice resolve_request(const CollectiveRequest& in, const TopologyGraph& gra
     if (r.algorithm == "auto") r.algorithm = in.op == CollectiveOp::all_to_all ? "direct" : "ring";
     if (r.protocol == "auto") r.protocol = "Simple";
     if (r.channels == 0) {
-      const nccl::NcclSystem s = nccl::nccl_system(graph, in.gpus);
+      const nccl::NcclSystem s = nccl::nccl_system(graph, in.gpus, nccl::tuner_release(in.nccl_version));
       r.channels = std::max(1, nccl::compute_graphs(s).comm_channels);
     }
     c.note = collective ? "racksim's " + r.algorithm + " (not one of NCCL's algorithms; NCCL's Simple protocol)"
@@ -78,7 +79,7 @@ NcclChoice resolve_request(const CollectiveRequest& in, const TopologyGraph& gra
   else if (!in.nvls_enabled) ov.algos = {nccl::Algo::tree, nccl::Algo::ring, nccl::Algo::pat};  // NCCL_NVLS_ENABLE=0
   if (r.protocol != "auto") ov.protos = {nccl::proto_from_string(r.protocol)};
   if (in.channels > 0) ov.channels = {in.channels, in.channels};
-  const nccl::NcclSystem s = nccl::nccl_system(graph, in.gpus);
+  const nccl::NcclSystem s = nccl::nccl_system(graph, in.gpus, nccl::tuner_release(in.nccl_version));
   const nccl::Decision d = nccl::decide(s, func, in.bytes, ov);
   std::string name = nccl::algo_key(d.algo);
   c.by_nccl = true;
@@ -87,7 +88,8 @@ NcclChoice resolve_request(const CollectiveRequest& in, const TopologyGraph& gra
   c.nvls_heads = d.nvls_heads;
   r.protocol = nccl::to_string(d.proto);
   r.channels = d.channels;
-  c.note = fmt::format("NCCL 2.28 {}: {}/{} on {} channel(s), its estimate {:.4g} us", in.algorithm == "auto" ? "picks" : "runs",
+  c.note = fmt::format("NCCL {} {}: {}/{} on {} channel(s), its estimate {:.4g} us",
+                       s.release == nccl::TunerRelease::v2_27 ? "2.27" : "2.28", in.algorithm == "auto" ? "picks" : "runs",
                        nccl::to_string(d.algo), r.protocol, d.channels, d.nccl_time_us);
   std::string others;
   for (const auto& cand : d.candidates)

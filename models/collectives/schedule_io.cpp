@@ -1,4 +1,5 @@
 #include "models/collectives/schedule_io.hpp"
+#include "models/nccl/nccl_system.hpp"
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -27,7 +28,7 @@ json task_to_json(const Task& t) {
 }
 
 json request_to_json(const CollectiveRequest& r) {
-  return json{{"op", to_string(r.op)},
+  json j{{"op", to_string(r.op)},
               {"algorithm", r.algorithm},
               {"gpus", r.gpus},
               {"bytes", r.bytes},
@@ -38,6 +39,9 @@ json request_to_json(const CollectiveRequest& r) {
               {"outer_algorithm", r.outer_algorithm},
               {"protocol", r.protocol},
               {"channels", r.channels}};
+  // Written where it is not the default, so that 2.28's dumps stay as they were.
+  if (r.nccl_version != "2.28") j["nccl_version"] = r.nccl_version;
+  return j;
 }
 
 json exec_to_json(const ExecParams& e) {
@@ -110,6 +114,8 @@ CollectiveRequest read_request(JsonObjectReader r) {
   q.outer_algorithm = r.one_of_or("outer_algorithm", {"ring", "tree"}, "ring");
   q.protocol = r.one_of_or("protocol", {"auto", "LL", "LL128", "Simple"}, "auto");
   q.channels = static_cast<int>(r.integer_in_or("channels", 0, 64, 0));
+  q.nccl_version = r.string_or("nccl_version", "2.28");
+  nccl::tuner_release(q.nccl_version, r.where() + ": " + r.pointer_of("nccl_version"));
   r.finish();
   return q;
 }

@@ -59,6 +59,8 @@ inline constexpr std::array<double, 11> kSpeedIntraSm90 = {60.0, 50.0, 40.0, 30.
 inline constexpr std::array<double, 17> kSpeedInterSm90 = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
                                                            15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
 inline constexpr std::array<double, 11> kSpeedIntraSm100 = {90.0, 80.0, 70.0, 60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
+inline constexpr std::array<double, 17> kSpeedInterSm100V2_27 = {47.9, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
+                                                                15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};  // search.cc at v2.27.3-1:913
 inline constexpr std::array<double, 18> kSpeedInterSm100 = {96.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0,
                                                             17.5, 15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
 
@@ -92,21 +94,66 @@ inline constexpr int kLl128DataElems = 15;               // one of 16 words is a
 
 // The tuner's constants (tuning.cc:133-199). Latencies in us, bandwidths in GB/s.
 inline constexpr std::array<float, 4> kNvlsEfficiency = {0.0f, 0.0f, 0.85f, 0.74f};  // tuning.cc:134-139
-// baseLatencies[algo][proto], tuning.cc:143-148.
-inline constexpr float kBaseLat[kNumAlgos][kNumProtos] = {
-    {6.8f, 14.0f, 8.4f}, {6.6f, 14.0f, 8.4f}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {8.0f, 8.0f, 8.0f}};
 enum HwType { kHwNvlink = 0, kHwPci = 1, kHwNet = 2 };
-// hwLatencies[hw][algo][proto], tuning.cc:149-168.
-inline constexpr float kHwLat[3][kNumAlgos][kNumProtos] = {
-    {{.6f, 1.25f, 4.0f}, {.6f, 1.9f, 3.4f}, {0, 0, 3.7f}, {0, 0, 2.8f}, {0, 0, 25}, {0, 0, 25}, {0, 0, 4.0f}},
-    {{1.0f, 1.9f, 4.0f}, {1.0f, 2.5f, 5.7f}, {0, 0, 3.7f}, {0, 0, 2.8f}, {0, 0, 0}, {0, 0, 0}, {0, 0, 4.0f}},
-    {{5.0f, 8.5f, 14}, {2.7f, 4.0f, 14.0f}, {0, 0, 31}, {0, 0, 30}, {0, 0, 18}, {0, 0, 20.9f}, {0, 0, 14}}};
-// [compcap index or CPU index][node index: 1 node, 2 nodes, more], tuning.cc:169-198.
-inline constexpr double kLlMaxBw[4][3] = {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {2 * 141.0, 2 * 45.0, 2 * 35.0}};
-inline constexpr double kPerChMaxRingLl128Bw[4][3] = {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}, {2 * 36.7, 34.6, 2 * 36.7}};
-inline constexpr double kPerChMaxTreeLl128Bw[4][3] = {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
-inline constexpr double kPerChMaxTreeBw[4][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
-inline constexpr double kPerChMaxNvlsTreeBw[4][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}, {0.0, 96.0, 43.8}};
+
+// The tuner's tables of one NCCL release. NCCL 2.25.1 to 2.27.x have one set (tuning.cc of v2.25.1-1 and
+// v2.27.3-1 differ only in error handling there); 2.28 lowered Blackwell's Tree and LL128 caps, raised
+// NVLS-tree's network latency and priced NVLS by nvlsEfficiency (below); 2.29 and later are priced as 2.28
+// (their differences: Blackwell's ring LL128 cap 40 GB/s and an NVLS-tree size correction on x86, tuning.cc at
+// v2.29.7-1; not modelled).
+enum class TunerRelease { v2_27 = 0, v2_28 = 1 };
+struct TunerTables {
+  float base_lat[kNumAlgos][kNumProtos];    // baseLatencies[algo][proto]
+  float hw_lat[3][kNumAlgos][kNumProtos];   // hwLatencies[hw][algo][proto]
+  // [compcap index or CPU index][node index: 1 node, 2 nodes, more]
+  double ll_max_bw[4][3];
+  double per_ch_max_ring_ll128_bw[4][3];
+  double per_ch_max_tree_ll128_bw[4][3];
+  double per_ch_max_tree_bw[4][3];
+  double per_ch_max_nvls_tree_bw[4][3];     // 2.28 on; 2.27 has no per-channel NVLS-tree figure (0: none)
+  // 2.28: NVLS's bus bandwidth per channel is bwIntra x nvlsEfficiency x (heads - 1) / heads (x 2 for
+  // all-reduce), NVLS-tree's also bounded by bwInter (x 2 on two nodes) and perChMaxNVLSTreeBw, and both turn
+  // bus into algorithm bandwidth with nRanks / nsteps (tuning.cc:285-300, 345-347). 2.27: NVLS all-reduce
+  // min(bwIntra, bwInter), all-gather / reduce-scatter min(bwIntra (ppn - 1) / ppn, 0.9 bwInter), NVLS-tree
+  // min(bwIntra, bwInter, or bwInter / 2 beyond two nodes), both x 5/6 (tuning.cc at v2.27.3-1:265-275, 324).
+  bool nvls_efficiency_model;
+  // search.cc's speeds for Blackwell graphs with a network: 2.28 starts at 96 and 48 (search.cc:987), 2.27
+  // at 47.9 (search.cc at v2.27.3-1:913).
+  bool sm100_inter_speeds_from_96;
+};
+
+// NCCL 2.28.9: tuning.cc:143-199.
+inline constexpr TunerTables kTunerV2_28 = {
+    {{6.8f, 14.0f, 8.4f}, {6.6f, 14.0f, 8.4f}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {8.0f, 8.0f, 8.0f}},
+    {{{.6f, 1.25f, 4.0f}, {.6f, 1.9f, 3.4f}, {0, 0, 3.7f}, {0, 0, 2.8f}, {0, 0, 25}, {0, 0, 25}, {0, 0, 4.0f}},
+     {{1.0f, 1.9f, 4.0f}, {1.0f, 2.5f, 5.7f}, {0, 0, 3.7f}, {0, 0, 2.8f}, {0, 0, 0}, {0, 0, 0}, {0, 0, 4.0f}},
+     {{5.0f, 8.5f, 14}, {2.7f, 4.0f, 14.0f}, {0, 0, 31}, {0, 0, 30}, {0, 0, 18}, {0, 0, 20.9f}, {0, 0, 14}}},
+    {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {2 * 141.0, 2 * 45.0, 2 * 35.0}},
+    {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}, {2 * 36.7, 34.6, 2 * 36.7}},
+    {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}},
+    {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}},
+    {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}, {0.0, 96.0, 43.8}},
+    true,
+    true};
+
+// NCCL 2.25.1-2.27.x: tuning.cc at v2.27.3-1: baseLat :134-137 (PAT's 8 us in its latency formula),
+// hwLat :143-156 (no PAT row: 0), llMaxBws :165-170, perChMaxRingLL128Bws :172-177, perChMaxTreeLL128Bws
+// :178-183, perChMaxTreeBws :184-189 (Blackwell = 2 x Hopper throughout).
+inline constexpr TunerTables kTunerV2_27 = {
+    {{6.8f, 14.0f, 8.4f}, {6.6f, 14.0f, 8.4f}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {8.0f, 8.0f, 8.0f}},
+    {{{.6f, 1.25f, 4.0f}, {.6f, 1.9f, 3.4f}, {0, 0, 3.7f}, {0, 0, 2.8f}, {0, 0, 25}, {0, 0, 25}, {0, 0, 0}},
+     {{1.0f, 1.9f, 4.0f}, {1.0f, 2.5f, 5.7f}, {0, 0, 3.7f}, {0, 0, 2.8f}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
+     {{5.0f, 8.5f, 14}, {2.7f, 4.0f, 14.0f}, {0, 0, 31}, {0, 0, 30}, {0, 0, 18}, {0, 0, 14}, {0, 0, 0}}},
+    {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {2 * 141.0, 2 * 45.0, 2 * 35.0}},
+    {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}, {2 * 36.7, 2 * 36.7, 2 * 36.7}},
+    {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {2 * 36.7, 2 * 36.7, 2 * 29.0}},
+    {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {2 * 38.7, 2 * 41.4, 2 * 36.0}},
+    {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
+    false,
+    false};
+
+inline const TunerTables& tuner_tables(TunerRelease r) { return r == TunerRelease::v2_27 ? kTunerV2_27 : kTunerV2_28; }
+
 // Tree correction by log2(bytes / 64), 64 B .. 256 MiB, per protocol (tuning.cc:578-582).
 inline constexpr float kTreeCorrection[kNumProtos][23] = {
     {1.0f, 1.0f, 1.0f, 1.0f, .9f, .8f, .7f, .7f, .7f, .7f, .6f, .5f, .4f, .4f, .5f, .6f, .7f, .8f, .9f, 1.0f, 1.0f, 1.0f, 1.0f},

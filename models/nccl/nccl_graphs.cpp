@@ -8,10 +8,10 @@ namespace racksim::nccl {
 
 namespace {
 
-std::span<const double> speed_array(bool inter, int compcap) {
+std::span<const double> speed_array(bool inter, int compcap, TunerRelease release) {
   // search.cc:1062-1069: the array is picked by whether the system has a network and by compute capability.
   if (inter) {
-    if (compcap >= 100) return kSpeedInterSm100;
+    if (compcap >= 100) return release == TunerRelease::v2_27 ? std::span<const double>(kSpeedInterSm100V2_27) : kSpeedInterSm100;
     if (compcap >= 90) return kSpeedInterSm90;
     return kSpeedInter;
   }
@@ -76,7 +76,7 @@ Graph search(const NcclSystem& s, Pattern pattern, int min_channels, int max_cha
     if (!inter) min_channels = max_channels;
   }
   if (ngpus == 1 && pattern != Pattern::ring) pattern = g.pattern = Pattern::tree;  // search.cc:1041
-  const auto speeds = speed_array(inter, s.min_compcap);
+  const auto speeds = speed_array(inter, s.min_compcap, s.release);
   const int nspeeds = static_cast<int>(speeds.size());
   // system->maxBw / totalBw (search.cc:17-51): the best path towards the peers (GPUs, or NICs with a
   // network) and the GPU's summed NVLink (or its PCIe) bandwidth.

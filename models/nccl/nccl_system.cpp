@@ -64,8 +64,37 @@ int edge_between(const TopologyGraph& g, int a, int b) {
 
 }  // namespace
 
-NcclSystem nccl_system(const TopologyGraph& graph, const std::vector<int>& gpus) {
+std::optional<TunerRelease> tuner_release_if_known(const std::string& nccl_version) {
+  int major = 0, minor = 0;
+  const std::string& v = nccl_version;
+  if (v.size() == 5 && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    // nccl-tests' header code: major x 10000 + minor x 100 + patch (22602 = 2.26.2).
+    const int code = std::stoi(v);
+    major = code / 10000;
+    minor = code / 100 % 100;
+  } else {
+    std::size_t i = 0;
+    while (i < v.size() && v[i] >= '0' && v[i] <= '9') major = major * 10 + (v[i++] - '0');
+    if (i == 0 || i >= v.size() || v[i] != '.') return std::nullopt;
+    const std::size_t first = ++i;
+    while (i < v.size() && v[i] >= '0' && v[i] <= '9' && i - first < 3) minor = minor * 10 + (v[i++] - '0');
+    if (i == first || (i < v.size() && v[i] >= '0' && v[i] <= '9')) return std::nullopt;
+    if (i < v.size() && v[i] != '.' && v[i] != '+' && v[i] != ' ' && v[i] != '-') return std::nullopt;
+  }
+  if (major != 2 || minor < 25 || minor > 99) return std::nullopt;
+  return minor <= 27 ? TunerRelease::v2_27 : TunerRelease::v2_28;
+}
+
+TunerRelease tuner_release(const std::string& nccl_version, const std::string& where) {
+  if (const auto r = tuner_release_if_known(nccl_version)) return *r;
+  throw InputError(where, "", nccl_version.empty() ? "(empty)" : nccl_version,
+                   "an NCCL version from 2.25 on, as NCCL prints it (2.28, 2.27.3, 2.26.6+cuda12.8): 2.25-2.27 "
+                   "take NCCL 2.27's tuner tables, 2.28 and later 2.28's");
+}
+
+NcclSystem nccl_system(const TopologyGraph& graph, const std::vector<int>& gpus, TunerRelease release) {
   NcclSystem s;
+  s.release = release;
   s.n_ranks = static_cast<int>(gpus.size());
   if (gpus.empty()) throw InputError("--gpus", "", "0", "at least one GPU");
   const auto& spec = graph.spec();

@@ -46,6 +46,8 @@ struct NcclSystem {
   // The network can reduce (CollNet, SHARP): an InfiniBand scale-out fabric (sim/topo) and a NIC of its own
   // for every rank, so that each CollNet head sends through its own rail.
   bool collnet_fabric = false;
+  // The NCCL release whose tuner tables and search speeds apply (nccl_constants.hpp; CollectiveRequest::nccl_version).
+  TunerRelease release = TunerRelease::v2_28;
   // CPU of the hosts (NCCL's cpuArch / cpuVendor: LL limits index tuning.cc:252, net overhead tuning.cc:214).
   std::string cpu_isa = "x86_64";
   std::string cpu_vendor = "intel";
@@ -63,6 +65,14 @@ NcclSystem timing_view(NcclSystem s);
 // Derives NCCL's view of the ranks `gpus` (global GPU indices) on `graph`. Nodes are the NVLink domains
 // the ranks span (a GPU without NVLink is a node with the rest of its tray). InputError when a node's
 // GPUs differ in compute capability is not needed: NCCL takes the min and max (min_compcap/max_compcap).
-NcclSystem nccl_system(const TopologyGraph& graph, const std::vector<int>& gpus);
+NcclSystem nccl_system(const TopologyGraph& graph, const std::vector<int>& gpus,
+                       TunerRelease release = TunerRelease::v2_28);
+
+// The tuner tables of an NCCL version as nccl-tests and logs print it ("2.28", "2.27.3", "2.26.6+cuda12.8",
+// or the nccl-library code "22602"): 2.25-2.27 take 2.27's, 2.28 and later 2.28's. InputError otherwise
+// (`where` names the option or file field the version came from).
+TunerRelease tuner_release(const std::string& nccl_version, const std::string& where = "--nccl-version");
+// The same, or nullopt where the text names no version racksim has tables for (published records).
+std::optional<TunerRelease> tuner_release_if_known(const std::string& nccl_version);
 
 }  // namespace racksim::nccl

@@ -72,7 +72,8 @@ float net_step_latency_us(const NcclSystem& s, const Graph& gr, Algo a, Proto p)
   const int pi = static_cast<int>(p);
   if (s.timing && s.transport_step_us)
     return static_cast<float>(*s.transport_step_us + (p == Proto::simple ? s.transport_simple_overhead_us : 0.0));
-  float lat = s.ppn() == 1 ? kHwLat[kHwNet][int(Algo::tree)][pi] : kHwLat[kHwNet][static_cast<int>(a)][pi];
+  const TunerTables& T = tuner_tables(s.release);
+  float lat = s.ppn() == 1 ? T.hw_lat[kHwNet][int(Algo::tree)][pi] : T.hw_lat[kHwNet][static_cast<int>(a)][pi];
   lat += static_cast<float>(gr.latency_inter) * (p == Proto::simple ? 2 : 1);
   return lat;
 }
@@ -105,11 +106,12 @@ TuneTables tune_model(const NcclSystem& s, const Graphs& g, const Overrides& ov)
   const int cc = compcap_index(s.min_compcap);
   const int index2 = n_nodes <= 2 ? n_nodes - 1 : 2;                                   // tuning.cc:250
   const int index1 = n_nodes == 1 ? cc : (s.cpu_vendor == "amd" ? 1 : 0);              // tuning.cc:252
-  const double ll_max_bw = kLlMaxBw[index1][index2];
-  const double per_ch_tree = kPerChMaxTreeBw[cc][index2];
-  const double per_ch_ring_ll128 = kPerChMaxRingLl128Bw[cc][index2];
-  const double per_ch_tree_ll128 = kPerChMaxTreeLl128Bw[cc][index2];
-  const double per_ch_nvls_tree = kPerChMaxNvlsTreeBw[cc][index2];
+  const TunerTables& T = tuner_tables(s.release);
+  const double ll_max_bw = T.ll_max_bw[index1][index2];
+  const double per_ch_tree = T.per_ch_max_tree_bw[cc][index2];
+  const double per_ch_ring_ll128 = T.per_ch_max_ring_ll128_bw[cc][index2];
+  const double per_ch_tree_ll128 = T.per_ch_max_tree_ll128_bw[cc][index2];
+  const double per_ch_nvls_tree = T.per_ch_max_nvls_tree_bw[cc][index2];
   const float ppn = static_cast<float>(n_ranks) / n_nodes;
   t.tree_pattern_simple = g.tree.pattern == Pattern::tree;
 
@@ -134,7 +136,14 @@ TuneTables tune_model(const NcclSystem& s, const Graphs& g, const Overrides& ov)
         if (rs_ag && a == Algo::pat && (p != Proto::simple || !pat_enabled(s))) continue;
         const bool collnet = a == Algo::collnet_direct || a == Algo::collnet_chain;
         float bw = static_cast<float>(n_nodes <= 2 || collnet ? gr.bw_intra : gr.bw_inter);
-        if (a == Algo::nvls || a == Algo::nvls_tree) {
+        if ((a == Algo::nvls || a == Algo::nvls_tree) && !T.nvls_efficiency_model) {
+          // NCCL 2.25-2.27 (tuning.cc at v2.27.3-1:265-275).
+          if (a == Algo::nvls)
+            bw = f == Func::all_reduce ? static_cast<float>(std::min(gr.bw_intra, gr.bw_inter))
+                                       : static_cast<float>(std::min(gr.bw_intra * (ppn - 1.0) / ppn, gr.bw_inter * 0.9));
+          else
+            bw = static_cast<float>(std::min(gr.bw_intra, n_nodes <= 2 ? gr.bw_inter : gr.bw_inter / 2));
+        } else if (a == Algo::nvls || a == Algo::nvls_tree) {
           if (gr.n_channels < 2) continue;  // tuning.cc:286
           // tuning.cc:289-300: NVLS bus bandwidth per channel.
           float intra_bw = static_cast<float>(gr.bw_intra * kNvlsEfficiency[cc] * (gr.n_channels - 1) / gr.n_channels);
@@ -173,22 +182,26 @@ TuneTables tune_model(const NcclSystem& s, const Graphs& g, const Overrides& ov)
         // Bus to algorithm bandwidth (tuning.cc:344-351).
         if (!(a != Algo::ring && rs_ag)) {
           float ratio = 1.0f;
-          if (a == Algo::ring || a == Algo::nvls || a == Algo::nvls_tree) ratio *= (1.0f * n_ranks) / nsteps;
-          else ratio *= .5f;
+          if (a == Algo::ring || ((a == Algo::nvls || a == Algo::nvls_tree) && T.nvls_efficiency_model))
+            ratio *= (1.0f * n_ranks) / nsteps;
+          else if (a == Algo::nvls || a == Algo::nvls_tree)
+            ratio *= 5.0f / 6.0f;  // NCCL 2.25-2.27 (tuning.cc at v2.27.3-1:324)
+          else
+            ratio *= .5f;
           bus_bw *= ratio;
         }
         t.bandwidth[coll][ai][pi] = bus_bw;
         // Latencies, tuning.cc:352-401.
-        float lat = kBaseLat[ai][pi];
-        float intra_lat = kHwLat[intra_hw[ai]][ai][pi];
+        float lat = T.base_lat[ai][pi];
+        float intra_lat = T.hw_lat[intra_hw[ai]][ai][pi];
         float inter_lat = net_step_latency_us(s, gr, a, p);
         if (a == Algo::ring) {
-          float hwl = kHwLat[hw[ai]][ai][pi];
+          float hwl = T.hw_lat[hw[ai]][ai][pi];
           if (f == Func::reduce || f == Func::broadcast) {
             if (gr.same_channels) {
               lat += hwl;
             } else {
-              if (p == Proto::simple) hwl = kHwLat[hw[ai]][int(Algo::tree)][pi];
+              if (p == Proto::simple) hwl = T.hw_lat[hw[ai]][int(Algo::tree)][pi];
               lat += nsteps * hwl;
             }
           } else {
@@ -424,6 +437,7 @@ Graph one_node_nvls(const NcclSystem& s) {
 
 AlgoTerms algo_terms(const NcclSystem& s, const Graphs& g, Func func, Algo a, Proto p) {
   AlgoTerms t;
+  const TunerTables& T = tuner_tables(s.release);
   const int ai = static_cast<int>(a), pi = static_cast<int>(p);
   const int n = s.n_ranks, nodes = s.n_nodes;
   const int cc = compcap_index(s.min_compcap);
@@ -433,40 +447,40 @@ AlgoTerms algo_terms(const NcclSystem& s, const Graphs& g, Func func, Algo a, Pr
   const int intra_hw = gr.type_intra == kPathNvl ? kHwNvlink : kHwPci;
   const float ppn = static_cast<float>(n) / nodes;
   const float inter = net_step_latency_us(s, gr, a, p);
-  float intra = kHwLat[intra_hw][ai][pi];
+  float intra = T.hw_lat[intra_hw][ai][pi];
   t.payload_fraction = p == Proto::ll ? 0.5 : p == Proto::ll128 ? 0.92 : 1.0;
   const bool all_reduce = func == Func::all_reduce;
   const double nsteps = all_reduce ? 2.0 * (n - 1) : (func == Func::all_gather || func == Func::reduce_scatter) ? n - 1.0 : n;
   const double ring_ratio = n / nsteps;  // bus -> algorithm bandwidth (tuning.cc:344-351)
   switch (a) {
     case Algo::ring: {
-      t.launch_us = kBaseLat[ai][pi];
+      t.launch_us = T.base_lat[ai][pi];
       float overhead = 0;  // tuning.cc:370-379
       if (nodes > 1) overhead = (s.cpu_isa == "x86_64" && s.cpu_vendor == "amd" ? 2.0f : 1.0f) * (p == Proto::simple ? 3 : 1);
       t.intra_step_us = std::max(intra, overhead);
       t.net_step_us = inter;
       if (p == Proto::ll) {
-        t.algbw_cap_GBps = kLlMaxBw[index1][index2] * ring_ratio;
+        t.algbw_cap_GBps = T.ll_max_bw[index1][index2] * ring_ratio;
         t.cap_source = "llMaxBw (tuning.cc:169-174)";
       } else if (p == Proto::ll128) {
-        t.algbw_cap_GBps = gr.n_channels * kPerChMaxRingLl128Bw[cc][index2] * ring_ratio;
+        t.algbw_cap_GBps = gr.n_channels * T.per_ch_max_ring_ll128_bw[cc][index2] * ring_ratio;
         t.cap_source = "perChMaxRingLL128Bw x " + std::to_string(gr.n_channels) + " channels (tuning.cc:175-180)";
       }
       break;
     }
     case Algo::tree: {
-      t.launch_us = kBaseLat[ai][pi];
+      t.launch_us = T.base_lat[ai][pi];
       t.intra_step_us = intra;  // 2 x ((ppn-1) intra + log2(nodes) inter) over the tree's up and down passes (:382-385)
       t.net_step_us = inter;
       double bus = 0;
       if (p == Proto::simple) {
-        bus = gr.n_channels * kPerChMaxTreeBw[cc][index2];
+        bus = gr.n_channels * T.per_ch_max_tree_bw[cc][index2];
         t.cap_source = "perChMaxTreeBw x " + std::to_string(gr.n_channels) + " channels (tuning.cc:187-192)";
       } else if (p == Proto::ll) {
-        bus = kLlMaxBw[index1][index2];
+        bus = T.ll_max_bw[index1][index2];
         t.cap_source = "llMaxBw (tuning.cc:169-174)";
       } else {
-        bus = gr.n_channels * kPerChMaxTreeLl128Bw[cc][index2];
+        bus = gr.n_channels * T.per_ch_max_tree_ll128_bw[cc][index2];
         t.cap_source = "perChMaxTreeLL128Bw x " + std::to_string(gr.n_channels) + " channels (tuning.cc:181-186)";
       }
       if (gr.pattern == Pattern::tree) bus *= .85;  // tuning.cc:309
@@ -503,7 +517,7 @@ AlgoTerms algo_terms(const NcclSystem& s, const Graphs& g, Func func, Algo a, Pr
       break;
     }
     case Algo::nvls_tree: {
-      t.launch_us = kBaseLat[ai][pi] + intra;  // tuning.cc:394-395: + 2 log2(nodes) inter over the tree
+      t.launch_us = T.base_lat[ai][pi] + intra;  // tuning.cc:394-395: + 2 log2(nodes) inter over the tree
       t.net_step_us = inter;
       // The NVLS part cannot beat NVLS on one node (the NVLS all-reduce's cap above, heads x bwIntra x
       // nvlsEfficiency); NCCL caps each channel at perChMaxNVLSTreeBw.
@@ -523,7 +537,7 @@ AlgoTerms algo_terms(const NcclSystem& s, const Graphs& g, Func func, Algo a, Pr
       break;
     }
     case Algo::pat:
-      t.launch_us = kBaseLat[ai][pi] + n * 2.8;
+      t.launch_us = T.base_lat[ai][pi] + n * 2.8;
       t.net_step_us = inter / 3.5;
       t.payload_fraction *= .75;  // tuning.cc:310
       break;

@@ -17,7 +17,7 @@ constexpr const char* kWhat = "request to the engine server";
 
 // Schedules travel as raw fields. Adding a field to Task, Schedule or CollectiveRequest changes their
 // sizes and stops the build here: encode it below (and in decode), then update the sizes.
-static_assert(sizeof(Task) == 96 && sizeof(Schedule) == 456 && sizeof(CollectiveRequest) == 224 && sizeof(ExecParams) == 88,
+static_assert(sizeof(Task) == 96 && sizeof(Schedule) == 488 && sizeof(CollectiveRequest) == 256 && sizeof(ExecParams) == 88,
               "a schedule struct changed: update encode_schedule/decode_schedule in engine_request.cpp");
 
 void put_schedule(Writer& w, const Schedule& s) {
@@ -33,6 +33,8 @@ void put_schedule(Writer& w, const Schedule& s) {
   w.str(q.protocol);
   w.pod(q.channels);
   w.pod<std::uint8_t>(q.nvls_enabled);
+  w.pod<std::uint8_t>(q.collnet_enabled);
+  w.str(q.nccl_version);
   w.str(q.inner_algorithm);
   w.str(q.outer_algorithm);
   w.str(s.algorithm);
@@ -83,6 +85,8 @@ Schedule get_schedule(Reader& rd) {
   q.protocol = rd.str();
   q.channels = rd.pod<int>();
   q.nvls_enabled = rd.pod<std::uint8_t>() != 0;
+  q.collnet_enabled = rd.pod<std::uint8_t>() != 0;
+  q.nccl_version = rd.str();
   q.inner_algorithm = rd.str();
   q.outer_algorithm = rd.str();
   s.algorithm = rd.str();

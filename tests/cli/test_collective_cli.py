@@ -139,6 +139,9 @@ def test_bad_input():
           "--fail", "tray:99"], ["--fail", "tray:99", "[0, 17]"]),
         (base + ["--gpus", "8", "--bytes", "1M", "--partition-mode", "user-action"], ["--partition-mode", "adaptive"]),
         (base + ["--gpus", "8", "--bytes", "1M", "--partitions", "19x1"], ["--partitions", "19x1"]),
+        # NCCL versions racksim has no tuner tables for (2.25-2.27 and 2.28 on), or no version at all.
+        (base + ["--gpus", "8", "--bytes", "1M", "--nccl-version", "2.24.3"], ["--nccl-version", "2.24.3", "2.25"]),
+        (base + ["--gpus", "8", "--bytes", "1M", "--nccl-version", "latest"], ["--nccl-version", "latest", "2.25"]),
         (["sweep", "--system", "gb200-nvl72", "--op", "all_reduce", "--gpus", "8", "--min-bytes", "1G",
           "--max-bytes", "1M"], ["--min-bytes", "--max-bytes"]),
     ]

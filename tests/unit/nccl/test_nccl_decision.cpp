@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "models/nccl/nccl_system.hpp"
 #include "models/nccl/nccl_tuner.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/topo/system_catalog.hpp"
@@ -321,6 +322,41 @@ TEST(NcclDecision, NvlsChunkSizeFollowsTheSize) {
   EXPECT_EQ(decide(s, Func::all_reduce, 2 * GiB).chunk_bytes, 128 * KiB);
   EXPECT_EQ(decide(s, Func::all_reduce, 256 * MiB).chunk_bytes, 64 * KiB);
   EXPECT_EQ(decide(s, Func::all_reduce, 16 * MiB).chunk_bytes, 32 * KiB);
+}
+
+// NCCL versions as NCCL and nccl-tests print them map to the tuner tables racksim has: 2.25.1 to 2.27.x share
+// one set (tuning.cc of v2.25.1-1 and v2.27.3-1), 2.28 on take 2.28.9's.
+TEST(NcclRelease, VersionsAsNcclPrintsThemMapToTheirTunerTables) {
+  EXPECT_EQ(tuner_release("2.28"), TunerRelease::v2_28);
+  EXPECT_EQ(tuner_release("2.28.9"), TunerRelease::v2_28);
+  EXPECT_EQ(tuner_release("2.29.7"), TunerRelease::v2_28);
+  EXPECT_EQ(tuner_release("2.27.3+cuda12.9"), TunerRelease::v2_27);
+  EXPECT_EQ(tuner_release("2.26.6+cuda12.8"), TunerRelease::v2_27);
+  EXPECT_EQ(tuner_release("2.25.1"), TunerRelease::v2_27);
+  EXPECT_EQ(tuner_release("22602"), TunerRelease::v2_27);  // nccl-tests' nccl-library code
+  EXPECT_EQ(tuner_release("22809"), TunerRelease::v2_28);
+  EXPECT_EQ(tuner_release("2.27 (v2.27_sym_memory branch)"), TunerRelease::v2_27);
+  for (const char* bad : {"2.24.3", "2.18", "3.0", "2", "2.", ".28", "latest", "", "2.280"})
+    EXPECT_THROW(tuner_release(bad), InputError) << bad;
+  EXPECT_FALSE(tuner_release_if_known("None").has_value());
+}
+
+// NCCL 2.28 cut Blackwell's Tree cap beyond two nodes from 2 x 36.0 to 24.0 GB/s per channel (tuning.cc at
+// v2.27.3-1:188, v2.28.9-1:193): four HGX B200 nodes.
+TEST(NcclRelease, BlackwellTreeCapsFollowTheRelease) {
+  const TopologyGraph g(SystemCatalog(RACKSIM_TOPOLOGY_DIR).load("hgx-b200"), 4);
+  std::vector<int> gpus(32);
+  for (int i = 0; i < 32; ++i) gpus[i] = i;
+  double cap_per_channel[2] = {0, 0};
+  for (TunerRelease release : {TunerRelease::v2_27, TunerRelease::v2_28}) {
+    const NcclSystem s = nccl_system(g, gpus, release);
+    const Graphs gr = compute_graphs(s);
+    const AlgoTerms t = algo_terms(s, gr, Func::all_reduce, Algo::tree, Proto::simple);
+    const double pattern = gr.tree.pattern == Pattern::tree ? .85 : 1.0;  // tuning.cc:309
+    cap_per_channel[static_cast<int>(release)] = t.algbw_cap_GBps / (gr.tree.n_channels * pattern * 0.5);
+  }
+  EXPECT_NEAR(cap_per_channel[0], 2 * 36.0, 1e-9);
+  EXPECT_NEAR(cap_per_channel[1], 24.0, 1e-9);
 }
 
 }  // namespace
