@@ -7,6 +7,7 @@
 #include "sim/core/units.hpp"
 #include "sim/results/results_io.hpp"
 #include "sim/topo/topology_graph.hpp"
+#include "models/nccl/nccl_system.hpp"
 
 namespace py = pybind11;
 
@@ -104,6 +105,8 @@ CollectiveRequest make_request(const TopologyGraph& graph, const RequestArgs& a)
   request.channels = a.channels;
   request.nvls_enabled = a.nvls;
   request.collnet_enabled = a.collnet;
+  nccl::tuner_release(a.nccl_version, "nccl_version");  // InputError (a ValueError) on a version without tables
+  request.nccl_version = a.nccl_version;
   return request;
 }
 

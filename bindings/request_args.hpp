@@ -42,6 +42,7 @@ struct RequestArgs {
   int channels = 0;               // NCCL_MIN/MAX_NCHANNELS (0: NCCL's choice)
   bool nvls = true;               // NCCL_NVLS_ENABLE
   bool collnet = false;           // NCCL_COLLNET_ENABLE (IB SHARP)
+  std::string nccl_version = "2.28";  // the NCCL whose tuner tables decide (CollectiveRequest::nccl_version)
 };
 // channels: None -> 0, else an int in [1, 64].
 int channels_arg(const pybind11::handle& value);

@@ -52,6 +52,9 @@ CLI_CASES = [
     # CollNet (IB SHARP): NCCL's choice with NCCL_COLLNET_ENABLE=1 (NVLS over CollNet on 4 B200 nodes), and Chain.
     ("hgx-b200", 4, "all_reduce", 32, "1G", {"collnet": True}, ["--collnet", "on"]),
     ("hgx-b200", 4, "all_reduce", 32, "1G", {"algo": "collnet_chain"}, ["--algo", "collnet_chain"]),
+    # NCCL 2.27's tuner tables: the Tree on 32 channels at 2 x 36.0 GB/s each (2.28: 16 at 24).
+    ("hgx-b200", 4, "all_reduce", 32, "1G", {"algo": "tree", "nvls": False, "nccl_version": "2.27.3"},
+     ["--algo", "tree", "--nvls", "off", "--nccl-version", "2.27.3"]),
 ]
 
 
