@@ -11,7 +11,6 @@
 #include "models/analytic/analytic_model.hpp"
 #include "models/calibration/fitter.hpp"
 #include "models/collectives/exec_terms.hpp"
-#include "models/nccl/nccl_system.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/topo/topology_graph.hpp"
 
@@ -51,17 +50,7 @@ std::vector<CollectivePoint> collective_points(const std::vector<Measurement>& d
     if (m.kind != MeasurementKind::collective) continue;
     try {
       const TopologyGraph& g = predictor.graph(m);
-      CollectiveRequest req;
-      req.op = m.op;
-      req.algorithm = m.algorithm;
-      req.gpus = m.gpus;
-      req.bytes = static_cast<std::uint64_t>(std::llround(m.bytes));
-      req.protocol = m.protocol;
-      req.channels = m.channels;
-      req.nvls_enabled = m.nvls_enabled;
-      req.collnet_enabled = m.collnet_enabled;
-      // The record's NCCL where it names one with tables of its own (2.25-2.27); 2.28's otherwise.
-      if (nccl::tuner_release_if_known(m.nccl_version) == nccl::TunerRelease::v2_27) req.nccl_version = "2.27";
+      const CollectiveRequest req = collective_request(m);
       const AnalyticEstimate e = analytic_collective(g, req, links);
       // How much of the bandwidth time scales with 1 / kappa: transfers across a NIC do not take kappa
       // (FlowTerms::kappa), so where they bind the time does not move with it. Priced again at kappa 0.9

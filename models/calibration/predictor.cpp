@@ -62,24 +62,26 @@ double Predictor::hbm_bandwidth_Bps(const Measurement& m) const {
   return units::GBps_to_Bps(g.spec().gpu_type(g.vertices()[v].type).hbm_bandwidth_GBps);
 }
 
+CollectiveRequest collective_request(const Measurement& m) {
+  CollectiveRequest req;
+  req.op = m.op;
+  req.algorithm = m.algorithm;
+  req.gpus = m.gpus;
+  req.bytes = static_cast<std::uint64_t>(std::llround(m.bytes));
+  req.protocol = m.protocol;
+  req.channels = m.channels;
+  req.nvls_enabled = m.nvls_enabled;
+  req.collnet_enabled = m.collnet_enabled;
+  if (nccl::tuner_release_if_known(m.nccl_version) == nccl::TunerRelease::v2_27) req.nccl_version = "2.27";
+  return req;
+}
+
 double Predictor::time_s(const Measurement& m, const Calibration& c) const {
   switch (m.kind) {
     case MeasurementKind::collective: {
       if (!collective_model_) throw InputError(m.id, "", "collective", "a predictor with a collective model");
       const TopologyGraph& g = graph(m);
-      CollectiveRequest req;
-      req.op = m.op;
-      req.algorithm = m.algorithm;
-      req.gpus = m.gpus;
-      req.bytes = static_cast<std::uint64_t>(std::llround(m.bytes));
-      req.dtype = "float";
-      req.protocol = m.protocol;
-      req.channels = m.channels;
-      req.nvls_enabled = m.nvls_enabled;
-      req.collnet_enabled = m.collnet_enabled;
-      // The record's NCCL where it names one with tables of its own (2.25-2.27); 2.28's otherwise.
-      if (nccl::tuner_release_if_known(m.nccl_version) == nccl::TunerRelease::v2_27) req.nccl_version = "2.27";
-      return collective_model_(g, req, c);
+      return collective_model_(g, collective_request(m), c);
     }
     case MeasurementKind::transfer: {
       const TransferRoute r = transfer_route(m);

@@ -30,6 +30,10 @@ namespace racksim::calibration {
 using CollectiveModel =
     std::function<double(const TopologyGraph&, const CollectiveRequest&, const Calibration&)>;
 
+// The request a collective record describes, as every pricing of it builds it: its op, algorithm, ranks,
+// size, NCCL overrides, and its NCCL's tuner tables where it names a version that has its own (2.25-2.27).
+CollectiveRequest collective_request(const Measurement& m);
+
 // The nominal route of a transfer measurement.
 struct TransferRoute {
   struct Hop {

@@ -1,5 +1,6 @@
 #include "models/collectives/algorithm_support.hpp"
 
+#include "models/collectives/nccl_choice.hpp"
 #include "models/nccl/nccl_graphs.hpp"
 
 #include <algorithm>
@@ -266,7 +267,7 @@ std::vector<std::vector<int>> nccl_nodes(const CollectiveRequest& request, const
 int nccl_rails(const CollectiveRequest& request, const TopologyGraph& graph) {
   const auto nodes = nccl_nodes(request, graph);
   if (nodes.size() <= 1) return 1;
-  const nccl::NcclSystem s = nccl::nccl_system(graph, request.gpus, nccl::tuner_release(request.nccl_version));
+  const nccl::NcclSystem s = nccl_system_of(graph, request);
   nccl::ChannelLimits limits;
   if (request.channels > 0) limits = {request.channels, request.channels};
   const nccl::Graphs g = nccl::compute_graphs(s, limits);

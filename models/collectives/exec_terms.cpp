@@ -79,7 +79,7 @@ double p2p_pipeline_bytes(const TopologyGraph& graph, const CollectiveRequest& r
   int local_peers = 0;
   for (int r = 1; r < n; ++r) local_peers += domain_of(r) == domain_of(0) ? 1 : 0;
   if (local_peers == 0) return 0;
-  const nccl::NcclSystem s = nccl::nccl_system(graph, request.gpus, nccl::tuner_release(request.nccl_version));
+  const nccl::NcclSystem s = nccl_system_of(graph, request);
   nccl::ChannelLimits limits;
   if (request.channels > 0) limits = {request.channels, request.channels};
   const double bytes = static_cast<double>(request.bytes);
@@ -128,7 +128,7 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   if (nccl_algo) {
     // Timed as racksim times it: a transport's own step latency where the topology names one (EFA), not the
     // latency its plugin reports to steer NCCL's choice (nccl_system.hpp).
-    const nccl::NcclSystem s = nccl::timing_view(nccl::nccl_system(graph, request.gpus, nccl::tuner_release(request.nccl_version)));
+    const nccl::NcclSystem s = nccl::timing_view(nccl_system_of(graph, request));
     if (s.n_nodes > 1 && s.transport_step_us) {
       const NetTransportSpec& t = *graph.spec().scale_out->transport;
       e.warnings.push_back("scale-out transport " + describe(t) + " (" + t.source +
@@ -187,16 +187,22 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   e.depth = planned_depth(graph, request).depth;
   const double t_bw = m.time(e.depth);
   e.physical_algbw_Bps = t_bw > 0 ? static_cast<double>(request.bytes) / t_bw : 0;
+  // The bandwidth part under other terms, and the NVLink part alone (the flows through a NIC made all but free).
+  auto bandwidth_part_s = [&](FlowTerms terms) {
+    terms.no_latency = true;
+    return algo.cost(graph, request, calibration, terms).time(e.depth);
+  };
+  auto nvlink_part_s = [&](FlowTerms terms) {
+    terms.network_protocol_efficiency *= 1e9;
+    return bandwidth_part_s(terms);
+  };
   double factor = 1, nvlink_factor = 1;
   if (cap_on_nvlink && spans_domains && e.cap_algbw_Bps > 0) {
-    // The switch's part alone (the flows through a NIC made all but free, as for the p2p pipelines below):
-    // where it is faster than the cap, the NVLink flows run at the cap and the NICs at their own rate. Scaling
+    // The switch's part alone (as for the p2p pipelines below): where it is faster than the cap, the NVLink flows run at the cap and the NICs at their own rate. Scaling
     // every flow by cap / (the whole run's rate) made a run whose NICs bind part of the time faster with a
     // slower NIC (two H100 nodes, NVLS-tree, 512 MiB: 2 400 us at 50 GB/s, 2 330 at 40; 16 GB300 racks
     // slower than 16 GB200 racks at 1 GiB).
-    FlowTerms probe = bw;
-    probe.network_protocol_efficiency *= 1e9;
-    const double t_nvlink = algo.cost(graph, request, calibration, probe).time(e.depth);
+    const double t_nvlink = nvlink_part_s(bw);
     const double nvlink_algbw = t_nvlink > 0 ? static_cast<double>(request.bytes) / t_nvlink : 0;
     if (nvlink_algbw > e.cap_algbw_Bps) nvlink_factor = e.cap_algbw_Bps / nvlink_algbw;
   } else if (e.cap_algbw_Bps > 0 && e.physical_algbw_Bps > e.cap_algbw_Bps) {
@@ -212,11 +218,8 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   // crossing a NIC do not take kappa (FlowTerms::kappa) nor an NVLS cap and take the protocol's network
   // efficiency: where some do and any of them is not 1, price again.
   e.bandwidth_s = t_bw * payload / e.flow.efficiency;
-  if ((e.flow.kappa != 1 || e.flow.network_protocol_efficiency != 1 || nvlink_factor != 1) && spans_domains) {  // some flows may cross a NIC
-    FlowTerms fin = e.flow;
-    fin.no_latency = true;
-    e.bandwidth_s = algo.cost(graph, request, calibration, fin).time(e.depth);
-  }
+  if ((e.flow.kappa != 1 || e.flow.network_protocol_efficiency != 1 || nvlink_factor != 1) && spans_domains)
+    e.bandwidth_s = bandwidth_part_s(e.flow);  // some flows may cross a NIC
   if (cal.p2p_pipeline_GBps > 0 && e.bandwidth_s > 0) {
     // NCCL's p2p pipelines (nccl_p2p.hpp) over NVLink at their calibrated rate: each carries its part at most at
     // that rate, in series with the links' share, so the NVLink part of a GPU's time grows by bytes per pipeline
@@ -224,23 +227,14 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
     // that the engine, with contention, meets the same time; across domains the NICs may still bind.
     const double extra_s = p2p_pipeline_bytes(graph, request, &e.p2p_pipelines) / units::GBps_to_Bps(cal.p2p_pipeline_GBps);
     if (extra_s > 0) {
-      double nvlink_s = e.bandwidth_s;
-      if (spans_domains) {  // the NVLink part alone: the flows through a NIC made (all but) free
-        FlowTerms probe = e.flow;
-        probe.no_latency = true;
-        probe.network_protocol_efficiency *= 1e9;
-        nvlink_s = algo.cost(graph, request, calibration, probe).time(e.depth);
-      }
+      const double nvlink_s = spans_domains ? nvlink_part_s(e.flow) : e.bandwidth_s;
       if (nvlink_s > 0) {
         e.p2p_extra_s = extra_s;
-        e.flow.nvlink_scale = nvlink_s / (nvlink_s + extra_s);
-        if (spans_domains) {
-          FlowTerms fin = e.flow;
-          fin.no_latency = true;
-          e.bandwidth_s = algo.cost(graph, request, calibration, fin).time(e.depth);
-        } else {
+        e.flow.nvlink_scale *= nvlink_s / (nvlink_s + extra_s);
+        if (spans_domains)
+          e.bandwidth_s = bandwidth_part_s(e.flow);
+        else
           e.bandwidth_s += extra_s;
-        }
         const std::string said = fmt::format("{} p2p pipelines per GPU over NVLink at {:.3g} GB/s each (calibration '{}:{}')",
                                              e.p2p_pipelines, cal.p2p_pipeline_GBps, arch, key);
         e.note = e.note.empty() ? said : e.note + "; " + said;

@@ -40,6 +40,10 @@ bool is_collnet_algorithm(const std::string& name) {
   return name == "collnet_direct" || name == "collnet_chain" || name == "nvls_collnet";
 }
 
+nccl::NcclSystem nccl_system_of(const TopologyGraph& graph, const CollectiveRequest& request) {
+  return nccl::nccl_system(graph, request.gpus, nccl::tuner_release(request.nccl_version));
+}
+
 NcclChoice resolve_request(const CollectiveRequest& in, const TopologyGraph& graph) {
   NcclChoice c;
   c.request = in;
@@ -56,7 +60,7 @@ NcclChoice resolve_request(const CollectiveRequest& in, const TopologyGraph& gra
     if (r.algorithm == "auto") r.algorithm = in.op == CollectiveOp::all_to_all ? "direct" : "ring";
     if (r.protocol == "auto") r.protocol = "Simple";
     if (r.channels == 0) {
-      const nccl::NcclSystem s = nccl::nccl_system(graph, in.gpus, nccl::tuner_release(in.nccl_version));
+      const nccl::NcclSystem s = nccl_system_of(graph, in);
       r.channels = std::max(1, nccl::compute_graphs(s).comm_channels);
     }
     c.note = collective ? "racksim's " + r.algorithm + " (not one of NCCL's algorithms; NCCL's Simple protocol)"
@@ -79,7 +83,7 @@ NcclChoice resolve_request(const CollectiveRequest& in, const TopologyGraph& gra
   else if (!in.nvls_enabled) ov.algos = {nccl::Algo::tree, nccl::Algo::ring, nccl::Algo::pat};  // NCCL_NVLS_ENABLE=0
   if (r.protocol != "auto") ov.protos = {nccl::proto_from_string(r.protocol)};
   if (in.channels > 0) ov.channels = {in.channels, in.channels};
-  const nccl::NcclSystem s = nccl::nccl_system(graph, in.gpus, nccl::tuner_release(in.nccl_version));
+  const nccl::NcclSystem s = nccl_system_of(graph, in);
   const nccl::Decision d = nccl::decide(s, func, in.bytes, ov);
   std::string name = nccl::algo_key(d.algo);
   c.by_nccl = true;

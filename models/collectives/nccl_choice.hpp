@@ -9,6 +9,7 @@
 
 #include "models/collectives/collective.hpp"
 #include "models/nccl/nccl_constants.hpp"
+#include "models/nccl/nccl_system.hpp"
 
 namespace racksim {
 
@@ -26,6 +27,9 @@ struct NcclChoice {
 // Resolves request.algorithm "auto", protocol "auto" and channels 0. InputError for an override NCCL
 // cannot honour here (naming what it can run).
 NcclChoice resolve_request(const CollectiveRequest& request, const TopologyGraph& graph);
+
+// NCCL's view of the request's ranks with the tuner tables of its NCCL version (request.nccl_version).
+nccl::NcclSystem nccl_system_of(const TopologyGraph& graph, const CollectiveRequest& request);
 
 // NCCL's collective for an op (ncclFunc_t); false for all_to_all and send/recv, which NCCL runs as
 // point-to-point with no algorithm choice.
