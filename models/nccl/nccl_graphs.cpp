@@ -31,8 +31,12 @@ std::span<const double> speed_array(bool inter, int compcap, TunerRelease releas
 //    (ncclTopoSearchTryNvls, search.cc:386-405), so h heads fit when (h + 1) x intra <= bw;
 //  * over PCIe through an Intel root complex, GPU-to-GPU traffic costs 6/5 of its bandwidth
 //    (INTEL_P2P_OVERHEAD, topo.h:36; search.cc:305-312);
-//  * with a network every channel enters and leaves the node through a NIC, taking `inter` on it and on
-//    the GPU's path to it (search.cc:620-660); NVLS heads are one GPU per NIC (search.cc:694-705).
+//  * with a network every channel enters and leaves the node through a NIC (search.cc:620-660). The NIC's
+//    own speed pays the channel's bwInter truncated to an int, whatever the pattern (`const int bw =
+//    graph->bwInter`, `if (net->net.bw < bw) continue`, `net.bw -= bw`, v2.28.9 search.cc:670, 680, 690;
+//    the same in 2.25-2.29); the GPU's path to it pays bwInter both ways: a balanced tree sends half of it
+//    from each of its first two GPUs (search.cc:610-627), which share that path. NVLS heads are one GPU
+//    per NIC (search.cc:694-705).
 int channels_at(const NcclSystem& s, Pattern pattern, double intra, double inter) {
   constexpr double eps = 1e-6;
   const int ngpus = s.min_local_ranks;
@@ -49,10 +53,10 @@ int channels_at(const NcclSystem& s, Pattern pattern, double intra, double inter
     }
   }
   if (s.n_nodes > 1) {
-    const double nic = std::min(s.net_bw, s.gpu_nic_bw);
-    // A balanced tree counts half of its network bandwidth on each of its first two GPUs (search.cc:622-628).
-    const double per_channel = pattern == Pattern::balanced_tree ? inter / 2 : inter;
-    int per_nic = static_cast<int>(std::floor(nic / per_channel + eps));
+    const int net_bw_per_channel = static_cast<int>(inter);
+    const int per_nic_net =
+        net_bw_per_channel > 0 ? static_cast<int>(std::floor(s.net_bw / net_bw_per_channel + eps)) : 1 << 20;
+    int per_nic = std::min(per_nic_net, static_cast<int>(std::floor(s.gpu_nic_bw / inter + eps)));
     if (pattern == Pattern::nvls) per_nic = std::min(per_nic, 1);
     cap = std::min(cap, s.nics_per_node * per_nic);
   }

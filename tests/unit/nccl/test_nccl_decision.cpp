@@ -359,5 +359,30 @@ TEST(NcclRelease, BlackwellTreeCapsFollowTheRelease) {
   EXPECT_NEAR(cap_per_channel[1], 24.0, 1e-9);
 }
 
+// NVIDIA/nccl issue #1801: three NVL4 partitions of GB200 in three racks, IB between them, NVLS off, NCCL
+// 2.27.3, where NCCL's auto ran Ring at 16 GiB. 2.27's sm100 inter speeds start at 47.9 (v2.27.3
+// search.cc:913): 4 NICs x 1 channel = 191.6 GB/s, then 24 fits two channels a NIC (50 / 24), 8 x 24 = 192 is
+// better. The tree must find the ring's 8 channels (v2.27.3 init.cc:858); the NIC pays a channel's whole
+// bwInter whatever the pattern (search.cc:670-690), so it too runs at 24 across nodes, which makes its tuner
+// bandwidth lose to the ring's (a half-NIC charge for the balanced tree gave it 8 x 47.9 and picked Tree).
+TEST(NcclRelease, ThreeNvl4PartitionsRunTheRingAsIssue1801Reports) {
+  const TopologyGraph g(SystemCatalog(RACKSIM_TOPOLOGY_DIR).load("gb200-nvl72"), 3);
+  const int per_rack = g.gpu_count() / 3;
+  std::vector<int> gpus;
+  for (int rack = 0; rack < 3; ++rack)
+    for (int i = 0; i < 4; ++i) gpus.push_back(rack * per_rack + i);
+  const NcclSystem s = nccl_system(g, gpus, TunerRelease::v2_27);
+  ASSERT_EQ(s.n_nodes, 3);
+  ASSERT_EQ(s.nics_per_node, 4);
+  const Graphs gr = compute_graphs(s);
+  EXPECT_EQ(gr.ring.n_channels, 8);
+  EXPECT_DOUBLE_EQ(gr.ring.bw_inter, 24.0);
+  EXPECT_EQ(gr.tree.n_channels, 8);
+  EXPECT_DOUBLE_EQ(gr.tree.bw_inter, 24.0);
+  Overrides no_nvls;
+  no_nvls.algos = {Algo::ring, Algo::tree};
+  EXPECT_EQ(decide(s, Func::all_reduce, 16 * GiB, no_nvls).algo, Algo::ring);
+}
+
 }  // namespace
 }  // namespace racksim::nccl
