@@ -166,7 +166,7 @@ protocol: auto | LL | LL128 | Simple (NCCL_PROTO); channels: None or 1-64 (NCCL_
 nvls: False keeps auto off NVLS and NVLS-tree (NCCL_NVLS_ENABLE=0).
 collnet: True lets auto pick CollNet (IB SHARP) and NVLS over CollNet across nodes (NCCL_COLLNET_ENABLE=1).
 nccl_version: the NCCL whose tuner decides and prices the run: "2.28" (default) or a version from 2.25 on as
-  NCCL prints it ("2.27.3"); 2.25-2.27 take NCCL 2.27's tuner tables, 2.29 on 2.28's.
+  NCCL prints it ("2.27.3"); 2.25-2.27 take NCCL 2.27's tuner tables, 2.29 and later 2.29's.
 fail: a failure item or a list: "tray:T", "gpu:G", "switch-tray:S", "switch-chip:D.C", "nvlink:G.C",
   "trunk:D.K", "nic:N", "ib-link:R.K", "imex:T", "link:NAME[@F]" (docs/failures.md).
 partition_mode: "full-bandwidth" (NVIDIA's default: a GPU that lost NVLinks is parked, a lost switch stops

@@ -72,7 +72,7 @@ CollectiveRequest collective_request(const Measurement& m) {
   req.channels = m.channels;
   req.nvls_enabled = m.nvls_enabled;
   req.collnet_enabled = m.collnet_enabled;
-  if (nccl::tuner_release_if_known(m.nccl_version) == nccl::TunerRelease::v2_27) req.nccl_version = "2.27";
+  if (const auto release = nccl::tuner_release_if_known(m.nccl_version)) req.nccl_version = nccl::release_name(*release);
   return req;
 }
 

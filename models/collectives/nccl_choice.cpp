@@ -93,7 +93,7 @@ NcclChoice resolve_request(const CollectiveRequest& in, const TopologyGraph& gra
   r.protocol = nccl::to_string(d.proto);
   r.channels = d.channels;
   c.note = fmt::format("NCCL {} {}: {}/{} on {} channel(s), its estimate {:.4g} us",
-                       s.release == nccl::TunerRelease::v2_27 ? "2.27" : "2.28", in.algorithm == "auto" ? "picks" : "runs",
+                       nccl::release_name(s.release), in.algorithm == "auto" ? "picks" : "runs",
                        nccl::to_string(d.algo), r.protocol, d.channels, d.nccl_time_us);
   std::string others;
   for (const auto& cand : d.candidates)

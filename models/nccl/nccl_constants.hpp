@@ -4,6 +4,7 @@
 // what NCCL runs (nccl_graphs, nccl_tuner) uses these and nothing else for its decisions; what calibration
 // then corrects is in sim/calib. Units as NCCL has them: bandwidths in GB/s (1e9 B/s), latencies in us.
 #include <array>
+#include <span>
 
 namespace racksim::nccl {
 
@@ -59,10 +60,15 @@ inline constexpr std::array<double, 11> kSpeedIntraSm90 = {60.0, 50.0, 40.0, 30.
 inline constexpr std::array<double, 17> kSpeedInterSm90 = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
                                                            15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
 inline constexpr std::array<double, 11> kSpeedIntraSm100 = {90.0, 80.0, 70.0, 60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
+inline constexpr std::array<double, 12> kSpeedIntraSm100V2_29 = {90.0, 80.0, 70.0, 60.0, 50.0, 45.0,
+                                                                40.0, 30.0, 24.0, 20.0, 19.0, 18.0};  // search.cc at v2.29.7-1:987
 inline constexpr std::array<double, 17> kSpeedInterSm100V2_27 = {47.9, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
                                                                 15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};  // search.cc at v2.27.3-1:913
 inline constexpr std::array<double, 18> kSpeedInterSm100 = {96.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0,
                                                             17.5, 15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+inline constexpr std::array<double, 19> kSpeedInterSm100V2_29 = {96.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0,
+                                                                24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0,
+                                                                3.0,  2.4,  1.2,  0.24, 0.12};  // search.cc at v2.29.7-1:988
 
 inline constexpr int kMaxChannels = 64;          // MAXCHANNELS, device.h:86; rings search up to half (init.cc:1019)
 inline constexpr int kMaxNvlsArity = 32;         // NCCL_MAX_NVLS_ARITY, device.h:207
@@ -98,10 +104,10 @@ enum HwType { kHwNvlink = 0, kHwPci = 1, kHwNet = 2 };
 
 // The tuner's tables of one NCCL release. NCCL 2.25.1 to 2.27.x have one set (tuning.cc of v2.25.1-1 and
 // v2.27.3-1 differ only in error handling there); 2.28 lowered Blackwell's Tree and LL128 caps, raised
-// NVLS-tree's network latency and priced NVLS by nvlsEfficiency (below); 2.29 and later are priced as 2.28
-// (their differences: Blackwell's ring LL128 cap 40 GB/s and an NVLS-tree size correction on x86, tuning.cc at
-// v2.29.7-1; not modelled).
-enum class TunerRelease { v2_27 = 0, v2_28 = 1 };
+// NVLS-tree's network latency and priced NVLS by nvlsEfficiency (below); 2.29 set Blackwell's ring LL128 cap to
+// 40 GB/s per channel, corrects NVLS-tree's estimate by size on x86 Blackwell as the Tree's, and searches two
+// more speeds (tuning.cc and search.cc at v2.29.7-1). Later releases (2.30, 2.31: no source here) take 2.29's.
+enum class TunerRelease { v2_27 = 0, v2_28 = 1, v2_29 = 2 };
 struct TunerTables {
   float base_lat[kNumAlgos][kNumProtos];    // baseLatencies[algo][proto]
   float hw_lat[3][kNumAlgos][kNumProtos];   // hwLatencies[hw][algo][proto]
@@ -117,9 +123,14 @@ struct TunerTables {
   // min(bwIntra, bwInter), all-gather / reduce-scatter min(bwIntra (ppn - 1) / ppn, 0.9 bwInter), NVLS-tree
   // min(bwIntra, bwInter, or bwInter / 2 beyond two nodes), both x 5/6 (tuning.cc at v2.27.3-1:265-275, 324).
   bool nvls_efficiency_model;
-  // search.cc's speeds for Blackwell graphs with a network: 2.28 starts at 96 and 48 (search.cc:987), 2.27
-  // at 47.9 (search.cc at v2.27.3-1:913).
-  bool sm100_inter_speeds_from_96;
+  // search.cc's speeds for Blackwell graphs inside a node and with a network: 2.27's network speeds start at
+  // 47.9 (search.cc at v2.27.3-1:912-913), 2.28's at 96 and 48 (search.cc:986-987), 2.29 adds 45 inside and 80
+  // with a network (search.cc at v2.29.7-1:987-988).
+  std::span<const double> sm100_intra_speeds;
+  std::span<const double> sm100_inter_speeds;
+  // 2.29: NVLS-tree all-reduce's bandwidth is corrected by size like the Tree's on sm100+ with an x86 CPU
+  // (tuning.cc at v2.29.7-1:596).
+  bool nvls_tree_size_correction_x86_sm100;
 };
 
 // NCCL 2.28.9: tuning.cc:143-199.
@@ -134,6 +145,25 @@ inline constexpr TunerTables kTunerV2_28 = {
     {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}},
     {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}, {0.0, 96.0, 43.8}},
     true,
+    kSpeedIntraSm100,
+    kSpeedInterSm100,
+    false};
+
+// NCCL 2.29.7 (tuning.cc at v2.29.7-1): 2.28.9's tables but Blackwell's perChMaxRingLL128Bws {40, 40, 40} (:180),
+// NVLS-tree's size correction on x86 Blackwell (:596), and two more search speeds (search.cc:987-988).
+inline constexpr TunerTables kTunerV2_29 = {
+    {{6.8f, 14.0f, 8.4f}, {6.6f, 14.0f, 8.4f}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {8.0f, 8.0f, 8.0f}},
+    {{{.6f, 1.25f, 4.0f}, {.6f, 1.9f, 3.4f}, {0, 0, 3.7f}, {0, 0, 2.8f}, {0, 0, 25}, {0, 0, 25}, {0, 0, 4.0f}},
+     {{1.0f, 1.9f, 4.0f}, {1.0f, 2.5f, 5.7f}, {0, 0, 3.7f}, {0, 0, 2.8f}, {0, 0, 0}, {0, 0, 0}, {0, 0, 4.0f}},
+     {{5.0f, 8.5f, 14}, {2.7f, 4.0f, 14.0f}, {0, 0, 31}, {0, 0, 30}, {0, 0, 18}, {0, 0, 20.9f}, {0, 0, 14}}},
+    {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {2 * 141.0, 2 * 45.0, 2 * 35.0}},
+    {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}, {40.0, 40.0, 40.0}},
+    {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}},
+    {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}},
+    {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}, {0.0, 96.0, 43.8}},
+    true,
+    kSpeedIntraSm100V2_29,
+    kSpeedInterSm100V2_29,
     true};
 
 // NCCL 2.25.1-2.27.x: tuning.cc at v2.27.3-1: baseLat :134-137 (PAT's 8 us in its latency formula),
@@ -150,14 +180,25 @@ inline constexpr TunerTables kTunerV2_27 = {
     {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {2 * 38.7, 2 * 41.4, 2 * 36.0}},
     {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
     false,
+    kSpeedIntraSm100,
+    kSpeedInterSm100V2_27,
     false};
 
-inline const TunerTables& tuner_tables(TunerRelease r) { return r == TunerRelease::v2_27 ? kTunerV2_27 : kTunerV2_28; }
+inline const TunerTables& tuner_tables(TunerRelease r) {
+  switch (r) {
+    case TunerRelease::v2_27: return kTunerV2_27;
+    case TunerRelease::v2_28: return kTunerV2_28;
+    case TunerRelease::v2_29: return kTunerV2_29;
+  }
+  return kTunerV2_28;
+}
+const char* release_name(TunerRelease r);  // "2.27", "2.28", "2.29": the release whose tables these are
 
-// Tree correction by log2(bytes / 64), 64 B .. 256 MiB, per protocol (tuning.cc:578-582).
-inline constexpr float kTreeCorrection[kNumProtos][23] = {
-    {1.0f, 1.0f, 1.0f, 1.0f, .9f, .8f, .7f, .7f, .7f, .7f, .6f, .5f, .4f, .4f, .5f, .6f, .7f, .8f, .9f, 1.0f, 1.0f, 1.0f, 1.0f},
-    {1.0f, 1.0f, 1.0f, 1.0f, 1.0f, .9f, .8f, .8f, .8f, .7f, .6f, .6f, .6f, .6f, .6f, .6f, .8f, .9f, .9f, .9f, .9f, 1.0f, 1.0f},
-    {.9f, .9f, .9f, .9f, .9f, .9f, .9f, .8f, .7f, .6f, .6f, .5f, .5f, .5f, .5f, .6f, .7f, .8f, .7f, .7f, .8f, .9f, .9f}};
+// Tree correction by log2(bytes / 64), 64 B .. 512 MiB, per protocol (tuning.cc:578-582; 2.29 adds the 24th
+// entry, tuning.cc at v2.29.7-1:581-585). The Tree reads the first 23 in every release, NVLS-tree all 24.
+inline constexpr float kTreeCorrection[kNumProtos][24] = {
+    {1.0f, 1.0f, 1.0f, 1.0f, .9f, .8f, .7f, .7f, .7f, .7f, .6f, .5f, .4f, .4f, .5f, .6f, .7f, .8f, .9f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f},
+    {1.0f, 1.0f, 1.0f, 1.0f, 1.0f, .9f, .8f, .8f, .8f, .7f, .6f, .6f, .6f, .6f, .6f, .6f, .8f, .9f, .9f, .9f, .9f, 1.0f, 1.0f, 1.0f},
+    {.9f, .9f, .9f, .9f, .9f, .9f, .9f, .8f, .7f, .6f, .6f, .5f, .5f, .5f, .5f, .6f, .7f, .8f, .7f, .7f, .8f, .9f, .9f, .9f}};
 
 }  // namespace racksim::nccl

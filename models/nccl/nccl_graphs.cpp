@@ -9,14 +9,14 @@ namespace racksim::nccl {
 namespace {
 
 std::span<const double> speed_array(bool inter, int compcap, TunerRelease release) {
-  // search.cc:1062-1069: the array is picked by whether the system has a network and by compute capability.
+  // search.cc:1062-1069: the array is picked by whether the system has a network and by compute capability;
+  // Blackwell's by release too.
   if (inter) {
-    if (compcap >= 100)
-      return tuner_tables(release).sm100_inter_speeds_from_96 ? std::span<const double>(kSpeedInterSm100) : kSpeedInterSm100V2_27;
+    if (compcap >= 100) return tuner_tables(release).sm100_inter_speeds;
     if (compcap >= 90) return kSpeedInterSm90;
     return kSpeedInter;
   }
-  if (compcap >= 100) return kSpeedIntraSm100;
+  if (compcap >= 100) return tuner_tables(release).sm100_intra_speeds;
   if (compcap >= 90) return kSpeedIntraSm90;
   return kSpeedIntra;
 }

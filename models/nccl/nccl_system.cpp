@@ -82,14 +82,23 @@ std::optional<TunerRelease> tuner_release_if_known(const std::string& nccl_versi
     if (i < v.size() && v[i] != '.' && v[i] != '+' && v[i] != ' ' && v[i] != '-') return std::nullopt;
   }
   if (major != 2 || minor < 25 || minor > 99) return std::nullopt;
-  return minor <= 27 ? TunerRelease::v2_27 : TunerRelease::v2_28;
+  return minor <= 27 ? TunerRelease::v2_27 : minor == 28 ? TunerRelease::v2_28 : TunerRelease::v2_29;
+}
+
+const char* release_name(TunerRelease r) {
+  switch (r) {
+    case TunerRelease::v2_27: return "2.27";
+    case TunerRelease::v2_28: return "2.28";
+    case TunerRelease::v2_29: return "2.29";
+  }
+  return "2.28";
 }
 
 TunerRelease tuner_release(const std::string& nccl_version, const std::string& where) {
   if (const auto r = tuner_release_if_known(nccl_version)) return *r;
   throw InputError(where, "", nccl_version.empty() ? "(empty)" : nccl_version,
                    "an NCCL version from 2.25 on, as NCCL prints it (2.28, 2.27.3, 2.26.6+cuda12.8): 2.25-2.27 "
-                   "take NCCL 2.27's tuner tables, 2.28 and later 2.28's");
+                   "take NCCL 2.27's tuner tables, 2.28 2.28's, 2.29 and later 2.29's");
 }
 
 NcclSystem nccl_system(const TopologyGraph& graph, const std::vector<int>& gpus, TunerRelease release) {

@@ -69,7 +69,7 @@ NcclSystem nccl_system(const TopologyGraph& graph, const std::vector<int>& gpus,
                        TunerRelease release = TunerRelease::v2_28);
 
 // The tuner tables of an NCCL version as nccl-tests and logs print it ("2.28", "2.27.3", "2.26.6+cuda12.8",
-// or the nccl-library code "22602"): 2.25-2.27 take 2.27's, 2.28 and later 2.28's. InputError otherwise
+// or the nccl-library code "22602"): 2.25-2.27 take 2.27's, 2.28 2.28's, 2.29 and later 2.29's. InputError otherwise
 // (`where` names the option or file field the version came from).
 TunerRelease tuner_release(const std::string& nccl_version, const std::string& where = "--nccl-version");
 // The same, or nullopt where the text names no version racksim has tables for (published records).

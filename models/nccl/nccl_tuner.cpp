@@ -267,6 +267,10 @@ double algo_time_us(const NcclSystem& s, const Graphs& g, const TuneTables& t, F
   const int log_size = log2i(static_cast<long>(bytes >> 6));
   if (algo == Algo::tree && func == Func::all_reduce && log_size >= 0 && log_size < 23)
     bw *= kTreeCorrection[int(proto)][log_size];
+  // 2.29: NVLS-tree too, on Blackwell with an x86 CPU (tuning.cc at v2.29.7-1:596).
+  if (algo == Algo::nvls_tree && func == Func::all_reduce && log_size >= 0 && log_size < 24 &&
+      tuner_tables(s.release).nvls_tree_size_correction_x86_sm100 && s.min_compcap >= 100 && s.cpu_isa == "x86_64")
+    bw *= kTreeCorrection[int(proto)][log_size];
   if (algo == Algo::ring && proto == Proto::simple && s.n_nodes > 1 && func == Func::all_reduce &&
       bytes / (static_cast<std::uint64_t>(g.comm_channels) * s.n_ranks) >= 64)
     lat *= s.min_compcap < 80 ? 1.9 : 1.4;  // tuning.cc:593-596, the ring's plateau

@@ -325,16 +325,18 @@ TEST(NcclDecision, NvlsChunkSizeFollowsTheSize) {
 }
 
 // NCCL versions as NCCL and nccl-tests print them map to the tuner tables racksim has: 2.25.1 to 2.27.x share
-// one set (tuning.cc of v2.25.1-1 and v2.27.3-1), 2.28 on take 2.28.9's.
+// one set (tuning.cc of v2.25.1-1 and v2.27.3-1), 2.28 takes 2.28.9's, 2.29 on 2.29.7's.
 TEST(NcclRelease, VersionsAsNcclPrintsThemMapToTheirTunerTables) {
   EXPECT_EQ(tuner_release("2.28"), TunerRelease::v2_28);
   EXPECT_EQ(tuner_release("2.28.9"), TunerRelease::v2_28);
-  EXPECT_EQ(tuner_release("2.29.7"), TunerRelease::v2_28);
+  EXPECT_EQ(tuner_release("2.29.7"), TunerRelease::v2_29);
+  EXPECT_EQ(tuner_release("2.31.2"), TunerRelease::v2_29);  // no later source here: 2.29's tables
   EXPECT_EQ(tuner_release("2.27.3+cuda12.9"), TunerRelease::v2_27);
   EXPECT_EQ(tuner_release("2.26.6+cuda12.8"), TunerRelease::v2_27);
   EXPECT_EQ(tuner_release("2.25.1"), TunerRelease::v2_27);
   EXPECT_EQ(tuner_release("22602"), TunerRelease::v2_27);  // nccl-tests' nccl-library code
   EXPECT_EQ(tuner_release("22809"), TunerRelease::v2_28);
+  EXPECT_EQ(tuner_release("22907"), TunerRelease::v2_29);
   EXPECT_EQ(tuner_release("2.27 (v2.27_sym_memory branch)"), TunerRelease::v2_27);
   for (const char* bad : {"2.24.3", "2.18", "3.0", "2", "2.", ".28", "latest", "", "2.280"})
     EXPECT_THROW(tuner_release(bad), InputError) << bad;
@@ -382,6 +384,41 @@ TEST(NcclRelease, ThreeNvl4PartitionsRunTheRingAsIssue1801Reports) {
   Overrides no_nvls;
   no_nvls.algos = {Algo::ring, Algo::tree};
   EXPECT_EQ(decide(s, Func::all_reduce, 16 * GiB, no_nvls).algo, Algo::ring);
+}
+
+// NCCL 2.29 (tuning.cc and search.cc at v2.29.7-1). Eight B200s: the intra speeds gained 45 (search.cc:987), so
+// the tree's 16 channels (the ring's, duplicated from 8 x 90) fit at 45 where 2.28 stops at 40 (16 x 50 >
+// 721.8). Blackwell's ring LL128 cap is 40 GB/s per channel on every node count (:180; 2.28: 73.4 / 34.6 / 73.4).
+// NVLS-tree's bandwidth takes the Tree's size correction on x86 Blackwell (:596): two HGX B200 nodes at 16 MiB
+// (log2(16 MiB / 64) = 18: Simple's factor .7), not at 1 GiB (beyond the table), nor on 2.28.
+TEST(NcclRelease, Nccl229ChangesBlackwellSpeedsLl128CapAndNvlsTreeCorrection) {
+  const TopologyGraph one(SystemCatalog(RACKSIM_TOPOLOGY_DIR).load("hgx-b200"), 1);
+  const Graphs g28 = compute_graphs(nccl_system(one, first(8), TunerRelease::v2_28));
+  const Graphs g29 = compute_graphs(nccl_system(one, first(8), TunerRelease::v2_29));
+  EXPECT_DOUBLE_EQ(g28.tree.bw_intra, 40.0);
+  EXPECT_EQ(g29.tree.n_channels, 16);
+  EXPECT_DOUBLE_EQ(g29.tree.bw_intra, 45.0);
+  EXPECT_EQ(g29.ring.n_channels, g28.ring.n_channels);
+
+  const TopologyGraph two(SystemCatalog(RACKSIM_TOPOLOGY_DIR).load("hgx-b200"), 2);
+  const NcclSystem s28 = nccl_system(two, first(16), TunerRelease::v2_28);
+  const NcclSystem s29 = nccl_system(two, first(16), TunerRelease::v2_29);
+  const Graphs gr = compute_graphs(s29);
+  const double ll128_cap = algo_terms(s29, gr, Func::all_reduce, Algo::ring, Proto::ll128).algbw_cap_GBps;
+  EXPECT_NEAR(ll128_cap, gr.ring.n_channels * 40.0 * 16 / (2.0 * 15), 1e-6);  // bus -> algbw: nRanks / 2 (nRanks - 1)
+
+  const TuneTables t28 = tune_model(s28, compute_graphs(s28)), t29 = tune_model(s29, gr);
+  const auto nvls_tree_time = [](const NcclSystem& s, const TuneTables& t, std::uint64_t bytes) {
+    return algo_time_us(s, compute_graphs(s), t, Func::all_reduce, Algo::nvls_tree, Proto::simple, bytes);
+  };
+  const double lat = t29.latency[int(Func::all_reduce)][int(Algo::nvls_tree)][int(Proto::simple)];
+  const double bw = t29.bandwidth[int(Func::all_reduce)][int(Algo::nvls_tree)][int(Proto::simple)];
+  ASSERT_GT(bw, 0);
+  EXPECT_NEAR(nvls_tree_time(s29, t29, 16 * MiB), lat + 16.0 * MiB / (1000.0 * bw * .7), 1e-4);  // .7 as NCCL's float
+  EXPECT_NEAR(nvls_tree_time(s29, t29, 1 * GiB), lat + 1.0 * GiB / (1000.0 * bw), 1e-6);
+  const double lat28 = t28.latency[int(Func::all_reduce)][int(Algo::nvls_tree)][int(Proto::simple)];
+  const double bw28 = t28.bandwidth[int(Func::all_reduce)][int(Algo::nvls_tree)][int(Proto::simple)];
+  EXPECT_NEAR(nvls_tree_time(s28, t28, 16 * MiB), lat28 + 16.0 * MiB / (1000.0 * bw28), 1e-6);
 }
 
 }  // namespace
