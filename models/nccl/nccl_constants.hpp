@@ -149,22 +149,15 @@ inline constexpr TunerTables kTunerV2_28 = {
     kSpeedInterSm100,
     false};
 
-// NCCL 2.29.7 (tuning.cc at v2.29.7-1): 2.28.9's tables but Blackwell's perChMaxRingLL128Bws {40, 40, 40} (:180),
-// NVLS-tree's size correction on x86 Blackwell (:596), and two more search speeds (search.cc:987-988).
-inline constexpr TunerTables kTunerV2_29 = {
-    {{6.8f, 14.0f, 8.4f}, {6.6f, 14.0f, 8.4f}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {8.0f, 8.0f, 8.0f}},
-    {{{.6f, 1.25f, 4.0f}, {.6f, 1.9f, 3.4f}, {0, 0, 3.7f}, {0, 0, 2.8f}, {0, 0, 25}, {0, 0, 25}, {0, 0, 4.0f}},
-     {{1.0f, 1.9f, 4.0f}, {1.0f, 2.5f, 5.7f}, {0, 0, 3.7f}, {0, 0, 2.8f}, {0, 0, 0}, {0, 0, 0}, {0, 0, 4.0f}},
-     {{5.0f, 8.5f, 14}, {2.7f, 4.0f, 14.0f}, {0, 0, 31}, {0, 0, 30}, {0, 0, 18}, {0, 0, 20.9f}, {0, 0, 14}}},
-    {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {2 * 141.0, 2 * 45.0, 2 * 35.0}},
-    {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}, {40.0, 40.0, 40.0}},
-    {{20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}},
-    {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}},
-    {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}, {0.0, 96.0, 43.8}},
-    true,
-    kSpeedIntraSm100V2_29,
-    kSpeedInterSm100V2_29,
-    true};
+// NCCL 2.29.7 (tuning.cc and search.cc at v2.29.7-1): 2.28.9's tables with the four things 2.29 changed.
+constexpr TunerTables tuner_v2_29_from(TunerTables t) {
+  for (double& cap : t.per_ch_max_ring_ll128_bw[3]) cap = 40.0;  // Blackwell {40, 40, 40} (:180)
+  t.sm100_intra_speeds = kSpeedIntraSm100V2_29;                    // search.cc:987
+  t.sm100_inter_speeds = kSpeedInterSm100V2_29;                    // search.cc:988
+  t.nvls_tree_size_correction_x86_sm100 = true;                   // :596
+  return t;
+}
+inline constexpr TunerTables kTunerV2_29 = tuner_v2_29_from(kTunerV2_28);
 
 // NCCL 2.25.1-2.27.x: tuning.cc at v2.27.3-1: baseLat :134-137 (PAT's 8 us in its latency formula),
 // hwLat :143-156 (no PAT row: 0), llMaxBws :165-170, perChMaxRingLL128Bws :172-177, perChMaxTreeLL128Bws
