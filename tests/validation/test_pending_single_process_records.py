@@ -5,9 +5,9 @@ all 8 GPUs (nccl-tests -g 8), MIT ORCD's HGX B300 and MGHPCC's HGX B200 (NCCL 2.
 all_gather, reduce_scatter and alltoall at 1 MiB-16 GiB. The shipped calibration has never seen them, so
 this is an out-of-sample check: at >= 256 MiB, where the single process's launch cost is a few per cent of
 the time, every point within 15 % and the median within 6 % (measured: 11.7 % worst, 4.8 % median on
-2026-12-04). Below 64 MiB they are printed, not bounded: they carry a launch overhead of 20-40 us that
-racksim does not model (NVIDIA in nccl-tests issue #333: "the CUDA latency overheads of single process
-jobs")."""
+2026-12-04). Below 64 MiB they are printed, not bounded: they sit 13-20 us above the model there, a floor
+racksim has no term for (single-process launch is a candidate, NVIDIA in nccl-tests issue #333: "the CUDA
+latency overheads of single process jobs"; not established: calibrate/data/public_collectives.md)."""
 import json
 import os
 import statistics
