@@ -53,7 +53,8 @@ BOUNDS = {"system": {"median_abs_error_at_or_above_64MiB": 0.05, "worst_abs_erro
 # our own 2-GPU H200 probes (a slow ramp), OCI's GB300 racks (the two-rack all-to-all at a quarter of the NICs),
 # CoreWeave's 20 GB200 racks and OCI's two GB200 racks with NVLS off. Outside those groups 310 of 317 were within
 # 15 %: a model change that moves points elsewhere past 15 % fails here even when the pooled figures hold.
-GROUP_SERIES = ("use3a-ss", "h200-nvswitch-2gpu", "OCI BM.GPU.GB300.4", "x20 racks (CoreWeave", "OCI BM.GPU.GB200-v3.4")
+GROUP_SERIES = ("use3a-ss", "h200-nvswitch-2gpu", "OCI BM.GPU.GB300.4", "x20 racks (CoreWeave", "OCI BM.GPU.GB200-v3.4",
+                "(issue commenter's cluster)")
 # Session 20: NCCL's p2p pipelines over NVLink in the all-to-all (docs/model.md): 121 beyond 15 %, 5 outside the
 # groups (the GB300 one-tray and the 4-GPU H100 all-to-all sweeps came within 15 %; the GB300 two-tray one at
 # 256-512 MiB went past it, +16 and +20 %, at the 60 GB/s that every sweep together fits).
@@ -62,7 +63,11 @@ GROUP_SERIES = ("use3a-ss", "h200-nvswitch-2gpu", "OCI BM.GPU.GB300.4", "x20 rac
 # 15 % held out (-16.7 % on one rack at 4 GiB, whose in-place run took 9 % less; -16.7 / -15.4 % across three racks):
 # 126, 8 outside the groups (the other five as before: GCP A4's two-node NVLS-tree at 64-256 MiB, now +22 to +62 %,
 # and slinky's two 16-GPU trees). Data, not a model change.
-BEYOND_15_BOUNDS = {"all": 126, "outside the named groups": 8}
+# Session 26: NVIDIA/nccl-tests #309's H100 clusters (data): gj-aion's 4 and 8 nodes at NCCL's default CTAs run
+# 320-325 GB/s where racksim gives NVLS-tree the NICs' ~375 (the maintainer: NCCL_MIN_CTAS=24 gets above 380, and
+# those nodes reach 391 with it), a named group; qoofyk's two bare-metal nodes are 15.3-15.7 % fast at 64-128 MiB
+# held out. 127 beyond 15 %, 6 outside the groups (qoofyk's two, GCP A4's three, OCI's one-rack GB200 all-to-all).
+BEYOND_15_BOUNDS = {"all": 127, "outside the named groups": 6}
 # And the all-to-all itself, held out by system at >= 64 MiB without OCI's two GB300 racks (a quarter of their
 # NICs, which nothing in the model explains): 55 points, median 3.2 %, worst 19.6 % (before the pipelines 9.0 % and
 # 27.8 %). The issue's 15 % worst is not met by it either. Session 23: 65 points, median 3.6 %, worst 22.8 %: OCI's
