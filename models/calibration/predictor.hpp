@@ -31,7 +31,7 @@ using CollectiveModel =
     std::function<double(const TopologyGraph&, const CollectiveRequest&, const Calibration&)>;
 
 // The request a collective record describes, as every pricing of it builds it: its op, algorithm, ranks,
-// size, NCCL overrides, and its NCCL's tuner tables where it names a version that has its own (2.25-2.27).
+// size, NCCL overrides, and its NCCL's tuner tables where it names a version racksim has tables for (else 2.28's).
 CollectiveRequest collective_request(const Measurement& m);
 
 // The nominal route of a transfer measurement.

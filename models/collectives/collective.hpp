@@ -46,7 +46,8 @@ struct CollectiveRequest {
   // CollNet across nodes (tuning.cc:502-507); off by default, as in NCCL.
   bool collnet_enabled = false;
   // The NCCL version whose tuner tables decide and price the run (nccl::tuner_release): "2.28" (the default,
-  // the device machine's), or 2.25-2.27 for NCCL 2.27's tables, as NCCL prints it ("2.26.6+cuda12.8").
+  // the device machine's), or another from 2.25 on as NCCL prints it ("2.26.6+cuda12.8"): 2.25-2.27 take NCCL
+  // 2.27's tables, 2.29 and later 2.29's.
   std::string nccl_version = "2.28";
   // hierarchical: the algorithms used inside each NVLink domain and across domains.
   std::string inner_algorithm = "auto";

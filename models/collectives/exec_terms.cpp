@@ -175,7 +175,8 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   if (request.op == CollectiveOp::all_to_all) {
     // One kernel like a collective's: NCCL's base latency of a Simple ring (tuning.cc:143-148), which the
     // tuner never charges a p2p group itself; measured 2-GPU H200 floors are 8.5-9 us.
-    e.flow.launch_s += units::us_to_s(nccl::kTunerV2_28.base_lat[int(nccl::Algo::ring)][int(nccl::Proto::simple)]);
+    e.flow.launch_s += units::us_to_s(
+        nccl::tuner_tables(nccl::tuner_release(request.nccl_version)).base_lat[int(nccl::Algo::ring)][int(nccl::Proto::simple)]);
     e.flow.launch_s += p2p_rounds_extra_latency_s(graph, request, calibration, e.flow);
   }
   // Pass 1: the bandwidth part alone at the protocol's payload fraction.
