@@ -31,6 +31,7 @@ AnalyticEstimate analytic_collective(const TopologyGraph& graph, const Collectiv
   e.time_s = model.time(depth);
   e.phases = model.phases(depth);
   e.bandwidth_s = x.bandwidth_s;
+  e.credit_window_bytes = x.credit_window_bytes;
   e.warnings = model.warnings;
   return e;
 }

@@ -84,6 +84,7 @@ std::vector<CollectivePoint> collective_points(const std::vector<Measurement>& d
       // Inside one domain the pipelines' time adds to the bandwidth part; across domains it adds to the NVLink
       // part only, under the NICs in every all-to-all record (B300 x2, GB300 over two racks): taken as none.
       p.p2p_pipeline_bytes = p.domains > 1 ? 0 : p2p_pipeline_bytes(g, resolved);
+      if (e.credit_window_bytes > 0) p.credit_cycles = credit_cycles_after_first(m.bytes, e.credit_window_bytes);
       if (domains.size() > 1 && e.protocol != "Simple") {
         // The NICs' own time: priced again with the protocol's network efficiency at 0.5, where the NICs
         // bind their time doubles (collective_fit.hpp).
@@ -127,12 +128,18 @@ double p2p_s(const CollectivePoint& p, double rate_GBps) {
   return rate_GBps > 0 && p.p2p_pipeline_bytes > 0 ? p.p2p_pipeline_bytes / (rate_GBps * 1e9) : 0;
 }
 
+// The floor a point's credit window puts on its bandwidth part at a cycle of `cycle_us` (exec_terms; 0: none).
+double credit_floor_s(const CollectivePoint& p, double cycle_us) {
+  return cycle_us > 0 && p.credit_cycles > 0 ? p.credit_cycles * cycle_us * 1e-6 : 0;
+}
+
 // predict_time_s with the protocol's network efficiency `eta` in place of c's.
 double predict_time_at(const CollectivePoint& p, const Calibration& c, double eta) {
   const AlgorithmCalibration& a = c.algorithm(p.key, p.arch);
   const double kappa = a.efficiency_at(p.m->bytes, p.ramp_gpus);
-  return a.launch_us(p.domains > 1, p.scale_out_units) * 1e-6 + p.latency_s + bandwidth_part_s(p, kappa, eta) +
-         p2p_s(p, a.p2p_pipeline_GBps) + p.m->timer_floor_s;
+  return a.launch_us(p.domains > 1, p.scale_out_units) * 1e-6 + p.latency_s +
+         std::max(bandwidth_part_s(p, kappa, eta), credit_floor_s(p, a.credit_cycle_us)) + p2p_s(p, a.p2p_pipeline_GBps) +
+         p.m->timer_floor_s;
 }
 }  // namespace
 
@@ -489,12 +496,100 @@ double fit_p2p_pipeline_GBps(const std::vector<const CollectivePoint*>& train) {
   return best_rate;
 }
 
+// The points with NVLS-tree's credit floor at a cycle of `cycle_us` taken as known: where the floor is above a
+// point's bandwidth part at kappa 1, that floor is its bandwidth part, exempt from kappa (as a NIC-bound
+// point's under its protocol's efficiency, below).
+std::vector<CollectivePoint> with_credit_floor(const std::vector<const CollectivePoint*>& train, double cycle_us) {
+  std::vector<CollectivePoint> out;
+  out.reserve(train.size());
+  for (const CollectivePoint* p : train) {
+    out.push_back(*p);
+    const double floor = credit_floor_s(*p, cycle_us);
+    if (floor > p->bandwidth_exempt_s + p->bandwidth_s) {
+      out.back().bandwidth_exempt_s = floor;
+      out.back().bandwidth_s = 0;
+      out.back().network_bound_s = 0;
+    }
+  }
+  return out;
+}
+
+std::vector<const CollectivePoint*> pointers_to(const std::vector<CollectivePoint>& points) {
+  std::vector<const CollectivePoint*> out;
+  out.reserve(points.size());
+  for (const auto& p : points) out.push_back(&p);
+  return out;
+}
+
+// NVLS-tree's credit cycle (AlgorithmCalibration::credit_cycle_us) that lets the NVLS-tree groups meet their
+// points best: none, or 100-1000 us about 5 % apart, the groups fitted at each with the binding points' floor
+// known, the weighted absolute relative misfit of their points (each series one observation, as for kappa and
+// the p2p rate). One cycle for every architecture: NCCL's connections and proxies are the same code on both.
+// Absolute, not squared: one B200 cluster whose every algorithm, its rings too, runs 15-25 % below the others'
+// (Together's MD1) then cannot set the cycle; with squared misfits it did where Hopper was held out (~1 ms,
+// which predicted Hopper's 16-channel windows 2.4x slow: docs/calibration.md).
+std::map<std::string, double> fit_credit_cycle_us(const std::vector<const CollectivePoint*>& train, double p2p_pipeline_GBps) {
+  std::vector<const CollectivePoint*> pts;
+  std::set<std::string> archs;
+  bool any = false;
+  for (const CollectivePoint* p : train)
+    if (p->key == "all_reduce/nvls_tree") {
+      pts.push_back(p);
+      archs.insert(p->arch);
+      any = any || p->credit_cycles > 0;
+    }
+  std::map<std::string, double> out;
+  if (!any) return out;
+  std::map<std::string, int> series_points;
+  for (const auto* p : pts) ++series_points[p->m->series];
+  double best = -1, best_cycle = 0;
+  std::vector<double> candidates = {0.0};
+  for (double us = kCreditCycleGridMinUs; us <= kCreditCycleGridMaxUs * (1 + 1e-9); us *= kCreditCycleGridStep)
+    candidates.push_back(sig4(us));
+  for (double cycle : candidates) {
+    const std::vector<CollectivePoint> floored = with_credit_floor(pts, cycle);
+    Calibration c;
+    apply_collective_fits(c, fit_collective_groups(pointers_to(floored), p2p_pipeline_GBps));
+    for (const auto& arch : archs) c.arch_algorithms[arch]["all_reduce/nvls_tree"].credit_cycle_us = cycle;
+    double objective = 0;
+    for (const auto* p : pts) {
+      const double r = predict_time_s(*p, c) / p->m->time_s - 1;
+      objective += std::fabs(r) / series_points[p->m->series];
+    }
+    if (best < 0 || objective < best * (1 - 1e-12)) {
+      best = objective;
+      best_cycle = cycle;
+    }
+  }
+  if (best_cycle > 0)
+    for (const auto& arch : archs) out[arch] = best_cycle;
+  return out;
+}
+
 }  // namespace
 
-CollectiveFit fit_collectives(const std::vector<const CollectivePoint*>& train) {
+CollectiveFit fit_collectives(const std::vector<const CollectivePoint*>& train_points) {
   CollectiveFit fit;
-  fit.p2p_pipeline_GBps = fit_p2p_pipeline_GBps(train);
+  fit.p2p_pipeline_GBps = fit_p2p_pipeline_GBps(train_points);
+  fit.credit_cycle_us = fit_credit_cycle_us(train_points, fit.p2p_pipeline_GBps);
+  // From here the credit floor is known where it binds (with_credit_floor, each architecture's cycle).
+  std::vector<CollectivePoint> floored;
+  floored.reserve(train_points.size());
+  for (const CollectivePoint* p : train_points) {
+    const auto cycle = fit.credit_cycle_us.find(p->arch);
+    floored.push_back(with_credit_floor({p}, cycle == fit.credit_cycle_us.end() ? 0.0 : cycle->second).front());
+  }
+  const std::vector<const CollectivePoint*> train = pointers_to(floored);
+  // Borrowed groups keep the cycle of the architecture they borrow from (its kappa was fitted with it).
+  auto set_credit_cycle = [&](std::vector<GroupFit>& groups) {
+    for (auto& g : groups) {
+      if (g.key != "all_reduce/nvls_tree") continue;
+      const auto cycle = fit.credit_cycle_us.find(g.borrowed_from.empty() ? g.arch : g.borrowed_from);
+      g.credit_cycle_us = cycle == fit.credit_cycle_us.end() ? 0.0 : cycle->second;
+    }
+  };
   fit.groups = fit_collective_groups(train, fit.p2p_pipeline_GBps);
+  set_credit_cycle(fit.groups);
   std::map<std::pair<std::string, std::string>, std::vector<const CollectivePoint*>> by_protocol;
   for (const CollectivePoint* p : train)
     if (p->domains > 1 && p->protocol != "Simple" && p->network_bound_s > 0) by_protocol[{p->arch, p->protocol}].push_back(p);
@@ -521,6 +616,7 @@ CollectiveFit fit_collectives(const std::vector<const CollectivePoint*>& train) 
   std::vector<const CollectivePoint*> scaled_ptrs;
   for (const auto& p : scaled) scaled_ptrs.push_back(&p);
   fit.groups = fit_collective_groups(scaled_ptrs, fit.p2p_pipeline_GBps);
+  set_credit_cycle(fit.groups);
   return fit;
 }
 
@@ -549,6 +645,7 @@ void apply_collective_fits(Calibration& c, const std::vector<GroupFit>& fits) {
     a.scale_out_hop_overhead_us = f.scale_out_hop_overhead_us;
     a.ramp_bytes_per_gpu = f.ramp_bytes_per_gpu;
     a.p2p_pipeline_GBps = f.p2p_pipeline_GBps;
+    a.credit_cycle_us = f.credit_cycle_us;
     a.borrowed_from = f.borrowed_from;
     if (!f.borrowed_from.empty()) {
       a.source = "racksim calibrate fit: no " + f.arch + " data for " + f.key + "; kappa and ramp of " + f.borrowed_from +
@@ -572,6 +669,9 @@ void apply_collective_fits(Calibration& c, const std::vector<GroupFit>& fits) {
     if (f.p2p_pipeline_GBps > 0)
       a.source += fmt::format("p2p_pipeline_GBps fitted on every architecture's all-to-all points together ({:g} GB/s); ",
                               f.p2p_pipeline_GBps);
+    if (f.credit_cycle_us > 0)
+      a.source += fmt::format("credit_cycle_us fitted on every architecture's NVLS-tree points together ({:g} us); ",
+                              f.credit_cycle_us);
     a.source += series_list(f);
     a.fit = summary_of(f);
     c.arch_algorithms[f.arch][f.key] = a;

@@ -1,5 +1,6 @@
 #pragma once
 #include <array>
+#include <map>
 // Fitting the collective model to measurements, and checking it on data the fit never saw.
 //
 // For every collective measurement the model runs what NCCL would (or what the source forced), so each
@@ -49,6 +50,10 @@ struct CollectivePoint {
   // p2p_pipeline_bytes), which the calibrated pipeline rate turns into time (AlgorithmCalibration::
   // p2p_pipeline_GBps); 0 else (across domains the NICs bind the all-to-all records, collective_points).
   double p2p_pipeline_bytes = 0;
+  // all_reduce/nvls_tree across NVLink domains: the cycles of its credit window the run's bytes take
+  // (bytes / ExecTerms::credit_window_bytes), which the calibrated cycle time turns into a floor on the
+  // bandwidth part (AlgorithmCalibration::credit_cycle_us); 0 else.
+  double credit_cycles = 0;
 };
 
 // One point per collective measurement the analytic model can express (others are reported through
@@ -83,6 +88,7 @@ struct GroupFit : FitQuality {
   double scale_out_hop_overhead_us = -1;  // hop-scaled algorithms: the launch across domains per hop
   double ramp_bytes_per_gpu = 0;  // NVLS / NVLS-tree groups: the ramp's bytes per GPU (calibration.hpp)
   double p2p_pipeline_GBps = 0;   // all_to_all/direct: NCCL's p2p pipeline rate, one for all architectures
+  double credit_cycle_us = 0;     // all_reduce/nvls_tree: a connection's credit cycle, one for all architectures
 };
 
 // A protocol's rate through the network per architecture (ProtocolCalibration): fitted on the points of that
@@ -99,7 +105,13 @@ struct CollectiveFit {
   std::vector<GroupFit> groups;
   std::vector<ProtocolFit> protocols;
   double p2p_pipeline_GBps = 0;  // the groups' p2p pipeline rate (fit_collectives; 0: none fits better)
+  // NVLS-tree's credit cycle, by architecture with NVLS-tree points (fit_collectives: one value for all of
+  // them; empty where none fits better).
+  std::map<std::string, double> credit_cycle_us;
 };
+
+// The credit cycles of NVLS-tree fit_collectives tries, us (besides none): 100-1000, about 5 % apart.
+inline constexpr double kCreditCycleGridMinUs = 100, kCreditCycleGridMaxUs = 1000, kCreditCycleGridStep = 1.05;
 
 // The p2p pipeline rates fit_collectives tries, GB/s (besides none): 20-400, about 20 % apart.
 inline constexpr std::array<double, 16> kP2pPipelineGridGBps = {20, 25, 30, 35, 40, 50, 60, 70, 80, 90, 100, 120, 150, 200, 300, 400};

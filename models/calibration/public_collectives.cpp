@@ -95,6 +95,11 @@ Settings settings_of(const std::string& a, int domains, bool all_reduce) {
   if (const std::string v = value_after(a, "NCCL_MIN_NCHANNELS="); !v.empty() && v.size() < 4 &&
       v.find_first_not_of("0123456789") == std::string::npos)
     s.channels = std::min(64, std::stoi(v));
+  // NCCL_MIN_CTAS raises every channel count below it, NVLS's included (transport/nvls.cc:199): taken as the
+  // run's channels (racksim's --channels), the count NVLS and NVLS-tree then run on.
+  if (const std::string v = value_after(a, "NCCL_MIN_CTAS="); !v.empty() && v.size() < 4 &&
+      v.find_first_not_of("0123456789") == std::string::npos)
+    s.channels = std::min(64, std::stoi(v));
   return s;
 }
 

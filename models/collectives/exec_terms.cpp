@@ -105,6 +105,7 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   std::set<int> domains;
   for (int g : request.gpus) domains.insert(graph.vertices()[graph.gpu_vertex(g)].domain);
   const bool spans_domains = domains.size() > 1;
+  const bool nvls_tree = request.op == CollectiveOp::all_reduce && request.algorithm == "nvls_tree";
   const double extra_launch_us =
       cal.launch_us(spans_domains, scale_out_launch_units(key, static_cast<int>(request.gpus.size()), static_cast<int>(domains.size())));
   if (calibration.has_algorithm_entries() && !calibration.calibrates(key, arch))
@@ -221,6 +222,27 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   e.bandwidth_s = t_bw * payload / e.flow.efficiency;
   if ((e.flow.kappa != 1 || e.flow.network_protocol_efficiency != 1 || nvlink_factor != 1) && spans_domains)
     e.bandwidth_s = bandwidth_part_s(e.flow);  // some flows may cross a NIC
+  // The cycle is the verbs transport's (NCCL's net_ib: every record it was fitted on); another transport (EFA's
+  // plugin, its own buffering and completions) has a cycle of its own that no record measures: none applied.
+  const bool verbs_transport = !(graph.spec().scale_out && graph.spec().scale_out->transport);
+  if (nvls_tree && spans_domains && verbs_transport && request.chunk_bytes > 0) {
+    e.credit_window_bytes = static_cast<double>(nccl::kSteps) * static_cast<double>(request.chunk_bytes);
+    if (cal.credit_cycle_us > 0 && e.bandwidth_s > 0) {
+      // At most its window a credit cycle after the first (AlgorithmCalibration::credit_cycle_us): where that binds, every flow
+      // of the run slows alike (one scale on every capacity, so that the engine meets the same time).
+      const double floor_s = credit_cycles_after_first(static_cast<double>(request.bytes), e.credit_window_bytes) *
+                             units::us_to_s(cal.credit_cycle_us);
+      if (floor_s > e.bandwidth_s) {
+        e.flow.efficiency *= e.bandwidth_s / floor_s;
+        e.bandwidth_s = floor_s;
+        const std::string said =
+            fmt::format("its {:.3g} MB in flight (NCCL_STEPS x {} B of pipeline item) turn over every {:.3g} us and bind "
+                        "(calibration '{}:{}')",
+                        e.credit_window_bytes / 1e6, request.chunk_bytes, cal.credit_cycle_us, arch, key);
+        e.note = e.note.empty() ? said : e.note + "; " + said;
+      }
+    }
+  }
   if (cal.p2p_pipeline_GBps > 0 && e.bandwidth_s > 0) {
     // NCCL's p2p pipelines (nccl_p2p.hpp) over NVLink at their calibrated rate: each carries its part at most at
     // that rate, in series with the links' share, so the NVLink part of a GPU's time grows by bytes per pipeline

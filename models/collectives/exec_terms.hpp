@@ -28,7 +28,17 @@ struct ExecTerms {
   // time their calibrated rate adds to the NVLink part (0 where the calibration has none; flow.nvlink_scale).
   int p2p_pipelines = 0;
   double p2p_extra_s = 0;
+  // NVLS-tree across NVLink domains: the bytes its connections hold in flight, NCCL_STEPS x chunk x channels
+  // x heads (NCCL_STEPS x the request's pipeline item, nccl_choice.cpp), which the calibrated credit cycle
+  // (AlgorithmCalibration::credit_cycle_us) turns into a floor on the bandwidth part; 0 else.
+  double credit_window_bytes = 0;
 };
+
+// The credit cycles a run of `bytes` waits for with a window of `window_bytes` in flight: every window after the
+// first (the first is the pipeline's fill, its latency), 0 for a run that fits in one window.
+inline double credit_cycles_after_first(double bytes, double window_bytes) {
+  return window_bytes > 0 && bytes > window_bytes ? bytes / window_bytes - 1 : 0;
+}
 
 // `request` must be resolved (resolve_request: no "auto").
 ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration);

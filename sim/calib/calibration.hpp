@@ -72,6 +72,18 @@ struct AlgorithmCalibration {
   // stripes over few channels (64 MiB on 8 GPUs: 28 pipelines) runs below one striped over many (4 GiB: 224).
   // Fitted on every architecture's all-to-all sweeps together (a CTA's copy loop: Hopper and Blackwell alike).
   double p2p_pipeline_GBps = 0.0;
+  // NVLS-tree across NVLink domains (all_reduce/nvls_tree): the time, in us, in which a network connection's
+  // NCCL_STEPS buffer slots turn over (written by the sender, forwarded by the receiver's head, credit back);
+  // 0: unbounded. Each connection then carries at most NCCL_STEPS chunks a cycle, and a run at most its window,
+  // NCCL_STEPS x chunk x channels x heads (exec_terms credit_window_bytes), a cycle after its first (Little's
+  // law; the first window is the pipeline's fill, which its latency prices). The window
+  // is what tells the runs apart: Hopper has 16 NVLS channels (transport/nvls.cc:148-199), and from 4 nodes on
+  // NVLS-tree's chunk drops to 64 KiB (enqueue.cc:2061-2068, NCCL_NVLSTREE_MAX_CHUNKSIZE): 4-8 H100 nodes
+  // measure 320-366 GB/s with NCCL's defaults and 391 (their NICs' bound) with NCCL_MIN_CTAS=24
+  // (NVIDIA/nccl-tests #309), where two nodes (128 KiB chunks) and Blackwell's 32 channels reach the NICs.
+  // One cycle for every architecture, fitted on the NVLS-tree points (collective_fit.cpp); InfiniBand/RoCE verbs
+  // only (EFA's plugin has its own, unmeasured: not applied there).
+  double credit_cycle_us = 0.0;
   double efficiency_at(double bytes, double ramp_gpus = 1) const {
     double e = half_efficiency_bytes > 0 ? bandwidth_efficiency * bytes / (bytes + half_efficiency_bytes)
                                          : bandwidth_efficiency;

@@ -16,7 +16,7 @@ using wire::Writer;
 // silently different calibration).
 static_assert(sizeof(FitSummary) == 80, "FitSummary changed: update encode_fit/decode_fit");
 static_assert(sizeof(LinkCalibration) == 128, "LinkCalibration changed: update encode_link/decode_link");
-static_assert(sizeof(AlgorithmCalibration) == 208, "AlgorithmCalibration changed: update encode_algo/decode_algo");
+static_assert(sizeof(AlgorithmCalibration) == 216, "AlgorithmCalibration changed: update encode_algo/decode_algo");
 static_assert(sizeof(ProtocolCalibration) == 120, "ProtocolCalibration changed: update encode_protocol/decode_protocol");
 static_assert(sizeof(Calibration) == 352, "Calibration changed: update encode_calibration/decode_calibration");
 
@@ -69,6 +69,7 @@ void encode_algo(Writer& w, const AlgorithmCalibration& a) {
   w.pod(a.ramp_bytes_per_gpu);
   w.str(a.borrowed_from);
   w.pod(a.p2p_pipeline_GBps);
+  w.pod(a.credit_cycle_us);
 }
 AlgorithmCalibration decode_algo(Reader& r) {
   AlgorithmCalibration a;
@@ -83,6 +84,7 @@ AlgorithmCalibration decode_algo(Reader& r) {
   a.ramp_bytes_per_gpu = r.pod<double>();
   a.borrowed_from = r.str();
   a.p2p_pipeline_GBps = r.pod<double>();
+  a.credit_cycle_us = r.pod<double>();
   return a;
 }
 

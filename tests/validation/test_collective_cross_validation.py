@@ -67,7 +67,13 @@ GROUP_SERIES = ("use3a-ss", "h200-nvswitch-2gpu", "OCI BM.GPU.GB300.4", "x20 rac
 # 320-325 GB/s where racksim gives NVLS-tree the NICs' ~375 (the maintainer: NCCL_MIN_CTAS=24 gets above 380, and
 # those nodes reach 391 with it), a named group; qoofyk's two bare-metal nodes are 15.3-15.7 % fast at 64-128 MiB
 # held out. 127 beyond 15 %, 6 outside the groups (qoofyk's two, GCP A4's three, OCI's one-rack GB200 all-to-all).
-BEYOND_15_BOUNDS = {"all": 127, "outside the named groups": 6}
+# Session 27: the same 8 nodes with NCCL_MIN_CTAS=24 (data, 14 points; in the named group): held out, their 64-512 MiB
+# rows are 19-24 % fast (that run is slower there than the defaults run), 131 beyond 15 %. NVLS-tree's credit cycle
+# (docs/model.md section 7) moved no point held out by system past 15 % or back: a system held out keeps no Hopper
+# point that sets the cycle. Voltage Park's four H100 nodes (data, 31 points, NCCL 2.24.3 defaults): held out their
+# 256 and 512 MiB rows are 27 and 17 % fast (the 256 MiB row is below the 128 MiB one), 133 beyond 15 %, 8 outside the
+# named groups; their 1-8 GiB rows are 10-12 % fast held out (no Hopper cycle in that fold), within 4.2 % in sample.
+BEYOND_15_BOUNDS = {"all": 133, "outside the named groups": 8}
 # And the all-to-all itself, held out by system at >= 64 MiB without OCI's two GB300 racks (a quarter of their
 # NICs, which nothing in the model explains): 55 points, median 3.2 %, worst 19.6 % (before the pipelines 9.0 % and
 # 27.8 %). The issue's 15 % worst is not met by it either. Session 23: 65 points, median 3.6 %, worst 22.8 %: OCI's

@@ -553,3 +553,61 @@ TEST(Fitter, CalibrationWithFitSummaryRoundTripsThroughTheLoader) {
   EXPECT_EQ(borrowed, "hopper");
   EXPECT_DOUBLE_EQ(b.bandwidth_efficiency, a.bandwidth_efficiency);
 }
+
+// NVLS-tree's credit cycle (AlgorithmCalibration::credit_cycle_us): across 4 or more H100 nodes NCCL's window is
+// NCCL_STEPS x 64 KiB x 16 channels x 8 heads = 64 MiB (docs/model.md section 7), so 8 GiB waits for 127 cycles
+// after the first; with 24 channels (NCCL_MIN_CTAS=24) the window is 1.5x and the NICs bind instead; a B200 node's
+// 32 channels never reach it; nor does an EFA system (its plugin's cycle is not measured).
+TEST(Fitter, NvlsTreeCreditWindowFloorsHopperFromFourNodes) {
+  const Predictor p(RACKSIM_TOPOLOGY_DIR, unused_collective_model, "analytic");
+  Calibration with;
+  with.name = "cycle";
+  with.arch_algorithms["hopper"]["all_reduce/nvls_tree"].credit_cycle_us = 400;
+  with.arch_algorithms["blackwell"]["all_reduce/nvls_tree"].credit_cycle_us = 400;
+  auto bandwidth_s = [&](const std::string& system, int gpus, int channels, const Calibration& c) {
+    CollectiveRequest r;
+    r.op = CollectiveOp::all_reduce;
+    r.algorithm = "nvls_tree";
+    r.channels = channels;
+    for (int g = 0; g < gpus; ++g) r.gpus.push_back(g);
+    r.bytes = 8ull << 30;
+    return analytic_collective(p.graph(system, gpus / 8), r, c);
+  };
+  const AnalyticEstimate h64 = bandwidth_s("hgx-h100", 64, 0, with);
+  EXPECT_DOUBLE_EQ(h64.credit_window_bytes, 8.0 * 65536 * 16 * 8);
+  EXPECT_NEAR(h64.bandwidth_s, 127 * 400e-6, 1e-9);
+  EXPECT_GT(h64.bandwidth_s, bandwidth_s("hgx-h100", 64, 0, Calibration::none()).bandwidth_s * 1.1);
+  const AnalyticEstimate h64_24 = bandwidth_s("hgx-h100", 64, 24, with);
+  EXPECT_DOUBLE_EQ(h64_24.credit_window_bytes, 8.0 * 65536 * 24 * 8);
+  EXPECT_DOUBLE_EQ(h64_24.bandwidth_s, bandwidth_s("hgx-h100", 64, 24, Calibration::none()).bandwidth_s);
+  EXPECT_DOUBLE_EQ(bandwidth_s("hgx-b200", 64, 0, with).bandwidth_s, bandwidth_s("hgx-b200", 64, 0, Calibration::none()).bandwidth_s);
+  const AnalyticEstimate efa = bandwidth_s("aws-p5en", 64, 0, with);
+  EXPECT_DOUBLE_EQ(efa.credit_window_bytes, 0);
+  EXPECT_DOUBLE_EQ(efa.bandwidth_s, bandwidth_s("aws-p5en", 64, 0, Calibration::none()).bandwidth_s);
+}
+
+// The fit gives the cycle back (a grid value) from NVLS-tree sweeps over 2, 4 and 8 H100 nodes made with it, and
+// finds none in sweeps made without it.
+TEST(Fitter, NvlsTreeCreditCycleIsRecoveredFromSweepsMadeWithIt) {
+  const Predictor p(RACKSIM_TOPOLOGY_DIR, unused_collective_model, "analytic");
+  auto sweeps = [&](double cycle_us) {
+    Calibration made;
+    made.name = "truth";
+    made.arch_algorithms["hopper"]["all_reduce/nvls_tree"].credit_cycle_us = cycle_us;
+    // The NVLink and NIC figures the fit prices collectives at (fitter.cpp: NCCL's per-link NVLink bandwidth,
+    // NVIDIA's 48.5 GB/s of a CX-7's 50).
+    made.arch_links["hopper"][LinkKind::nvlink] = LinkCalibration{0.824, 0.0, "test", {}};
+    made.links[LinkKind::nic] = LinkCalibration{0.97, 0.0, "test", {}};
+    return synthetic_sweep(p, "hgx-h100", 8, {16, 32, 64}, "H100 nodes", "nvls_tree", 64.0 * (1 << 20), 16.0 * (1 << 30),
+                           "high", made);
+  };
+  FitOptions o;
+  o.held_out = false;
+  const FitResult r = fit_calibration(sweeps(411.6), p, o);
+  const AlgorithmCalibration& a = r.calibration.arch_algorithms.at("hopper").at("all_reduce/nvls_tree");
+  EXPECT_DOUBLE_EQ(a.credit_cycle_us, 411.6);
+  EXPECT_NEAR(a.bandwidth_efficiency, 1.0, 0.01);
+  EXPECT_LT(a.fit.worst_abs_error, 0.01);
+  const FitResult none = fit_calibration(sweeps(0), p, o);
+  EXPECT_DOUBLE_EQ(none.calibration.arch_algorithms.at("hopper").at("all_reduce/nvls_tree").credit_cycle_us, 0);
+}
