@@ -42,6 +42,8 @@ Calibration every_field_set() {
   algo.scale_out_hop_overhead_us = 0.8;
   algo.ramp_bytes_per_gpu = 2e6;
   algo.borrowed_from = "hopper";
+  algo.p2p_pipeline_GBps = 70;
+  algo.credit_cycle_us = 411.6;
   Calibration c;
   c.name = "lab";
   c.source = "probes on the lab machine";
