@@ -431,6 +431,32 @@ std::vector<GroupFit> fit_collective_groups(const std::vector<const CollectivePo
 
 namespace {
 
+// The candidate with the least objective, the first of equals (a later one must be better by more than rounding);
+// the search of the fit's one-dimensional rates (the p2p pipeline rate, NVLS-tree's credit cycle).
+template <class Objective>
+double grid_argmin(const std::vector<double>& candidates, Objective objective) {
+  double best = -1, best_value = candidates.front();
+  for (double v : candidates) {
+    const double o = objective(v);
+    if (best < 0 || o < best * (1 - 1e-12)) {
+      best = o;
+      best_value = v;
+    }
+  }
+  return best_value;
+}
+
+// The points of `pts` weighted as NCCL runs were: every series one observation, each point 1 / (its series'
+// points); the misfit of a candidate calibration is the sum of loss(predicted / measured - 1) so weighted.
+template <class Loss>
+double series_weighted_misfit(const std::vector<const CollectivePoint*>& pts, const Calibration& c, Loss loss) {
+  std::map<std::string, int> series_points;
+  for (const auto* p : pts) ++series_points[p->m->series];
+  double misfit = 0;
+  for (const auto* p : pts) misfit += loss(predict_time_s(*p, c) / p->m->time_s - 1) / series_points[p->m->series];
+  return misfit;
+}
+
 // One (architecture, protocol)'s network efficiency on the residuals of `c` (its groups, this protocol at
 // identity): the efficiency from 0.30 to 1.00 in steps of 0.01 with the least weighted squared relative
 // misfit (each series one observation, as for the groups' kappa) plus a prior (1 / eta - 1)^2 of one series'
@@ -475,25 +501,13 @@ double fit_p2p_pipeline_GBps(const std::vector<const CollectivePoint*>& train) {
   for (const CollectivePoint* p : train)
     if (groups.count({p->arch, p->key})) pts.push_back(p);
   if (pts.empty()) return 0;
-  std::map<std::string, int> series_points;
-  for (const auto* p : pts) ++series_points[p->m->series];
-  double best = -1, best_rate = 0;
   std::vector<double> candidates = {0.0};
   candidates.insert(candidates.end(), kP2pPipelineGridGBps.begin(), kP2pPipelineGridGBps.end());
-  for (double rate : candidates) {
+  return grid_argmin(candidates, [&](double rate) {
     Calibration c;
     apply_collective_fits(c, fit_collective_groups(pts, rate));
-    double objective = 0;
-    for (const auto* p : pts) {
-      const double r = predict_time_s(*p, c) / p->m->time_s - 1;
-      objective += r * r / series_points[p->m->series];
-    }
-    if (best < 0 || objective < best * (1 - 1e-12)) {
-      best = objective;
-      best_rate = rate;
-    }
-  }
-  return best_rate;
+    return series_weighted_misfit(pts, c, [](double r) { return r * r; });
+  });
 }
 
 // The points with NVLS-tree's credit floor at a cycle of `cycle_us` taken as known: where the floor is above a
@@ -528,42 +542,27 @@ std::vector<const CollectivePoint*> pointers_to(const std::vector<CollectivePoin
 // Absolute, not squared: one B200 cluster whose every algorithm, its rings too, runs 15-25 % below the others'
 // (Together's MD1) then cannot set the cycle; with squared misfits it did where Hopper was held out (~1 ms,
 // which predicted Hopper's 16-channel windows 2.4x slow: docs/calibration.md).
-std::map<std::string, double> fit_credit_cycle_us(const std::vector<const CollectivePoint*>& train, double p2p_pipeline_GBps) {
+double fit_credit_cycle_us(const std::vector<const CollectivePoint*>& train, double p2p_pipeline_GBps) {
   std::vector<const CollectivePoint*> pts;
-  std::set<std::string> archs;
   bool any = false;
   for (const CollectivePoint* p : train)
     if (p->key == "all_reduce/nvls_tree") {
       pts.push_back(p);
-      archs.insert(p->arch);
       any = any || p->credit_cycles > 0;
     }
-  std::map<std::string, double> out;
-  if (!any) return out;
-  std::map<std::string, int> series_points;
-  for (const auto* p : pts) ++series_points[p->m->series];
-  double best = -1, best_cycle = 0;
+  if (!any) return 0;
   std::vector<double> candidates = {0.0};
   for (double us = kCreditCycleGridMinUs; us <= kCreditCycleGridMaxUs * (1 + 1e-9); us *= kCreditCycleGridStep)
     candidates.push_back(sig4(us));
-  for (double cycle : candidates) {
+  return grid_argmin(candidates, [&](double cycle) {
     const std::vector<CollectivePoint> floored = with_credit_floor(pts, cycle);
     Calibration c;
     apply_collective_fits(c, fit_collective_groups(pointers_to(floored), p2p_pipeline_GBps));
-    for (const auto& arch : archs) c.arch_algorithms[arch]["all_reduce/nvls_tree"].credit_cycle_us = cycle;
-    double objective = 0;
-    for (const auto* p : pts) {
-      const double r = predict_time_s(*p, c) / p->m->time_s - 1;
-      objective += std::fabs(r) / series_points[p->m->series];
-    }
-    if (best < 0 || objective < best * (1 - 1e-12)) {
-      best = objective;
-      best_cycle = cycle;
-    }
-  }
-  if (best_cycle > 0)
-    for (const auto& arch : archs) out[arch] = best_cycle;
-  return out;
+    for (auto& [arch, algos] : c.arch_algorithms)
+      for (auto& [key, a] : algos)
+        if (key == "all_reduce/nvls_tree") a.credit_cycle_us = cycle;
+    return series_weighted_misfit(pts, c, [](double r) { return std::fabs(r); });
+  });
 }
 
 }  // namespace
@@ -572,21 +571,12 @@ CollectiveFit fit_collectives(const std::vector<const CollectivePoint*>& train_p
   CollectiveFit fit;
   fit.p2p_pipeline_GBps = fit_p2p_pipeline_GBps(train_points);
   fit.credit_cycle_us = fit_credit_cycle_us(train_points, fit.p2p_pipeline_GBps);
-  // From here the credit floor is known where it binds (with_credit_floor, each architecture's cycle).
-  std::vector<CollectivePoint> floored;
-  floored.reserve(train_points.size());
-  for (const CollectivePoint* p : train_points) {
-    const auto cycle = fit.credit_cycle_us.find(p->arch);
-    floored.push_back(with_credit_floor({p}, cycle == fit.credit_cycle_us.end() ? 0.0 : cycle->second).front());
-  }
+  // From here the credit floor is known where it binds.
+  const std::vector<CollectivePoint> floored = with_credit_floor(train_points, fit.credit_cycle_us);
   const std::vector<const CollectivePoint*> train = pointers_to(floored);
-  // Borrowed groups keep the cycle of the architecture they borrow from (its kappa was fitted with it).
   auto set_credit_cycle = [&](std::vector<GroupFit>& groups) {
-    for (auto& g : groups) {
-      if (g.key != "all_reduce/nvls_tree") continue;
-      const auto cycle = fit.credit_cycle_us.find(g.borrowed_from.empty() ? g.arch : g.borrowed_from);
-      g.credit_cycle_us = cycle == fit.credit_cycle_us.end() ? 0.0 : cycle->second;
-    }
+    for (auto& g : groups)
+      if (g.key == "all_reduce/nvls_tree") g.credit_cycle_us = fit.credit_cycle_us;
   };
   fit.groups = fit_collective_groups(train, fit.p2p_pipeline_GBps);
   set_credit_cycle(fit.groups);
@@ -613,9 +603,7 @@ CollectiveFit fit_collectives(const std::vector<const CollectivePoint*>& train_p
       scaled.back().network_bound_s = 0;
     }
   }
-  std::vector<const CollectivePoint*> scaled_ptrs;
-  for (const auto& p : scaled) scaled_ptrs.push_back(&p);
-  fit.groups = fit_collective_groups(scaled_ptrs, fit.p2p_pipeline_GBps);
+  fit.groups = fit_collective_groups(pointers_to(scaled), fit.p2p_pipeline_GBps);
   set_credit_cycle(fit.groups);
   return fit;
 }

@@ -1,6 +1,5 @@
 #pragma once
 #include <array>
-#include <map>
 // Fitting the collective model to measurements, and checking it on data the fit never saw.
 //
 // For every collective measurement the model runs what NCCL would (or what the source forced), so each
@@ -105,9 +104,7 @@ struct CollectiveFit {
   std::vector<GroupFit> groups;
   std::vector<ProtocolFit> protocols;
   double p2p_pipeline_GBps = 0;  // the groups' p2p pipeline rate (fit_collectives; 0: none fits better)
-  // NVLS-tree's credit cycle, by architecture with NVLS-tree points (fit_collectives: one value for all of
-  // them; empty where none fits better).
-  std::map<std::string, double> credit_cycle_us;
+  double credit_cycle_us = 0;    // NVLS-tree's credit cycle, one for all architectures (fit_collectives; 0: none fits better)
 };
 
 // The credit cycles of NVLS-tree fit_collectives tries, us (besides none): 100-1000, about 5 % apart.
