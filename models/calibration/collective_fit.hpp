@@ -127,6 +127,9 @@ void apply_collective_fits(Calibration& c, const std::vector<GroupFit>& fits);
 // Writes the groups and the protocols (`c.arch_protocols`).
 void apply_collective_fit(Calibration& c, const CollectiveFit& fit);
 
+// The link entries of `base` alone (no algorithm or protocol entries): what every fit starts from.
+Calibration links_only(const Calibration& base);
+
 // Prediction of a point under a calibration (its algorithm entry for the point's architecture, borrowed
 // from another architecture when missing, identity else) -- what the analytic model gives.
 double predict_time_s(const CollectivePoint& p, const Calibration& c);
@@ -149,7 +152,7 @@ struct CrossValidation {
   FoldError all;               // every held-out prediction together
 };
 
-// Leave-one-fold-out over the training points: fold(point) names its fold.
+// Leave-one-fold-out over the training points: fold(point) names its fold (collective_cross_validation.cpp).
 CrossValidation cross_validate(const std::vector<CollectivePoint>& points, const std::vector<bool>& trainable,
                                const Calibration& base, const std::string& by,
                                const std::function<std::string(const CollectivePoint&)>& fold);

@@ -1,0 +1,167 @@
+// Checking the collective model on data the fit never saw (collective_fit.hpp): leave one system, or one GPU
+// count, out; fit on the rest (fit_collectives), predict the fold; the tables `racksim validate` prints.
+#include "models/calibration/collective_fit.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "models/calibration/fitter.hpp"
+#include "sim/core/statistics.hpp"
+
+namespace racksim::calibration {
+
+using racksim::median;
+
+namespace {
+// A fold's figures from its |predicted / measured - 1| below and at or above kLargeMessageBytes.
+FoldError fold_error(const std::string& name, const std::vector<double>& small, const std::vector<double>& large) {
+  FoldError e;
+  e.fold = name;
+  e.points = static_cast<int>(small.size() + large.size());
+  e.points_small = static_cast<int>(small.size());
+  e.points_large = static_cast<int>(large.size());
+  e.median_small = median(small);
+  e.median_large = median(large);
+  e.worst_small = small.empty() ? 0 : *std::max_element(small.begin(), small.end());
+  e.worst_large = large.empty() ? 0 : *std::max_element(large.begin(), large.end());
+  return e;
+}
+}  // namespace
+
+FoldError errors_of(const std::vector<const CollectivePoint*>& points, const Calibration& c, const std::string& name) {
+  std::vector<double> small, large;
+  for (const auto* p : points) {
+    const double err = std::fabs(predict_time_s(*p, c) / p->m->time_s - 1);
+    (p->m->bytes < kLargeMessageBytes ? small : large).push_back(err);
+  }
+  return fold_error(name, small, large);
+}
+
+CrossValidation cross_validate(const std::vector<CollectivePoint>& points, const std::vector<bool>& trainable,
+                               const Calibration& base, const std::string& by,
+                               const std::function<std::string(const CollectivePoint&)>& fold) {
+  CrossValidation cv;
+  cv.by = by;
+  std::vector<std::string> folds;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const std::string f = fold(points[i]);
+    if (trainable[i] && std::find(folds.begin(), folds.end(), f) == folds.end()) folds.push_back(f);
+  }
+  std::sort(folds.begin(), folds.end());
+  std::vector<const CollectivePoint*> all_held;
+  std::vector<Calibration> fold_cals;
+  std::vector<std::pair<const CollectivePoint*, int>> held_with_fold;
+  for (std::size_t k = 0; k < folds.size(); ++k) {
+    // Held out: the fold's records that could have been fitted to (records of low confidence, or that the
+    // rules keep out of fits, are never predicted here: racksim validate lists them with their errors).
+    std::vector<const CollectivePoint*> train, held;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      if (!trainable[i]) continue;
+      if (fold(points[i]) == folds[k]) held.push_back(&points[i]);
+      else train.push_back(&points[i]);
+    }
+    Calibration c = links_only(base);
+    apply_collective_fit(c, fit_collectives(train));
+    cv.folds.push_back(errors_of(held, c, folds[k]));
+    fold_cals.push_back(c);
+    for (const auto* p : held) held_with_fold.emplace_back(p, static_cast<int>(k));
+  }
+  // Pool every held-out prediction (each under its own fold's calibration).
+  std::vector<double> small, large;
+  for (const auto& [p, k] : held_with_fold) {
+    const double pred = predict_time_s(*p, fold_cals[k]);
+    const double err = std::fabs(pred / p->m->time_s - 1);
+    (p->m->bytes < kLargeMessageBytes ? small : large).push_back(err);
+    HeldOutPrediction h;
+    h.fold = folds[k];
+    h.id = p->m->id;
+    h.series = p->m->series;
+    h.system = p->m->system;
+    h.arch = p->arch;
+    h.key = p->key;
+    h.protocol = p->protocol;
+    h.gpus = static_cast<int>(p->m->gpus.size());
+    h.domains = p->domains;
+    h.bytes = p->m->bytes;
+    h.measured_s = p->m->time_s;
+    h.predicted_s = pred;
+    h.latency_s = p->latency_s;
+    h.bandwidth_s = p->bandwidth_s + p->bandwidth_exempt_s;
+    h.timer_floor_s = p->m->timer_floor_s;
+    cv.predictions.push_back(std::move(h));
+  }
+  cv.all = fold_error("all folds", small, large);
+  return cv;
+}
+
+namespace {
+std::string pct1(double x) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f%%", 100 * x);
+  return b;
+}
+double r6(double v) { return std::round(v * 1e6) / 1e6; }
+}  // namespace
+
+std::vector<CrossValidation> cross_validate_collectives(const std::vector<Measurement>& data, const Predictor& predictor,
+                                                        const Calibration& calibration) {
+  const std::vector<CollectivePoint> points = collective_points(data, predictor, calibration);
+  std::vector<bool> trainable;
+  for (const auto& p : points) trainable.push_back(is_training_measurement(*p.m, false, nullptr));
+  return {cross_validate(points, trainable, calibration, "system", [](const CollectivePoint& p) { return "system " + p.m->system; }),
+          cross_validate(points, trainable, calibration, "GPU count",
+                         [](const CollectivePoint& p) { return std::to_string(p.m->gpus.size()) + " GPUs"; })};
+}
+
+std::string cross_validation_text(const std::vector<CrossValidation>& cvs) {
+  std::string out = "collectives predicted by a fit that never saw them (|predicted/measured - 1|):\n";
+  char line[256];
+  for (const auto& cv : cvs) {
+    out += "  leave one " + cv.by + " out:\n";
+    std::snprintf(line, sizeof line, "    %-22s %6s  %16s %8s  %16s %8s\n", "held out", "points", "<64MiB median", "worst",
+                  ">=64MiB median", "worst");
+    out += line;
+    auto row = [&](const FoldError& e) {
+      std::snprintf(line, sizeof line, "    %-22s %6d  %16s %8s  %16s %8s\n", e.fold.c_str(), e.points,
+                    e.points_small ? pct1(e.median_small).c_str() : "-", e.points_small ? pct1(e.worst_small).c_str() : "-",
+                    e.points_large ? pct1(e.median_large).c_str() : "-", e.points_large ? pct1(e.worst_large).c_str() : "-");
+      out += line;
+    };
+    for (const auto& f : cv.folds) row(f);
+    row(cv.all);
+  }
+  return out;
+}
+
+std::string cross_validation_json(const std::vector<CrossValidation>& cvs) {
+  nlohmann::ordered_json a = nlohmann::ordered_json::array();
+  auto fold_json = [](const FoldError& e) {
+    return nlohmann::ordered_json{{"fold", e.fold},
+                                  {"points", e.points},
+                                  {"points_below_64MiB", e.points_small},
+                                  {"median_abs_error_below_64MiB", r6(e.median_small)},
+                                  {"worst_abs_error_below_64MiB", r6(e.worst_small)},
+                                  {"points_at_or_above_64MiB", e.points_large},
+                                  {"median_abs_error_at_or_above_64MiB", r6(e.median_large)},
+                                  {"worst_abs_error_at_or_above_64MiB", r6(e.worst_large)}};
+  };
+  for (const auto& cv : cvs) {
+    nlohmann::ordered_json folds = nlohmann::ordered_json::array();
+    for (const auto& f : cv.folds) folds.push_back(fold_json(f));
+    nlohmann::ordered_json preds = nlohmann::ordered_json::array();
+    for (const auto& h : cv.predictions)
+      preds.push_back({{"fold", h.fold}, {"id", h.id}, {"series", h.series}, {"system", h.system}, {"arch", h.arch},
+                       {"key", h.key}, {"protocol", h.protocol}, {"gpus", h.gpus}, {"domains", h.domains},
+                       {"bytes", h.bytes}, {"measured_s", h.measured_s}, {"predicted_s", h.predicted_s},
+                       {"abs_error", r6(std::fabs(h.predicted_s / h.measured_s - 1))},
+                       {"model_latency_s", h.latency_s}, {"model_bandwidth_s", h.bandwidth_s},
+                       {"timer_floor_s", h.timer_floor_s}});
+    a.push_back({{"leave_one_out_by", cv.by}, {"folds", folds}, {"all", fold_json(cv.all)}, {"predictions", preds}});
+  }
+  return a.dump(2) + "\n";
+}
+
+}  // namespace racksim::calibration
