@@ -175,6 +175,7 @@ Graphs compute_graphs(const NcclSystem& s, const ChannelLimits& limits) {
   int ch = std::min(out.tree.n_channels, out.ring.n_channels);
   ch = std::min(kMaxChannels, ch * 2);
   if (s.min_compcap >= 90 && s.n_nodes > 1 && out.ring.bw_intra > 45.0 && ch < 16) ch *= 2;
+  out.default_comm_channels = ch;
   if (limits.max_channels > 0) ch = std::min(ch, limits.max_channels);
   if (limits.min_channels > 0) ch = std::max(ch, std::min(limits.min_channels, kMaxChannels));
   out.comm_channels = ch;

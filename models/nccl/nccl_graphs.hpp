@@ -28,6 +28,8 @@ struct Graphs {
   int comm_channels = 0;     // comm->nChannels: 2 x min(ring, tree) channels, doubled again on Hopper+ multi-node
                              // when ring bwIntra > 45 GB/s and fewer than 16 (connect.cc:452, 483), then the
                              // user's NCCL_MIN/MAX_NCHANNELS (connect.cc:490-491)
+  int default_comm_channels = 0;  // comm->nChannels without the user's limits: what NCCL's per-channel constants
+                                  // were tuned against (algo_terms scales its caps by comm / default channels)
   int nvls_channels = 0;     // comm->nvlsChannels: CTAs NVLS runs on (transport/nvls.cc:148-199), 0 without NVLS
 };
 

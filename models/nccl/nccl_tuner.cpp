@@ -456,6 +456,19 @@ AlgoTerms algo_terms(const NcclSystem& s, const Graphs& g, Func func, Algo a, Pr
   const bool all_reduce = func == Func::all_reduce;
   const double nsteps = all_reduce ? 2.0 * (n - 1) : (func == Func::all_gather || func == Func::reduce_scatter) ? n - 1.0 : n;
   const double ring_ratio = n / nsteps;  // bus -> algorithm bandwidth (tuning.cc:344-351)
+  // NCCL's per-channel caps (perChMax*Bw x the graph's channels) bound what a channel's CTA can move with a
+  // protocol. Its tuner multiplies them by the graph's channels whatever runs, but the kernel runs
+  // comm->nChannels CTAs, which NCCL_MIN/MAX_NCHANNELS and NCCL_MIN_CTAS change (connect.cc:487-491): a run
+  // on more CTAs moves more. So the caps scale with the channels that run over those NCCL's defaults run,
+  // the configuration the constants were tuned on (HGX H100 x 128 nodes, Ring/LL128 on 32 channels: 367
+  // GB/s at 16 GiB, nccl-tests #322, where 8 graph channels x 36.7 say 294).
+  const double channel_scale =
+      g.default_comm_channels > 0 && g.comm_channels > 0 ? static_cast<double>(g.comm_channels) / g.default_comm_channels : 1.0;
+  const auto scaled = [&](const std::string& source) {
+    return channel_scale == 1.0 ? source
+                                : source + " x " + std::to_string(g.comm_channels) + "/" + std::to_string(g.default_comm_channels) +
+                                      " channels run";
+  };
   switch (a) {
     case Algo::ring: {
       t.launch_us = T.base_lat[ai][pi];
@@ -467,8 +480,8 @@ AlgoTerms algo_terms(const NcclSystem& s, const Graphs& g, Func func, Algo a, Pr
         t.algbw_cap_GBps = T.ll_max_bw[index1][index2] * ring_ratio;
         t.cap_source = "llMaxBw (tuning.cc:169-174)";
       } else if (p == Proto::ll128) {
-        t.algbw_cap_GBps = gr.n_channels * T.per_ch_max_ring_ll128_bw[cc][index2] * ring_ratio;
-        t.cap_source = "perChMaxRingLL128Bw x " + std::to_string(gr.n_channels) + " channels (tuning.cc:175-180)";
+        t.algbw_cap_GBps = gr.n_channels * T.per_ch_max_ring_ll128_bw[cc][index2] * channel_scale * ring_ratio;
+        t.cap_source = scaled("perChMaxRingLL128Bw x " + std::to_string(gr.n_channels) + " channels (tuning.cc:175-180)");
       }
       break;
     }
@@ -478,14 +491,14 @@ AlgoTerms algo_terms(const NcclSystem& s, const Graphs& g, Func func, Algo a, Pr
       t.net_step_us = inter;
       double bus = 0;
       if (p == Proto::simple) {
-        bus = gr.n_channels * T.per_ch_max_tree_bw[cc][index2];
-        t.cap_source = "perChMaxTreeBw x " + std::to_string(gr.n_channels) + " channels (tuning.cc:187-192)";
+        bus = gr.n_channels * T.per_ch_max_tree_bw[cc][index2] * channel_scale;
+        t.cap_source = scaled("perChMaxTreeBw x " + std::to_string(gr.n_channels) + " channels (tuning.cc:187-192)");
       } else if (p == Proto::ll) {
         bus = T.ll_max_bw[index1][index2];
         t.cap_source = "llMaxBw (tuning.cc:169-174)";
       } else {
-        bus = gr.n_channels * T.per_ch_max_tree_ll128_bw[cc][index2];
-        t.cap_source = "perChMaxTreeLL128Bw x " + std::to_string(gr.n_channels) + " channels (tuning.cc:181-186)";
+        bus = gr.n_channels * T.per_ch_max_tree_ll128_bw[cc][index2] * channel_scale;
+        t.cap_source = scaled("perChMaxTreeLL128Bw x " + std::to_string(gr.n_channels) + " channels (tuning.cc:181-186)");
       }
       if (gr.pattern == Pattern::tree) bus *= .85;  // tuning.cc:309
       // Bus to algorithm bandwidth: NCCL's model halves it for every tree (tuning.cc:344-351), the volume of a

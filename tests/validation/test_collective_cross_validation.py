@@ -75,7 +75,9 @@ GROUP_SERIES = ("use3a-ss", "h200-nvswitch-2gpu", "OCI BM.GPU.GB300.4", "x20 rac
 # named groups; their 1-8 GiB rows are 10-12 % fast held out (no Hopper cycle in that fold), within 4.2 % in sample.
 # gj-aion's two nodes (data, 28 points in the named group): the forced Ring with 24 channels is 19 % slow at 64 MiB held out,
 # 134 beyond 15 %.
-BEYOND_15_BOUNDS = {"all": 134, "outside the named groups": 8}
+# Session 28: NCCL's per-channel caps scale with the channels that run (NCCL_MIN_CTAS / MIN_NCHANNELS): that Ring's
+# LL128 cap at 24 channels is 1.5x the default's, and its 64 MiB row comes within 1.2 % held out: 133.
+BEYOND_15_BOUNDS = {"all": 133, "outside the named groups": 8}
 # And the all-to-all itself, held out by system at >= 64 MiB without OCI's two GB300 racks (a quarter of their
 # NICs, which nothing in the model explains): 55 points, median 3.2 %, worst 19.6 % (before the pipelines 9.0 % and
 # 27.8 %). The issue's 15 % worst is not met by it either. Session 23: 65 points, median 3.6 %, worst 22.8 %: OCI's

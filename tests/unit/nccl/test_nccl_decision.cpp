@@ -386,6 +386,35 @@ TEST(NcclRelease, ThreeNvl4PartitionsRunTheRingAsIssue1801Reports) {
   EXPECT_EQ(decide(s, Func::all_reduce, 16 * GiB, no_nvls).algo, Algo::ring);
 }
 
+// NCCL's per-channel caps are tuned on the channels its defaults run; NCCL_MIN_NCHANNELS / NCCL_MIN_CTAS run more
+// CTAs, and each moves its share (nccl-tests #322: 128 HGX H100 nodes, Ring/LL128 forced on 32 channels, 367 GB/s
+// busbw at 16 GiB against the 8 graph channels x 36.7 = 294 of NCCL's tuner). Across nodes Hopper's ring graph
+// has 8 channels at 48 GB/s and NCCL runs 16 (connect.cc:452); on 32 the LL128 and tree caps double, on 4 they
+// quarter; the tuner's own figures (tune_model, NCCL's choice) do not move.
+TEST(NcclRelease, PerChannelCapsScaleWithTheChannelsThatRun) {
+  const TopologyGraph g(SystemCatalog(RACKSIM_TOPOLOGY_DIR).load("hgx-h100"), 4);
+  const NcclSystem s = nccl_system(g, first(32), TunerRelease::v2_28);
+  const Graphs defaults = compute_graphs(s);
+  ASSERT_EQ(defaults.ring.n_channels, 8);
+  ASSERT_EQ(defaults.comm_channels, 16);
+  EXPECT_EQ(defaults.default_comm_channels, 16);
+  const double ring_ratio = 32.0 / (2.0 * 31);  // bus -> algbw
+  const auto ll128_cap = [&](const Graphs& gr) { return algo_terms(s, gr, Func::all_reduce, Algo::ring, Proto::ll128).algbw_cap_GBps; };
+  EXPECT_NEAR(ll128_cap(defaults), 8 * 36.7 * ring_ratio, 1e-9);
+  const Graphs more = compute_graphs(s, {32, 32});
+  EXPECT_EQ(more.comm_channels, 32);
+  EXPECT_EQ(more.default_comm_channels, 16);
+  EXPECT_NEAR(ll128_cap(more), 2 * 8 * 36.7 * ring_ratio, 1e-9);
+  EXPECT_NE(algo_terms(s, more, Func::all_reduce, Algo::ring, Proto::ll128).cap_source.find("32/16 channels run"), std::string::npos);
+  const Graphs fewer = compute_graphs(s, {4, 4});
+  EXPECT_NEAR(ll128_cap(fewer), 8 * 36.7 * ring_ratio / 4, 1e-9);
+  const double tree_cap = algo_terms(s, defaults, Func::all_reduce, Algo::tree, Proto::simple).algbw_cap_GBps;
+  EXPECT_NEAR(algo_terms(s, more, Func::all_reduce, Algo::tree, Proto::simple).algbw_cap_GBps, 2 * tree_cap, 1e-9);
+  const TuneTables t_default = tune_model(s, defaults), t_more = tune_model(s, more);
+  EXPECT_EQ(t_default.bandwidth[int(Func::all_reduce)][int(Algo::ring)][int(Proto::ll128)],
+            t_more.bandwidth[int(Func::all_reduce)][int(Algo::ring)][int(Proto::ll128)]);
+}
+
 // NCCL 2.29 (tuning.cc and search.cc at v2.29.7-1). Eight B200s: the intra speeds gained 45 (search.cc:987), so
 // the tree's 16 channels (the ring's, duplicated from 8 x 90) fit at 45 where 2.28 stops at 40 (16 x 50 >
 // 721.8). Blackwell's ring LL128 cap is 40 GB/s per channel on every node count (:180; 2.28: 73.4 / 34.6 / 73.4).
