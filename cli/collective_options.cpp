@@ -28,6 +28,9 @@ void add_collective_options(CLI::App& cmd, CollectiveOptions& o, bool with_bytes
                  "one of the op's algorithms (" + per_op + "); like NCCL_ALGO");
   cmd.add_option("--protocol", o.protocol, "auto (NCCL's choice), LL, LL128 or Simple; like NCCL_PROTO");
   cmd.add_option("--channels", o.channels, "NCCL channels (CTAs), 1-64; default NCCL's choice; like NCCL_MIN/MAX_NCHANNELS");
+  cmd.add_option("--ib-qps-per-connection", o.ib_qps,
+                 "queue pairs of each InfiniBand / RoCE connection across nodes, 1-128; default NCCL's one; like "
+                 "NCCL_IB_QPS_PER_CONNECTION");
   cmd.add_option("--nvls", o.nvls, "on (default) or off: off keeps auto off NVLS and NVLS-tree, like NCCL_NVLS_ENABLE=0")
       ->check(CLI::IsMember({"on", "off"}));
   cmd.add_option("--collnet", o.collnet,
@@ -85,6 +88,7 @@ CollectiveSetup setup_collective(const CollectiveOptions& o, const GlobalOptions
   r.algorithm = o.algo;
   r.protocol = o.protocol;
   r.channels = o.channels;
+  r.ib_qps_per_connection = o.ib_qps;
   r.nvls_enabled = o.nvls != "off";
   r.collnet_enabled = o.collnet == "on";
   nccl::tuner_release(o.nccl_version, "--nccl-version");  // exit 2 on an unknown version, before anything runs

@@ -20,7 +20,7 @@ struct CollectiveOptions {
   std::optional<int> racks;
   std::optional<double> nic_GBps;  // --nic-GBps: every scale-out NIC of the system at this speed
   std::string protocol = "auto", nvls = "on", collnet = "off", nccl_version = "2.28";
-  int gpus = 0, root = 0, channels = 0;
+  int gpus = 0, root = 0, channels = 0, ib_qps = 0;
   std::vector<std::string> fail;
   std::string partitions, partition_mode = "full-bandwidth";
   std::string aggregation = "auto";  // collective only: the engine's exact aggregation (sim/engine/aggregation.hpp)

@@ -31,7 +31,8 @@ AnalyticEstimate analytic_collective(const TopologyGraph& graph, const Collectiv
   e.time_s = model.time(depth);
   e.phases = model.phases(depth);
   e.bandwidth_s = x.bandwidth_s;
-  e.credit_window_bytes = x.credit_window_bytes;
+  e.qp_connection_bytes = x.qp_connection_bytes;
+  e.qp_line_s = x.qp_line_s;
   e.warnings = model.warnings;
   return e;
 }

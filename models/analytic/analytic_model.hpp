@@ -19,7 +19,7 @@ struct AnalyticEstimate {
   std::string note;               // what NCCL would run and why
   double time_s = 0;
   double bandwidth_s = 0;         // the part of time_s that scales with the capacities (latencies all 0)
-  double credit_window_bytes = 0; // NVLS-tree across domains: its bytes in flight (ExecTerms), 0 else
+  double qp_connection_bytes = 0, qp_line_s = 0; // across domains on verbs: the bytes per queue pair of a node's connections (ExecTerms), 0 else
   std::vector<PhaseTime> phases;
   std::vector<std::string> warnings;
 };

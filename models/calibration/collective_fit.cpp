@@ -84,7 +84,7 @@ std::vector<CollectivePoint> collective_points(const std::vector<Measurement>& d
       // Inside one domain the pipelines' time adds to the bandwidth part; across domains it adds to the NVLink
       // part only, under the NICs in every all-to-all record (B300 x2, GB300 over two racks): taken as none.
       p.p2p_pipeline_bytes = p.domains > 1 ? 0 : p2p_pipeline_bytes(g, resolved);
-      if (e.credit_window_bytes > 0) p.credit_cycles = credit_cycles_after_first(m.bytes, e.credit_window_bytes);
+      p.qp_line_s = e.qp_line_s;
       if (domains.size() > 1 && e.protocol != "Simple") {
         // The NICs' own time: priced again with the protocol's network efficiency at 0.5, where the NICs
         // bind their time doubles (collective_fit.hpp).
@@ -128,9 +128,10 @@ double p2p_s(const CollectivePoint& p, double rate_GBps) {
   return rate_GBps > 0 && p.p2p_pipeline_bytes > 0 ? p.p2p_pipeline_bytes / (rate_GBps * 1e9) : 0;
 }
 
-// The floor a point's credit window puts on its bandwidth part at a cycle of `cycle_us` (exec_terms; 0: none).
-double credit_floor_s(const CollectivePoint& p, double cycle_us) {
-  return cycle_us > 0 && p.credit_cycles > 0 ? p.credit_cycles * cycle_us * 1e-6 : 0;
+// The floor a point's queue pairs put on its bandwidth part at `fraction` of the line rate each (exec_terms;
+// 0: none).
+double qp_floor_s(const CollectivePoint& p, double fraction) {
+  return fraction > 0 && p.qp_line_s > 0 ? p.qp_line_s / fraction : 0;
 }
 
 // predict_time_s with the protocol's network efficiency `eta` in place of c's.
@@ -138,7 +139,7 @@ double predict_time_at(const CollectivePoint& p, const Calibration& c, double et
   const AlgorithmCalibration& a = c.algorithm(p.key, p.arch);
   const double kappa = a.efficiency_at(p.m->bytes, p.ramp_gpus);
   return a.launch_us(p.domains > 1, p.scale_out_units) * 1e-6 + p.latency_s +
-         std::max(bandwidth_part_s(p, kappa, eta), credit_floor_s(p, a.credit_cycle_us)) + p2p_s(p, a.p2p_pipeline_GBps) +
+         std::max(bandwidth_part_s(p, kappa, eta), qp_floor_s(p, a.qp_line_fraction)) + p2p_s(p, a.p2p_pipeline_GBps) +
          p.m->timer_floor_s;
 }
 }  // namespace
@@ -432,7 +433,7 @@ std::vector<GroupFit> fit_collective_groups(const std::vector<const CollectivePo
 namespace {
 
 // The candidate with the least objective, the first of equals (a later one must be better by more than rounding);
-// the search of the fit's one-dimensional rates (the p2p pipeline rate, NVLS-tree's credit cycle).
+// the search of the fit's one-dimensional rates (the p2p pipeline rate, a verbs queue pair's rate).
 template <class Objective>
 double grid_argmin(const std::vector<double>& candidates, Objective objective) {
   double best = -1, best_value = candidates.front();
@@ -510,15 +511,15 @@ double fit_p2p_pipeline_GBps(const std::vector<const CollectivePoint*>& train) {
   });
 }
 
-// The points with NVLS-tree's credit floor at a cycle of `cycle_us` taken as known: where the floor is above a
-// point's bandwidth part at kappa 1, that floor is its bandwidth part, exempt from kappa (as a NIC-bound
-// point's under its protocol's efficiency, below).
-std::vector<CollectivePoint> with_credit_floor(const std::vector<const CollectivePoint*>& train, double cycle_us) {
+// The points with the queue pairs' floor at `fraction` of the line rate taken as known: where the floor is above a point's
+// bandwidth part at kappa 1, that floor is its bandwidth part, exempt from kappa (as a NIC-bound point's under
+// its protocol's efficiency, below).
+std::vector<CollectivePoint> with_qp_floor(const std::vector<const CollectivePoint*>& train, double fraction) {
   std::vector<CollectivePoint> out;
   out.reserve(train.size());
   for (const CollectivePoint* p : train) {
     out.push_back(*p);
-    const double floor = credit_floor_s(*p, cycle_us);
+    const double floor = qp_floor_s(*p, fraction);
     if (floor > p->bandwidth_exempt_s + p->bandwidth_s) {
       out.back().bandwidth_exempt_s = floor;
       out.back().bandwidth_s = 0;
@@ -535,51 +536,56 @@ std::vector<const CollectivePoint*> pointers_to(const std::vector<CollectivePoin
   return out;
 }
 
-// NVLS-tree's credit cycle (AlgorithmCalibration::credit_cycle_us) that lets the NVLS-tree groups meet their
-// points best: none, or 100-1000 us about 5 % apart, the groups fitted at each with the binding points' floor
-// known, the weighted absolute relative misfit of their points (each series one observation, as for kappa and
-// the p2p rate). One cycle for every architecture: NCCL's connections and proxies are the same code on both.
-// Absolute, not squared: one B200 cluster whose every algorithm, its rings too, runs 15-25 % below the others'
-// (Together's MD1) then cannot set the cycle; with squared misfits it did where Hopper was held out (~1 ms,
-// which predicted Hopper's 16-channel windows 2.4x slow: docs/calibration.md).
-double fit_credit_cycle_us(const std::vector<const CollectivePoint*>& train, double p2p_pipeline_GBps) {
+// The fraction of its NIC's line rate a verbs queue pair moves (AlgorithmCalibration::qp_line_fraction) that
+// lets the groups of the algorithms it can bind (rings, trees, NVLS-trees) meet their points best: none, or
+// 0.15-1 about 3 % apart, the groups fitted at each with the binding points' floor known, the weighted absolute
+// relative misfit of their points (each series one observation, as for kappa and the p2p rate). One fraction for
+// every architecture: the NIC and NCCL's transport are the same on both. Absolute, not squared, as for the
+// credit cycle it replaced (session 28): one cluster whose every algorithm runs below the others' cannot set it
+// alone.
+double fit_qp_line_fraction(const std::vector<const CollectivePoint*>& train, double p2p_pipeline_GBps) {
   std::vector<const CollectivePoint*> pts;
   bool any = false;
   for (const CollectivePoint* p : train)
-    if (p->key == "all_reduce/nvls_tree") {
+    if (qp_bound_key(p->key)) {
       pts.push_back(p);
-      any = any || p->credit_cycles > 0;
+      any = any || p->qp_line_s > 0;
     }
   if (!any) return 0;
   std::vector<double> candidates = {0.0};
-  for (double us = kCreditCycleGridMinUs; us <= kCreditCycleGridMaxUs * (1 + 1e-9); us *= kCreditCycleGridStep)
-    candidates.push_back(sig4(us));
-  return grid_argmin(candidates, [&](double cycle) {
-    const std::vector<CollectivePoint> floored = with_credit_floor(pts, cycle);
+  for (double f = kQpLineFractionGridMin; f <= kQpLineFractionGridMax * (1 + 1e-9); f *= kQpLineFractionGridStep)
+    candidates.push_back(sig4(f));
+  return grid_argmin(candidates, [&](double fraction) {
+    const std::vector<CollectivePoint> floored = with_qp_floor(pts, fraction);
     Calibration c;
     apply_collective_fits(c, fit_collective_groups(pointers_to(floored), p2p_pipeline_GBps));
     for (auto& [arch, algos] : c.arch_algorithms)
       for (auto& [key, a] : algos)
-        if (key == "all_reduce/nvls_tree") a.credit_cycle_us = cycle;
+        if (qp_bound_key(key)) a.qp_line_fraction = fraction;
     return series_weighted_misfit(pts, c, [](double r) { return std::fabs(r); });
   });
 }
 
 }  // namespace
 
+bool qp_bound_key(const std::string& key) {
+  return key == "all_reduce/ring" || key == "all_gather/ring" || key == "reduce_scatter/ring" || key == "all_reduce/tree" ||
+         key == "all_reduce/nvls_tree";
+}
+
 CollectiveFit fit_collectives(const std::vector<const CollectivePoint*>& train_points) {
   CollectiveFit fit;
   fit.p2p_pipeline_GBps = fit_p2p_pipeline_GBps(train_points);
-  fit.credit_cycle_us = fit_credit_cycle_us(train_points, fit.p2p_pipeline_GBps);
-  // From here the credit floor is known where it binds.
-  const std::vector<CollectivePoint> floored = with_credit_floor(train_points, fit.credit_cycle_us);
+  fit.qp_line_fraction = fit_qp_line_fraction(train_points, fit.p2p_pipeline_GBps);
+  // From here the queue pairs' floor is known where it binds.
+  const std::vector<CollectivePoint> floored = with_qp_floor(train_points, fit.qp_line_fraction);
   const std::vector<const CollectivePoint*> train = pointers_to(floored);
-  auto set_credit_cycle = [&](std::vector<GroupFit>& groups) {
+  auto set_qp_rate = [&](std::vector<GroupFit>& groups) {
     for (auto& g : groups)
-      if (g.key == "all_reduce/nvls_tree") g.credit_cycle_us = fit.credit_cycle_us;
+      if (qp_bound_key(g.key)) g.qp_line_fraction = fit.qp_line_fraction;
   };
   fit.groups = fit_collective_groups(train, fit.p2p_pipeline_GBps);
-  set_credit_cycle(fit.groups);
+  set_qp_rate(fit.groups);
   std::map<std::pair<std::string, std::string>, std::vector<const CollectivePoint*>> by_protocol;
   for (const CollectivePoint* p : train)
     if (p->domains > 1 && p->protocol != "Simple" && p->network_bound_s > 0) by_protocol[{p->arch, p->protocol}].push_back(p);
@@ -604,7 +610,7 @@ CollectiveFit fit_collectives(const std::vector<const CollectivePoint*>& train_p
     }
   }
   fit.groups = fit_collective_groups(pointers_to(scaled), fit.p2p_pipeline_GBps);
-  set_credit_cycle(fit.groups);
+  set_qp_rate(fit.groups);
   return fit;
 }
 
@@ -633,7 +639,7 @@ void apply_collective_fits(Calibration& c, const std::vector<GroupFit>& fits) {
     a.scale_out_hop_overhead_us = f.scale_out_hop_overhead_us;
     a.ramp_bytes_per_gpu = f.ramp_bytes_per_gpu;
     a.p2p_pipeline_GBps = f.p2p_pipeline_GBps;
-    a.credit_cycle_us = f.credit_cycle_us;
+    a.qp_line_fraction = f.qp_line_fraction;
     a.borrowed_from = f.borrowed_from;
     if (!f.borrowed_from.empty()) {
       a.source = "racksim calibrate fit: no " + f.arch + " data for " + f.key + "; kappa and ramp of " + f.borrowed_from +
@@ -657,9 +663,9 @@ void apply_collective_fits(Calibration& c, const std::vector<GroupFit>& fits) {
     if (f.p2p_pipeline_GBps > 0)
       a.source += fmt::format("p2p_pipeline_GBps fitted on every architecture's all-to-all points together ({:g} GB/s); ",
                               f.p2p_pipeline_GBps);
-    if (f.credit_cycle_us > 0)
-      a.source += fmt::format("credit_cycle_us fitted on every architecture's NVLS-tree points together ({:g} us); ",
-                              f.credit_cycle_us);
+    if (f.qp_line_fraction > 0)
+      a.source += fmt::format("qp_line_fraction fitted on every architecture's ring, tree and NVLS-tree points together ({:g} of a NIC's line rate); ",
+                              f.qp_line_fraction);
     a.source += series_list(f);
     a.fit = summary_of(f);
     c.arch_algorithms[f.arch][f.key] = a;

@@ -49,10 +49,11 @@ struct CollectivePoint {
   // p2p_pipeline_bytes), which the calibrated pipeline rate turns into time (AlgorithmCalibration::
   // p2p_pipeline_GBps); 0 else (across domains the NICs bind the all-to-all records, collective_points).
   double p2p_pipeline_bytes = 0;
-  // all_reduce/nvls_tree across NVLink domains: the cycles of its credit window the run's bytes take
-  // (bytes / ExecTerms::credit_window_bytes), which the calibrated cycle time turns into a floor on the
-  // bandwidth part (AlgorithmCalibration::credit_cycle_us); 0 else.
-  double credit_cycles = 0;
+  // Rings, trees and NVLS-trees across NVLink domains on verbs: the time of the bytes per queue pair of the
+  // busiest node's network connections at the NIC's line rate (ExecTerms::qp_line_s), which the calibrated
+  // fraction of the line rate a queue pair moves turns into a floor on the bandwidth part
+  // (AlgorithmCalibration::qp_line_fraction); 0 else.
+  double qp_line_s = 0;
 };
 
 // One point per collective measurement the analytic model can express (others are reported through
@@ -87,7 +88,7 @@ struct GroupFit : FitQuality {
   double scale_out_hop_overhead_us = -1;  // hop-scaled algorithms: the launch across domains per hop
   double ramp_bytes_per_gpu = 0;  // NVLS / NVLS-tree groups: the ramp's bytes per GPU (calibration.hpp)
   double p2p_pipeline_GBps = 0;   // all_to_all/direct: NCCL's p2p pipeline rate, one for all architectures
-  double credit_cycle_us = 0;     // all_reduce/nvls_tree: a connection's credit cycle, one for all architectures
+  double qp_line_fraction = 0;        // rings, trees, NVLS-trees: a verbs queue pair's rate, one for all architectures
 };
 
 // A protocol's rate through the network per architecture (ProtocolCalibration): fitted on the points of that
@@ -104,11 +105,14 @@ struct CollectiveFit {
   std::vector<GroupFit> groups;
   std::vector<ProtocolFit> protocols;
   double p2p_pipeline_GBps = 0;  // the groups' p2p pipeline rate (fit_collectives; 0: none fits better)
-  double credit_cycle_us = 0;    // NVLS-tree's credit cycle, one for all architectures (fit_collectives; 0: none fits better)
+  double qp_line_fraction = 0;       // a verbs queue pair's rate, one for all architectures (fit_collectives; 0: none fits better)
 };
 
-// The credit cycles of NVLS-tree fit_collectives tries, us (besides none): 100-1000, about 5 % apart.
-inline constexpr double kCreditCycleGridMinUs = 100, kCreditCycleGridMaxUs = 1000, kCreditCycleGridStep = 1.05;
+// The fractions of a NIC's line rate a verbs queue pair moves that fit_collectives tries (besides none): 0.15-1,
+// about 3 % apart.
+inline constexpr double kQpLineFractionGridMin = 0.15, kQpLineFractionGridMax = 1.0, kQpLineFractionGridStep = 1.03;
+// The algorithms whose points a queue pair's rate can bind (ExecTerms::qp_connection_bytes).
+bool qp_bound_key(const std::string& key);
 
 // The p2p pipeline rates fit_collectives tries, GB/s (besides none): 20-400, about 20 % apart.
 inline constexpr std::array<double, 16> kP2pPipelineGridGBps = {20, 25, 30, 35, 40, 50, 60, 70, 80, 90, 100, 120, 150, 200, 300, 400};

@@ -384,10 +384,10 @@ FitResult fit_calibration(const std::vector<Measurement>& data, const Predictor&
       f.values.push_back({"p2p_pipeline_GBps", g.p2p_pipeline_GBps});
       f.notes.push_back("p2p_pipeline_GBps: one rate fitted on every architecture's all-to-all points together");
     }
-    if (g.credit_cycle_us > 0) {
-      f.free_parameters.push_back("credit_cycle_us");
-      f.values.push_back({"credit_cycle_us", g.credit_cycle_us});
-      f.notes.push_back("credit_cycle_us: one cycle fitted on every architecture's NVLS-tree points together (absolute misfit)");
+    if (g.qp_line_fraction > 0) {
+      f.free_parameters.push_back("qp_line_fraction");
+      f.values.push_back({"qp_line_fraction", g.qp_line_fraction});
+      f.notes.push_back("qp_line_fraction: one rate per verbs queue pair fitted on every architecture's ring, tree and NVLS-tree points together (absolute misfit)");
     }
     copy_quality(f, g);
     res.fits.push_back(std::move(f));

@@ -48,6 +48,7 @@ struct Measurement {
   int channels = 0;         // NCCL_MIN/MAX_NCHANNELS as the source ran it, else 0
   bool nvls_enabled = true; // false: NCCL_NVLS_ENABLE=0
   bool collnet_enabled = false; // true: NCCL_COLLNET_ENABLE=1 with the SHARP plugin
+  int ib_qps_per_connection = 0; // NCCL_IB_QPS_PER_CONNECTION as the source ran it, else 0 (NCCL's one)
   std::vector<int> gpus;    // global GPU indices of the ranks
 
   // transfer: graph vertex names or aliases ("cpu0", "gpu1"); engine "copy" or "sm"

@@ -72,6 +72,7 @@ CollectiveRequest collective_request(const Measurement& m) {
   req.channels = m.channels;
   req.nvls_enabled = m.nvls_enabled;
   req.collnet_enabled = m.collnet_enabled;
+  req.ib_qps_per_connection = m.ib_qps_per_connection;
   if (const auto release = nccl::tuner_release_if_known(m.nccl_version)) req.nccl_version = nccl::release_name(*release);
   return req;
 }

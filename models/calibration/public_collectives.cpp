@@ -52,6 +52,7 @@ struct Settings {
   bool nvls = true;
   std::string reason;
   bool collnet = false;  // NCCL_COLLNET_ENABLE=1
+  int ib_qps = 0;        // NCCL_IB_QPS_PER_CONNECTION
 };
 
 // `domains`: the NVLink domains the ranks span (NCCL's nodes under MNNVL); `all_reduce`: NVLS across domains
@@ -66,6 +67,9 @@ struct Settings {
 // with CollNet on.
 Settings settings_of(const std::string& a, int domains, bool all_reduce) {
   Settings s;
+  if (const std::string v = value_after(a, "NCCL_IB_QPS_PER_CONNECTION="); !v.empty() && v.size() < 4 &&
+      v.find_first_not_of("0123456789") == std::string::npos)
+    s.ib_qps = std::clamp(std::stoi(v), 1, 128);
   if ((has(a, "CollNet") || has(a, "Collnet") || has(a, "COLLNET")) && !has(a, "COLLNET_ENABLE=0")) {
     std::string lower = value_after(a, "NCCL_ALGO=");
     std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -170,6 +174,7 @@ MeasurementSet load_public_collectives(const std::string& path) {
     m.channels = s.channels;
     m.nvls_enabled = s.nvls;
     m.collnet_enabled = s.collnet;
+    m.ib_qps_per_connection = s.ib_qps;
     m.gpus = t.gpus;
     m.bytes = bytes_v.get<double>();
     m.series = system_text + " " + collective + " " + std::to_string(gpus) + " GPUs " + s.algorithm +

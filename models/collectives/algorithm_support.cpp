@@ -164,6 +164,9 @@ std::string hierarchical_outer(const CollectiveRequest& request) {
   }
   if (request.channels < 0 || request.channels > 64)
     throw InputError("--channels", "", std::to_string(request.channels), "0 (NCCL's choice) or 1 to 64 (NCCL's MAXCHANNELS)");
+  if (request.ib_qps_per_connection < 0 || request.ib_qps_per_connection > 128)
+    throw InputError("--ib-qps-per-connection", "", std::to_string(request.ib_qps_per_connection),
+                     "0 (NCCL's default, one) or 1 to 128 (NCCL_IB_QPS_PER_CONNECTION)");
   if (request.outer_algorithm != "ring" && request.outer_algorithm != "tree" && request.outer_algorithm != "sharp")
     throw InputError("--outer-algorithm", "", "'" + request.outer_algorithm + "'",
                      "one of ring, tree, sharp (the InfiniBand switches reduce: CollNet)");

@@ -45,6 +45,9 @@ struct CollectiveRequest {
   // NCCL_COLLNET_ENABLE (with the SHARP plugin): true lets "auto" pick CollNet Direct / Chain and NVLS over
   // CollNet across nodes (tuning.cc:502-507); off by default, as in NCCL.
   bool collnet_enabled = false;
+  // NCCL_IB_QPS_PER_CONNECTION: the InfiniBand / RoCE queue pairs of each network connection; 0 = NCCL's
+  // default, one. A verbs connection moves at most a calibrated rate per queue pair (exec_terms.cpp).
+  int ib_qps_per_connection = 0;
   // The NCCL version whose tuner tables decide and price the run (nccl::tuner_release): "2.28" (the default,
   // the device machine's), or another from 2.25 on as NCCL prints it ("2.26.6+cuda12.8"): 2.25-2.27 take NCCL
   // 2.27's tables, 2.29 and later 2.29's.

@@ -95,6 +95,19 @@ std::string request_architecture(const TopologyGraph& graph, const CollectiveReq
   return request.gpus.empty() ? "" : architecture_of(cc);
 }
 
+double qp_connection_bytes(const CollectiveRequest& request, int domains) {
+  const double n = static_cast<double>(request.gpus.size());
+  const double S = static_cast<double>(request.bytes);
+  if (domains < 2 || request.channels <= 0 || n < 2) return 0;
+  double node_bytes = 0;
+  const std::string& a = request.algorithm;
+  if (a == "ring" && request.op == CollectiveOp::all_reduce) node_bytes = 2 * (n - 1) / n * S;
+  else if (a == "ring" && (request.op == CollectiveOp::all_gather || request.op == CollectiveOp::reduce_scatter))
+    node_bytes = (n - 1) / n * S;
+  else if ((a == "tree" || a == "nvls_tree") && request.op == CollectiveOp::all_reduce) node_bytes = domains >= 3 ? 2 * S : S;
+  return node_bytes / (static_cast<double>(request.channels) * std::max(1, request.ib_qps_per_connection));
+}
+
 ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration) {
   ExecTerms e;
   const std::string arch = request_architecture(graph, request);
@@ -126,10 +139,12 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   // bounds the switch's part of the run, not the NICs': across domains it scales the flows that stay on
   // NVLink only. The rings' and trees' caps are per channel, every hop of the channel included.
   bool cap_on_nvlink = false;
+  double nic_line_GBps = 0;  // a NIC's line rate across nodes (NCCL's net bandwidth), 0 on one node
   if (nccl_algo) {
     // Timed as racksim times it: a transport's own step latency where the topology names one (EFA), not the
     // latency its plugin reports to steer NCCL's choice (nccl_system.hpp).
     const nccl::NcclSystem s = nccl::timing_view(nccl_system_of(graph, request));
+    if (s.n_nodes > 1) nic_line_GBps = s.net_bw;
     if (s.n_nodes > 1 && s.transport_step_us) {
       const NetTransportSpec& t = *graph.spec().scale_out->transport;
       e.warnings.push_back("scale-out transport " + describe(t) + " (" + t.source +
@@ -222,23 +237,27 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   e.bandwidth_s = t_bw * payload / e.flow.efficiency;
   if ((e.flow.kappa != 1 || e.flow.network_protocol_efficiency != 1 || nvlink_factor != 1) && spans_domains)
     e.bandwidth_s = bandwidth_part_s(e.flow);  // some flows may cross a NIC
-  // The cycle is the verbs transport's (NCCL's net_ib: every record it was fitted on); another transport (EFA's
-  // plugin, its own buffering and completions) has a cycle of its own that no record measures: none applied.
+  // The rate per queue pair is the verbs transport's (NCCL's net_ib: every record it was fitted on); another
+  // transport (EFA's plugin: its own buffering and completions, SRD) has a rate of its own that no record
+  // measures: none applied.
   const bool verbs_transport = !(graph.spec().scale_out && graph.spec().scale_out->transport);
-  if (nvls_tree && spans_domains && verbs_transport && request.chunk_bytes > 0) {
-    e.credit_window_bytes = static_cast<double>(nccl::kSteps) * static_cast<double>(request.chunk_bytes);
-    if (cal.credit_cycle_us > 0 && e.bandwidth_s > 0) {
-      // At most its window a credit cycle after the first (AlgorithmCalibration::credit_cycle_us): where that binds, every flow
-      // of the run slows alike (one scale on every capacity, so that the engine meets the same time).
-      const double floor_s = credit_cycles_after_first(static_cast<double>(request.bytes), e.credit_window_bytes) *
-                             units::us_to_s(cal.credit_cycle_us);
+  // With CollNet on, NCCL's all-gather and reduce-scatter across nodes run on SHARP (the plugin's iallgather),
+  // which racksim stands in with the ring: a ring's queue pairs are not what such a run uses.
+  if (spans_domains && verbs_transport && !request.collnet_enabled) {
+    e.qp_connection_bytes = qp_connection_bytes(request, static_cast<int>(domains.size()));
+    if (nic_line_GBps > 0) e.qp_line_s = e.qp_connection_bytes / units::GBps_to_Bps(nic_line_GBps);
+    if (cal.qp_line_fraction > 0 && e.qp_line_s > 0 && e.bandwidth_s > 0) {
+      // Where the queue pairs bind, every flow of the run slows alike (one scale on every capacity, so that the
+      // engine meets the same time).
+      const double floor_s = e.qp_line_s / cal.qp_line_fraction;
       if (floor_s > e.bandwidth_s) {
         e.flow.efficiency *= e.bandwidth_s / floor_s;
         e.bandwidth_s = floor_s;
-        const std::string said =
-            fmt::format("its {:.3g} MB in flight (NCCL_STEPS x {} B of pipeline item) turn over every {:.3g} us and bind "
-                        "(calibration '{}:{}')",
-                        e.credit_window_bytes / 1e6, request.chunk_bytes, cal.credit_cycle_us, arch, key);
+        const int qps = std::max(1, request.ib_qps_per_connection);
+        const std::string said = fmt::format("its NICs' {} channel(s) x {} queue pair(s) at {:.3g} GB/s each bind "
+                                             "(calibration '{}:{}': {:.3g} of a {:.3g} GB/s NIC)",
+                                             request.channels, qps, cal.qp_line_fraction * nic_line_GBps, arch, key,
+                                             cal.qp_line_fraction, nic_line_GBps);
         e.note = e.note.empty() ? said : e.note + "; " + said;
       }
     }

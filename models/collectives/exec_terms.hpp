@@ -28,17 +28,21 @@ struct ExecTerms {
   // time their calibrated rate adds to the NVLink part (0 where the calibration has none; flow.nvlink_scale).
   int p2p_pipelines = 0;
   double p2p_extra_s = 0;
-  // NVLS-tree across NVLink domains: the bytes its connections hold in flight, NCCL_STEPS x chunk x channels
-  // x heads (NCCL_STEPS x the request's pipeline item, nccl_choice.cpp), which the calibrated credit cycle
-  // (AlgorithmCalibration::credit_cycle_us) turns into a floor on the bandwidth part; 0 else.
-  double credit_window_bytes = 0;
+  // Rings, trees and NVLS-trees across NVLink domains on verbs transports: the bytes each queue pair of the
+  // busiest node's network connections carries one way (qp_connection_bytes) and their time at the NIC's line
+  // rate (qp_line_s), which the calibrated fraction of the line rate a queue pair moves
+  // (AlgorithmCalibration::qp_line_fraction) turns into a floor on the bandwidth part; 0 else.
+  double qp_connection_bytes = 0;
+  double qp_line_s = 0;
 };
 
-// The credit cycles a run of `bytes` waits for with a window of `window_bytes` in flight: every window after the
-// first (the first is the pipeline's fill, its latency), 0 for a run that fits in one window.
-inline double credit_cycles_after_first(double bytes, double window_bytes) {
-  return window_bytes > 0 && bytes > window_bytes ? bytes / window_bytes - 1 : 0;
-}
+// The bytes a node's NICs carry each way in a run of `request` across `domains` NVLink domains (NCCL's nodes),
+// per queue pair of its network connections: a ring's (n - 1) / n of the buffer per pass (two for all-reduce:
+// each rank's share crosses every node boundary once a pass), a double binary tree's 2 S from three nodes on
+// (a node is inner in one tree and a leaf in the other: S / 2 from each child and to its parent, and back,
+// S / 2 each way as a leaf) and S on two; over channels x NCCL_IB_QPS_PER_CONNECTION connections' queue pairs.
+// 0 for other algorithms, one domain, or no channel count.
+double qp_connection_bytes(const CollectiveRequest& request, int domains);
 
 // `request` must be resolved (resolve_request: no "auto").
 ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration);

@@ -48,7 +48,7 @@ json request_json(const CollectiveRequest& r) {
   return {{"op", to_string(r.op)},         {"algorithm", r.algorithm}, {"gpus", r.gpus},
           {"bytes", r.bytes},              {"dtype", r.dtype},         {"chunk_bytes", r.chunk_bytes},
           {"root", r.root},                {"protocol", r.protocol},   {"channels", r.channels},
-          {"nvls", r.nvls_enabled}, {"collnet", r.collnet_enabled},        {"inner", r.inner_algorithm}, {"outer", r.outer_algorithm},
+          {"nvls", r.nvls_enabled}, {"collnet", r.collnet_enabled}, {"ib_qps", r.ib_qps_per_connection},        {"inner", r.inner_algorithm}, {"outer", r.outer_algorithm},
           {"nccl", r.nccl_version}};
 }
 
@@ -65,6 +65,7 @@ CollectiveRequest request_from_json(const json& j) {
   r.channels = j.at("channels").get<int>();
   r.nvls_enabled = j.at("nvls").get<bool>();
   r.collnet_enabled = j.value("collnet", false);
+  r.ib_qps_per_connection = j.value("ib_qps", 0);
   r.nccl_version = j.value("nccl", std::string("2.28"));
   r.inner_algorithm = j.at("inner").get<std::string>();
   r.outer_algorithm = j.at("outer").get<std::string>();

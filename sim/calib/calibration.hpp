@@ -72,18 +72,18 @@ struct AlgorithmCalibration {
   // stripes over few channels (64 MiB on 8 GPUs: 28 pipelines) runs below one striped over many (4 GiB: 224).
   // Fitted on every architecture's all-to-all sweeps together (a CTA's copy loop: Hopper and Blackwell alike).
   double p2p_pipeline_GBps = 0.0;
-  // NVLS-tree across NVLink domains (all_reduce/nvls_tree): the time, in us, in which a network connection's
-  // NCCL_STEPS buffer slots turn over (written by the sender, forwarded by the receiver's head, credit back);
-  // 0: unbounded. Each connection then carries at most NCCL_STEPS chunks a cycle, and a run at most its window,
-  // NCCL_STEPS x chunk x channels x heads (exec_terms credit_window_bytes), a cycle after its first (Little's
-  // law; the first window is the pipeline's fill, which its latency prices). The window
-  // is what tells the runs apart: Hopper has 16 NVLS channels (transport/nvls.cc:148-199), and from 4 nodes on
-  // NVLS-tree's chunk drops to 64 KiB (enqueue.cc:2061-2068, NCCL_NVLSTREE_MAX_CHUNKSIZE): 4-8 H100 nodes
-  // measure 320-366 GB/s with NCCL's defaults and 391 (their NICs' bound) with NCCL_MIN_CTAS=24
-  // (NVIDIA/nccl-tests #309), where two nodes (128 KiB chunks) and Blackwell's 32 channels reach the NICs.
-  // One cycle for every architecture, fitted on the NVLS-tree points (collective_fit.cpp); InfiniBand/RoCE verbs
-  // only (EFA's plugin has its own, unmeasured: not applied there).
-  double credit_cycle_us = 0.0;
+  // Across NVLink domains on InfiniBand / RoCE verbs (NCCL's net_ib): what one queue pair of a network
+  // connection moves, as a fraction of its NIC's line rate; 0: unbounded. A node's NICs then carry at most
+  // channels x queue pairs per connection (NCCL_IB_QPS_PER_CONNECTION, NCCL's default 1) x this x the line rate
+  // each way, a floor on the bandwidth part of rings, trees and NVLS-trees (exec_terms qp_line_s). The clusters
+  // that stay below their NICs' bound run NCCL's one queue pair: 4-10 H100 nodes (NVLS-tree and ring, 320-331
+  // GB/s on 16 channels of 400G NICs: ~20 GB/s a channel, NVIDIA/nccl-tests #309, Voltage Park, xxrjun) and
+  // Together's MD1 B200 rings (291-344); those that reach it set 2-4 (Together's slinky; the same H100 nodes with
+  // NCCL_MIN_CTAS=24 and two queue pairs: 391; OCI's GB200 racks). A fraction of the line rate rather than a
+  // rate, so that an 800G ConnectX-8's queue pair is taken twice a 400G ConnectX-7's (the records bound 400G
+  // NICs only; OCI's B300 ring on 800G ports measures 24 GB/s a channel). One fraction for every architecture,
+  // fitted on the points of those algorithms (collective_fit.cpp); verbs only (EFA's plugin: not applied).
+  double qp_line_fraction = 0.0;
   double efficiency_at(double bytes, double ramp_gpus = 1) const {
     double e = half_efficiency_bytes > 0 ? bandwidth_efficiency * bytes / (bytes + half_efficiency_bytes)
                                          : bandwidth_efficiency;

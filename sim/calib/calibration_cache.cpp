@@ -69,7 +69,7 @@ void encode_algo(Writer& w, const AlgorithmCalibration& a) {
   w.pod(a.ramp_bytes_per_gpu);
   w.str(a.borrowed_from);
   w.pod(a.p2p_pipeline_GBps);
-  w.pod(a.credit_cycle_us);
+  w.pod(a.qp_line_fraction);
 }
 AlgorithmCalibration decode_algo(Reader& r) {
   AlgorithmCalibration a;
@@ -84,7 +84,7 @@ AlgorithmCalibration decode_algo(Reader& r) {
   a.ramp_bytes_per_gpu = r.pod<double>();
   a.borrowed_from = r.str();
   a.p2p_pipeline_GBps = r.pod<double>();
-  a.credit_cycle_us = r.pod<double>();
+  a.qp_line_fraction = r.pod<double>();
   return a;
 }
 

@@ -17,7 +17,7 @@ constexpr const char* kWhat = "request to the engine server";
 
 // Schedules travel as raw fields. Adding a field to Task, Schedule or CollectiveRequest changes their
 // sizes and stops the build here: encode it below (and in decode), then update the sizes.
-static_assert(sizeof(Task) == 96 && sizeof(Schedule) == 488 && sizeof(CollectiveRequest) == 256 && sizeof(ExecParams) == 88,
+static_assert(sizeof(Task) == 96 && sizeof(Schedule) == 496 && sizeof(CollectiveRequest) == 264 && sizeof(ExecParams) == 88,
               "a schedule struct changed: update encode_schedule/decode_schedule in engine_request.cpp");
 
 void put_schedule(Writer& w, const Schedule& s) {
@@ -34,6 +34,7 @@ void put_schedule(Writer& w, const Schedule& s) {
   w.pod(q.channels);
   w.pod<std::uint8_t>(q.nvls_enabled);
   w.pod<std::uint8_t>(q.collnet_enabled);
+  w.pod(q.ib_qps_per_connection);
   w.str(q.nccl_version);
   w.str(q.inner_algorithm);
   w.str(q.outer_algorithm);
@@ -86,6 +87,7 @@ Schedule get_schedule(Reader& rd) {
   q.channels = rd.pod<int>();
   q.nvls_enabled = rd.pod<std::uint8_t>() != 0;
   q.collnet_enabled = rd.pod<std::uint8_t>() != 0;
+  q.ib_qps_per_connection = rd.pod<int>();
   q.nccl_version = rd.str();
   q.inner_algorithm = rd.str();
   q.outer_algorithm = rd.str();

@@ -77,7 +77,11 @@ GROUP_SERIES = ("use3a-ss", "h200-nvswitch-2gpu", "OCI BM.GPU.GB300.4", "x20 rac
 # 134 beyond 15 %.
 # Session 28: NCCL's per-channel caps scale with the channels that run (NCCL_MIN_CTAS / MIN_NCHANNELS): that Ring's
 # LL128 cap at 24 channels is 1.5x the default's, and its 64 MiB row comes within 1.2 % held out: 133.
-BEYOND_15_BOUNDS = {"all": 133, "outside the named groups": 8}
+# Session 28, second change: a verbs connection's queue pairs replace the credit window (docs/model.md section 7);
+# MD1's rings and gj-aion's and Voltage Park's NVLS-trees held out come within 15 %: 111. Outside the named groups 8 ->
+# 12: Voltage Park's two leave, qoofyk's four VMware VMs (one queue pair, yet 22.9 GB/s a channel: the model's one
+# counter-example, docs/decisions.md) come in at 512 MiB-16 GiB, 17-21 % slow.
+BEYOND_15_BOUNDS = {"all": 111, "outside the named groups": 12}
 # And the all-to-all itself, held out by system at >= 64 MiB without OCI's two GB300 racks (a quarter of their
 # NICs, which nothing in the model explains): 55 points, median 3.2 %, worst 19.6 % (before the pipelines 9.0 % and
 # 27.8 %). The issue's 15 % worst is not met by it either. Session 23: 65 points, median 3.6 %, worst 22.8 %: OCI's

@@ -127,9 +127,9 @@ TEST(Calibration, StrictErrorsNameTheFileAndPointer) {
   EXPECT_NE(error_of(base + R"(, "algorithms": {"ring": {"source": "s"}}})").find("op/algorithm"), std::string::npos);
   EXPECT_NE(error_of(base + R"(, "algorithms": {"*/ring": {"step_overhead_us": -1, "source": "s"}}})").find("step_overhead_us"),
             std::string::npos);
-  // One case per rate the fit writes: a negative p2p pipeline rate or credit cycle is refused by name.
-  const std::string cycle = error_of(base + R"(, "algorithms": {"hopper:all_reduce/nvls_tree": {"credit_cycle_us": -412, "source": "s"}}})");
-  EXPECT_NE(cycle.find("/algorithms/hopper:all_reduce/nvls_tree/credit_cycle_us"), std::string::npos) << cycle;
+  // One case per rate the fit writes: a negative p2p pipeline rate or queue-pair rate is refused by name.
+  const std::string qp = error_of(base + R"(, "algorithms": {"hopper:all_reduce/nvls_tree": {"qp_line_fraction": -0.4, "source": "s"}}})");
+  EXPECT_NE(qp.find("/algorithms/hopper:all_reduce/nvls_tree/qp_line_fraction"), std::string::npos) << qp;
   EXPECT_NE(error_of(base + R"(, "algorithms": {"all_to_all/direct": {"p2p_pipeline_GBps": -70, "source": "s"}}})").find("p2p_pipeline_GBps"),
             std::string::npos);
   const std::string from = error_of(base + R"(, "algorithms": {"hopper:all_reduce/tree": {"borrowed_from": "turing", "source": "s"}}})");

@@ -43,7 +43,7 @@ Calibration every_field_set() {
   algo.ramp_bytes_per_gpu = 2e6;
   algo.borrowed_from = "hopper";
   algo.p2p_pipeline_GBps = 70;
-  algo.credit_cycle_us = 411.6;
+  algo.qp_line_fraction = 0.4244;
   Calibration c;
   c.name = "lab";
   c.source = "probes on the lab machine";

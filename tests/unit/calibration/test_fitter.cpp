@@ -554,46 +554,62 @@ TEST(Fitter, CalibrationWithFitSummaryRoundTripsThroughTheLoader) {
   EXPECT_DOUBLE_EQ(b.bandwidth_efficiency, a.bandwidth_efficiency);
 }
 
-// NVLS-tree's credit cycle (AlgorithmCalibration::credit_cycle_us): across 4 or more H100 nodes NCCL's window is
-// NCCL_STEPS x 64 KiB x 16 channels x 8 heads = 64 MiB (docs/model.md section 7), so 8 GiB waits for 127 cycles
-// after the first; with 24 channels (NCCL_MIN_CTAS=24) the window is 1.5x and the NICs bind instead; a B200 node's
-// 32 channels never reach it; nor does an EFA system (its plugin's cycle is not measured).
-TEST(Fitter, NvlsTreeCreditWindowFloorsHopperFromFourNodes) {
+// A verbs queue pair's share of its NIC's line rate (AlgorithmCalibration::qp_line_fraction): a node's NICs carry
+// at most channels x queue pairs x that share each way. NVLS-tree over 8 H100 nodes carries 2 S a node each way on
+// 16 channels: 8 GiB at 0.4 of a 400G NIC (20 GB/s) a queue pair takes 2 x 8 GiB / 16 / 20 GB/s, above the NICs' own time; on 24 channels (NCCL_MIN_CTAS=24) or
+// two queue pairs the NICs bind instead; two nodes (S each way) and a B200 node's 32 NVLS channels stay below
+// it; a ring all-gather over 10 nodes carries (n - 1) / n of its buffer a node each way on its 16 channels; an EFA
+// system (its plugin's rate is not measured) has none.
+TEST(Fitter, VerbsQueuePairsFloorNetworkRuns) {
   const Predictor p(RACKSIM_TOPOLOGY_DIR, unused_collective_model, "analytic");
   Calibration with;
-  with.name = "cycle";
-  with.arch_algorithms["hopper"]["all_reduce/nvls_tree"].credit_cycle_us = 400;
-  with.arch_algorithms["blackwell"]["all_reduce/nvls_tree"].credit_cycle_us = 400;
-  auto bandwidth_s = [&](const std::string& system, int gpus, int channels, const Calibration& c) {
+  with.name = "qp";
+  for (const char* arch : {"hopper", "blackwell"})
+    for (const char* key : {"all_reduce/nvls_tree", "all_gather/ring"}) with.arch_algorithms[arch][key].qp_line_fraction = 0.4;  // 20 GB/s of a 400G NIC's 50
+  auto run = [&](const std::string& system, CollectiveOp op, const std::string& algo, int gpus, int nodes, int channels, int qps,
+                 const Calibration& c) {
     CollectiveRequest r;
-    r.op = CollectiveOp::all_reduce;
-    r.algorithm = "nvls_tree";
+    r.op = op;
+    r.algorithm = algo;
     r.channels = channels;
+    r.ib_qps_per_connection = qps;
     for (int g = 0; g < gpus; ++g) r.gpus.push_back(g);
     r.bytes = 8ull << 30;
-    return analytic_collective(p.graph(system, gpus / 8), r, c);
+    return analytic_collective(p.graph(system, nodes), r, c);
   };
-  const AnalyticEstimate h64 = bandwidth_s("hgx-h100", 64, 0, with);
-  EXPECT_DOUBLE_EQ(h64.credit_window_bytes, 8.0 * 65536 * 16 * 8);
-  EXPECT_NEAR(h64.bandwidth_s, 127 * 400e-6, 1e-9);
-  EXPECT_GT(h64.bandwidth_s, bandwidth_s("hgx-h100", 64, 0, Calibration::none()).bandwidth_s * 1.1);
-  const AnalyticEstimate h64_24 = bandwidth_s("hgx-h100", 64, 24, with);
-  EXPECT_DOUBLE_EQ(h64_24.credit_window_bytes, 8.0 * 65536 * 24 * 8);
-  EXPECT_DOUBLE_EQ(h64_24.bandwidth_s, bandwidth_s("hgx-h100", 64, 24, Calibration::none()).bandwidth_s);
-  EXPECT_DOUBLE_EQ(bandwidth_s("hgx-b200", 64, 0, with).bandwidth_s, bandwidth_s("hgx-b200", 64, 0, Calibration::none()).bandwidth_s);
-  const AnalyticEstimate efa = bandwidth_s("aws-p5en", 64, 0, with);
-  EXPECT_DOUBLE_EQ(efa.credit_window_bytes, 0);
-  EXPECT_DOUBLE_EQ(efa.bandwidth_s, bandwidth_s("aws-p5en", 64, 0, Calibration::none()).bandwidth_s);
+  const double S = 8.0 * (1ull << 30);
+  auto tree = [&](const std::string& system, int gpus, int channels, int qps, const Calibration& c) {
+    return run(system, CollectiveOp::all_reduce, "nvls_tree", gpus, gpus / 8, channels, qps, c);
+  };
+  const AnalyticEstimate h64 = tree("hgx-h100", 64, 0, 0, with);
+  EXPECT_DOUBLE_EQ(h64.qp_connection_bytes, 2 * S / 16);
+  EXPECT_NEAR(h64.bandwidth_s, 2 * S / 16 / 20e9, 1e-9);
+  EXPECT_DOUBLE_EQ(h64.qp_line_s, 2 * S / 16 / 50e9);
+  EXPECT_GT(h64.bandwidth_s, tree("hgx-h100", 64, 0, 0, Calibration::none()).bandwidth_s * 1.1);
+  EXPECT_DOUBLE_EQ(tree("hgx-h100", 64, 24, 0, with).qp_connection_bytes, 2 * S / 24);
+  EXPECT_DOUBLE_EQ(tree("hgx-h100", 64, 24, 0, with).bandwidth_s, tree("hgx-h100", 64, 24, 0, Calibration::none()).bandwidth_s);
+  EXPECT_DOUBLE_EQ(tree("hgx-h100", 64, 0, 2, with).qp_connection_bytes, 2 * S / 32);
+  EXPECT_DOUBLE_EQ(tree("hgx-h100", 64, 0, 2, with).bandwidth_s, tree("hgx-h100", 64, 0, 2, Calibration::none()).bandwidth_s);
+  EXPECT_DOUBLE_EQ(tree("hgx-h100", 16, 0, 0, with).qp_connection_bytes, S / 16);
+  EXPECT_DOUBLE_EQ(tree("hgx-h100", 16, 0, 0, with).bandwidth_s, tree("hgx-h100", 16, 0, 0, Calibration::none()).bandwidth_s);
+  EXPECT_DOUBLE_EQ(tree("hgx-b200", 64, 0, 0, with).qp_connection_bytes, 2 * S / 32);
+  EXPECT_DOUBLE_EQ(tree("hgx-b200", 64, 0, 0, with).bandwidth_s, tree("hgx-b200", 64, 0, 0, Calibration::none()).bandwidth_s);
+  const AnalyticEstimate ring = run("hgx-h100", CollectiveOp::all_gather, "ring", 80, 10, 0, 0, with);
+  EXPECT_DOUBLE_EQ(ring.qp_connection_bytes, 79.0 / 80 * S / 16);
+  EXPECT_NEAR(ring.bandwidth_s, 79.0 / 80 * S / 16 / 20e9, 1e-9);
+  const AnalyticEstimate efa = tree("aws-p5en", 64, 0, 0, with);
+  EXPECT_DOUBLE_EQ(efa.qp_connection_bytes, 0);
+  EXPECT_DOUBLE_EQ(efa.bandwidth_s, tree("aws-p5en", 64, 0, 0, Calibration::none()).bandwidth_s);
 }
 
-// The fit gives the cycle back (a grid value) from NVLS-tree sweeps over 2, 4 and 8 H100 nodes made with it, and
+// The fit gives the share back (a grid value) from NVLS-tree sweeps over 2, 4 and 8 H100 nodes made with it, and
 // finds none in sweeps made without it.
-TEST(Fitter, NvlsTreeCreditCycleIsRecoveredFromSweepsMadeWithIt) {
+TEST(Fitter, VerbsQueuePairRateIsRecoveredFromSweepsMadeWithIt) {
   const Predictor p(RACKSIM_TOPOLOGY_DIR, unused_collective_model, "analytic");
-  auto sweeps = [&](double cycle_us) {
+  auto sweeps = [&](double fraction) {
     Calibration made;
     made.name = "truth";
-    made.arch_algorithms["hopper"]["all_reduce/nvls_tree"].credit_cycle_us = cycle_us;
+    made.arch_algorithms["hopper"]["all_reduce/nvls_tree"].qp_line_fraction = fraction;
     // The NVLink and NIC figures the fit prices collectives at (fitter.cpp: NCCL's per-link NVLink bandwidth,
     // NVIDIA's 48.5 GB/s of a CX-7's 50).
     made.arch_links["hopper"][LinkKind::nvlink] = LinkCalibration{0.824, 0.0, "test", {}};
@@ -603,11 +619,11 @@ TEST(Fitter, NvlsTreeCreditCycleIsRecoveredFromSweepsMadeWithIt) {
   };
   FitOptions o;
   o.held_out = false;
-  const FitResult r = fit_calibration(sweeps(411.6), p, o);
+  const FitResult r = fit_calibration(sweeps(0.3979), p, o);
   const AlgorithmCalibration& a = r.calibration.arch_algorithms.at("hopper").at("all_reduce/nvls_tree");
-  EXPECT_DOUBLE_EQ(a.credit_cycle_us, 411.6);
+  EXPECT_DOUBLE_EQ(a.qp_line_fraction, 0.3979);
   EXPECT_NEAR(a.bandwidth_efficiency, 1.0, 0.01);
   EXPECT_LT(a.fit.worst_abs_error, 0.01);
   const FitResult none = fit_calibration(sweeps(0), p, o);
-  EXPECT_DOUBLE_EQ(none.calibration.arch_algorithms.at("hopper").at("all_reduce/nvls_tree").credit_cycle_us, 0);
+  EXPECT_DOUBLE_EQ(none.calibration.arch_algorithms.at("hopper").at("all_reduce/nvls_tree").qp_line_fraction, 0);
 }
