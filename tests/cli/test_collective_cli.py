@@ -142,6 +142,9 @@ def test_bad_input():
         # NCCL versions racksim has no tuner tables for (2.25-2.27 and 2.28 on), or no version at all.
         (base + ["--gpus", "8", "--bytes", "1M", "--nccl-version", "2.24.3"], ["--nccl-version", "2.24.3", "2.25"]),
         (base + ["--gpus", "8", "--bytes", "1M", "--nccl-version", "latest"], ["--nccl-version", "latest", "2.25"]),
+        # Queue pairs per InfiniBand / RoCE connection (NCCL_IB_QPS_PER_CONNECTION): 0 is NCCL's default, 1-128 allowed.
+        (base + ["--gpus", "8", "--bytes", "1M", "--ib-qps-per-connection", "-1"], ["--ib-qps-per-connection", "-1", "1 to 128"]),
+        (base + ["--gpus", "8", "--bytes", "1M", "--ib-qps-per-connection", "129"], ["--ib-qps-per-connection", "129", "1 to 128"]),
         (["sweep", "--system", "gb200-nvl72", "--op", "all_reduce", "--gpus", "8", "--min-bytes", "1G",
           "--max-bytes", "1M"], ["--min-bytes", "--max-bytes"]),
     ]
@@ -156,8 +159,25 @@ def test_bad_input():
           and "compute tray 1" in run.stderr, f"failed tray in the group: exit 1, one line: {run.stderr.strip()}")
 
 
+def test_queue_pairs():
+    """NCCL_IB_QPS_PER_CONNECTION: four H100 nodes on NVLS-tree at NCCL's one queue pair are bound by their NICs'
+    16 channels x 0.386 x 50 GB/s = 309 GB/s each way (a double binary tree carries 2 S a node), so 8 GiB takes
+    2 x 8 GiB / 309 GB/s at least; with two queue pairs the NICs' own rate binds instead, faster."""
+    def run(*extra):
+        out = racksim("collective", "--system", "hgx-h100", "--racks", "4", "--gpus", "32", "--op", "all_reduce",
+                      "--bytes", "8G", "--format", "json", *extra)
+        check(out.returncode == 0, "collective hgx-h100 x4 " + " ".join(extra) + ": exit 0")
+        return json.loads(out.stdout)
+    one, two = run(), run("--ib-qps-per-connection", "2")
+    rate = 16 * 0.3863 * 50e9
+    check(near(one["time_us"] * 1e-6, 2 * 8 * GiB / rate, 0.02) and "1 queue pair(s)" in one["algo_note"],
+          f"one queue pair: {one['time_us']:.0f} us ~ 2 x 8 GiB / 309 GB/s = {2 * 8 * GiB / rate * 1e6:.0f} us, named in the note")
+    check(two["busbw_GBps"] > 1.15 * one["busbw_GBps"] and "queue pair" not in two["algo_note"],
+          f"two queue pairs: {two['busbw_GBps']:.0f} GB/s > 1.15 x {one['busbw_GBps']:.0f}, the NICs' rate binds")
+
+
 for test in [test_json_contract_and_values, test_determinism, test_failures_and_auto, test_trace, test_sweep,
-             test_bad_input]:
+             test_bad_input, test_queue_pairs]:
     test()
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)
