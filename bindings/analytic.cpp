@@ -52,8 +52,9 @@ void add_bandwidths(py::dict& d, CollectiveOp op, int gpus, std::uint64_t bytes,
 py::dict analytic(const SystemHandle& s, const std::string& op, int gpus, const py::object& bytes,
                   const std::string& algo, const py::object& calibration, const py::object& chunk_bytes,
                   const py::object& inner, const py::object& outer, const std::string& protocol, const py::object& channels,
-                  bool nvls, bool collnet, const std::string& nccl_version) {
+                  bool nvls, bool collnet, const std::string& nccl_version, int ib_qps_per_connection) {
   RequestArgs a;
+  a.ib_qps_per_connection = ib_qps_per_connection;
   a.protocol = protocol;
   a.channels = channels_arg(channels);
   a.nvls = nvls;
@@ -145,20 +146,21 @@ nccl-tests' rules), phases [{name, time_us}], calibration.)";
   cls.def("analytic", &analytic, py::arg("op"), py::arg("gpus"), py::arg("bytes"), py::arg("algo") = "auto",
           py::arg("calibration") = "default", py::arg("chunk_bytes") = py::none(), py::arg("inner") = py::none(),
           py::arg("outer") = py::none(), py::arg("protocol") = "auto", py::arg("channels") = py::none(),
-          py::arg("nvls") = true, py::arg("collnet") = false, py::arg("nccl_version") = "2.28", analytic_doc);
+          py::arg("nvls") = true, py::arg("collnet") = false, py::arg("nccl_version") = "2.28",
+          py::arg("ib_qps_per_connection") = 0, analytic_doc);
   m.def("analytic",
         [](const py::object& system, const std::string& op, int gpus, const py::object& bytes, const py::object& racks,
            const std::string& algo, const py::object& calibration, const py::object& chunk_bytes,
            const py::object& inner, const py::object& outer, const std::string& protocol, const py::object& channels,
-           bool nvls, bool collnet, const std::string& nccl_version) {
+           bool nvls, bool collnet, const std::string& nccl_version, int ib_qps_per_connection) {
           return analytic(*as_system(system, racks), op, gpus, bytes, algo, calibration, chunk_bytes, inner, outer, protocol,
-                          channels, nvls, collnet, nccl_version);
+                          channels, nvls, collnet, nccl_version, ib_qps_per_connection);
         },
         py::arg("system"), py::arg("op"), py::arg("gpus"), py::arg("bytes"), py::arg("racks") = py::none(),
         py::arg("algo") = "auto", py::arg("calibration") = "default", py::arg("chunk_bytes") = py::none(),
         py::arg("inner") = py::none(), py::arg("outer") = py::none(), py::arg("protocol") = "auto",
         py::arg("channels") = py::none(), py::arg("nvls") = true, py::arg("collnet") = false,
-        py::arg("nccl_version") = "2.28",
+        py::arg("nccl_version") = "2.28", py::arg("ib_qps_per_connection") = 0,
         (std::string("racksim.analytic(system, ...): system is an id, a topology JSON path or a System;\n"
                      "racks as in racksim.load(). ") + analytic_doc).c_str());
 

@@ -32,8 +32,9 @@ using SystemClass = py::class_<SystemHandle, std::shared_ptr<SystemHandle>>;
 RequestArgs request_args(const std::string& op, int gpus, std::uint64_t bytes, const std::string& algo,
                          const py::object& chunk_bytes, const py::object& inner, const py::object& outer,
                          const std::string& dtype, int root, const std::string& protocol, const py::object& channels,
-                         bool nvls, bool collnet, const std::string& nccl_version) {
+                         bool nvls, bool collnet, const std::string& nccl_version, int ib_qps_per_connection) {
   RequestArgs a;
+  a.ib_qps_per_connection = ib_qps_per_connection;
   a.protocol = protocol;
   a.channels = channels_arg(channels);
   a.nvls = nvls;
@@ -56,10 +57,10 @@ py::object collective(const SystemHandle& s, const std::string& op, int gpus, co
                       const py::object& chunk_bytes, const py::object& inner, const py::object& outer,
                       const std::string& dtype, int root, const py::object& trace, const std::string& partition_mode,
                       const std::string& protocol, const py::object& channels, bool nvls, bool aggregate,
-                      bool collnet, const std::string& nccl_version) {
+                      bool collnet, const std::string& nccl_version, int ib_qps_per_connection) {
   const CollectiveRequest request = make_request(
       *s.graph, request_args(op, gpus, bytes_arg(bytes, "bytes"), algo, chunk_bytes, inner, outer, dtype, root, protocol,
-                             channels, nvls, collnet, nccl_version));
+                             channels, nvls, collnet, nccl_version, ib_qps_per_connection));
   const Calibration cal = calibration_arg(calibration);
   const FailureScenario failures = failures_arg(fail, partition_mode);
   RunOptions options;
@@ -89,13 +90,14 @@ py::object sweep(const SystemHandle& s, const std::string& op, int gpus, const p
                  const py::object& calibration, const py::object& chunk_bytes, const py::object& inner,
                  const py::object& outer, const std::string& dtype, int root, int jobs,
                  const std::string& partition_mode, const std::string& protocol, const py::object& channels, bool nvls,
-                 const py::object& client, const py::object& progress, bool collnet, const std::string& nccl_version) {
+                 const py::object& client, const py::object& progress, bool collnet, const std::string& nccl_version,
+                 int ib_qps_per_connection) {
   if (jobs < 1 || jobs > 64) throw InputError("jobs", "", std::to_string(jobs), "1 to 64 engine processes at once");
   const auto sizes = sweep_sizes(bytes_arg(min_bytes, "min_bytes"), bytes_arg(max_bytes, "max_bytes"), step_factor,
                                  {"min_bytes", "max_bytes", "step_factor"});
   const RequestArgs args =
       request_args(op, gpus, sizes.front(), algo, chunk_bytes, inner, outer, dtype, root, protocol, channels, nvls, collnet,
-                   nccl_version);
+                   nccl_version, ib_qps_per_connection);
   const CollectiveRequest base = make_request(*s.graph, args);
   const Calibration cal = calibration_arg(calibration);
   const FailureScenario failures = failures_arg(fail, partition_mode);
@@ -153,6 +155,7 @@ void add_collective_bindings(py::module_& m) {
           py::arg("root") = 0, py::arg("trace") = py::none(), py::arg("partition_mode") = "full-bandwidth",
           py::arg("protocol") = "auto", py::arg("channels") = py::none(), py::arg("nvls") = true,
           py::arg("aggregate") = true, py::arg("collnet") = false, py::arg("nccl_version") = "2.28",
+          py::arg("ib_qps_per_connection") = 0,
           R"(Simulate one collective in the discrete-event engine (as `racksim collective --format json`).
 
 op: all_reduce | all_gather | reduce_scatter | all_to_all | broadcast | reduce | send_recv.
@@ -167,6 +170,8 @@ nvls: False keeps auto off NVLS and NVLS-tree (NCCL_NVLS_ENABLE=0).
 collnet: True lets auto pick CollNet (IB SHARP) and NVLS over CollNet across nodes (NCCL_COLLNET_ENABLE=1).
 nccl_version: the NCCL whose tuner decides and prices the run: "2.28" (default) or a version from 2.25 on as
   NCCL prints it ("2.27.3"); 2.25-2.27 take NCCL 2.27's tuner tables, 2.29 and later 2.29's.
+ib_qps_per_connection: queue pairs of each InfiniBand / RoCE connection across nodes, 0 (NCCL's default, one)
+  or 1-128 (NCCL_IB_QPS_PER_CONNECTION); each moves at most a calibrated share of its NIC (docs/model.md).
 fail: a failure item or a list: "tray:T", "gpu:G", "switch-tray:S", "switch-chip:D.C", "nvlink:G.C",
   "trunk:D.K", "nic:N", "ib-link:R.K", "imex:T", "link:NAME[@F]" (docs/failures.md).
 partition_mode: "full-bandwidth" (NVIDIA's default: a GPU that lost NVLinks is parked, a lost switch stops
@@ -192,7 +197,7 @@ racksim.SimulationError when the run cannot happen (e.g. a rank on a failed tray
           py::arg("root") = 0, py::arg("jobs") = 1, py::arg("partition_mode") = "full-bandwidth",
           py::arg("protocol") = "auto", py::arg("channels") = py::none(), py::arg("nvls") = true,
           py::arg("client") = py::none(), py::arg("progress") = py::none(), py::arg("collnet") = false,
-          py::arg("nccl_version") = "2.28",
+          py::arg("nccl_version") = "2.28", py::arg("ib_qps_per_connection") = 0,
           R"(Simulate a collective at sizes min_bytes, min_bytes * step_factor, ... <= max_bytes (nccl-tests'
 sequence, as `racksim sweep --format json`). Sizes are bytes (int or "64K", "1G"); jobs: engine
 processes run at once (as --jobs); client: a dask.distributed Client to run the sizes on

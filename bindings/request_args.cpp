@@ -107,6 +107,10 @@ CollectiveRequest make_request(const TopologyGraph& graph, const RequestArgs& a)
   request.collnet_enabled = a.collnet;
   nccl::tuner_release(a.nccl_version, "nccl_version");  // InputError (a ValueError) on a version without tables
   request.nccl_version = a.nccl_version;
+  if (a.ib_qps_per_connection < 0 || a.ib_qps_per_connection > 128)
+    throw InputError("ib_qps_per_connection", "", std::to_string(a.ib_qps_per_connection),
+                     "0 (NCCL's default, one) or 1 to 128 (NCCL_IB_QPS_PER_CONNECTION)");
+  request.ib_qps_per_connection = a.ib_qps_per_connection;
   return request;
 }
 

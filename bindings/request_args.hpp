@@ -43,6 +43,7 @@ struct RequestArgs {
   bool nvls = true;               // NCCL_NVLS_ENABLE
   bool collnet = false;           // NCCL_COLLNET_ENABLE (IB SHARP)
   std::string nccl_version = "2.28";  // the NCCL whose tuner tables decide (CollectiveRequest::nccl_version)
+  int ib_qps_per_connection = 0;      // NCCL_IB_QPS_PER_CONNECTION (0: NCCL's default, one)
 };
 // channels: None -> 0, else an int in [1, 64].
 int channels_arg(const pybind11::handle& value);

@@ -29,6 +29,25 @@ def test_an_nccl_version_without_tuner_tables_is_refused(h100, value):
         assert "nccl_version" in str(e.value) and "2.25" in str(e.value) and len(str(e.value).splitlines()) == 1
 
 
+@pytest.mark.parametrize("value", [-1, 129])
+def test_queue_pairs_outside_1_to_128_are_refused(h100, value):
+    for call in (h100.collective, h100.analytic, h100.sweep):
+        with pytest.raises(racksim.InputError) as e:
+            call("all_reduce", 8, "1M", ib_qps_per_connection=value) if call != h100.sweep else call(
+                "all_reduce", 8, min_bytes="1M", max_bytes="1M", ib_qps_per_connection=value)
+        assert "ib_qps_per_connection" in str(e.value) and "1 to 128" in str(e.value) and len(str(e.value).splitlines()) == 1
+
+
+def test_two_queue_pairs_lift_the_four_node_nvls_tree_to_its_nics():
+    """As the CLI's --ib-qps-per-connection (tests/cli/test_collective_cli.py): one queue pair binds four H100 nodes'
+    NVLS-tree at 16 x 0.386 x 50 GB/s a node each way, two let the NICs bind; engine and closed form agree."""
+    four = racksim.load("hgx-h100", racks=4)
+    one, two = four.analytic("all_reduce", 32, "8G"), four.analytic("all_reduce", 32, "8G", ib_qps_per_connection=2)
+    assert two["busbw_GBps"] > 1.15 * one["busbw_GBps"]
+    engine = four.collective("all_reduce", 32, "8G", ib_qps_per_connection=2)
+    assert abs(engine["busbw_GBps"] / two["busbw_GBps"] - 1) < 0.01
+
+
 def test_default_is_spelt_default(h100):
     assert h100.collective("all_reduce", 8, "1M")["calibration"] == h100.collective(
         "all_reduce", 8, "1M", calibration="default")["calibration"]
