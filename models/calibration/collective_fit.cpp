@@ -568,11 +568,6 @@ double fit_qp_line_fraction(const std::vector<const CollectivePoint*>& train, do
 
 }  // namespace
 
-bool qp_bound_key(const std::string& key) {
-  return key == "all_reduce/ring" || key == "all_gather/ring" || key == "reduce_scatter/ring" || key == "all_reduce/tree" ||
-         key == "all_reduce/nvls_tree";
-}
-
 CollectiveFit fit_collectives(const std::vector<const CollectivePoint*>& train_points) {
   CollectiveFit fit;
   fit.p2p_pipeline_GBps = fit_p2p_pipeline_GBps(train_points);

@@ -111,8 +111,6 @@ struct CollectiveFit {
 // The fractions of a NIC's line rate a verbs queue pair moves that fit_collectives tries (besides none): 0.15-1,
 // about 3 % apart.
 inline constexpr double kQpLineFractionGridMin = 0.15, kQpLineFractionGridMax = 1.0, kQpLineFractionGridStep = 1.03;
-// The algorithms whose points a queue pair's rate can bind (ExecTerms::qp_connection_bytes).
-bool qp_bound_key(const std::string& key);
 
 // The p2p pipeline rates fit_collectives tries, GB/s (besides none): 20-400, about 20 % apart.
 inline constexpr std::array<double, 16> kP2pPipelineGridGBps = {20, 25, 30, 35, 40, 50, 60, 70, 80, 90, 100, 120, 150, 200, 300, 400};

@@ -45,6 +45,13 @@ std::string value_after(const std::string& text, const std::string& key) {
   return v;
 }
 
+// A setting's small whole number ("NCCL_MIN_CTAS=24"), or nullopt where the text gives none.
+std::optional<int> small_int_after(const std::string& text, const std::string& key) {
+  const std::string v = value_after(text, key);
+  if (v.empty() || v.size() >= 4 || v.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+  return std::stoi(v);
+}
+
 // The NCCL settings the source states.
 struct Settings {
   std::string algorithm = "auto", protocol = "auto";
@@ -67,9 +74,7 @@ struct Settings {
 // with CollNet on.
 Settings settings_of(const std::string& a, int domains, bool all_reduce) {
   Settings s;
-  if (const std::string v = value_after(a, "NCCL_IB_QPS_PER_CONNECTION="); !v.empty() && v.size() < 4 &&
-      v.find_first_not_of("0123456789") == std::string::npos)
-    s.ib_qps = std::clamp(std::stoi(v), 1, 128);
+  if (const auto q = small_int_after(a, "NCCL_IB_QPS_PER_CONNECTION=")) s.ib_qps = std::clamp(*q, 1, 128);
   if ((has(a, "CollNet") || has(a, "Collnet") || has(a, "COLLNET")) && !has(a, "COLLNET_ENABLE=0")) {
     std::string lower = value_after(a, "NCCL_ALGO=");
     std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -96,14 +101,10 @@ Settings settings_of(const std::string& a, int domains, bool all_reduce) {
   }
   if (s.algorithm == "nvls" && domains > 1) s.algorithm = all_reduce ? "nvls_tree" : "auto";  // NCCL's NVLS across nodes
   if (const std::string v = value_after(a, "NCCL_PROTO="); v == "LL" || v == "LL128" || v == "Simple") s.protocol = v;
-  if (const std::string v = value_after(a, "NCCL_MIN_NCHANNELS="); !v.empty() && v.size() < 4 &&
-      v.find_first_not_of("0123456789") == std::string::npos)
-    s.channels = std::min(64, std::stoi(v));
+  if (const auto c = small_int_after(a, "NCCL_MIN_NCHANNELS=")) s.channels = std::min(64, *c);
   // NCCL_MIN_CTAS raises every channel count below it, NVLS's included (transport/nvls.cc:199): taken as the
   // run's channels (racksim's --channels), the count NVLS and NVLS-tree then run on.
-  if (const std::string v = value_after(a, "NCCL_MIN_CTAS="); !v.empty() && v.size() < 4 &&
-      v.find_first_not_of("0123456789") == std::string::npos)
-    s.channels = std::min(64, std::stoi(v));
+  if (const auto c = small_int_after(a, "NCCL_MIN_CTAS=")) s.channels = std::min(64, *c);
   return s;
 }
 

@@ -95,17 +95,25 @@ std::string request_architecture(const TopologyGraph& graph, const CollectiveReq
   return request.gpus.empty() ? "" : architecture_of(cc);
 }
 
+namespace {
+// A node's NIC bytes each way in buffers of the request's size, for the algorithms whose network connections
+// the queue pairs bind (key "op/algorithm", n ranks over `domains` NVLink domains); 0 for the others.
+double node_buffers_each_way(const std::string& key, double n, int domains) {
+  if (key == "all_reduce/ring") return 2 * (n - 1) / n;
+  if (key == "all_gather/ring" || key == "reduce_scatter/ring") return (n - 1) / n;
+  if (key == "all_reduce/tree" || key == "all_reduce/nvls_tree") return domains >= 3 ? 2 : 1;
+  return 0;
+}
+}  // namespace
+
+bool qp_bound_key(const std::string& key) { return node_buffers_each_way(key, 2, 2) > 0; }
+
 double qp_connection_bytes(const CollectiveRequest& request, int domains) {
   const double n = static_cast<double>(request.gpus.size());
-  const double S = static_cast<double>(request.bytes);
   if (domains < 2 || request.channels <= 0 || n < 2) return 0;
-  double node_bytes = 0;
-  const std::string& a = request.algorithm;
-  if (a == "ring" && request.op == CollectiveOp::all_reduce) node_bytes = 2 * (n - 1) / n * S;
-  else if (a == "ring" && (request.op == CollectiveOp::all_gather || request.op == CollectiveOp::reduce_scatter))
-    node_bytes = (n - 1) / n * S;
-  else if ((a == "tree" || a == "nvls_tree") && request.op == CollectiveOp::all_reduce) node_bytes = domains >= 3 ? 2 * S : S;
-  return node_bytes / (static_cast<double>(request.channels) * std::max(1, request.ib_qps_per_connection));
+  const std::string key = std::string(to_string(request.op)) + "/" + request.algorithm;
+  return node_buffers_each_way(key, n, domains) * static_cast<double>(request.bytes) /
+         (static_cast<double>(request.channels) * std::max(1, request.ib_qps_per_connection));
 }
 
 ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration) {
@@ -118,7 +126,6 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   std::set<int> domains;
   for (int g : request.gpus) domains.insert(graph.vertices()[graph.gpu_vertex(g)].domain);
   const bool spans_domains = domains.size() > 1;
-  const bool nvls_tree = request.op == CollectiveOp::all_reduce && request.algorithm == "nvls_tree";
   const double extra_launch_us =
       cal.launch_us(spans_domains, scale_out_launch_units(key, static_cast<int>(request.gpus.size()), static_cast<int>(domains.size())));
   if (calibration.has_algorithm_entries() && !calibration.calibrates(key, arch))

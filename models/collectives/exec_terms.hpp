@@ -43,6 +43,9 @@ struct ExecTerms {
 // S / 2 each way as a leaf) and S on two; over channels x NCCL_IB_QPS_PER_CONNECTION connections' queue pairs.
 // 0 for other algorithms, one domain, or no channel count.
 double qp_connection_bytes(const CollectiveRequest& request, int domains);
+// Whether a queue pair's rate can bind the algorithm ("op/algorithm": rings of all-reduce, all-gather and
+// reduce-scatter, tree and NVLS-tree all-reduce), the list qp_connection_bytes prices.
+bool qp_bound_key(const std::string& key);
 
 // `request` must be resolved (resolve_request: no "auto").
 ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration);
