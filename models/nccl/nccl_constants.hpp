@@ -107,7 +107,10 @@ enum HwType { kHwNvlink = 0, kHwPci = 1, kHwNet = 2 };
 // NVLS-tree's network latency and priced NVLS by nvlsEfficiency (below); 2.29 set Blackwell's ring LL128 cap to
 // 40 GB/s per channel, corrects NVLS-tree's estimate by size on x86 Blackwell as the Tree's, and searches two
 // more speeds (tuning.cc and search.cc at v2.29.7-1). Later releases (2.30, 2.31: no source here) take 2.29's.
-enum class TunerRelease { v2_27 = 0, v2_28 = 1, v2_29 = 2 };
+// v2_26 (2.25 and 2.26) takes 2.27's tables; what sets it apart is the path a NIC behind a C2C-attached CPU
+// gets (NcclSystem::gpu_nic_path): 2.27 added PATH_P2C (topo.h at v2.27.3-1:83), 2.26 had none (topo.h at
+// v2.26.2-1:59-92), so GB200's GPU -> C2C -> Grace -> PCIe -> CX-7 path was PHB and LL128 stayed off across nodes.
+enum class TunerRelease { v2_26 = 0, v2_27 = 1, v2_28 = 2, v2_29 = 3 };
 struct TunerTables {
   float base_lat[kNumAlgos][kNumProtos];    // baseLatencies[algo][proto]
   float hw_lat[3][kNumAlgos][kNumProtos];   // hwLatencies[hw][algo][proto]
@@ -179,13 +182,14 @@ inline constexpr TunerTables kTunerV2_27 = {
 
 inline const TunerTables& tuner_tables(TunerRelease r) {
   switch (r) {
+    case TunerRelease::v2_26:
     case TunerRelease::v2_27: return kTunerV2_27;
     case TunerRelease::v2_28: return kTunerV2_28;
     case TunerRelease::v2_29: return kTunerV2_29;
   }
   return kTunerV2_28;
 }
-const char* release_name(TunerRelease r);  // "2.27", "2.28", "2.29": the release whose tables these are
+const char* release_name(TunerRelease r);  // "2.26", "2.27", "2.28", "2.29" (2.26 with 2.27's tables)
 
 // Tree correction by log2(bytes / 64), 64 B .. 512 MiB, per protocol (tuning.cc:578-582; 2.29 adds the 24th
 // entry, tuning.cc at v2.29.7-1:581-585). The Tree reads the first 23 in every release, NVLS-tree all 24.

@@ -82,11 +82,13 @@ std::optional<TunerRelease> tuner_release_if_known(const std::string& nccl_versi
     if (i < v.size() && v[i] != '.' && v[i] != '+' && v[i] != ' ' && v[i] != '-') return std::nullopt;
   }
   if (major != 2 || minor < 25 || minor > 99) return std::nullopt;
-  return minor <= 27 ? TunerRelease::v2_27 : minor == 28 ? TunerRelease::v2_28 : TunerRelease::v2_29;
+  if (minor <= 26) return TunerRelease::v2_26;
+  return minor == 27 ? TunerRelease::v2_27 : minor == 28 ? TunerRelease::v2_28 : TunerRelease::v2_29;
 }
 
 const char* release_name(TunerRelease r) {
   switch (r) {
+    case TunerRelease::v2_26: return "2.26";
     case TunerRelease::v2_27: return "2.27";
     case TunerRelease::v2_28: return "2.28";
     case TunerRelease::v2_29: return "2.29";
@@ -172,7 +174,10 @@ NcclSystem nccl_system(const TopologyGraph& graph, const std::vector<int>& gpus,
       const int down = cpu >= 0 ? edge_between(graph, cpu, nic) : -1;
       if (up >= 0 && down >= 0) {
         const bool c2c = graph.edges()[up].kind == LinkKind::c2c;
-        s.gpu_nic_path = c2c ? kPathP2c : kPathPhb;
+        // C2C then PCIe through the CPU: P2C from 2.27 (paths.cc at v2.28.9-1:181), PHB before it (2.26 had no
+        // P2C type: topo.h at v2.26.2-1:59-92), which keeps LL128 off across nodes there (tuning.cc at
+        // v2.26.2-1:425-428 enables it up to PXN only).
+        s.gpu_nic_path = c2c && release >= TunerRelease::v2_27 ? kPathP2c : kPathPhb;
         const double first = c2c ? units::Bps_to_GBps(graph.edges()[up].bandwidth_Bps) : nccl_pcie_bw(graph.edges()[up], spec);
         s.gpu_nic_bw = std::min(first, nccl_pcie_bw(graph.edges()[down], spec));
       } else {

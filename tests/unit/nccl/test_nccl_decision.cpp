@@ -57,6 +57,33 @@ TEST(NcclSystem, Gb200NicIsReachedOverC2c) {
   EXPECT_NEAR(s.net_bw, 50.0, 1e-9);      // 400 Gb/s / 8 (topo.cc:373)
 }
 
+// Before 2.27 NCCL had no P2C path type (topo.h at v2.26.2-1:59-92): GPU -> C2C -> Grace -> PCIe -> CX-7 was PHB,
+// beyond the PXN that LL128 needs across nodes on sm90+ (tuning.cc at v2.26.2-1:425-428), so CoreWeave's 20 GB200
+// racks on 2.26.2 (NVLS off) could only run Simple; 2.27 added P2C and NCCL_LL128_C2C (tuning.cc at v2.27.3-1:460)
+// and 2.28 ordered P2C before PXN (topo.h at v2.28.9-1:80-83), so LL128 runs there from 2.27 on.
+TEST(NcclSystem, Gb200NicPathBefore227IsPhb) {
+  const TopologyGraph g(SystemCatalog(RACKSIM_TOPOLOGY_DIR).load("gb200-nvl72"), 2);
+  std::vector<int> gpus(144);
+  for (int i = 0; i < 144; ++i) gpus[i] = i;
+  Overrides no_nvls;
+  no_nvls.algos = {Algo::ring, Algo::tree};
+  for (TunerRelease release : {TunerRelease::v2_26, TunerRelease::v2_27, TunerRelease::v2_28, TunerRelease::v2_29}) {
+    const NcclSystem s = nccl_system(g, gpus, release);
+    const bool before_p2c = release == TunerRelease::v2_26;
+    EXPECT_EQ(s.gpu_nic_path, before_p2c ? kPathPhb : kPathP2c) << release_name(release);
+    const TuneTables t = tune_model(s, compute_graphs(s), no_nvls);
+    const int ar = int(Func::all_reduce);
+    EXPECT_EQ(t.bandwidth[ar][int(Algo::ring)][int(Proto::ll128)] > 0, !before_p2c) << release_name(release);
+    EXPECT_EQ(t.bandwidth[ar][int(Algo::tree)][int(Proto::ll128)] > 0, !before_p2c) << release_name(release);
+    EXPECT_GT(t.bandwidth[ar][int(Algo::ring)][int(Proto::simple)], 0) << release_name(release);
+  }
+  // HGX B200's NICs sit on the GPUs' PCIe switches (PXB): LL128 in every release.
+  const TopologyGraph hgx(SystemCatalog(RACKSIM_TOPOLOGY_DIR).load("hgx-b200"), 2);
+  const NcclSystem s = nccl_system(hgx, first(16), TunerRelease::v2_26);
+  EXPECT_LE(s.gpu_nic_path, kPathPxb);
+  EXPECT_GT(tune_model(s, compute_graphs(s), no_nvls).bandwidth[int(Func::all_reduce)][int(Algo::ring)][int(Proto::ll128)], 0);
+}
+
 TEST(NcclSystem, Gb300NicSitsOnTheGpuPcieGen6) {
   const NcclSystem s = view("gb300-nvl72", 144, 2);
   EXPECT_EQ(s.gpu_nic_path, kPathPix);
@@ -325,16 +352,19 @@ TEST(NcclDecision, NvlsChunkSizeFollowsTheSize) {
 }
 
 // NCCL versions as NCCL and nccl-tests print them map to the tuner tables racksim has: 2.25.1 to 2.27.x share
-// one set (tuning.cc of v2.25.1-1 and v2.27.3-1), 2.28 takes 2.28.9's, 2.29 on 2.29.7's.
+// one set (tuning.cc of v2.25.1-1 and v2.27.3-1), 2.28 takes 2.28.9's, 2.29 on 2.29.7's. 2.25 and 2.26 are a
+// release of their own (v2_26) for their path types: no P2C yet (Gb200NicPathBefore227IsPhb below).
 TEST(NcclRelease, VersionsAsNcclPrintsThemMapToTheirTunerTables) {
   EXPECT_EQ(tuner_release("2.28"), TunerRelease::v2_28);
   EXPECT_EQ(tuner_release("2.28.9"), TunerRelease::v2_28);
   EXPECT_EQ(tuner_release("2.29.7"), TunerRelease::v2_29);
   EXPECT_EQ(tuner_release("2.31.2"), TunerRelease::v2_29);  // no later source here: 2.29's tables
   EXPECT_EQ(tuner_release("2.27.3+cuda12.9"), TunerRelease::v2_27);
-  EXPECT_EQ(tuner_release("2.26.6+cuda12.8"), TunerRelease::v2_27);
-  EXPECT_EQ(tuner_release("2.25.1"), TunerRelease::v2_27);
-  EXPECT_EQ(tuner_release("22602"), TunerRelease::v2_27);  // nccl-tests' nccl-library code
+  EXPECT_EQ(tuner_release("2.26.6+cuda12.8"), TunerRelease::v2_26);
+  EXPECT_EQ(tuner_release("2.25.1"), TunerRelease::v2_26);
+  EXPECT_EQ(tuner_release("22602"), TunerRelease::v2_26);  // nccl-tests' nccl-library code
+  EXPECT_EQ(&tuner_tables(TunerRelease::v2_26), &tuner_tables(TunerRelease::v2_27));  // 2.27's tables
+  EXPECT_STREQ(release_name(TunerRelease::v2_26), "2.26");
   EXPECT_EQ(tuner_release("22809"), TunerRelease::v2_28);
   EXPECT_EQ(tuner_release("22907"), TunerRelease::v2_29);
   EXPECT_EQ(tuner_release("2.27 (v2.27_sym_memory branch)"), TunerRelease::v2_27);
@@ -351,11 +381,12 @@ TEST(NcclRelease, BlackwellTreeCapsFollowTheRelease) {
   for (int i = 0; i < 32; ++i) gpus[i] = i;
   double cap_per_channel[2] = {0, 0};
   for (TunerRelease release : {TunerRelease::v2_27, TunerRelease::v2_28}) {
+    const int slot = release == TunerRelease::v2_27 ? 0 : 1;
     const NcclSystem s = nccl_system(g, gpus, release);
     const Graphs gr = compute_graphs(s);
     const AlgoTerms t = algo_terms(s, gr, Func::all_reduce, Algo::tree, Proto::simple);
     const double pattern = gr.tree.pattern == Pattern::tree ? .85 : 1.0;  // tuning.cc:309
-    cap_per_channel[static_cast<int>(release)] = t.algbw_cap_GBps / (gr.tree.n_channels * pattern * 0.5);
+    cap_per_channel[slot] = t.algbw_cap_GBps / (gr.tree.n_channels * pattern * 0.5);
   }
   EXPECT_NEAR(cap_per_channel[0], 2 * 36.0, 1e-9);
   EXPECT_NEAR(cap_per_channel[1], 24.0, 1e-9);
