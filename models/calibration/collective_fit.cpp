@@ -219,8 +219,17 @@ static GroupFit fit_group(const std::string& arch, const std::string& key, const
   // (all_to_all's model latency is ~0, so its in-domain sweeps alone never show one); each L then needs
   // more than one size of its own, one of them below 64 MiB (a fixed cost is seen where it matters: a
   // sweep of large messages alone would turn its bandwidth deficit into a launch cost).
+  // Inside one domain the L is a few us to a few tens: it shows only at a point whose modelled time is short,
+  // below 50 us, where a few us are 5 % of it (a sweep that starts at 32 MiB, ~70-100 us on NVLink, turns its
+  // ramp to full bandwidth into a launch: with the 2-GPU H200 sweeps held out, xxrjun's 32 MiB-24 GiB H100
+  // all-gathers set Hopper's ring all-gather L to ~20 us once GKE's two-node sweeps put a latency point in the
+  // group, 2.4x the 2-GPU runs' small sizes).
   const bool latency_seen = latency_in || latency_out;
-  const bool fit_L_in = latency_seen && sizes_in.size() >= 2 && *sizes_in.begin() < kLargeMessageBytes;
+  constexpr double kLaunchVisibleModelS = 50e-6;
+  bool short_in = false;
+  for (const auto* p : pts)
+    short_in = short_in || (p->domains <= 1 && p->bandwidth_s + p->bandwidth_exempt_s + p->latency_s < kLaunchVisibleModelS);
+  const bool fit_L_in = latency_seen && sizes_in.size() >= 2 && short_in;
   const bool fit_L_out = latency_seen && sizes_out.size() >= 2 && *sizes_out.begin() < kLargeMessageBytes;
   f.kappa_fixed = !bandwidth_seen;
   f.launch_fixed = !fit_L_in;
