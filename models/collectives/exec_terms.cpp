@@ -108,6 +108,13 @@ double node_buffers_each_way(const std::string& key, double n, int domains) {
 
 bool qp_bound_key(const std::string& key) { return node_buffers_each_way(key, 2, 2) > 0; }
 
+int ring_sending_steps(const std::string& key, int n) {
+  if (n < 2) return 0;
+  if (key == "all_reduce/ring") return 2 * (n - 1);
+  if (key == "all_gather/ring" || key == "reduce_scatter/ring") return n - 1;
+  return 0;
+}
+
 double qp_connection_bytes(const CollectiveRequest& request, int domains) {
   const double n = static_cast<double>(request.gpus.size());
   if (domains < 2 || request.channels <= 0 || n < 2) return 0;
@@ -244,6 +251,20 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   e.bandwidth_s = t_bw * payload / e.flow.efficiency;
   if ((e.flow.kappa != 1 || e.flow.network_protocol_efficiency != 1 || nvlink_factor != 1) && spans_domains)
     e.bandwidth_s = bandwidth_part_s(e.flow);  // some flows may cross a NIC
+  // A ring's local copy work inside one domain (calibration.hpp, ring_copy_steps): every flow slows alike, so
+  // that the engine meets the same time. Across domains the NICs set the pace and the SMs have slack.
+  if (!spans_domains) {
+    e.ring_sending_steps = ring_sending_steps(key, static_cast<int>(request.gpus.size()));
+    if (e.ring_sending_steps > 0 && cal.ring_copy_steps > 0 && e.bandwidth_s > 0) {
+      const double rate = e.ring_sending_steps / (e.ring_sending_steps + cal.ring_copy_steps);
+      e.flow.efficiency *= rate;
+      e.bandwidth_s /= rate;
+      const std::string said = fmt::format("a ring loop's {} sending step(s) and its local copy, {:.3g} step(s) "
+                                           "(calibration '{}:{}'): {:.3g} of the links' rate",
+                                           e.ring_sending_steps, cal.ring_copy_steps, arch, key, rate);
+      e.note = e.note.empty() ? said : e.note + "; " + said;
+    }
+  }
   // The rate per queue pair is the verbs transport's (NCCL's net_ib: every record it was fitted on); another
   // transport (EFA's plugin: its own buffering and completions, SRD) has a rate of its own that no record
   // measures: none applied.

@@ -34,6 +34,9 @@ struct ExecTerms {
   // (AlgorithmCalibration::qp_line_fraction) turns into a floor on the bandwidth part; 0 else.
   double qp_connection_bytes = 0;
   double qp_line_s = 0;
+  // Rings inside one NVLink domain: the sending steps of one loop (ring_sending_steps), which the calibrated
+  // local copy work (AlgorithmCalibration::ring_copy_steps) turns into a rate of s / (s + copy steps); 0 else.
+  int ring_sending_steps = 0;
 };
 
 // The bytes a node's NICs carry each way in a run of `request` across `domains` NVLink domains (NCCL's nodes),
@@ -46,6 +49,9 @@ double qp_connection_bytes(const CollectiveRequest& request, int domains);
 // Whether a queue pair's rate can bind the algorithm ("op/algorithm": rings of all-reduce, all-gather and
 // reduce-scatter, tree and NVLS-tree all-reduce), the list qp_connection_bytes prices.
 bool qp_bound_key(const std::string& key);
+// The sending steps of one loop of a ring inside one NVLink domain ("op/algorithm" over n ranks): n - 1 for
+// all-gather and reduce-scatter, 2 (n - 1) for all-reduce (NCCL's runRing); 0 for the other algorithms.
+int ring_sending_steps(const std::string& key, int n);
 
 // `request` must be resolved (resolve_request: no "auto").
 ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration);

@@ -16,7 +16,7 @@ using wire::Writer;
 // silently different calibration).
 static_assert(sizeof(FitSummary) == 80, "FitSummary changed: update encode_fit/decode_fit");
 static_assert(sizeof(LinkCalibration) == 128, "LinkCalibration changed: update encode_link/decode_link");
-static_assert(sizeof(AlgorithmCalibration) == 216, "AlgorithmCalibration changed: update encode_algo/decode_algo");
+static_assert(sizeof(AlgorithmCalibration) == 224, "AlgorithmCalibration changed: update encode_algo/decode_algo");
 static_assert(sizeof(ProtocolCalibration) == 120, "ProtocolCalibration changed: update encode_protocol/decode_protocol");
 static_assert(sizeof(Calibration) == 352, "Calibration changed: update encode_calibration/decode_calibration");
 
@@ -70,6 +70,7 @@ void encode_algo(Writer& w, const AlgorithmCalibration& a) {
   w.str(a.borrowed_from);
   w.pod(a.p2p_pipeline_GBps);
   w.pod(a.qp_line_fraction);
+  w.pod(a.ring_copy_steps);
 }
 AlgorithmCalibration decode_algo(Reader& r) {
   AlgorithmCalibration a;
@@ -85,6 +86,7 @@ AlgorithmCalibration decode_algo(Reader& r) {
   a.borrowed_from = r.str();
   a.p2p_pipeline_GBps = r.pod<double>();
   a.qp_line_fraction = r.pod<double>();
+  a.ring_copy_steps = r.pod<double>();
   return a;
 }
 
