@@ -609,6 +609,9 @@ double fit_ring_copy_steps(const std::vector<const CollectivePoint*>& train, dou
   bool any = false;
   for (const auto& [arch, steps] : steps_by_arch) any = any || steps.size() >= 2;
   if (!any) return 0;
+  std::vector<const CollectivePoint*> large;
+  for (const CollectivePoint* p : pts)
+    if (p->m->bytes >= kRingCopyVisibleBytes) large.push_back(p);
   std::vector<double> candidates = {0.0};
   for (double a = kRingCopyStepsGridStep; a <= kRingCopyStepsGridMax * (1 + 1e-9); a += kRingCopyStepsGridStep)
     candidates.push_back(sig4(a));
@@ -619,7 +622,7 @@ double fit_ring_copy_steps(const std::vector<const CollectivePoint*>& train, dou
     for (auto& [arch, algos] : c.arch_algorithms)
       for (auto& [key, a] : algos)
         if (ring_sending_steps(key, 2) > 0) a.ring_copy_steps = copy_steps;
-    return series_weighted_misfit(pts, c, [](double r) { return std::fabs(r); });
+    return series_weighted_misfit(large, c, [](double r) { return std::fabs(r); });
   });
 }
 

@@ -116,6 +116,8 @@ struct CollectiveFit {
 
 // The local copy work of a ring loop, in sending steps, that fit_collectives tries: 0-1 in steps of 0.05.
 inline constexpr double kRingCopyStepsGridMax = 1.0, kRingCopyStepsGridStep = 0.05;
+// The sizes whose misfit chooses it: a per-byte cost, judged where nothing else of a ring's time is left.
+inline constexpr double kRingCopyVisibleBytes = 1024.0 * 1024 * 1024;
 
 // The fractions of a NIC's line rate a verbs queue pair moves that fit_collectives tries (besides none): 0.15-1,
 // about 3 % apart.

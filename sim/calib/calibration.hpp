@@ -92,7 +92,7 @@ struct AlgorithmCalibration {
   // all-gather and reduce-scatter, 2 (n - 1) for all-reduce, n ranks) then takes s + this step times, so the
   // ring runs at s / (s + this) of its links: 2-GPU rings lose most (1 sending step in an all-gather), 72-GPU
   // racks nothing that shows. Fitted on every architecture's ring points in one domain together (one kernel
-  // code); 0: none (exec_terms).
+  // code), judged at >= 1 GiB where a per-byte cost stands alone; 0: none (exec_terms).
   double ring_copy_steps = 0.0;
   double efficiency_at(double bytes, double ramp_gpus = 1) const {
     double e = half_efficiency_bytes > 0 ? bandwidth_efficiency * bytes / (bytes + half_efficiency_bytes)
