@@ -548,6 +548,19 @@ std::vector<const CollectivePoint*> pointers_to(const std::vector<CollectivePoin
   return out;
 }
 
+// The calibration a global parameter's grid value gives: the groups fitted on `points` (the parameter folded in),
+// with `set` applied to the entries of the keys it belongs to (`applies`), so that predicting the raw points
+// applies it once.
+template <class Applies, class Set>
+Calibration groups_fitted_with(const std::vector<CollectivePoint>& points, double p2p_pipeline_GBps, Applies applies, Set set) {
+  Calibration c;
+  apply_collective_fits(c, fit_collective_groups(pointers_to(points), p2p_pipeline_GBps));
+  for (auto& [arch, algos] : c.arch_algorithms)
+    for (auto& [key, a] : algos)
+      if (applies(key)) set(a);
+  return c;
+}
+
 // The fraction of its NIC's line rate a verbs queue pair moves (AlgorithmCalibration::qp_line_fraction) that
 // lets the groups of the algorithms it can bind (rings, trees, NVLS-trees) meet their points best: none, or
 // 0.15-1 about 3 % apart, the groups fitted at each with the binding points' floor known, the weighted absolute
@@ -568,12 +581,8 @@ double fit_qp_line_fraction(const std::vector<const CollectivePoint*>& train, do
   for (double f = kQpLineFractionGridMin; f <= kQpLineFractionGridMax * (1 + 1e-9); f *= kQpLineFractionGridStep)
     candidates.push_back(sig4(f));
   return grid_argmin(candidates, [&](double fraction) {
-    const std::vector<CollectivePoint> floored = with_qp_floor(pts, fraction);
-    Calibration c;
-    apply_collective_fits(c, fit_collective_groups(pointers_to(floored), p2p_pipeline_GBps));
-    for (auto& [arch, algos] : c.arch_algorithms)
-      for (auto& [key, a] : algos)
-        if (qp_bound_key(key)) a.qp_line_fraction = fraction;
+    const Calibration c = groups_fitted_with(with_qp_floor(pts, fraction), p2p_pipeline_GBps, qp_bound_key,
+                                             [&](AlgorithmCalibration& a) { a.qp_line_fraction = fraction; });
     return series_weighted_misfit(pts, c, [](double r) { return std::fabs(r); });
   });
 }
@@ -595,9 +604,11 @@ std::vector<CollectivePoint> with_ring_copy(const std::vector<const CollectivePo
 
 // A ring loop's local copy work in sending steps (AlgorithmCalibration::ring_copy_steps) that lets the ring
 // groups meet their points best: none, or 0.05-1 in steps of 0.05, the groups fitted at each with the work
-// folded in, the weighted absolute relative misfit of the ring points (each series one observation). Only ring
-// counts of more than one size in one domain tell it from kappa (2, 4 and 8 H100s and H200s; 4 and 8 B200s, a
-// 72-GPU rack). One value for every architecture: NCCL's ring kernels are the same code.
+// folded in, the weighted absolute relative misfit of the ring points at >= 1 GiB (each series one observation):
+// a per-byte cost, judged where nothing else of a ring's time is left (on every size it took 0.4 by trading the
+// 2-GPU sweeps' slow ramp at 64-256 MiB against their large sizes). Only rings of more than one size in one
+// domain tell it from kappa (2, 4 and 8 H100s and H200s; 4 and 8 B200s, a 72-GPU rack). One value for every
+// architecture: NCCL's ring kernels are the same code.
 double fit_ring_copy_steps(const std::vector<const CollectivePoint*>& train, double p2p_pipeline_GBps) {
   std::vector<const CollectivePoint*> pts;
   std::map<std::string, std::set<int>> steps_by_arch;
@@ -616,12 +627,9 @@ double fit_ring_copy_steps(const std::vector<const CollectivePoint*>& train, dou
   for (double a = kRingCopyStepsGridStep; a <= kRingCopyStepsGridMax * (1 + 1e-9); a += kRingCopyStepsGridStep)
     candidates.push_back(sig4(a));
   return grid_argmin(candidates, [&](double copy_steps) {
-    const std::vector<CollectivePoint> folded = with_ring_copy(pts, copy_steps);
-    Calibration c;
-    apply_collective_fits(c, fit_collective_groups(pointers_to(folded), p2p_pipeline_GBps));
-    for (auto& [arch, algos] : c.arch_algorithms)
-      for (auto& [key, a] : algos)
-        if (ring_sending_steps(key, 2) > 0) a.ring_copy_steps = copy_steps;
+    const Calibration c = groups_fitted_with(
+        with_ring_copy(pts, copy_steps), p2p_pipeline_GBps, [](const std::string& key) { return ring_sending_steps(key, 2) > 0; },
+        [&](AlgorithmCalibration& a) { a.ring_copy_steps = copy_steps; });
     return series_weighted_misfit(large, c, [](double r) { return std::fabs(r); });
   });
 }
