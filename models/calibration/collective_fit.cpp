@@ -86,6 +86,7 @@ std::vector<CollectivePoint> collective_points(const std::vector<Measurement>& d
       p.p2p_pipeline_bytes = p.domains > 1 ? 0 : p2p_pipeline_bytes(g, resolved);
       p.qp_line_s = e.qp_line_s;
       p.ring_sending_steps = p.domains > 1 ? 0 : ring_sending_steps(p.key, static_cast<int>(m.gpus.size()));
+      p.ring_links_Bps = ring_links_Bps(m.bytes, p.ring_sending_steps, static_cast<int>(m.gpus.size()), e.bandwidth_s);
       if (domains.size() > 1 && e.protocol != "Simple") {
         // The NICs' own time: priced again with the protocol's network efficiency at 0.5, where the NICs
         // bind their time doubles (collective_fit.hpp).
@@ -139,8 +140,8 @@ double qp_floor_s(const CollectivePoint& p, double fraction) {
 double predict_time_at(const CollectivePoint& p, const Calibration& c, double eta) {
   const AlgorithmCalibration& a = c.algorithm(p.key, p.arch);
   double kappa = a.efficiency_at(p.m->bytes, p.ramp_gpus);
-  if (p.ring_sending_steps > 0 && a.ring_copy_steps > 0)
-    kappa *= p.ring_sending_steps / (p.ring_sending_steps + a.ring_copy_steps);  // exec_terms: the ring's copy work
+  if (p.ring_sending_steps > 0 && a.ring_copy_GBps > 0)  // exec_terms: the ring's local copy
+    kappa *= p.ring_sending_steps / (p.ring_sending_steps + p.ring_links_Bps / (a.ring_copy_GBps * 1e9));
   return a.launch_us(p.domains > 1, p.scale_out_units) * 1e-6 + p.latency_s +
          std::max(bandwidth_part_s(p, kappa, eta), qp_floor_s(p, a.qp_line_fraction)) + p2p_s(p, a.p2p_pipeline_GBps) +
          p.m->timer_floor_s;
@@ -587,29 +588,30 @@ double fit_qp_line_fraction(const std::vector<const CollectivePoint*>& train, do
   });
 }
 
-// The points with a ring's local copy work folded into their bandwidth part (s + copy steps) / s, so that a
+// The points with a ring's local copy folded into their bandwidth part, (s + B / copy rate) / s, so that a
 // group's kappa is fitted over it; ring_sending_steps cleared, as the part now holds it.
-std::vector<CollectivePoint> with_ring_copy(const std::vector<const CollectivePoint*>& train, double copy_steps) {
+std::vector<CollectivePoint> with_ring_copy(const std::vector<const CollectivePoint*>& train, double copy_GBps) {
   std::vector<CollectivePoint> out;
   out.reserve(train.size());
   for (const CollectivePoint* p : train) {
     out.push_back(*p);
-    if (p->ring_sending_steps > 0 && copy_steps > 0) {
-      out.back().bandwidth_s *= (p->ring_sending_steps + copy_steps) / p->ring_sending_steps;
+    if (p->ring_sending_steps > 0 && copy_GBps > 0) {
+      out.back().bandwidth_s *= (p->ring_sending_steps + p->ring_links_Bps / (copy_GBps * 1e9)) / p->ring_sending_steps;
       out.back().ring_sending_steps = 0;
     }
   }
   return out;
 }
 
-// A ring loop's local copy work in sending steps (AlgorithmCalibration::ring_copy_steps) that lets the ring
-// groups meet their points best: none, or 0.05-1 in steps of 0.05, the groups fitted at each with the work
-// folded in, the weighted absolute relative misfit of the ring points at >= 1 GiB (each series one observation):
-// a per-byte cost, judged where nothing else of a ring's time is left (on every size it took 0.4 by trading the
-// 2-GPU sweeps' slow ramp at 64-256 MiB against their large sizes). Only rings of more than one size in one
-// domain tell it from kappa (2, 4 and 8 H100s and H200s; 4 and 8 B200s, a 72-GPU rack). One value for every
-// architecture: NCCL's ring kernels are the same code.
-double fit_ring_copy_steps(const std::vector<const CollectivePoint*>& train, double p2p_pipeline_GBps) {
+// The rate of a ring loop's local copy (AlgorithmCalibration::ring_copy_GBps) that lets the ring groups meet
+// their points best: none, or 300-20 000 GB/s 5 % apart, the groups fitted at each with the copy folded in, the
+// weighted absolute relative misfit of the ring points at >= 1 GiB (each series one observation): a per-byte
+// cost, judged where nothing else of a ring's time is left (on every size a copy counted in steps took twice
+// the value by trading the 2-GPU sweeps' slow ramp at 64-256 MiB against their large sizes). Only rings of more
+// than one size in one domain tell it from kappa (2, 4 and 8 H100s and H200s; 2, 4 and 8 B200s, a 72-GPU rack).
+// One rate for every architecture: NCCL's ring kernels are the same code, and the copy is the SMs' work, not the
+// links'.
+double fit_ring_copy_GBps(const std::vector<const CollectivePoint*>& train, double p2p_pipeline_GBps) {
   std::vector<const CollectivePoint*> pts;
   std::map<std::string, std::set<int>> steps_by_arch;
   for (const CollectivePoint* p : train)
@@ -624,12 +626,12 @@ double fit_ring_copy_steps(const std::vector<const CollectivePoint*>& train, dou
   for (const CollectivePoint* p : pts)
     if (p->m->bytes >= kRingCopyVisibleBytes) large.push_back(p);
   std::vector<double> candidates = {0.0};
-  for (double a = kRingCopyStepsGridStep; a <= kRingCopyStepsGridMax * (1 + 1e-9); a += kRingCopyStepsGridStep)
-    candidates.push_back(sig4(a));
-  return grid_argmin(candidates, [&](double copy_steps) {
+  for (double r = kRingCopyGridMinGBps; r <= kRingCopyGridMaxGBps * (1 + 1e-9); r *= kRingCopyGridStep)
+    candidates.push_back(sig4(r));
+  return grid_argmin(candidates, [&](double copy_GBps) {
     const Calibration c = groups_fitted_with(
-        with_ring_copy(pts, copy_steps), p2p_pipeline_GBps, [](const std::string& key) { return ring_sending_steps(key, 2) > 0; },
-        [&](AlgorithmCalibration& a) { a.ring_copy_steps = copy_steps; });
+        with_ring_copy(pts, copy_GBps), p2p_pipeline_GBps, [](const std::string& key) { return ring_sending_steps(key, 2) > 0; },
+        [&](AlgorithmCalibration& a) { a.ring_copy_GBps = copy_GBps; });
     return series_weighted_misfit(large, c, [](double r) { return std::fabs(r); });
   });
 }
@@ -642,13 +644,13 @@ CollectiveFit fit_collectives(const std::vector<const CollectivePoint*>& train_p
   fit.qp_line_fraction = fit_qp_line_fraction(train_points, fit.p2p_pipeline_GBps);
   // From here the queue pairs' floor is known where it binds, and then a ring loop's copy work inside a domain.
   const std::vector<CollectivePoint> floored = with_qp_floor(train_points, fit.qp_line_fraction);
-  fit.ring_copy_steps = fit_ring_copy_steps(pointers_to(floored), fit.p2p_pipeline_GBps);
-  const std::vector<CollectivePoint> folded = with_ring_copy(pointers_to(floored), fit.ring_copy_steps);
+  fit.ring_copy_GBps = fit_ring_copy_GBps(pointers_to(floored), fit.p2p_pipeline_GBps);
+  const std::vector<CollectivePoint> folded = with_ring_copy(pointers_to(floored), fit.ring_copy_GBps);
   const std::vector<const CollectivePoint*> train = pointers_to(folded);
   auto set_qp_rate = [&](std::vector<GroupFit>& groups) {
     for (auto& g : groups) {
       if (qp_bound_key(g.key)) g.qp_line_fraction = fit.qp_line_fraction;
-      if (ring_sending_steps(g.key, 2) > 0) g.ring_copy_steps = fit.ring_copy_steps;
+      if (ring_sending_steps(g.key, 2) > 0) g.ring_copy_GBps = fit.ring_copy_GBps;
     }
   };
   fit.groups = fit_collective_groups(train, fit.p2p_pipeline_GBps);
@@ -707,7 +709,7 @@ void apply_collective_fits(Calibration& c, const std::vector<GroupFit>& fits) {
     a.ramp_bytes_per_gpu = f.ramp_bytes_per_gpu;
     a.p2p_pipeline_GBps = f.p2p_pipeline_GBps;
     a.qp_line_fraction = f.qp_line_fraction;
-    a.ring_copy_steps = f.ring_copy_steps;
+    a.ring_copy_GBps = f.ring_copy_GBps;
     a.borrowed_from = f.borrowed_from;
     if (!f.borrowed_from.empty()) {
       a.source = "racksim calibrate fit: no " + f.arch + " data for " + f.key + "; kappa and ramp of " + f.borrowed_from +
@@ -734,9 +736,9 @@ void apply_collective_fits(Calibration& c, const std::vector<GroupFit>& fits) {
     if (f.qp_line_fraction > 0)
       a.source += fmt::format("qp_line_fraction fitted on every architecture's ring, tree and NVLS-tree points together ({:g} of a NIC's line rate); ",
                               f.qp_line_fraction);
-    if (f.ring_copy_steps > 0)
-      a.source += fmt::format("ring_copy_steps fitted on every architecture's ring points in one NVLink domain together ({:g} "
-                              "sending step(s) of local copy a loop); ", f.ring_copy_steps);
+    if (f.ring_copy_GBps > 0)
+      a.source += fmt::format("ring_copy_GBps fitted on every architecture's ring points in one NVLink domain together (a loop's "
+                              "local copy at {:g} GB/s); ", f.ring_copy_GBps);
     a.source += series_list(f);
     a.fit = summary_of(f);
     c.arch_algorithms[f.arch][f.key] = a;

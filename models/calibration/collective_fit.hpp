@@ -54,10 +54,11 @@ struct CollectivePoint {
   // fraction of the line rate a queue pair moves turns into a floor on the bandwidth part
   // (AlgorithmCalibration::qp_line_fraction); 0 else.
   double qp_line_s = 0;
-  // Rings inside one NVLink domain: the sending steps of one loop (exec_terms.hpp ring_sending_steps), which the
-  // calibrated local copy work turns into a rate of s / (s + copy steps) (AlgorithmCalibration::
-  // ring_copy_steps); 0 else.
+  // Rings inside one NVLink domain: the sending steps of one loop (exec_terms.hpp ring_sending_steps) and the
+  // links' rate of a step (ring_links_Bps), which the calibrated rate of the loop's local copy turns into a rate
+  // of s / (s + B / copy rate) (AlgorithmCalibration::ring_copy_GBps); 0 else.
   int ring_sending_steps = 0;
+  double ring_links_Bps = 0;
 };
 
 // One point per collective measurement the analytic model can express (others are reported through
@@ -93,7 +94,7 @@ struct GroupFit : FitQuality {
   double ramp_bytes_per_gpu = 0;  // NVLS / NVLS-tree groups: the ramp's bytes per GPU (calibration.hpp)
   double p2p_pipeline_GBps = 0;   // all_to_all/direct: NCCL's p2p pipeline rate, one for all architectures
   double qp_line_fraction = 0;        // rings, trees, NVLS-trees: a verbs queue pair's rate, one for all architectures
-  double ring_copy_steps = 0;         // rings: a loop's local copy work in sending steps, one for all architectures
+  double ring_copy_GBps = 0;          // rings: the rate of a loop's local copy, one for all architectures
 };
 
 // A protocol's rate through the network per architecture (ProtocolCalibration): fitted on the points of that
@@ -111,11 +112,11 @@ struct CollectiveFit {
   std::vector<ProtocolFit> protocols;
   double p2p_pipeline_GBps = 0;  // the groups' p2p pipeline rate (fit_collectives; 0: none fits better)
   double qp_line_fraction = 0;       // a verbs queue pair's rate, one for all architectures (fit_collectives; 0: none fits better)
-  double ring_copy_steps = 0;        // a ring loop's local copy work in sending steps (fit_collectives; 0: none fits better)
+  double ring_copy_GBps = 0;         // the rate of a ring loop's local copy (fit_collectives; 0: none fits better)
 };
 
-// The local copy work of a ring loop, in sending steps, that fit_collectives tries: 0-1 in steps of 0.05.
-inline constexpr double kRingCopyStepsGridMax = 1.0, kRingCopyStepsGridStep = 0.05;
+// The rates of a ring loop's local copy that fit_collectives tries (besides none): 300-20 000 GB/s, 5 % apart.
+inline constexpr double kRingCopyGridMinGBps = 300, kRingCopyGridMaxGBps = 20000, kRingCopyGridStep = 1.05;
 // The sizes whose misfit chooses it: a per-byte cost, judged where nothing else of a ring's time is left.
 inline constexpr double kRingCopyVisibleBytes = 1024.0 * 1024 * 1024;
 

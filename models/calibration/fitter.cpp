@@ -389,10 +389,10 @@ FitResult fit_calibration(const std::vector<Measurement>& data, const Predictor&
       f.values.push_back({"qp_line_fraction", g.qp_line_fraction});
       f.notes.push_back("qp_line_fraction: one rate per verbs queue pair fitted on every architecture's ring, tree and NVLS-tree points together (absolute misfit)");
     }
-    if (g.ring_copy_steps > 0) {
-      f.free_parameters.push_back("ring_copy_steps");
-      f.values.push_back({"ring_copy_steps", g.ring_copy_steps});
-      f.notes.push_back("ring_copy_steps: a ring loop's local copy work in sending steps, fitted on every architecture's ring points in one NVLink domain together (absolute misfit)");
+    if (g.ring_copy_GBps > 0) {
+      f.free_parameters.push_back("ring_copy_GBps");
+      f.values.push_back({"ring_copy_GBps", g.ring_copy_GBps});
+      f.notes.push_back("ring_copy_GBps: the rate of a ring loop's local copy, fitted on every architecture's ring points in one NVLink domain together (absolute misfit, at >= 1 GiB)");
     }
     copy_quality(f, g);
     res.fits.push_back(std::move(f));

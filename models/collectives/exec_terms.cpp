@@ -108,6 +108,10 @@ double node_buffers_each_way(const std::string& key, double n, int domains) {
 
 bool qp_bound_key(const std::string& key) { return node_buffers_each_way(key, 2, 2) > 0; }
 
+double ring_links_Bps(double bytes, int sending_steps, int n, double bandwidth_at_kappa_one_s) {
+  return bandwidth_at_kappa_one_s > 0 && n > 0 ? bytes * sending_steps / n / bandwidth_at_kappa_one_s : 0;
+}
+
 int ring_sending_steps(const std::string& key, int n) {
   if (n < 2) return 0;
   if (key == "all_reduce/ring") return 2 * (n - 1);
@@ -251,17 +255,20 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   e.bandwidth_s = t_bw * payload / e.flow.efficiency;
   if ((e.flow.kappa != 1 || e.flow.network_protocol_efficiency != 1 || nvlink_factor != 1) && spans_domains)
     e.bandwidth_s = bandwidth_part_s(e.flow);  // some flows may cross a NIC
-  // A ring's local copy work inside one domain (calibration.hpp, ring_copy_steps): every flow slows alike, so
-  // that the engine meets the same time. Across domains the NICs set the pace and the SMs have slack.
+  // A ring's local copy inside one domain (calibration.hpp, ring_copy_GBps): every flow slows alike, so that
+  // the engine meets the same time. Across domains the NICs set the pace and the SMs have slack.
   if (!spans_domains) {
-    e.ring_sending_steps = ring_sending_steps(key, static_cast<int>(request.gpus.size()));
-    if (e.ring_sending_steps > 0 && cal.ring_copy_steps > 0 && e.bandwidth_s > 0) {
-      const double rate = e.ring_sending_steps / (e.ring_sending_steps + cal.ring_copy_steps);
+    const int n = static_cast<int>(request.gpus.size());
+    e.ring_sending_steps = ring_sending_steps(key, n);
+    if (e.ring_sending_steps > 0 && cal.ring_copy_GBps > 0 && e.bandwidth_s > 0) {
+      const double links_Bps = ring_links_Bps(static_cast<double>(request.bytes), e.ring_sending_steps, n, e.bandwidth_s * e.flow.kappa);
+      const double copy_steps = links_Bps / units::GBps_to_Bps(cal.ring_copy_GBps);
+      const double rate = e.ring_sending_steps / (e.ring_sending_steps + copy_steps);
       e.flow.efficiency *= rate;
       e.bandwidth_s /= rate;
-      const std::string said = fmt::format("a ring loop's {} sending step(s) and its local copy, {:.3g} step(s) "
+      const std::string said = fmt::format("a ring loop's {} sending step(s) at {:.3g} GB/s and its local copy at {:.3g} GB/s "
                                            "(calibration '{}:{}'): {:.3g} of the links' rate",
-                                           e.ring_sending_steps, cal.ring_copy_steps, arch, key, rate);
+                                           e.ring_sending_steps, units::Bps_to_GBps(links_Bps), cal.ring_copy_GBps, arch, key, rate);
       e.note = e.note.empty() ? said : e.note + "; " + said;
     }
   }

@@ -35,7 +35,8 @@ struct ExecTerms {
   double qp_connection_bytes = 0;
   double qp_line_s = 0;
   // Rings inside one NVLink domain: the sending steps of one loop (ring_sending_steps), which the calibrated
-  // local copy work (AlgorithmCalibration::ring_copy_steps) turns into a rate of s / (s + copy steps); 0 else.
+  // rate of the loop's local copy (AlgorithmCalibration::ring_copy_GBps) turns into a rate of s / (s + B / copy
+  // rate), B the links' rate of a step; 0 else.
   int ring_sending_steps = 0;
 };
 
@@ -52,6 +53,9 @@ bool qp_bound_key(const std::string& key);
 // The sending steps of one loop of a ring inside one NVLink domain ("op/algorithm" over n ranks): n - 1 for
 // all-gather and reduce-scatter, 2 (n - 1) for all-reduce (NCCL's runRing); 0 for the other algorithms.
 int ring_sending_steps(const std::string& key, int n);
+// The links' rate of one ring step, bytes/s: what each rank sends (bytes x sending steps / n) over the ring's
+// bandwidth part at kappa 1 (the links alone; exec_terms, collective_points).
+double ring_links_Bps(double bytes, int sending_steps, int n, double bandwidth_at_kappa_one_s);
 
 // `request` must be resolved (resolve_request: no "auto").
 ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration);

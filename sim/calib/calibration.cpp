@@ -270,7 +270,7 @@ Calibration calibration_from_json(const nlohmann::json& doc, const std::string& 
       a.ramp_bytes_per_gpu = r.non_negative_or("ramp_bytes_per_gpu", 0.0);
       a.p2p_pipeline_GBps = r.non_negative_or("p2p_pipeline_GBps", 0.0);
       a.qp_line_fraction = r.non_negative_or("qp_line_fraction", 0.0);
-      a.ring_copy_steps = r.non_negative_or("ring_copy_steps", 0.0);
+      a.ring_copy_GBps = r.non_negative_or("ring_copy_GBps", 0.0);
       if (r.has("borrowed_from")) {
         a.borrowed_from = r.string("borrowed_from");
         const auto& names = architecture_names();
@@ -369,7 +369,7 @@ std::string calibration_to_json_text(const Calibration& c) {
     if (a.ramp_bytes_per_gpu > 0) algos[key]["ramp_bytes_per_gpu"] = a.ramp_bytes_per_gpu;
     if (a.p2p_pipeline_GBps > 0) algos[key]["p2p_pipeline_GBps"] = a.p2p_pipeline_GBps;
     if (a.qp_line_fraction > 0) algos[key]["qp_line_fraction"] = a.qp_line_fraction;
-    if (a.ring_copy_steps > 0) algos[key]["ring_copy_steps"] = a.ring_copy_steps;
+    if (a.ring_copy_GBps > 0) algos[key]["ring_copy_GBps"] = a.ring_copy_GBps;
     if (!a.borrowed_from.empty()) algos[key]["borrowed_from"] = a.borrowed_from;
     if (a.fit.points > 0) algos[key]["fit"] = fit_json(a.fit);
   };

@@ -84,16 +84,19 @@ struct AlgorithmCalibration {
   // NICs only; OCI's B300 ring on 800G ports measures 24 GB/s a channel). One fraction for every architecture,
   // fitted on the points of those algorithms (collective_fit.cpp); verbs only (EFA's plugin: not applied).
   double qp_line_fraction = 0.0;
-  // Rings inside one NVLink domain: the local work a ring loop does beside its sends, in sending steps. NCCL's
+  // Rings inside one NVLink domain: the local work a ring loop does beside its sends. NCCL's
   // ring kernels (runRing at v2.28.9-1: all_gather.h:55-70, reduce_scatter.h:41-53, all_reduce.h:47-81) send
   // at every step of a loop but one step also writes the rank's own output (an all-gather's first step,
   // directCopySend: the input to its output and the peer; an all-reduce's middle one,
-  // directRecvReduceCopyDirectSend) or only does (a reduce-scatter's last, recvReduceCopy, sends nothing). A loop of s sending steps (n - 1 for
-  // all-gather and reduce-scatter, 2 (n - 1) for all-reduce, n ranks) then takes s + this step times, so the
-  // ring runs at s / (s + this) of its links: 2-GPU rings lose most (1 sending step in an all-gather), 72-GPU
-  // racks nothing that shows. Fitted on every architecture's ring points in one domain together (one kernel
-  // code), judged at >= 1 GiB where a per-byte cost stands alone; 0: none (exec_terms).
-  double ring_copy_steps = 0.0;
+  // directRecvReduceCopyDirectSend) or only does (a reduce-scatter's last, recvReduceCopy, sends nothing).
+  // This is the rate of that local copy, GB/s: a loop of s sending steps (n - 1 for all-gather and
+  // reduce-scatter, 2 (n - 1) for all-reduce, n ranks) at the links' rate B then takes s + B / this step times,
+  // so the ring runs at s / (s + B / this) of its links: 2-GPU rings lose most (1 sending step in an
+  // all-gather), 72-GPU racks nothing that shows, and a faster NVLink loses more to the same copy (B200's 2-GPU
+  // all-gather at 0.54 of NVLink 5, H200's at 0.69 of NVLink 4). Fitted on every architecture's ring points in
+  // one domain together (one kernel code), judged at >= 1 GiB where a per-byte cost stands alone; 0: none
+  // (exec_terms).
+  double ring_copy_GBps = 0.0;
   double efficiency_at(double bytes, double ramp_gpus = 1) const {
     double e = half_efficiency_bytes > 0 ? bandwidth_efficiency * bytes / (bytes + half_efficiency_bytes)
                                          : bandwidth_efficiency;

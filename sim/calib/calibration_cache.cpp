@@ -70,7 +70,7 @@ void encode_algo(Writer& w, const AlgorithmCalibration& a) {
   w.str(a.borrowed_from);
   w.pod(a.p2p_pipeline_GBps);
   w.pod(a.qp_line_fraction);
-  w.pod(a.ring_copy_steps);
+  w.pod(a.ring_copy_GBps);
 }
 AlgorithmCalibration decode_algo(Reader& r) {
   AlgorithmCalibration a;
@@ -86,7 +86,7 @@ AlgorithmCalibration decode_algo(Reader& r) {
   a.borrowed_from = r.str();
   a.p2p_pipeline_GBps = r.pod<double>();
   a.qp_line_fraction = r.pod<double>();
-  a.ring_copy_steps = r.pod<double>();
+  a.ring_copy_GBps = r.pod<double>();
   return a;
 }
 

@@ -44,7 +44,7 @@ Calibration every_field_set() {
   algo.borrowed_from = "hopper";
   algo.p2p_pipeline_GBps = 70;
   algo.qp_line_fraction = 0.4244;
-  algo.ring_copy_steps = 0.4;
+  algo.ring_copy_GBps = 1500;
   Calibration c;
   c.name = "lab";
   c.source = "probes on the lab machine";

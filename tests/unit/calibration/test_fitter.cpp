@@ -628,54 +628,67 @@ TEST(Fitter, VerbsQueuePairRateIsRecoveredFromSweepsMadeWithIt) {
   EXPECT_DOUBLE_EQ(none.calibration.arch_algorithms.at("hopper").at("all_reduce/nvls_tree").qp_line_fraction, 0);
 }
 
-// A ring loop's local copy (calibration.hpp ring_copy_steps): inside one NVLink domain a ring of n ranks runs at
-// s / (s + copy steps) of its links, s = n - 1 sending steps for all-gather and reduce-scatter, 2 (n - 1) for
-// all-reduce; across domains (the NICs set the pace) and for other algorithms nothing changes.
-TEST(Fitter, RingCopyStepsSlowRingsInOneDomainByTheirSendingSteps) {
+// A ring loop's local copy (calibration.hpp ring_copy_GBps): inside one NVLink domain a ring of n ranks whose
+// steps move B on its links runs at s / (s + B / copy rate) of them, s = n - 1 sending steps for all-gather and
+// reduce-scatter, 2 (n - 1) for all-reduce; a faster NVLink (B200's) loses more to the same copy; across domains
+// (the NICs set the pace) and for other algorithms nothing changes.
+TEST(Fitter, RingCopySlowsRingsInOneDomainByTheirSendingStepsAndLinkRate) {
   const Predictor p(RACKSIM_TOPOLOGY_DIR, unused_collective_model, "analytic");
+  constexpr double kCopyGBps = 1500;
   Calibration with;
   with.name = "copy";
-  for (const char* key : {"all_gather/ring", "all_reduce/ring", "reduce_scatter/ring", "all_reduce/tree"})
-    with.arch_algorithms["hopper"][key].ring_copy_steps = 0.4;
-  auto run = [&](CollectiveOp op, const std::string& algo, int gpus, int nodes, const Calibration& c) {
+  for (const char* arch : {"hopper", "blackwell"})
+    for (const char* key : {"all_gather/ring", "all_reduce/ring", "reduce_scatter/ring", "all_reduce/tree"})
+      with.arch_algorithms[arch][key].ring_copy_GBps = kCopyGBps;
+  const double S = 1ull << 30;
+  auto run = [&](const std::string& system, CollectiveOp op, const std::string& algo, int gpus, int nodes, const Calibration& c) {
     CollectiveRequest r;
     r.op = op;
     r.algorithm = algo;
     for (int g = 0; g < gpus; ++g) r.gpus.push_back(g);
-    r.bytes = 1ull << 30;
-    return analytic_collective(p.graph("hgx-h100", nodes), r, c).bandwidth_s;
+    r.bytes = static_cast<std::uint64_t>(S);
+    return analytic_collective(p.graph(system, nodes), r, c).bandwidth_s;
   };
   const Calibration none = Calibration::none();
-  EXPECT_NEAR(run(CollectiveOp::all_gather, "ring", 2, 1, with) / run(CollectiveOp::all_gather, "ring", 2, 1, none), 1.4, 1e-9);
-  EXPECT_NEAR(run(CollectiveOp::all_gather, "ring", 8, 1, with) / run(CollectiveOp::all_gather, "ring", 8, 1, none), 7.4 / 7, 1e-9);
-  EXPECT_NEAR(run(CollectiveOp::reduce_scatter, "ring", 4, 1, with) / run(CollectiveOp::reduce_scatter, "ring", 4, 1, none), 3.4 / 3, 1e-9);
-  EXPECT_NEAR(run(CollectiveOp::all_reduce, "ring", 2, 1, with) / run(CollectiveOp::all_reduce, "ring", 2, 1, none), 2.4 / 2, 1e-9);
-  EXPECT_DOUBLE_EQ(run(CollectiveOp::all_reduce, "tree", 8, 1, with), run(CollectiveOp::all_reduce, "tree", 8, 1, none));
-  EXPECT_DOUBLE_EQ(run(CollectiveOp::all_gather, "ring", 16, 2, with), run(CollectiveOp::all_gather, "ring", 16, 2, none));
+  auto expected = [&](const std::string& system, CollectiveOp op, int n) {
+    const std::string key = std::string(to_string(op)) + "/ring";
+    const int s = ring_sending_steps(key, n);
+    const double links_Bps = ring_links_Bps(S, s, n, run(system, op, "ring", n, 1, none));
+    return (s + links_Bps / (kCopyGBps * 1e9)) / s;
+  };
+  for (const char* system : {"hgx-h100", "hgx-b200"})
+    for (CollectiveOp op : {CollectiveOp::all_gather, CollectiveOp::reduce_scatter, CollectiveOp::all_reduce})
+      for (int n : {2, 4, 8})
+        EXPECT_NEAR(run(system, op, "ring", n, 1, with) / run(system, op, "ring", n, 1, none), expected(system, op, n), 1e-9)
+            << system << " " << to_string(op) << " " << n;
+  EXPECT_GT(expected("hgx-b200", CollectiveOp::all_gather, 2), expected("hgx-h100", CollectiveOp::all_gather, 2) + 0.1);
+  EXPECT_GT(expected("hgx-h100", CollectiveOp::all_gather, 2), expected("hgx-h100", CollectiveOp::all_gather, 8));
+  EXPECT_DOUBLE_EQ(run("hgx-h100", CollectiveOp::all_reduce, "tree", 8, 1, with), run("hgx-h100", CollectiveOp::all_reduce, "tree", 8, 1, none));
+  EXPECT_DOUBLE_EQ(run("hgx-h100", CollectiveOp::all_gather, "ring", 16, 2, with), run("hgx-h100", CollectiveOp::all_gather, "ring", 16, 2, none));
   EXPECT_EQ(ring_sending_steps("all_reduce/ring", 8), 14);
   EXPECT_EQ(ring_sending_steps("all_gather/ring", 8), 7);
   EXPECT_EQ(ring_sending_steps("all_reduce/ring", 1), 0);
   EXPECT_EQ(ring_sending_steps("broadcast/ring", 8), 0);
 }
 
-// Rings of 2, 4 and 8 GPUs made with a loop's copy work of 0.35 steps: the fit takes it back from the grid and
-// leaves kappa at the physics; made without, it finds none.
-TEST(Fitter, RingCopyStepsAreRecoveredFromRingsOfSeveralSizes) {
+// Rings of 2, 4 and 8 GPUs made with a loop's copy at 1 501 GB/s (a value of the fit's grid): the fit takes it
+// back and leaves kappa at the physics; made without, it finds none.
+TEST(Fitter, RingCopyRateIsRecoveredFromRingsOfSeveralSizes) {
   const Predictor p(RACKSIM_TOPOLOGY_DIR, unused_collective_model, "analytic");
-  auto sweeps = [&](double copy_steps) {
+  auto sweeps = [&](double copy_GBps) {
     Calibration made = truth(1.0);
     made.name = "truth";
-    made.arch_algorithms["hopper"]["all_gather/ring"].ring_copy_steps = copy_steps;
+    made.arch_algorithms["hopper"]["all_gather/ring"].ring_copy_GBps = copy_GBps;
     return synthetic_sweep(p, "hgx-h100", 1, {2, 4, 8}, "H100 node", "ring", 64.0 * (1 << 20), 16.0 * (1 << 30), "high",
                            made, "auto", CollectiveOp::all_gather);
   };
   FitOptions o;
   o.held_out = false;
-  const FitResult r = fit_calibration(sweeps(0.35), p, o);
+  const FitResult r = fit_calibration(sweeps(1501), p, o);
   const AlgorithmCalibration& a = r.calibration.arch_algorithms.at("hopper").at("all_gather/ring");
-  EXPECT_DOUBLE_EQ(a.ring_copy_steps, 0.35);
+  EXPECT_DOUBLE_EQ(a.ring_copy_GBps, 1501);
   EXPECT_NEAR(a.bandwidth_efficiency, 1.0, 0.01);
   EXPECT_LT(a.fit.worst_abs_error, 0.01);
   const FitResult none = fit_calibration(sweeps(0), p, o);
-  EXPECT_DOUBLE_EQ(none.calibration.arch_algorithms.at("hopper").at("all_gather/ring").ring_copy_steps, 0);
+  EXPECT_DOUBLE_EQ(none.calibration.arch_algorithms.at("hopper").at("all_gather/ring").ring_copy_GBps, 0);
 }
