@@ -266,7 +266,7 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
       const double rate = e.ring_sending_steps / (e.ring_sending_steps + copy_steps);
       e.flow.efficiency *= rate;
       e.bandwidth_s /= rate;
-      const std::string said = fmt::format("a ring loop's {} sending step(s) at {:.3g} GB/s and its local copy at {:.3g} GB/s "
+      const std::string said = fmt::format("a ring loop's {} sending step(s) at {:.0f} GB/s and its local copy at {:.0f} GB/s "
                                            "(calibration '{}:{}'): {:.3g} of the links' rate",
                                            e.ring_sending_steps, units::Bps_to_GBps(links_Bps), cal.ring_copy_GBps, arch, key, rate);
       e.note = e.note.empty() ? said : e.note + "; " + said;
