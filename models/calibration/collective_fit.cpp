@@ -140,8 +140,7 @@ double qp_floor_s(const CollectivePoint& p, double fraction) {
 double predict_time_at(const CollectivePoint& p, const Calibration& c, double eta) {
   const AlgorithmCalibration& a = c.algorithm(p.key, p.arch);
   double kappa = a.efficiency_at(p.m->bytes, p.ramp_gpus);
-  if (p.ring_sending_steps > 0 && a.ring_copy_GBps > 0)  // exec_terms: the ring's local copy
-    kappa *= p.ring_sending_steps / (p.ring_sending_steps + p.ring_links_Bps / (a.ring_copy_GBps * 1e9));
+  kappa *= ring_copy_rate(p.ring_sending_steps, p.ring_links_Bps, a.ring_copy_GBps);  // exec_terms: the ring's local copy
   return a.launch_us(p.domains > 1, p.scale_out_units) * 1e-6 + p.latency_s +
          std::max(bandwidth_part_s(p, kappa, eta), qp_floor_s(p, a.qp_line_fraction)) + p2p_s(p, a.p2p_pipeline_GBps) +
          p.m->timer_floor_s;
@@ -596,7 +595,7 @@ std::vector<CollectivePoint> with_ring_copy(const std::vector<const CollectivePo
   for (const CollectivePoint* p : train) {
     out.push_back(*p);
     if (p->ring_sending_steps > 0 && copy_GBps > 0) {
-      out.back().bandwidth_s *= (p->ring_sending_steps + p->ring_links_Bps / (copy_GBps * 1e9)) / p->ring_sending_steps;
+      out.back().bandwidth_s /= ring_copy_rate(p->ring_sending_steps, p->ring_links_Bps, copy_GBps);
       out.back().ring_sending_steps = 0;
     }
   }

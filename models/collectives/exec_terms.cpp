@@ -95,12 +95,18 @@ std::string request_architecture(const TopologyGraph& graph, const CollectiveReq
   return request.gpus.empty() ? "" : architecture_of(cc);
 }
 
+int ring_sending_steps(const std::string& key, int n) {
+  if (n < 2) return 0;
+  if (key == "all_reduce/ring") return 2 * (n - 1);
+  if (key == "all_gather/ring" || key == "reduce_scatter/ring") return n - 1;
+  return 0;
+}
+
 namespace {
 // A node's NIC bytes each way in buffers of the request's size, for the algorithms whose network connections
 // the queue pairs bind (key "op/algorithm", n ranks over `domains` NVLink domains); 0 for the others.
 double node_buffers_each_way(const std::string& key, double n, int domains) {
-  if (key == "all_reduce/ring") return 2 * (n - 1) / n;
-  if (key == "all_gather/ring" || key == "reduce_scatter/ring") return (n - 1) / n;
+  if (const int s = ring_sending_steps(key, static_cast<int>(n))) return s / n;  // each rank's share per step
   if (key == "all_reduce/tree" || key == "all_reduce/nvls_tree") return domains >= 3 ? 2 : 1;
   return 0;
 }
@@ -112,11 +118,9 @@ double ring_links_Bps(double bytes, int sending_steps, int n, double bandwidth_a
   return bandwidth_at_kappa_one_s > 0 && n > 0 ? bytes * sending_steps / n / bandwidth_at_kappa_one_s : 0;
 }
 
-int ring_sending_steps(const std::string& key, int n) {
-  if (n < 2) return 0;
-  if (key == "all_reduce/ring") return 2 * (n - 1);
-  if (key == "all_gather/ring" || key == "reduce_scatter/ring") return n - 1;
-  return 0;
+double ring_copy_rate(int sending_steps, double links_Bps, double copy_GBps) {
+  if (sending_steps <= 0 || copy_GBps <= 0) return 1;
+  return sending_steps / (sending_steps + links_Bps / units::GBps_to_Bps(copy_GBps));
 }
 
 double qp_connection_bytes(const CollectiveRequest& request, int domains) {
@@ -262,8 +266,7 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
     e.ring_sending_steps = ring_sending_steps(key, n);
     if (e.ring_sending_steps > 0 && cal.ring_copy_GBps > 0 && e.bandwidth_s > 0) {
       const double links_Bps = ring_links_Bps(static_cast<double>(request.bytes), e.ring_sending_steps, n, e.bandwidth_s * e.flow.kappa);
-      const double copy_steps = links_Bps / units::GBps_to_Bps(cal.ring_copy_GBps);
-      const double rate = e.ring_sending_steps / (e.ring_sending_steps + copy_steps);
+      const double rate = ring_copy_rate(e.ring_sending_steps, links_Bps, cal.ring_copy_GBps);
       e.flow.efficiency *= rate;
       e.bandwidth_s /= rate;
       const std::string said = fmt::format("a ring loop's {} sending step(s) at {:.0f} GB/s and its local copy at {:.0f} GB/s "

@@ -56,6 +56,9 @@ int ring_sending_steps(const std::string& key, int n);
 // The links' rate of one ring step, bytes/s: what each rank sends (bytes x sending steps / n) over the ring's
 // bandwidth part at kappa 1 (the links alone; exec_terms, collective_points).
 double ring_links_Bps(double bytes, int sending_steps, int n, double bandwidth_at_kappa_one_s);
+// The share of its links' rate a ring of that many sending steps keeps beside its loop's local copy at
+// copy_GBps: s / (s + B / copy rate); 1 with no steps or no copy rate (exec_terms and the fit alike).
+double ring_copy_rate(int sending_steps, double links_Bps, double copy_GBps);
 
 // `request` must be resolved (resolve_request: no "auto").
 ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration);
