@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "models/collectives/algorithm_support.hpp"
 #include "models/collectives/exec_terms.hpp"
@@ -174,9 +175,11 @@ DepthChoice choose_depth(const CostModel& m, const CollectiveRequest& request) {
     const long wanted = pieces_for_chunk(m.unit_bytes, request.chunk_bytes);
     const long cap = std::max(1L, (kMaxTransfers - m.transfers_fixed) / per_item);
     c.depth = static_cast<int>(std::min({wanted, cap, unit_cap}));
+    c.model_depth = static_cast<int>(std::min({wanted, unit_cap, static_cast<long>(std::numeric_limits<int>::max())}));
     c.note = "chunk_bytes " + std::to_string(request.chunk_bytes) + ": depth " + std::to_string(c.depth);
     if (wanted > cap) c.note += " (lowered from " + std::to_string(wanted) + " to stay within " +
-                                std::to_string(kMaxTransfers) + " transfers)";
+                                std::to_string(kMaxTransfers) + " transfers; the closed form prices depth " +
+                                std::to_string(c.model_depth) + ")";
     return c;
   }
   if (!m.pipelined || m.stages.empty()) return c;
@@ -193,6 +196,7 @@ DepthChoice choose_depth(const CostModel& m, const CollectiveRequest& request) {
       c.depth = static_cast<int>(k);
     }
   }
+  c.model_depth = c.depth;
   c.note = "pipeline depth " + std::to_string(c.depth) + " (fastest nominal depth up to " + std::to_string(cap) + ")";
   return c;
 }

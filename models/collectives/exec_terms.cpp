@@ -223,7 +223,7 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   bw.efficiency = payload;
   bw.no_latency = true;
   const CostModel m = algo.cost(graph, request, calibration, bw);
-  e.depth = planned_depth(graph, request).depth;
+  e.depth = planned_depth(graph, request).model_depth;
   const double t_bw = m.time(e.depth);
   e.physical_algbw_Bps = t_bw > 0 ? static_cast<double>(request.bytes) / t_bw : 0;
   // The bandwidth part under other terms, and the NVLink part alone (the flows through a NIC made all but free).

@@ -20,7 +20,7 @@ struct ExecTerms {
   double physical_algbw_Bps = 0;      // the links' bound at the protocol's payload fraction
   double cap_algbw_Bps = 0;           // NCCL's explicit cap (0: none)
   std::string cap_source;
-  int depth = 1;                      // the pipeline depth the schedule uses (planned_depth)
+  int depth = 1;                      // the pipeline depth the closed form prices (planned_depth().model_depth)
   double bandwidth_s = 0;             // the bandwidth part of the time at the final efficiency (no latency)
   std::vector<std::string> warnings;  // calibration entries borrowed from another architecture
   std::string note;                   // terms results should name (a protocol's NIC rate, p2p pipelines; "" else)

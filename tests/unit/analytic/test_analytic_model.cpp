@@ -106,6 +106,21 @@ void expect_nvls(const std::string& system, int n, double S) {
   }
 }
 
+// The engine lowers a pipeline's depth to stay within kMaxTransfers; the closed form prices the chunk's own
+// (NCCL's): 20 GB200 racks, 16 GiB, NCCL's Tree/Simple (what 2.26 picks with NVLS off) moves 1 024 chunks of 512 KiB per tree half,
+// where 2 M transfers allow the schedule 21 (92 096 transfers per item: 4 x 1 439 x 16 rails).
+TEST(AnalyticModel, ClosedFormPricesTheChunksDepthWhereTheEngineLowersIt) {
+  const auto g = test::shipped("gb200-nvl72", 20);
+  auto req = make_request(CollectiveOp::all_reduce, "tree", test::first_gpus(1440), std::uint64_t{16} << 30);
+  req.protocol = "Simple";
+  const CollectiveRequest r = resolve_request(req, g).request;
+  const DepthChoice d = planned_depth(g, r);
+  EXPECT_EQ(d.depth, 21);
+  EXPECT_EQ(d.model_depth, 1024);
+  EXPECT_NE(d.note.find("the closed form prices depth 1024"), std::string::npos) << d.note;
+  EXPECT_EQ(exec_terms(g, r, Calibration::none()).depth, 1024);
+}
+
 TEST(AnalyticClosedForm, NvlsHgxH100EightGpus) {
   expect_nvls("hgx-h100", 8, 1 << 30);
   expect_nvls("hgx-h100", 8, 1 << 20);
