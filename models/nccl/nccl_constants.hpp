@@ -72,6 +72,7 @@ inline constexpr std::array<double, 19> kSpeedInterSm100V2_29 = {96.0, 80.0, 48.
 
 inline constexpr int kMaxChannels = 64;          // MAXCHANNELS, device.h:86; rings search up to half (init.cc:1019)
 inline constexpr int kMaxNvlsArity = 32;         // NCCL_MAX_NVLS_ARITY, device.h:207
+inline constexpr int kMaxDirectArity = 7;        // NCCL_MAX_DIRECT_ARITY, device.h at v2.28.9-1:193: CollNet's heads per node - 1
 inline constexpr int kMaxNvlsTreeArity = 3;      // NCCL_MAX_NVLS_TREE_ARITY, device.h:208
 inline constexpr int kNvlsChannelsSm90 = 16;     // NVLS_NCHANNELS_SM90, transport/nvls.cc:148
 inline constexpr int kNvlsChannelsSm100 = 32;    // NVLS_NCHANNELS_SM100 (multi-node), nvls.cc:149

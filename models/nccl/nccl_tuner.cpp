@@ -328,9 +328,19 @@ Decision decide(const NcclSystem& s, const Graphs& g, const TuneTables& t, Func 
       if (rs_ag && a == Algo::pat && p != Proto::simple) continue;
       bool allowed = true;
       if ((a == Algo::nvls || a == Algo::nvls_tree) && func != Func::all_reduce && s.max_local_ranks > kMaxNvlsArity) allowed = false;
-      const double time = allowed ? algo_time_us(s, g, t, func, a, p, bytes) : -1;
+      double time = allowed ? algo_time_us(s, g, t, func, a, p, bytes) : -1;
       Candidate c{a, p, time, time < 0 ? why_unavailable(s, g, func, a, p, ov) : ""};
       if (!allowed) c.why_not = "NVLS all-gather/reduce-scatter needs at most 32 GPUs per node (enqueue.cc:1806)";
+      // enqueue.cc at v2.28.9-1:1798-1801: CollNet Direct runs at most 8 GPUs per node (its heads; every release
+      // racksim knows), and CollNet Chain too from 2.28.3 on ("Disable CollNet Chain for more than 8 local GPUs"):
+      // a GB200 NVL72 rack, one node of 72, runs neither, whatever NCCL_ALGO asks. Said only where the pair
+      // would otherwise run (CollNet enabled and asked for).
+      if (time >= 0 && s.max_local_ranks > kMaxDirectArity + 1 &&
+          (a == Algo::collnet_direct || (a == Algo::collnet_chain && s.release >= TunerRelease::v2_28))) {
+        time = c.time_us = -1;
+        c.why_not = std::string(a == Algo::collnet_direct ? "CollNet Direct" : "CollNet Chain (from NCCL 2.28)") +
+                    " runs at most 8 GPUs per node, here " + std::to_string(s.max_local_ranks) + " (enqueue.cc:1798-1801)";
+      }
       d.candidates.push_back(c);
       if (time >= 0 && time < best) {
         best = time;
@@ -341,11 +351,22 @@ Decision decide(const NcclSystem& s, const Graphs& g, const TuneTables& t, Func 
     }
   }
   if (!found) {
-    // Name why each requested pair is out (the ones the overrides left in).
+    // Name why each requested pair is out (the ones the overrides left in): Simple's first (every algorithm has
+    // it, and a long message is cut in the middle), the protocols an algorithm never runs ("not applicable") only
+    // when nothing else is said.
     std::string why;
-    for (const auto& c : d.candidates)
-      if (c.why_not != "not in --algo" && c.why_not != "not in --protocol" && !c.why_not.empty())
-        why += std::string(why.empty() ? "" : "; ") + to_string(c.algo) + "/" + to_string(c.proto) + ": " + c.why_not;
+    auto name = [&](bool simple, bool inapplicable) {
+      for (const auto& c : d.candidates)
+        if (c.why_not != "not in --algo" && c.why_not != "not in --protocol" && !c.why_not.empty() &&
+            (c.proto == Proto::simple) == simple && (c.why_not == "not applicable") == inapplicable)
+          why += std::string(why.empty() ? "" : "; ") + to_string(c.algo) + "/" + to_string(c.proto) + ": " + c.why_not;
+    };
+    name(true, false);
+    name(false, false);
+    if (why.empty()) {
+      name(true, true);
+      name(false, true);
+    }
     throw InputError("--algo/--protocol", "", "the requested algorithm and protocol" + (why.empty() ? "" : " (" + why + ")"),
                      "a pair NCCL can run here; on this system " + s.describe() +
                          ", see `--algo auto --protocol auto` for the candidates");

@@ -127,14 +127,15 @@ std::vector<Case> cases() {
                      test::spread(2, 5, 8), 7, 0, inner, outer});
     }
   // CollNet (IB SHARP): every rank's NIC on the fabric, heads of every share on one rail; odd and tiny sizes,
-  // pipelined, several nodes, and the NVL72's 72-GPU domains (18 shares per NIC rail).
+  // pipelined, several nodes, and the NVL72's 72-GPU domains (18 shares per NIC rail) for NVLS over CollNet, the
+  // only CollNet algorithm NCCL runs with more than 8 GPUs per node (enqueue.cc:1798-1801; tests/unit/nccl).
   for (const char* algo : {"collnet_direct", "collnet_chain", "nvls_collnet"}) {
     const std::string a = algo;
     out.push_back({a + "_hgx_2x8", CollectiveOp::all_reduce, a, "hgx-b200", 2, test::first_gpus(16), odd});
     out.push_back({a + "_hgx_4x8_blocks", CollectiveOp::all_reduce, a, "hgx-b200", 4, test::first_gpus(32), odd, 100000});
     out.push_back({a + "_hgx_3x8_tiny", CollectiveOp::all_reduce, a, "hgx-h100", 3, test::first_gpus(24), 5});
-    out.push_back({a + "_gb200_2x72", CollectiveOp::all_reduce, a, "gb200-nvl72", 2, test::first_gpus(144), odd});
   }
+  out.push_back({"nvls_collnet_gb200_2x72", CollectiveOp::all_reduce, "nvls_collnet", "gb200-nvl72", 2, test::first_gpus(144), odd});
   out.push_back({"hier_hgx_3x8_nvls_sharp", CollectiveOp::all_reduce, "hierarchical", "hgx-b200", 3, test::first_gpus(24),
                  odd, 0, "nvls", "sharp"});
   out.push_back({"hier_hgx_2x8_ring_sharp_blocks", CollectiveOp::all_reduce, "hierarchical", "hgx-b200", 2, test::first_gpus(16),

@@ -57,7 +57,7 @@ TEST(EngineVsAnalytic, AgreeWithin2PercentWhereNothingContends) {
       {"hgx-b200", 4, CollectiveOp::all_reduce, "collnet_direct", 32},
       {"hgx-b200", 4, CollectiveOp::all_reduce, "collnet_chain", 32},
       {"hgx-h100", 3, CollectiveOp::all_reduce, "collnet_chain", 24},
-      {"gb200-nvl72", 2, CollectiveOp::all_reduce, "collnet_direct", 144},
+      {"gb200-nvl72", 2, CollectiveOp::all_reduce, "nvls_collnet", 144},
       {"hgx-b200", 4, CollectiveOp::all_reduce, "nvls_collnet", 32},
   };
   for (const auto& c : cases) {

@@ -321,6 +321,44 @@ TEST(NcclTuner, CollnetOnlyWithCollnetEnable) {
   EXPECT_TRUE(nvls_timed);
 }
 
+// NCCL runs CollNet Direct with at most 8 GPUs per node (its heads, NCCL_MAX_DIRECT_ARITY + 1) in every release,
+// and CollNet Chain likewise from 2.28.3 (enqueue.cc at v2.28.9-1:1798-1801; at v2.27.7-1 only Direct's rule): two
+// GB200 NVL72 racks, two nodes of 72, with CollNet on run NVLS over CollNet, and asking for Direct or Chain is
+// refused with the reason; on 2.27 Chain still runs. Eight HGX B200 GPUs per node keep both.
+TEST(NcclTuner, CollnetRunsAtMostEightGpusPerNode) {
+  const TopologyGraph g(SystemCatalog(RACKSIM_TOPOLOGY_DIR).load("gb200-nvl72"), 2);
+  Overrides on;
+  on.collnet = true;
+  const NcclSystem s = nccl_system(g, first(144));
+  ASSERT_EQ(s.max_local_ranks, 72);
+  const Decision d = decide(s, Func::all_reduce, 1 * GiB, on);
+  EXPECT_EQ(d.algo, Algo::nvls);
+  for (const auto& c : d.candidates)
+    if ((c.algo == Algo::collnet_direct || c.algo == Algo::collnet_chain) && c.proto == Proto::simple) {
+      EXPECT_LT(c.time_us, 0) << to_string(c.algo);
+      EXPECT_NE(c.why_not.find("at most 8 GPUs per node, here 72"), std::string::npos) << c.why_not;
+    }
+  for (Algo a : {Algo::collnet_direct, Algo::collnet_chain}) {
+    Overrides only = on;
+    only.algos = {a};
+    try {
+      decide(s, Func::all_reduce, 1 * GiB, only);
+      ADD_FAILURE() << to_string(a) << " accepted on 72 GPUs per node";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("runs at most 8 GPUs per node, here 72 (enqueue.cc:1798-1801)"), std::string::npos) << e.what();
+    }
+  }
+  Overrides chain = on;
+  chain.algos = {Algo::collnet_chain};
+  EXPECT_EQ(decide(nccl_system(g, first(144), TunerRelease::v2_27), Func::all_reduce, 1 * GiB, chain).algo, Algo::collnet_chain);
+  const NcclSystem b200 = view("hgx-b200", 32, 4);
+  for (Algo a : {Algo::collnet_direct, Algo::collnet_chain}) {
+    Overrides only = on;
+    only.algos = {a};
+    EXPECT_EQ(decide(b200, Func::all_reduce, 1 * GiB, only).algo, a) << to_string(a);
+  }
+}
+
 TEST(NcclDecision, OverridesPlayNcclAlgoAndProto) {
   const NcclSystem s = view("hgx-h100", 8);
   Overrides ring_only;
