@@ -32,6 +32,13 @@ struct Overrides {
   // NCCL_COLLNET_ENABLE=1 with the SHARP network plugin loaded (comm->config.collnetEnable): off by default,
   // as in NCCL, so `auto` never picks CollNet unless asked.
   bool collnet = false;
+  // What the element type allows (the request's --dtype; every release racksim knows): NVLS reduces only
+  // 32/64-bit integers, half, bfloat16, float and double (ncclNvlsSupported, device.h at v2.28.9-1:544-559,
+  // applied at enqueue.cc:384), so an int8 or fp8 reduction runs neither NVLS nor NVLS-tree (an all-gather does);
+  // an fp8 reduction over more than 8 ranks relegates Ring behind every other algorithm (x1024,
+  // enqueue.cc:1809-1815: its precision loss).
+  bool nvls_reduces_type = true;
+  bool fp8 = false;
 };
 
 TuneTables tune_model(const NcclSystem& system, const Graphs& graphs, const Overrides& overrides = {});

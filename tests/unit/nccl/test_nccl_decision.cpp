@@ -359,6 +359,32 @@ TEST(NcclTuner, CollnetRunsAtMostEightGpusPerNode) {
   }
 }
 
+// The element type (every release racksim knows): NVLS reduces only 32/64-bit integers, half, bfloat16, float and
+// double (ncclNvlsSupported, device.h:544-559; enqueue.cc:384), so an int8 all-reduce on one GB200 rack runs Ring where
+// float runs NVLS; an fp8 one over more than 8 ranks also puts Ring last (x1024, enqueue.cc:1809-1815) and runs Tree.
+TEST(NcclDecision, TheElementTypeDecidesNvlsAndFp8Rings) {
+  const NcclSystem s = view("gb200-nvl72", 72);
+  EXPECT_EQ(decide(s, Func::all_reduce, 1 * GiB).algo, Algo::nvls);
+  Overrides int8;
+  int8.nvls_reduces_type = false;
+  const Decision d = decide(s, Func::all_reduce, 1 * GiB, int8);
+  EXPECT_EQ(d.algo, Algo::ring);
+  for (const auto& c : d.candidates)
+    if (c.algo == Algo::nvls) EXPECT_NE(c.why_not.find("do not reduce this element type"), std::string::npos) << c.why_not;
+  Overrides fp8 = int8;
+  fp8.fp8 = true;
+  const Decision f = decide(s, Func::all_reduce, 1 * GiB, fp8);
+  EXPECT_EQ(f.algo, Algo::tree);
+  double ring_float = -1, ring_fp8 = -1;
+  for (const auto& c : d.candidates)
+    if (c.algo == Algo::ring && c.proto == Proto::simple) ring_float = c.time_us;
+  for (const auto& c : f.candidates)
+    if (c.algo == Algo::ring && c.proto == Proto::simple) ring_fp8 = c.time_us;
+  EXPECT_DOUBLE_EQ(ring_fp8, 1024 * ring_float);
+  // An all-gather moves no sum: NVLS stays (8 GPUs: within NVLS's arity for all-gather).
+  EXPECT_EQ(decide(view("hgx-h100", 8), Func::all_gather, 1 * GiB, fp8).algo, decide(view("hgx-h100", 8), Func::all_gather, 1 * GiB).algo);
+}
+
 TEST(NcclDecision, OverridesPlayNcclAlgoAndProto) {
   const NcclSystem s = view("hgx-h100", 8);
   Overrides ring_only;
