@@ -26,10 +26,11 @@ constexpr std::array<std::pair<CollectiveOp, const char*>, 7> kOps{{
 struct DtypeEntry {
   const char* name;
   std::uint64_t bytes;
+  bool fp8 = false;
 };
 constexpr std::array<DtypeEntry, 22> kDtypes{{
-    {"int8", 1},     {"char", 1},      {"uint8", 1},   {"f8e4m3", 1},  {"f8e5m2", 1},  {"fp8_e4m3", 1},
-    {"fp8_e5m2", 1}, {"half", 2},      {"float16", 2}, {"fp16", 2},    {"bfloat16", 2}, {"bf16", 2},
+    {"int8", 1},     {"char", 1},      {"uint8", 1},   {"f8e4m3", 1, true},  {"f8e5m2", 1, true},  {"fp8_e4m3", 1, true},
+    {"fp8_e5m2", 1, true}, {"half", 2},      {"float16", 2}, {"fp16", 2},    {"bfloat16", 2}, {"bf16", 2},
     {"int32", 4},    {"int", 4},       {"uint32", 4},  {"float", 4},   {"float32", 4}, {"fp32", 4},
     {"int64", 8},    {"uint64", 8},    {"double", 8},  {"float64", 8},
 }};
@@ -119,12 +120,18 @@ double busbw_factor(CollectiveOp op, int ranks) {
   return 1.0;
 }
 
-std::uint64_t dtype_size_bytes(const std::string& dtype, const std::string& where) {
+namespace {
+const DtypeEntry& dtype_entry(const std::string& dtype, const std::string& where) {
   for (const auto& d : kDtypes)
-    if (dtype == d.name) return d.bytes;
+    if (dtype == d.name) return d;
   std::vector<std::string> names;
   for (const auto& d : kDtypes) names.emplace_back(d.name);
   throw InputError(where, "", "'" + dtype + "'", "one of " + join(names));
 }
+}  // namespace
+
+std::uint64_t dtype_size_bytes(const std::string& dtype, const std::string& where) { return dtype_entry(dtype, where).bytes; }
+
+bool dtype_is_fp8(const std::string& dtype, const std::string& where) { return dtype_entry(dtype, where).fp8; }
 
 }  // namespace racksim

@@ -60,5 +60,7 @@ struct CollectiveRequest {
 };
 
 std::uint64_t dtype_size_bytes(const std::string& dtype, const std::string& where = "--dtype");
+// Whether the element type is one of NCCL's fp8 types (ncclFloat8e4m3, ncclFloat8e5m2).
+bool dtype_is_fp8(const std::string& dtype, const std::string& where = "--dtype");
 
 }  // namespace racksim

@@ -131,6 +131,11 @@ double qp_connection_bytes(const CollectiveRequest& request, int domains) {
          (static_cast<double>(request.channels) * std::max(1, request.ib_qps_per_connection));
 }
 
+namespace {
+// Terms results should name, one after another.
+void add_note(ExecTerms& e, const std::string& said) { e.note = e.note.empty() ? said : e.note + "; " + said; }
+}  // namespace
+
 ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration) {
   ExecTerms e;
   const std::string arch = request_architecture(graph, request);
@@ -272,7 +277,7 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
       const std::string said = fmt::format("a ring loop's {} sending step(s) at {:.0f} GB/s and its local copy at {:.0f} GB/s "
                                            "(calibration '{}:{}'): {:.3g} of the links' rate",
                                            e.ring_sending_steps, units::Bps_to_GBps(links_Bps), cal.ring_copy_GBps, arch, key, rate);
-      e.note = e.note.empty() ? said : e.note + "; " + said;
+      add_note(e, said);
     }
   }
   // The rate per queue pair is the verbs transport's (NCCL's net_ib: every record it was fitted on); another
@@ -296,7 +301,7 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
                                              "(calibration '{}:{}': {:.3g} of a {:.3g} GB/s NIC)",
                                              request.channels, qps, cal.qp_line_fraction * nic_line_GBps, arch, key,
                                              cal.qp_line_fraction, nic_line_GBps);
-        e.note = e.note.empty() ? said : e.note + "; " + said;
+        add_note(e, said);
       }
     }
   }
@@ -317,7 +322,7 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
           e.bandwidth_s += extra_s;
         const std::string said = fmt::format("{} p2p pipelines per GPU over NVLink at {:.3g} GB/s each (calibration '{}:{}')",
                                              e.p2p_pipelines, cal.p2p_pipeline_GBps, arch, key);
-        e.note = e.note.empty() ? said : e.note + "; " + said;
+        add_note(e, said);
       }
     }
   }

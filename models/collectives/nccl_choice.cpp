@@ -83,10 +83,10 @@ NcclChoice resolve_request(const CollectiveRequest& in, const TopologyGraph& gra
   else if (!in.nvls_enabled) ov.algos = {nccl::Algo::tree, nccl::Algo::ring, nccl::Algo::pat};  // NCCL_NVLS_ENABLE=0
   if (r.protocol != "auto") ov.protos = {nccl::proto_from_string(r.protocol)};
   if (in.channels > 0) ov.channels = {in.channels, in.channels};
-  // The element type's limits (nccl_tuner.hpp, Overrides): NVLS reduces no 8-bit type; fp8 rings go last.
-  const bool fp8 = in.dtype == "f8e4m3" || in.dtype == "f8e5m2" || in.dtype == "fp8_e4m3" || in.dtype == "fp8_e5m2";
-  ov.fp8 = fp8;
-  ov.nvls_reduces_type = !(fp8 || in.dtype == "int8" || in.dtype == "char" || in.dtype == "uint8");
+  // The element type's limits (nccl_tuner.hpp, Overrides): NVLS reduces every type but the 1-byte ones (int8,
+  // uint8, fp8); fp8 rings go last.
+  ov.fp8 = dtype_is_fp8(in.dtype);
+  ov.nvls_reduces_type = dtype_size_bytes(in.dtype) > 1;
   const nccl::NcclSystem s = nccl_system_of(graph, in);
   const nccl::Decision d = nccl::decide(s, func, in.bytes, ov);
   std::string name = nccl::algo_key(d.algo);
