@@ -337,8 +337,9 @@ Decision decide(const NcclSystem& s, const Graphs& g, const TuneTables& t, Func 
         c.why_not = "the switches do not reduce this element type (ncclNvlsSupported: 32/64-bit integers, half, bfloat16, "
                     "float and double; enqueue.cc:384)";
       }
-      if (time >= 0 && a == Algo::ring && ov.fp8 && s.n_ranks > 8 && func != Func::all_gather && func != Func::broadcast)
-        time = c.time_us = time * 1024.0;  // enqueue.cc:1809-1815: fp8 rings of more than 8 ranks go last
+      // enqueue.cc:1809-1815: fp8 rings of more than 8 ranks go last, whatever the collective (NCCL's comment says
+      // reductions; its test is the datatype alone).
+      if (time >= 0 && a == Algo::ring && ov.fp8 && s.n_ranks > 8) time = c.time_us = time * 1024.0;
       // enqueue.cc at v2.28.9-1:1798-1801: CollNet Direct runs at most 8 GPUs per node (its heads; every release
       // racksim knows), and CollNet Chain too from 2.28.3 on ("Disable CollNet Chain for more than 8 local GPUs"):
       // a GB200 NVL72 rack, one node of 72, runs neither, whatever NCCL_ALGO asks. Said only where the pair

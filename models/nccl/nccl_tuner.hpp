@@ -35,8 +35,8 @@ struct Overrides {
   // What the element type allows (the request's --dtype; every release racksim knows): NVLS reduces only
   // 32/64-bit integers, half, bfloat16, float and double (ncclNvlsSupported, device.h at v2.28.9-1:544-559,
   // applied at enqueue.cc:384), so an int8 or fp8 reduction runs neither NVLS nor NVLS-tree (an all-gather does);
-  // an fp8 reduction over more than 8 ranks relegates Ring behind every other algorithm (x1024,
-  // enqueue.cc:1809-1815: its precision loss).
+  // an fp8 collective over more than 8 ranks relegates Ring behind every other algorithm (x1024,
+  // enqueue.cc:1809-1815, for the precision loss of reductions, but tested on the datatype alone).
   bool nvls_reduces_type = true;
   bool fp8 = false;
 };
