@@ -27,7 +27,7 @@ done
 if ! [[ "$runs" =~ ^[1-9][0-9]*$ ]]; then echo "cli_timings.sh: -n takes a whole number >= 1, not '$runs'" >&2; exit 2; fi
 if [ ! -x "$racksim" ]; then echo "cli_timings.sh: no racksim binary at $racksim (build first, or --racksim PATH)" >&2; exit 2; fi
 
-ar=(--op all_reduce --bytes 1G --format json)
+ar=(--op all_reduce --bytes 1G --format json --model engine)  # the engine: its refusal is a row, not the closed form
 # name | goal | slow (1: only with --slow, once) | arguments
 rows=(
   "8 GPUs HGX H100, ring|5 ms|0|collective --system hgx-h100 --gpus 8 --algo ring ${ar[*]}"

@@ -24,6 +24,7 @@ struct CollectiveOptions {
   std::vector<std::string> fail;
   std::string partitions, partition_mode = "full-bandwidth";
   std::string aggregation = "auto";  // collective only: the engine's exact aggregation (sim/engine/aggregation.hpp)
+  std::string model = "auto";        // collective only: auto (engine, else the closed form), engine or analytic
 };
 
 // Adds --system --racks --op --gpus [--bytes] --algo --inner --outer --fail --partitions --partition-mode

@@ -144,7 +144,7 @@ void check_schedule_size(const CollectiveRequest& request, const TopologyGraph& 
     throw InputError("--chunk-bytes", "", std::to_string(request.chunk_bytes) + " (" + what + ")",
                      limits + ": a chunk of at least " + std::to_string(static_cast<long long>(min_chunk)) + " bytes, or none");
   }
-  throw InputError("--gpus", "", what, limits + "; fewer GPUs or racks, or the analytic model (racksim.analytic)");
+  throw EngineLimitError("--gpus", "", what, limits + "; fewer GPUs or racks, or the analytic model (--model analytic, racksim.analytic)");
 }
 
 }  // namespace

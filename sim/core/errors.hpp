@@ -34,6 +34,15 @@ inline constexpr std::size_t kMaxEchoBytes = 200;       // one echoed value (a p
 inline constexpr std::size_t kMaxMessageBytes = 4000;   // a whole message (lists of valid names included)
 std::string one_line(std::string_view text, std::size_t max_bytes = kMaxEchoBytes);
 
+// Valid input the discrete-event engine will not run: its schedule over the memory budget, or its
+// simulation over the engine's time budget (models/collectives/registry.cpp check_schedule_size,
+// sim/engine/aggregation.cpp). The closed form can still price it: `racksim collective` (--model auto)
+// answers with it, saying why; everything else treats it as the InputError it is (exit 2, racksim.InputError).
+class EngineLimitError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 // Raised when a run is valid input but cannot happen (e.g. a collective asks for a GPU on a failed tray).
 class SimulationError : public std::runtime_error {
  public:

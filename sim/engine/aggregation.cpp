@@ -266,10 +266,10 @@ CompiledRun engine_run(const PlatformModel& model, CompiledRun full, const RunOp
     what += ": " + std::to_string(parts) + (out.classes ? " transfer classes" : " transfers") + " to simulate, ~" +
             std::to_string(in_flight) + " at once (~" + sci(work) + " engine steps, ~" + sci(work * kEngineSecondsPerWork) +
             " s)" + (out.classes ? "" : " (" + out.engine_note + ")");
-    throw InputError("--gpus", "", what,
-                     "at most " + sci(kMaxEngineWork) + " engine steps (transfers x transfers in flight, ~" +
-                         sci(kMaxEngineWork * kEngineSecondsPerWork) +
-                         " s) in one run; fewer GPUs, or the analytic model (racksim.analytic)");
+    throw EngineLimitError("--gpus", "", what,
+                           "at most " + sci(kMaxEngineWork) + " engine steps (transfers x transfers in flight, ~" +
+                               sci(kMaxEngineWork * kEngineSecondsPerWork) +
+                               " s) in one run; fewer GPUs, or the analytic model (--model analytic, racksim.analytic)");
   }
   return out;
 }

@@ -59,7 +59,7 @@ std::string framed(const std::function<std::string()>& work) {
   try {
     frame = "R" + work();
   } catch (const InputError& e) {
-    frame = "I";
+    frame = dynamic_cast<const EngineLimitError*>(&e) ? "L" : "I";
     put_string(frame, e.what());
     put_string(frame, e.where());
     put_string(frame, e.json_path());
@@ -88,6 +88,11 @@ std::string unframe(const std::string& data, const std::string& what_died) {
                         value = get_string(data, pos), allowed = get_string(data, pos);
       if (where.empty() && path.empty() && value.empty() && allowed.empty()) throw InputError(what);
       throw InputError(where, path, value, allowed);
+    }
+    case 'L': {  // an EngineLimitError (errors.hpp): the same fields
+      const std::string what = get_string(data, pos), where = get_string(data, pos), path = get_string(data, pos),
+                        value = get_string(data, pos), allowed = get_string(data, pos);
+      throw EngineLimitError(where, path, value, allowed);
     }
     case 'S': throw SimulationError(get_string(data, pos));
     default: throw SimulationError("internal error in the engine process: " + get_string(data, pos));

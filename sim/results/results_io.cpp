@@ -169,6 +169,8 @@ std::string run_result_to_table(const RunResult& r) {
   if (r.engine.mode == "aggregated")
     out += fmt::format("  engine: aggregated, {} of {} tasks simulated (symmetric copies once each, exact)\n",
                        r.engine.simulated_tasks, r.engine.tasks);
+  else if (r.engine.mode == "analytic")
+    out += "  engine: not run; " + r.engine.note + "\n";
   else if (!r.engine.mode.empty())
     out += fmt::format("  engine: full, {} tasks ({})\n", r.engine.tasks, r.engine.note);
   return out;

@@ -30,7 +30,8 @@ struct TraceEvent {            // one task on one track, for the Chrome/Perfetto
 };
 
 struct EngineRun {            // how the discrete-event engine ran it (empty mode: not the engine)
-  std::string mode;            // "aggregated" (each class of symmetric copies once) or "full"
+  std::string mode;            // "aggregated" (each class of symmetric copies once), "full", or "analytic" (not
+                               // run: the closed form's estimate, `racksim collective --model`; note says why)
   int tasks = 0;               // tasks of the schedule(s)
   int simulated_tasks = 0;     // tasks the engine simulated
   std::string note;            // why the full run was taken

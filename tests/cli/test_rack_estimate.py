@@ -64,10 +64,11 @@ def main():
     refused("1389 racks in a 256 MB budget", ["show", "gb200-nvl72", "--racks", "1389"],
             ["--racks", "invalid value 1389", "MB to build", "racks of gb200-nvl72",
              "memory budget of 268 MB (RACKSIM_MEMORY_BUDGET=256M)"], {"RACKSIM_MEMORY_BUDGET": "256M"}, max_s=1.0)
-    # A schedule over the estimate: tasks, transfers and MB named, with what the budget allows.
+    # A schedule over the estimate: tasks, transfers and MB named, with what the budget allows (--model engine:
+    # the default, auto, answers it with the closed form instead, tests/cli/test_model_option.py).
     refused("hierarchical on 32 racks in a 200 MB budget",
             ["collective", "--system", "gb200-nvl72", "--racks", "32", "--op", "all_reduce", "--gpus", "2304", "--bytes",
-             "1G", "--algo", "hierarchical"],
+             "1G", "--algo", "hierarchical", "--model", "engine"],
             ["--gpus", "all_reduce/hierarchical on 2304 GPUs", "transfers", "tasks", "MB with the", "graph)", "at most",
              "memory budget: RACKSIM_MEMORY_BUDGET=200M"], {"RACKSIM_MEMORY_BUDGET": "200M"}, max_s=20)
     # Physical caps stay: a single host is one rack.

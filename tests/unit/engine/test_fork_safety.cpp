@@ -259,3 +259,31 @@ TEST(ForkSafety, EngineRequestsRoundTrip) {
 
 }  // namespace
 }  // namespace racksim
+
+// An engine process's refusal over its budgets crosses the pipe as what it is (EngineLimitError, frame 'L'),
+// so that `racksim collective --model auto` can answer with the closed form; other input errors stay
+// InputError, with their fields.
+TEST(ForkSafety, EngineLimitErrorsCrossThePipeAsThemselves) {
+  const std::string limit = racksim::framed([]() -> std::string {
+    throw racksim::EngineLimitError("--gpus", "", "x on 9 GPUs", "at most 5e9 engine steps");
+  });
+  ASSERT_EQ(limit.front(), 'L');
+  try {
+    racksim::unframe(limit, "died");
+    FAIL() << "no exception";
+  } catch (const racksim::EngineLimitError& e) {
+    EXPECT_EQ(e.where(), "--gpus");
+    EXPECT_EQ(e.value(), "x on 9 GPUs");
+    EXPECT_EQ(e.allowed(), "at most 5e9 engine steps");
+  }
+  const std::string input = racksim::framed([]() -> std::string { throw racksim::InputError("--op", "", "x", "y"); });
+  ASSERT_EQ(input.front(), 'I');
+  try {
+    racksim::unframe(input, "died");
+    FAIL() << "no exception";
+  } catch (const racksim::EngineLimitError&) {
+    FAIL() << "an InputError came back as an EngineLimitError";
+  } catch (const racksim::InputError& e) {
+    EXPECT_EQ(e.where(), "--op");
+  }
+}

@@ -1,0 +1,115 @@
+#!/usr/bin/python3
+"""`racksim collective --model auto|engine|analytic`: which model answers.
+
+* analytic: the closed form (models/analytic/analytic_model.hpp), in the engine's JSON shape with
+  "engine": {"mode": "analytic"} and no links; the same numbers as racksim.analytic() from Python.
+* engine: the discrete-event engine, or its refusal (exit 2, one line) where the run is over its memory
+  or time budget (an EngineLimitError: a flat ring through 1 440 GPUs is 66 M transfers).
+* auto (the default): the engine, and the closed form where the engine refuses that way, saying why in
+  engine.note; with --fail, --trace or --aggregation (which the closed form cannot honour) the refusal stands.
+"""
+import json
+import os
+import subprocess
+import sys
+
+BIN = os.environ["RACKSIM_BIN"]
+SOURCE = os.environ["RACKSIM_SOURCE_DIR"]
+BUILD = os.path.dirname(os.path.dirname(os.path.abspath(BIN)))
+
+failures = 0
+
+
+def check(name, ok, detail=""):
+    global failures
+    print("ok  " if ok else "FAIL", name, "" if ok else detail)
+    failures += not ok
+
+
+def run(args):
+    return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=300)
+
+
+# A flat ring through 20 GB200 racks (NCCL 2.28 picks Ring/LL128 at 8 GiB with NVLS off): over the memory budget.
+BIG = ["collective", "--system", "gb200-nvl72", "--racks", "20", "--gpus", "1440", "--op", "all_reduce", "--bytes", "8G",
+       "--nvls", "off"]
+SMALL = ["collective", "--system", "hgx-h100", "--gpus", "8", "--op", "all_reduce", "--bytes", "1G"]
+
+
+def one_line_refusal(name, r, words):
+    lines = r.stderr.splitlines()
+    ok = r.returncode == 2 and not r.stdout and len(lines) == 1 and all(w in r.stderr for w in words)
+    check(name, ok, f"exit {r.returncode}, stdout {r.stdout[:200]!r}, stderr {r.stderr[:400]!r}")
+
+
+def main():
+    # engine: the refusal, as before --model existed.
+    one_line_refusal("--model engine refuses 1 440 GPUs in one ring", run(BIG + ["--model", "engine"]),
+                     ["--gpus", "all_reduce/ring on 1440 GPUs", "transfers", "memory budget", "--model analytic"])
+
+    # analytic: the closed form's numbers, marked as such.
+    r = run(BIG + ["--model", "analytic"])
+    analytic = json.loads(r.stdout) if r.returncode == 0 else {}
+    check("--model analytic prices it", r.returncode == 0 and analytic.get("engine", {}).get("mode") == "analytic"
+          and analytic.get("links") == [] and analytic.get("algo") == "ring" and analytic.get("protocol") == "LL128"
+          and analytic.get("time_us", 0) > 0, r.stdout[:300] + r.stderr[:300])
+
+    # auto: the same closed form, with the engine's reason in the note.
+    r = run(BIG)
+    auto = json.loads(r.stdout) if r.returncode == 0 else {}
+    note = auto.get("engine", {}).get("note", "")
+    check("auto falls back to the closed form, saying why", r.returncode == 0 and auto.get("engine", {}).get("mode") == "analytic"
+          and "will not run" in note and "66309120 transfers" in note, r.stdout[:300] + r.stderr[:300])
+    check("auto's fallback is --model analytic's result", auto.get("time_us") == analytic.get("time_us")
+          and auto.get("busbw_GBps") == analytic.get("busbw_GBps") and auto.get("phases") == analytic.get("phases"),
+          f"{auto.get('time_us')} vs {analytic.get('time_us')}")
+    # busbw is nccl-tests' rule on the closed form's time: 2 (n - 1) / n x bytes / time.
+    n, size = 1440, 8 * 2 ** 30
+    expected = 2 * (n - 1) / n * size / (analytic.get("time_us", 1) * 1e-6) / 1e9
+    check("busbw = 2 (n-1)/n S / t", abs(analytic.get("busbw_GBps", 0) / expected - 1) < 1e-5,
+          f"{analytic.get('busbw_GBps')} vs {expected:.6g}")
+
+    r = run(BIG + ["--format", "table"])
+    check("the table says the engine did not run", r.returncode == 0 and "engine: not run; the closed form" in r.stdout,
+          r.stdout[-400:])
+
+    # auto keeps the refusal where the closed form cannot honour the request.
+    one_line_refusal("auto with --fail keeps the engine's refusal", run(BIG + ["--fail", "gpu:1439"]),
+                     ["--gpus", "transfers"])
+    one_line_refusal("--model analytic with --fail is refused", run(SMALL + ["--model", "analytic", "--fail", "gpu:3"]),
+                     ["--model", "invalid value analytic", "--fail"])
+    one_line_refusal("--model analytic with --aggregation is refused", run(SMALL + ["--model", "analytic", "--aggregation", "off"]),
+                     ["--model", "--aggregation"])
+    one_line_refusal("--model bogus", run(SMALL + ["--model", "bogus"]), ["--model", "bogus"])
+
+    # A run the engine takes: auto is the engine (links, an engine mode), analytic is not.
+    r = run(SMALL)
+    eng = json.loads(r.stdout) if r.returncode == 0 else {}
+    check("auto runs the engine where it can", eng.get("engine", {}).get("mode") in ("aggregated", "full")
+          and len(eng.get("links", [])) > 0, r.stdout[:300] + r.stderr[:300])
+    r = run(SMALL + ["--model", "analytic"])
+    ana = json.loads(r.stdout) if r.returncode == 0 else {}
+    # One HGX H100 at 1 GiB: NVLS, where the engine and the closed form agree within 1 % (the pipeline's fill).
+    check("8 GPUs: the closed form within 1 % of the engine", ana.get("algo") == eng.get("algo") == "nvls"
+          and abs(ana.get("time_us", 0) / eng.get("time_us", 1) - 1) < 0.01, f"{ana.get('time_us')} vs {eng.get('time_us')}")
+
+    # The same numbers as Python's racksim.analytic().
+    bindings = os.path.join(BUILD, "bindings")
+    if os.path.isdir(bindings) and any(n.startswith("_racksim") for n in os.listdir(bindings)):
+        code = ("import racksim, json; r = racksim.analytic('gb200-nvl72', 'all_reduce', 1440, '8G', racks=20, nvls=False); "
+                "print(json.dumps([r['time_us'], r['busbw_GBps'], r['algo'], r['protocol'], r['channels']]))")
+        env = dict(os.environ, PYTHONPATH=bindings + ":" + os.path.join(SOURCE, "bindings", "python"))
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+        py = json.loads(p.stdout) if p.returncode == 0 else None
+        check("--model analytic = racksim.analytic()", py == [analytic.get("time_us"), analytic.get("busbw_GBps"),
+                                                            analytic.get("algo"), analytic.get("protocol"),
+                                                            analytic.get("channels")], f"{py} {p.stderr[-300:]}")
+    else:
+        print("skip bindings: no _racksim module in", bindings)
+
+    print(f"{failures} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
