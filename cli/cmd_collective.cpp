@@ -4,7 +4,6 @@
 #include <optional>
 
 #include "cli/collective_options.hpp"
-#include "models/analytic/analytic_model.hpp"
 #include "models/collectives/registry.hpp"
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/errors.hpp"
@@ -12,39 +11,6 @@
 #include "sim/results/results_io.hpp"
 
 namespace racksim::cli {
-
-namespace {
-
-// The closed form's estimate (models/analytic/analytic_model.hpp) as a result of the same shape as the
-// engine's, so that JSON readers and the table see one format: no links, and `engine.mode` "analytic" with
-// `why` in its note (the engine did not run).
-RunResult analytic_result(const CollectiveSetup& setup, const std::string& why) {
-  const TopologyGraph& graph = *setup.graph;
-  const AnalyticEstimate e = analytic_collective(graph, setup.request, setup.calibration);
-  RunResult r;
-  r.system = graph.spec().id;
-  r.racks = graph.racks();
-  r.op = to_string(setup.request.op);
-  r.algorithm = e.algorithm;
-  r.algorithm_note = e.note;
-  r.protocol = e.protocol;
-  r.channels = e.channels;
-  r.warnings = e.warnings;
-  r.gpus = static_cast<int>(setup.request.gpus.size());
-  r.bytes = setup.request.bytes;
-  r.chunk_bytes = setup.request.chunk_bytes;
-  r.time_s = e.time_s;
-  r.algbw_Bps = e.time_s > 0 ? static_cast<double>(r.bytes) / e.time_s : 0.0;
-  r.busbw_Bps = r.algbw_Bps * busbw_factor(setup.request.op, r.gpus);
-  r.phases = e.phases;
-  r.calibration = setup.calibration.name;
-  r.heldout_error = collective_heldout_error(graph, setup.calibration, setup.request, e.algorithm);
-  r.engine.mode = "analytic";
-  r.engine.note = why;
-  return r;
-}
-
-}  // namespace
 
 static void add_collective_command(CLI::App& app, const GlobalOptions& global) {
   auto opts = std::make_shared<CollectiveOptions>();
@@ -56,24 +22,17 @@ static void add_collective_command(CLI::App& app, const GlobalOptions& global) {
                   "auto (default): the engine simulates each class of symmetric copies once (exact; the full run "
                   "where symmetry is weak); off: every transfer, the reference")
       ->check(CLI::IsMember({"auto", "off"}));
-  cmd->add_option("--model", opts->model,
-                  "auto (default): the discrete-event engine, or the closed form where the engine will not run it "
-                  "(over its memory or time budget; the result says so); engine: the engine or that refusal; "
-                  "analytic: the closed form (alpha-beta on the same topology, NCCL terms and calibration, no "
-                  "contention; what racksim validate prices)")
-      ->check(CLI::IsMember({"auto", "engine", "analytic"}));
+  add_model_option(*cmd, opts->model);
   cmd->callback([&global, opts, cmd] {
-    // The closed form has no failures, trace or engine options: refused rather than ignored.
-    const bool engine_only = !opts->fail.empty() || !opts->trace.empty() || cmd->count("--aggregation") > 0;
-    if (opts->model == "analytic" && engine_only)
-      throw InputError("--model", "", "analytic", "engine or auto with --fail, --trace or --aggregation (the closed form "
-                                                  "has no failures, no timeline and no aggregation)");
+    // The closed form has no failures, trace or engine options: refused with --model analytic, and with auto
+    // they keep an engine refusal.
+    const bool engine_only = cli::engine_only(*cmd, *opts, {"--trace", "--aggregation"});
     const auto setup = std::make_shared<const CollectiveSetup>(setup_collective(*opts, global));
     const auto print = [&](const RunResult& r) {
       std::cout << (opts->format == "json" ? run_result_to_json_text(r) : run_result_to_table(r));
     };
     if (opts->model == "analytic") {
-      print(analytic_result(*setup, "the closed form (--model analytic): the engine did not run"));
+      print(analytic_result(*setup, setup->request, "the closed form (--model analytic): the engine did not run"));
       keep_until_exit(setup);
       return;
     }
@@ -93,7 +52,7 @@ static void add_collective_command(CLI::App& app, const GlobalOptions& global) {
       result = simulation->run(*schedule, options);
     } catch (const EngineLimitError& e) {
       if (opts->model != "auto" || engine_only) throw;
-      print(analytic_result(*setup, std::string("the closed form: the engine will not run this (") + e.what() + ")"));
+      print(analytic_result(*setup, setup->request, std::string("the closed form: the engine will not run this (") + e.what() + ")"));
       keep_until_exit(setup);
       return;
     }

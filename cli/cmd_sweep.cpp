@@ -10,6 +10,7 @@
 #include <functional>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "cli/collective_options.hpp"
@@ -150,15 +151,37 @@ static void add_sweep_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--jobs,-j", opts->jobs, "engine processes run at once (default 1)")->check(CLI::Range(1, 64));
   add_dask_options(*cmd, opts->dask);
   add_format_option(*cmd, opts->format, "table", {"table", "json", "csv"});
-  cmd->callback([&global, opts] {
+  add_model_option(*cmd, opts->model);
+  cmd->callback([&global, opts, cmd] {
+    // The closed form has no failures and runs no engine processes: refused with --model analytic; with auto
+    // they keep an engine refusal.
+    const bool engine_only = cli::engine_only(*cmd, *opts, {"--jobs", "--dask"});
     const std::vector<std::uint64_t> sizes = sweep_sizes(*opts);
     CollectiveSetup setup = setup_collective(*opts, global);
-    const Simulation simulation(*setup.graph, setup.calibration, setup.failures);
     const auto print = [&opts](const std::vector<RunResult>& results) {
       if (opts->format == "json") std::cout << run_results_to_json_text(results);
       else if (opts->format == "csv") std::cout << run_results_to_csv(results, opts->dtype);
       else std::cout << nccl_tests_table(results, opts->dtype);
+      // Rows the engine did not run, named under the table (JSON and CSV carry engine.mode per row).
+      if (opts->format != "table") return;
+      std::string closed;
+      for (const auto& r : results)
+        if (r.engine.mode == "analytic") closed += " " + std::to_string(r.bytes);
+      if (!closed.empty()) std::cout << "# Priced by the closed form (the engine did not run them):" << closed << "\n";
     };
+    const auto request_of = [&setup](std::uint64_t size) {
+      CollectiveRequest r = setup.request;
+      r.bytes = size;
+      return r;
+    };
+    if (opts->model == "analytic") {
+      std::vector<RunResult> results;
+      for (std::uint64_t size : sizes)
+        results.push_back(analytic_result(setup, request_of(size), "the closed form (--model analytic): the engine did not run"));
+      print(results);
+      return;
+    }
+    const Simulation simulation(*setup.graph, setup.calibration, setup.failures);
     if (!opts->dask.address.empty()) {
       // One work unit per size on the Dask cluster (docs/dask.md); the output is the local one, byte for byte.
       std::vector<CollectiveRequest> requests;
@@ -182,13 +205,24 @@ static void add_sweep_command(CLI::App& app, const GlobalOptions& global) {
     // building on the other core instead of waiting for all of it (docs/performance.md). Each run is its
     // own engine process either way: the results are the same bytes.
     SweepRuns runs(simulation, opts->jobs, [&progress](std::size_t done) { progress.update(done); });
-    for (std::uint64_t size : sizes) {
-      CollectiveRequest r = setup.request;
-      r.bytes = size;
-      schedules->push_back(build_schedule(r, *setup.graph, setup.calibration));  // bad input fails before any result
+    // --model auto: a size whose schedule is over the memory budget is priced by the closed form (in its place
+    // in the output); the engine runs the others.
+    std::vector<std::optional<RunResult>> closed_form(sizes.size());
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      const CollectiveRequest r = request_of(sizes[i]);
+      try {
+        schedules->push_back(build_schedule(r, *setup.graph, setup.calibration));  // bad input fails before any result
+      } catch (const EngineLimitError& e) {
+        if (opts->model != "auto" || engine_only) throw;
+        closed_form[i] = analytic_result(setup, r, std::string("the closed form: the engine will not run this (") + e.what() + ")");
+        continue;
+      }
       runs.add(&schedules->back());
     }
-    print(runs.results());
+    std::vector<RunResult> engine = runs.results(), results;
+    for (std::size_t i = 0, next = 0; i < sizes.size(); ++i)
+      results.push_back(closed_form[i] ? std::move(*closed_form[i]) : std::move(engine[next++]));
+    print(results);
   });
 }
 

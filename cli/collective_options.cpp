@@ -1,10 +1,12 @@
 #include "cli/collective_options.hpp"
 
+#include "models/analytic/analytic_model.hpp"
 #include "models/collectives/rank_placement.hpp"
 #include "models/collectives/registry.hpp"
 #include "models/nccl/nccl_system.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/units.hpp"
+#include "sim/engine/simulation.hpp"
 #include "sim/topo/system_catalog.hpp"
 
 namespace racksim::cli {
@@ -103,5 +105,58 @@ CollectiveSetup setup_collective(const CollectiveOptions& o, const GlobalOptions
   r.outer_algorithm = o.outer;
   return s;
 }
+
+// The closed form's estimate (models/analytic/analytic_model.hpp) as a result of the same shape as the
+// engine's, so that JSON readers and the table see one format: no links, and `engine.mode` "analytic" with
+// `why` in its note (the engine did not run).
+RunResult analytic_result(const CollectiveSetup& setup, const CollectiveRequest& request, const std::string& why) {
+  const TopologyGraph& graph = *setup.graph;
+  const AnalyticEstimate e = analytic_collective(graph, request, setup.calibration);
+  RunResult r;
+  r.system = graph.spec().id;
+  r.racks = graph.racks();
+  r.op = to_string(request.op);
+  r.algorithm = e.algorithm;
+  r.algorithm_note = e.note;
+  r.protocol = e.protocol;
+  r.channels = e.channels;
+  r.warnings = e.warnings;
+  r.gpus = static_cast<int>(request.gpus.size());
+  r.bytes = request.bytes;
+  r.chunk_bytes = request.chunk_bytes;
+  r.time_s = e.time_s;
+  r.algbw_Bps = e.time_s > 0 ? static_cast<double>(r.bytes) / e.time_s : 0.0;
+  r.busbw_Bps = r.algbw_Bps * busbw_factor(request.op, r.gpus);
+  r.phases = e.phases;
+  r.calibration = setup.calibration.name;
+  r.heldout_error = collective_heldout_error(graph, setup.calibration, request, e.algorithm);
+  r.engine.mode = "analytic";
+  r.engine.note = why;
+  return r;
+}
+
+void add_model_option(CLI::App& cmd, std::string& model) {
+  cmd.add_option("--model", model,
+                 "auto (default): the discrete-event engine, or the closed form where the engine will not run a request "
+                 "(over its memory or time budget; the result says so); engine: the engine or that refusal; analytic: "
+                 "the closed form (alpha-beta on the same topology, NCCL terms and calibration, no contention; what "
+                 "racksim validate prices)")
+      ->check(CLI::IsMember({"auto", "engine", "analytic"}));
+}
+
+bool engine_only(const CLI::App& cmd, const CollectiveOptions& o, const std::vector<std::string>& engine_options) {
+  std::vector<std::string> given;
+  if (!o.fail.empty()) given.push_back("--fail");
+  for (const auto& name : engine_options)
+    if (cmd.count(name) > 0) given.push_back(name);
+  if (o.model == "analytic" && !given.empty()) {
+    std::string names;
+    for (const auto& g : given) names += (names.empty() ? "" : ", ") + g;
+    throw InputError("--model", "", "analytic with " + names,
+                     "engine or auto there (the closed form has no failures, timeline, aggregation or engine processes)");
+  }
+  return !given.empty();
+}
+
 
 }  // namespace racksim::cli

@@ -10,6 +10,7 @@
 #include "models/collectives/collective.hpp"
 #include "sim/calib/calibration.hpp"
 #include "sim/engine/failure_scenario.hpp"
+#include "sim/results/run_result.hpp"
 #include "sim/topo/topology_graph.hpp"
 
 namespace racksim::cli {
@@ -24,7 +25,7 @@ struct CollectiveOptions {
   std::vector<std::string> fail;
   std::string partitions, partition_mode = "full-bandwidth";
   std::string aggregation = "auto";  // collective only: the engine's exact aggregation (sim/engine/aggregation.hpp)
-  std::string model = "auto";        // collective only: auto (engine, else the closed form), engine or analytic
+  std::string model = "auto";        // auto (the engine, else the closed form), engine or analytic (add_model_option)
 };
 
 // Adds --system --racks --op --gpus [--bytes] --algo --inner --outer --fail --partitions --partition-mode
@@ -41,6 +42,17 @@ struct CollectiveSetup {
 
 // Loads the system, calibration and failures and builds the request. InputError naming the option.
 CollectiveSetup setup_collective(const CollectiveOptions& o, const GlobalOptions& global);
+
+// The closed form's estimate of setup.request (models/analytic/analytic_model.hpp) as a result of the engine's
+// shape (no links; engine.mode "analytic" with `why` in its note): `--model analytic`, and `--model auto` where the
+// engine will not run a request (EngineLimitError).
+RunResult analytic_result(const CollectiveSetup& setup, const CollectiveRequest& request, const std::string& why);
+
+// Adds --model (auto, engine, analytic; `what` says what the engine would do) to a command.
+void add_model_option(CLI::App& cmd, std::string& model);
+// The options the closed form cannot honour (--fail, and those listed in `engine_options` that were given):
+// with --model analytic they are refused naming them; with auto they keep the engine's refusal.
+bool engine_only(const CLI::App& cmd, const CollectiveOptions& o, const std::vector<std::string>& engine_options);
 
 // Parses a byte count for `option` and checks it is in [1 B, 1 TiB].
 std::uint64_t parse_size_option(const std::string& text, const std::string& option);

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""`racksim collective --model auto|engine|analytic`: which model answers.
+"""`racksim collective` and `racksim sweep` `--model auto|engine|analytic`: which model answers.
 
 * analytic: the closed form (models/analytic/analytic_model.hpp), in the engine's JSON shape with
   "engine": {"mode": "analytic"} and no links; the same numbers as racksim.analytic() from Python.
@@ -92,6 +92,32 @@ def main():
     # One HGX H100 at 1 GiB: NVLS, where the engine and the closed form agree within 1 % (the pipeline's fill).
     check("8 GPUs: the closed form within 1 % of the engine", ana.get("algo") == eng.get("algo") == "nvls"
           and abs(ana.get("time_us", 0) / eng.get("time_us", 1) - 1) < 0.01, f"{ana.get('time_us')} vs {eng.get('time_us')}")
+
+    # racksim sweep: the same choice per size. 1 GiB (a tree) the engine runs; 4 GiB (NCCL's Ring/LL128, 33 M
+    # transfers) is over the memory budget: the closed form prices it in its place, and the table says so.
+    sweep = ["sweep", "--system", "gb200-nvl72", "--racks", "20", "--gpus", "1440", "--op", "all_reduce", "--nvls", "off",
+             "-b", "1G", "-e", "4G", "-f", "4"]
+    r = run(sweep + ["--format", "json"])
+    rows = json.loads(r.stdout) if r.returncode == 0 else []
+    modes = [row.get("engine", {}).get("mode") for row in rows]
+    check("sweep auto: the engine where it can, the closed form in its place", r.returncode == 0 and len(rows) == 2
+          and modes[0] in ("aggregated", "full") and modes[1] == "analytic" and rows[1]["bytes"] == 4 * 2 ** 30,
+          f"{modes} {r.stderr[:300]}")
+    r4 = run(BIG[:10] + ["4G", "--nvls", "off", "--model", "analytic"])
+    one = json.loads(r4.stdout) if r4.returncode == 0 else {}
+    check("sweep's closed-form row = collective --model analytic", len(rows) == 2 and rows[1].get("time_us") == one.get("time_us"),
+          f"{rows[1].get('time_us') if len(rows) == 2 else None} vs {one.get('time_us')}")
+    r = run(sweep)
+    check("sweep table names the closed-form rows", r.returncode == 0
+          and "# Priced by the closed form (the engine did not run them): 4294967296\n" in r.stdout, r.stdout[-300:])
+    one_line_refusal("sweep --model engine refuses", run(sweep + ["--model", "engine"]), ["--gpus", "transfers"])
+    r = run(sweep + ["--model", "analytic", "--format", "json"])
+    rows = json.loads(r.stdout) if r.returncode == 0 else []
+    check("sweep --model analytic: every row the closed form", r.returncode == 0 and len(rows) == 2
+          and all(row["engine"]["mode"] == "analytic" for row in rows) and rows[1]["time_us"] == one.get("time_us"),
+          r.stdout[:200] + r.stderr[:200])
+    one_line_refusal("sweep --model analytic --jobs 2 is refused", run(sweep + ["--model", "analytic", "--jobs", "2"]),
+                     ["--model", "--jobs"])
 
     # The same numbers as Python's racksim.analytic().
     bindings = os.path.join(BUILD, "bindings")
