@@ -57,7 +57,14 @@ py::object collective(const SystemHandle& s, const std::string& op, int gpus, co
                       const py::object& chunk_bytes, const py::object& inner, const py::object& outer,
                       const std::string& dtype, int root, const py::object& trace, const std::string& partition_mode,
                       const std::string& protocol, const py::object& channels, bool nvls, bool aggregate,
-                      bool collnet, const std::string& nccl_version, int ib_qps_per_connection) {
+                      bool collnet, const std::string& nccl_version, int ib_qps_per_connection, const std::string& model) {
+  if (model != "auto" && model != "engine" && model != "analytic")
+    throw InputError("model", "", model, "auto, engine or analytic");
+  // As `racksim collective --model`: the closed form has no failures, timeline or aggregation.
+  const bool engine_only = !fail.is_none() || !trace.is_none() || !aggregate;
+  if (model == "analytic" && engine_only)
+    throw InputError("model", "", "analytic with fail=, trace= or aggregate=False",
+                     "engine or auto there (the closed form has no failures, timeline or aggregation)");
   const CollectiveRequest request = make_request(
       *s.graph, request_args(op, gpus, bytes_arg(bytes, "bytes"), algo, chunk_bytes, inner, outer, dtype, root, protocol,
                              channels, nvls, collnet, nccl_version, ib_qps_per_connection));
@@ -74,9 +81,19 @@ py::object collective(const SystemHandle& s, const std::string& op, int gpus, co
     // As `racksim collective`: the Simulation checks the failure items, then the schedule is built and run.
     // Each run is a forked engine process (sim/engine/engine_process.hpp); other Python threads go on.
     py::gil_scoped_release release;
-    const Simulation simulation(*s.graph, cal, failures);
-    const Schedule schedule = build_schedule(request, *s.graph, cal);  // auto picks with this calibration
-    result = simulation.run(schedule, options);
+    if (model == "analytic") {
+      result = analytic_run_result(*s.graph, request, cal, "the closed form (model='analytic'): the engine did not run");
+    } else {
+      const Simulation simulation(*s.graph, cal, failures);
+      try {
+        const Schedule schedule = build_schedule(request, *s.graph, cal);  // auto picks with this calibration
+        result = simulation.run(schedule, options);
+      } catch (const EngineLimitError& e) {
+        if (model != "auto" || engine_only) throw;
+        result = analytic_run_result(*s.graph, request, cal,
+                                     std::string("the closed form: the engine will not run this (") + e.what() + ")");
+      }
+    }
   }
   if (trace_file) {
     trace_file->write(run_result_to_trace_json(result));
@@ -155,7 +172,7 @@ void add_collective_bindings(py::module_& m) {
           py::arg("root") = 0, py::arg("trace") = py::none(), py::arg("partition_mode") = "full-bandwidth",
           py::arg("protocol") = "auto", py::arg("channels") = py::none(), py::arg("nvls") = true,
           py::arg("aggregate") = true, py::arg("collnet") = false, py::arg("nccl_version") = "2.28",
-          py::arg("ib_qps_per_connection") = 0,
+          py::arg("ib_qps_per_connection") = 0, py::arg("model") = "auto",
           R"(Simulate one collective in the discrete-event engine (as `racksim collective --format json`).
 
 op: all_reduce | all_gather | reduce_scatter | all_to_all | broadcast | reduce | send_recv.
@@ -184,6 +201,10 @@ root: broadcast / reduce root, send_recv first rank.
 trace: a path; writes a Chrome/Perfetto trace of the run there.
 aggregate: True (default): the engine simulates each class of symmetric copies once (exact; the full run
   where symmetry is weak; 'engine' in the result says which ran); False: every transfer, the reference.
+model: "auto" (default): the engine, or the closed form (System.analytic's numbers) where the engine will not run
+  the request (over its memory or time budget), with engine.mode "analytic" and the engine's refusal in
+  engine.note; "engine": that refusal raises racksim.InputError instead; "analytic": the closed form. With fail=,
+  trace= or aggregate=False (which the closed form cannot honour) "analytic" is refused and "auto" keeps the refusal.
 
 Returns the CLI's JSON as a dict: time_us (microseconds), algbw_GBps and busbw_GBps (1e9 bytes/s,
 nccl-tests' rules), bytes, chunk_bytes (bytes), phases [{name, time_us}], links [{kind, links, bytes,

@@ -155,7 +155,7 @@ static void add_sweep_command(CLI::App& app, const GlobalOptions& global) {
   cmd->callback([&global, opts, cmd] {
     // The closed form has no failures and runs no engine processes: refused with --model analytic; with auto
     // they keep an engine refusal.
-    const bool engine_only = cli::engine_only(*cmd, *opts, {"--jobs", "--dask"});
+    const bool engine_only = cli::engine_only(*cmd, *opts, {"--jobs", "--dask", "--dask-timeout"});
     const std::vector<std::uint64_t> sizes = sweep_sizes(*opts);
     CollectiveSetup setup = setup_collective(*opts, global);
     const auto print = [&opts](const std::vector<RunResult>& results) {

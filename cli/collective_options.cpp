@@ -1,6 +1,5 @@
 #include "cli/collective_options.hpp"
 
-#include "models/analytic/analytic_model.hpp"
 #include "models/collectives/rank_placement.hpp"
 #include "models/collectives/registry.hpp"
 #include "models/nccl/nccl_system.hpp"
@@ -106,33 +105,8 @@ CollectiveSetup setup_collective(const CollectiveOptions& o, const GlobalOptions
   return s;
 }
 
-// The closed form's estimate (models/analytic/analytic_model.hpp) as a result of the same shape as the
-// engine's, so that JSON readers and the table see one format: no links, and `engine.mode` "analytic" with
-// `why` in its note (the engine did not run).
 RunResult analytic_result(const CollectiveSetup& setup, const CollectiveRequest& request, const std::string& why) {
-  const TopologyGraph& graph = *setup.graph;
-  const AnalyticEstimate e = analytic_collective(graph, request, setup.calibration);
-  RunResult r;
-  r.system = graph.spec().id;
-  r.racks = graph.racks();
-  r.op = to_string(request.op);
-  r.algorithm = e.algorithm;
-  r.algorithm_note = e.note;
-  r.protocol = e.protocol;
-  r.channels = e.channels;
-  r.warnings = e.warnings;
-  r.gpus = static_cast<int>(request.gpus.size());
-  r.bytes = request.bytes;
-  r.chunk_bytes = request.chunk_bytes;
-  r.time_s = e.time_s;
-  r.algbw_Bps = e.time_s > 0 ? static_cast<double>(r.bytes) / e.time_s : 0.0;
-  r.busbw_Bps = r.algbw_Bps * busbw_factor(request.op, r.gpus);
-  r.phases = e.phases;
-  r.calibration = setup.calibration.name;
-  r.heldout_error = collective_heldout_error(graph, setup.calibration, request, e.algorithm);
-  r.engine.mode = "analytic";
-  r.engine.note = why;
-  return r;
+  return analytic_run_result(*setup.graph, request, setup.calibration, why);
 }
 
 void add_model_option(CLI::App& cmd, std::string& model) {

@@ -84,4 +84,11 @@ RunResult simulate_collective(const TopologyGraph& graph, const CollectiveReques
                               const Calibration& calibration, const FailureScenario& failures = {},
                               const RunOptions& options = {});
 
+// The closed form's estimate of `request` (models/analytic/analytic_model.hpp: alpha-beta on the same topology,
+// NCCL terms and calibration, no contention) as a result of the engine's shape, so that JSON readers and tables
+// see one format: no links, no trace, `engine.mode` "analytic" with `why` in its note (the engine did not run).
+// `racksim collective|sweep --model analytic|auto` and System.collective(model=) give it.
+RunResult analytic_run_result(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration,
+                              const std::string& why);
+
 }  // namespace racksim

@@ -130,6 +130,25 @@ def main():
         check("--model analytic = racksim.analytic()", py == [analytic.get("time_us"), analytic.get("busbw_GBps"),
                                                             analytic.get("algo"), analytic.get("protocol"),
                                                             analytic.get("channels")], f"{py} {p.stderr[-300:]}")
+        # System.collective(model=) as the CLI: auto answers with the closed form, engine raises, analytic with
+        # fail= is refused.
+        code = """
+import json, racksim
+s = racksim.load('gb200-nvl72', racks=20)
+auto = s.collective('all_reduce', 1440, '8G', nvls=False)
+out = [auto['engine']['mode'], auto['time_us'], 'will not run' in auto['engine']['note']]
+for kwargs in ({'model': 'engine'}, {'model': 'analytic', 'fail': 'gpu:3'}, {'model': 'closed'}):
+    try:
+        s.collective('all_reduce', 1440, '8G', nvls=False, **kwargs)
+        out.append('no error')
+    except racksim.InputError as e:
+        out.append(str(e).split(':')[0])
+print(json.dumps(out))
+"""
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+        py = json.loads(p.stdout) if p.returncode == 0 else None
+        check("System.collective(model=) as --model", py == ["analytic", analytic.get("time_us"), True, "--gpus", "model",
+                                                            "model"], f"{py} {p.stderr[-300:]}")
     else:
         print("skip bindings: no _racksim module in", bindings)
 
