@@ -88,6 +88,7 @@ py::object collective(const SystemHandle& s, const std::string& op, int gpus, co
       try {
         const Schedule schedule = build_schedule(request, *s.graph, cal);  // auto picks with this calibration
         result = simulation.run(schedule, options);
+        note_coarse_pipeline(result, schedule, *s.graph, cal);
       } catch (const EngineLimitError& e) {
         if (model != "auto" || engine_only) throw;
         result = analytic_run_result(*s.graph, request, cal,

@@ -50,6 +50,7 @@ static void add_collective_command(CLI::App& app, const GlobalOptions& global) {
       schedule =  // auto picks with it
           std::make_shared<const Schedule>(build_schedule(setup->request, *setup->graph, setup->calibration));
       result = simulation->run(*schedule, options);
+      note_coarse_pipeline(result, *schedule, *setup->graph, setup->calibration);
     } catch (const EngineLimitError& e) {
       if (opts->model != "auto" || engine_only) throw;
       print(analytic_result(*setup, setup->request, std::string("the closed form: the engine will not run this (") + e.what() + ")"));

@@ -220,8 +220,14 @@ static void add_sweep_command(CLI::App& app, const GlobalOptions& global) {
       runs.add(&schedules->back());
     }
     std::vector<RunResult> engine = runs.results(), results;
-    for (std::size_t i = 0, next = 0; i < sizes.size(); ++i)
-      results.push_back(closed_form[i] ? std::move(*closed_form[i]) : std::move(engine[next++]));
+    for (std::size_t i = 0, next = 0; i < sizes.size(); ++i) {
+      if (closed_form[i]) {
+        results.push_back(std::move(*closed_form[i]));
+        continue;
+      }
+      note_coarse_pipeline(engine[next], (*schedules)[next], *setup.graph, setup.calibration);
+      results.push_back(std::move(engine[next++]));
+    }
     print(results);
   });
 }

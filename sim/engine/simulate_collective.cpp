@@ -1,5 +1,11 @@
+#include <cmath>
+#include <regex>
+
+#include <fmt/format.h>
+
 #include "models/analytic/analytic_model.hpp"
 #include "models/collectives/registry.hpp"
+#include "sim/core/units.hpp"
 #include "sim/topo/topology_graph.hpp"
 #include "sim/engine/simulation.hpp"
 
@@ -41,6 +47,24 @@ RunResult analytic_run_result(const TopologyGraph& graph, const CollectiveReques
   r.engine.mode = "analytic";
   r.engine.note = why;
   return r;
+}
+
+void note_coarse_pipeline(RunResult& result, const Schedule& schedule, const TopologyGraph& graph,
+                          const Calibration& calibration) {
+  // choose_depth's note (models/analytic/cost_model.cpp): "depth D (lowered from W to stay within ...".
+  static const std::regex lowered(R"(depth (\d+) \(lowered from (\d+) )");
+  std::smatch m;
+  if (result.time_s <= 0 || !std::regex_search(schedule.note, m, lowered)) return;
+  const AnalyticEstimate e = analytic_collective(graph, schedule.request, calibration);
+  if (e.time_s <= 0) return;
+  const double engine_over = result.time_s / e.time_s - 1;
+  if (std::fabs(engine_over) < kCoarsePipelineNote) return;
+  const double busbw_GBps = units::Bps_to_GBps(static_cast<double>(result.bytes) / e.time_s * busbw_factor(schedule.request.op, result.gpus));
+  result.warnings.push_back(fmt::format(
+      "the engine ran this pipeline in {} pieces where NCCL runs {} chunks (to stay within its transfer "
+      "budget), and its fill grows with the pieces: the closed form at NCCL's depth gives {:.6g} us, {:.6g} GB/s busbw "
+      "(the engine's time {:+.1f} % from it; --model analytic)",
+      m[1].str(), m[2].str(), units::s_to_us(e.time_s), busbw_GBps, 100 * engine_over));
 }
 
 }  // namespace racksim

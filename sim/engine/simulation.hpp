@@ -91,4 +91,11 @@ RunResult simulate_collective(const TopologyGraph& graph, const CollectiveReques
 RunResult analytic_run_result(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration,
                               const std::string& why);
 
+// Where the schedule's pipeline was lowered to fewer, larger pieces than NCCL's chunks (its note says "lowered
+// from"), the engine's fill is that coarse: if its time is more than kCoarsePipelineNote from the closed form's at
+// NCCL's depth, a warning on `result` gives the closed form's time and busbw (docs/model.md section 2).
+inline constexpr double kCoarsePipelineNote = 0.03;
+void note_coarse_pipeline(RunResult& result, const Schedule& schedule, const TopologyGraph& graph,
+                          const Calibration& calibration);
+
 }  // namespace racksim

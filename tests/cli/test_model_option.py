@@ -93,6 +93,20 @@ def main():
     check("8 GPUs: the closed form within 1 % of the engine", ana.get("algo") == eng.get("algo") == "nvls"
           and abs(ana.get("time_us", 0) / eng.get("time_us", 1) - 1) < 0.01, f"{ana.get('time_us')} vs {eng.get('time_us')}")
 
+    # Where the engine runs a pipeline coarser than NCCL's chunks (NVLS-tree over 20 racks at 8 GiB: 17 pieces, NCCL
+    # 128), a warning gives the closed form at NCCL's depth: --model analytic's time, to its 6 digits.
+    r = run(["collective", "--system", "gb200-nvl72", "--racks", "20", "--gpus", "1440", "--op", "all_reduce", "--bytes", "8G"])
+    coarse = json.loads(r.stdout) if r.returncode == 0 else {}
+    r2 = run(["collective", "--system", "gb200-nvl72", "--racks", "20", "--gpus", "1440", "--op", "all_reduce", "--bytes", "8G",
+              "--model", "analytic"])
+    closed = json.loads(r2.stdout) if r2.returncode == 0 else {}
+    notes = [w for w in coarse.get("warnings", []) if w.startswith("the engine ran this pipeline in ")]
+    check("a coarse pipeline is named with the closed form's time", coarse.get("algo") == "nvls_tree" and len(notes) == 1
+          and "where NCCL runs 128 chunks" in notes[0] and f"gives {closed.get('time_us'):.6g} us" in notes[0]
+          and closed.get("time_us", 0) < coarse.get("time_us", 0), f"{notes} {closed.get('time_us')} {coarse.get('time_us')}")
+    check("no such warning where the engine runs NCCL's depth", not any("pieces where NCCL" in w for w in eng.get("warnings", [])),
+          str(eng.get("warnings")))
+
     # racksim sweep: the same choice per size. 1 GiB (a tree) the engine runs; 4 GiB (NCCL's Ring/LL128, 33 M
     # transfers) is over the memory budget: the closed form prices it in its place, and the table says so.
     sweep = ["sweep", "--system", "gb200-nvl72", "--racks", "20", "--gpus", "1440", "--op", "all_reduce", "--nvls", "off",
