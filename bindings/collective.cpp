@@ -91,8 +91,7 @@ py::object collective(const SystemHandle& s, const std::string& op, int gpus, co
         note_coarse_pipeline(result, schedule, *s.graph, cal);
       } catch (const EngineLimitError& e) {
         if (model != "auto" || engine_only) throw;
-        result = analytic_run_result(*s.graph, request, cal,
-                                     std::string("the closed form: the engine will not run this (") + e.what() + ")");
+        result = analytic_run_result(*s.graph, request, cal, engine_refusal_note(e));
       }
     }
   }

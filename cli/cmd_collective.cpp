@@ -32,7 +32,8 @@ static void add_collective_command(CLI::App& app, const GlobalOptions& global) {
       std::cout << (opts->format == "json" ? run_result_to_json_text(r) : run_result_to_table(r));
     };
     if (opts->model == "analytic") {
-      print(analytic_result(*setup, setup->request, "the closed form (--model analytic): the engine did not run"));
+      print(analytic_run_result(*setup->graph, setup->request, setup->calibration,
+                                "the closed form (--model analytic): the engine did not run"));
       keep_until_exit(setup);
       return;
     }
@@ -53,7 +54,7 @@ static void add_collective_command(CLI::App& app, const GlobalOptions& global) {
       note_coarse_pipeline(result, *schedule, *setup->graph, setup->calibration);
     } catch (const EngineLimitError& e) {
       if (opts->model != "auto" || engine_only) throw;
-      print(analytic_result(*setup, setup->request, std::string("the closed form: the engine will not run this (") + e.what() + ")"));
+      print(analytic_run_result(*setup->graph, setup->request, setup->calibration, engine_refusal_note(e)));
       keep_until_exit(setup);
       return;
     }

@@ -177,7 +177,8 @@ static void add_sweep_command(CLI::App& app, const GlobalOptions& global) {
     if (opts->model == "analytic") {
       std::vector<RunResult> results;
       for (std::uint64_t size : sizes)
-        results.push_back(analytic_result(setup, request_of(size), "the closed form (--model analytic): the engine did not run"));
+        results.push_back(analytic_run_result(*setup.graph, request_of(size), setup.calibration,
+                                              "the closed form (--model analytic): the engine did not run"));
       print(results);
       return;
     }
@@ -214,7 +215,7 @@ static void add_sweep_command(CLI::App& app, const GlobalOptions& global) {
         schedules->push_back(build_schedule(r, *setup.graph, setup.calibration));  // bad input fails before any result
       } catch (const EngineLimitError& e) {
         if (opts->model != "auto" || engine_only) throw;
-        closed_form[i] = analytic_result(setup, r, std::string("the closed form: the engine will not run this (") + e.what() + ")");
+        closed_form[i] = analytic_run_result(*setup.graph, r, setup.calibration, engine_refusal_note(e));
         continue;
       }
       runs.add(&schedules->back());

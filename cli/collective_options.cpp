@@ -5,7 +5,6 @@
 #include "models/nccl/nccl_system.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/units.hpp"
-#include "sim/engine/simulation.hpp"
 #include "sim/topo/system_catalog.hpp"
 
 namespace racksim::cli {
@@ -105,10 +104,6 @@ CollectiveSetup setup_collective(const CollectiveOptions& o, const GlobalOptions
   return s;
 }
 
-RunResult analytic_result(const CollectiveSetup& setup, const CollectiveRequest& request, const std::string& why) {
-  return analytic_run_result(*setup.graph, request, setup.calibration, why);
-}
-
 void add_model_option(CLI::App& cmd, std::string& model) {
   cmd.add_option("--model", model,
                  "auto (default): the discrete-event engine, or the closed form where the engine will not run a request "
@@ -131,6 +126,5 @@ bool engine_only(const CLI::App& cmd, const CollectiveOptions& o, const std::vec
   }
   return !given.empty();
 }
-
 
 }  // namespace racksim::cli

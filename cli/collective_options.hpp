@@ -10,7 +10,6 @@
 #include "models/collectives/collective.hpp"
 #include "sim/calib/calibration.hpp"
 #include "sim/engine/failure_scenario.hpp"
-#include "sim/results/run_result.hpp"
 #include "sim/topo/topology_graph.hpp"
 
 namespace racksim::cli {
@@ -43,12 +42,8 @@ struct CollectiveSetup {
 // Loads the system, calibration and failures and builds the request. InputError naming the option.
 CollectiveSetup setup_collective(const CollectiveOptions& o, const GlobalOptions& global);
 
-// The closed form's estimate of setup.request (models/analytic/analytic_model.hpp) as a result of the engine's
-// shape (no links; engine.mode "analytic" with `why` in its note): `--model analytic`, and `--model auto` where the
-// engine will not run a request (EngineLimitError).
-RunResult analytic_result(const CollectiveSetup& setup, const CollectiveRequest& request, const std::string& why);
-
-// Adds --model (auto, engine, analytic; `what` says what the engine would do) to a command.
+// Adds --model (auto, engine, analytic) to a command: auto runs the engine and answers an EngineLimitError with the
+// closed form (analytic_run_result, sim/engine/simulation.hpp), engine keeps the refusal, analytic never runs it.
 void add_model_option(CLI::App& cmd, std::string& model);
 // The options the closed form cannot honour (--fail, and those listed in `engine_options` that were given):
 // with --model analytic they are refused naming them; with auto they keep the engine's refusal.

@@ -36,8 +36,9 @@ std::string one_line(std::string_view text, std::size_t max_bytes = kMaxEchoByte
 
 // Valid input the discrete-event engine will not run: its schedule over the memory budget, or its
 // simulation over the engine's time budget (models/collectives/registry.cpp check_schedule_size,
-// sim/engine/aggregation.cpp). The closed form can still price it: `racksim collective` (--model auto)
-// answers with it, saying why; everything else treats it as the InputError it is (exit 2, racksim.InputError).
+// sim/engine/aggregation.cpp). The closed form can still price it: `racksim collective` and `sweep` with --model
+// auto, and System.collective(model="auto"), answer with it, saying why; everything else treats it as the
+// InputError it is (exit 2, racksim.InputError).
 class EngineLimitError : public InputError {
  public:
   using InputError::InputError;

@@ -2,6 +2,7 @@
 // The discrete-event engine: runs Schedules on a SimGrid platform built from a TopologyGraph, with a
 // calibration and a failure scenario. SimGrid stays inside sim/platform and sim/engine .cpp files.
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -90,6 +91,10 @@ RunResult simulate_collective(const TopologyGraph& graph, const CollectiveReques
 // `racksim collective|sweep --model analytic|auto` and System.collective(model=) give it.
 RunResult analytic_run_result(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration,
                               const std::string& why);
+// The note of a result the closed form gave because the engine refused the request over its budgets.
+inline std::string engine_refusal_note(const std::exception& refusal) {
+  return std::string("the closed form: the engine will not run this (") + refusal.what() + ")";
+}
 
 // Where the schedule's pipeline was lowered to fewer, larger pieces than NCCL's chunks (its note says "lowered
 // from"), the engine's fill is that coarse: if its time is more than kCoarsePipelineNote from the closed form's at
