@@ -108,8 +108,15 @@ py::object sweep(const SystemHandle& s, const std::string& op, int gpus, const p
                  const py::object& outer, const std::string& dtype, int root, int jobs,
                  const std::string& partition_mode, const std::string& protocol, const py::object& channels, bool nvls,
                  const py::object& client, const py::object& progress, bool collnet, const std::string& nccl_version,
-                 int ib_qps_per_connection) {
+                 int ib_qps_per_connection, const std::string& model) {
   if (jobs < 1 || jobs > 64) throw InputError("jobs", "", std::to_string(jobs), "1 to 64 engine processes at once");
+  if (model != "auto" && model != "engine" && model != "analytic")
+    throw InputError("model", "", model, "auto, engine or analytic");
+  // As `racksim sweep --model`: the closed form has no failures and runs no engine processes.
+  const bool engine_only = !fail.is_none() || !client.is_none() || jobs != 1;
+  if (model == "analytic" && engine_only)
+    throw InputError("model", "", "analytic with fail=, client= or jobs > 1",
+                     "engine or auto there (the closed form has no failures and runs no engine processes)");
   const auto sizes = sweep_sizes(bytes_arg(min_bytes, "min_bytes"), bytes_arg(max_bytes, "max_bytes"), step_factor,
                                  {"min_bytes", "max_bytes", "step_factor"});
   const RequestArgs args =
@@ -119,7 +126,17 @@ py::object sweep(const SystemHandle& s, const std::string& op, int gpus, const p
   const Calibration cal = calibration_arg(calibration);
   const FailureScenario failures = failures_arg(fail, partition_mode);
   std::vector<RunResult> results(sizes.size());
-  if (!client.is_none()) {
+  const auto request_of = [&base](std::uint64_t size) {
+    CollectiveRequest r = base;
+    r.bytes = size;
+    return r;
+  };
+  if (model == "analytic") {
+    py::gil_scoped_release release;
+    for (std::size_t i = 0; i < sizes.size(); ++i)
+      results[i] = analytic_run_result(*s.graph, request_of(sizes[i]), cal,
+                                       "the closed form (model='analytic'): the engine did not run");
+  } else if (!client.is_none()) {
     // On a Dask cluster: one work unit per size, results back in order (racksim/work.py, docs/dask.md).
     std::vector<CollectiveRequest> requests;
     for (const std::uint64_t size : sizes) {
@@ -144,17 +161,28 @@ py::object sweep(const SystemHandle& s, const std::string& op, int gpus, const p
     };
     py::gil_scoped_release release;
     const Simulation simulation(*s.graph, cal, failures);
+    // model "auto": a size over the engine's memory budget is priced by the closed form in its place.
     std::vector<Schedule> schedules;
-    for (const std::uint64_t size : sizes) {
-      CollectiveRequest r = base;
-      r.bytes = size;
-      schedules.push_back(build_schedule(r, *s.graph, cal));  // bad input fails before any run
+    std::vector<std::size_t> engine_rows;
+    schedules.reserve(sizes.size());
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      try {
+        schedules.push_back(build_schedule(request_of(sizes[i]), *s.graph, cal));  // bad input fails before any run
+        engine_rows.push_back(i);
+      } catch (const EngineLimitError& e) {
+        if (model != "auto" || engine_only) throw;
+        results[i] = analytic_run_result(*s.graph, request_of(sizes[i]), cal, engine_refusal_note(e));
+      }
     }
     // Up to `jobs` engine processes at once, forked from this thread, never from threads (as `racksim
     // sweep --jobs`; in a multi-threaded interpreter the engine server forks them: engine_process.hpp).
     std::vector<const Schedule*> pointers;
     for (const auto& sc : schedules) pointers.push_back(&sc);
-    results = simulation.run_each(pointers, jobs, {}, update);
+    std::vector<RunResult> ran = simulation.run_each(pointers, jobs, {}, update);
+    for (std::size_t k = 0; k < ran.size(); ++k) {
+      note_coarse_pipeline(ran[k], schedules[k], *s.graph, cal);
+      results[engine_rows[k]] = std::move(ran[k]);
+    }
     py::gil_scoped_acquire acquire;
     if (!bar.is_none()) bar.attr("close")();
   }
@@ -218,12 +246,14 @@ racksim.SimulationError when the run cannot happen (e.g. a rank on a failed tray
           py::arg("root") = 0, py::arg("jobs") = 1, py::arg("partition_mode") = "full-bandwidth",
           py::arg("protocol") = "auto", py::arg("channels") = py::none(), py::arg("nvls") = true,
           py::arg("client") = py::none(), py::arg("progress") = py::none(), py::arg("collnet") = false,
-          py::arg("nccl_version") = "2.28", py::arg("ib_qps_per_connection") = 0,
+          py::arg("nccl_version") = "2.28", py::arg("ib_qps_per_connection") = 0, py::arg("model") = "auto",
           R"(Simulate a collective at sizes min_bytes, min_bytes * step_factor, ... <= max_bytes (nccl-tests'
 sequence, as `racksim sweep --format json`). Sizes are bytes (int or "64K", "1G"); jobs: engine
 processes run at once (as --jobs); client: a dask.distributed Client to run the sizes on
 its workers instead (one unit per size; the result is identical, byte for byte: docs/dask.md); progress:
-a tqdm bar on stderr (None: only when stderr is a terminal; True; False); the other arguments as in collective(). Returns a pandas.DataFrame, one row per size, with the columns of collective()'s
+a tqdm bar on stderr (None: only when stderr is a terminal; True; False); model: as in collective(), per size
+("auto" prices the sizes the engine will not run by the closed form; "analytic" refuses fail=, client= and jobs > 1);
+the other arguments as in collective(). Returns a pandas.DataFrame, one row per size, with the columns of collective()'s
 dict: bytes, time_us (microseconds), algbw_GBps, busbw_GBps (1e9 bytes/s), algo, phases, links, ...)");
 }
 

@@ -163,6 +163,17 @@ print(json.dumps(out))
         py = json.loads(p.stdout) if p.returncode == 0 else None
         check("System.collective(model=) as --model", py == ["analytic", analytic.get("time_us"), True, "--gpus", "model",
                                                             "model"], f"{py} {p.stderr[-300:]}")
+        # System.sweep(model=) as racksim sweep --model: the same rows.
+        code = """
+import json, racksim
+s = racksim.load('gb200-nvl72', racks=20)
+df = s.sweep('all_reduce', 1440, '1G', '4G', 4, nvls=False)
+print(json.dumps([[e['mode'] for e in df['engine']], list(df['time_us'])]))
+"""
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+        py = json.loads(p.stdout) if p.returncode == 0 else None
+        check("System.sweep(model='auto') as racksim sweep", py is not None and py[0][1] == "analytic"
+              and py[0][0] in ("aggregated", "full") and py[1][1] == one.get("time_us"), f"{py} {p.stderr[-300:]}")
     else:
         print("skip bindings: no _racksim module in", bindings)
 
