@@ -2,6 +2,7 @@
 // all_reduce_perf (so a simulated sweep diffs against a real run), or as JSON / CSV.
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -205,7 +206,9 @@ static void add_sweep_command(CLI::App& app, const GlobalOptions& global) {
     // next schedules: the daemon's work (compile, aggregate, one engine process per size) overlaps the
     // building on the other core instead of waiting for all of it (docs/performance.md). Each run is its
     // own engine process either way: the results are the same bytes.
-    SweepRuns runs(simulation, opts->jobs, [&progress](std::size_t done) { progress.update(done); });
+    std::atomic<std::size_t> closed_rows{0};  // priced by the closed form: done as soon as built
+    SweepRuns runs(simulation, opts->jobs,
+                   [&progress, &closed_rows](std::size_t done) { progress.update(done + closed_rows.load()); });
     // --model auto: a size whose schedule is over the memory budget is priced by the closed form (in its place
     // in the output); the engine runs the others.
     std::vector<std::optional<RunResult>> closed_form(sizes.size());
@@ -216,6 +219,7 @@ static void add_sweep_command(CLI::App& app, const GlobalOptions& global) {
       } catch (const EngineLimitError& e) {
         if (opts->model != "auto" || engine_only) throw;
         closed_form[i] = analytic_run_result(*setup.graph, r, setup.calibration, engine_refusal_note(e));
+        ++closed_rows;
         continue;
       }
       runs.add(&schedules->back());
