@@ -69,30 +69,14 @@ py::dict analytic(const SystemHandle& s, const std::string& op, int gpus, const 
   a.outer = outer;
   const CollectiveRequest request = make_request(*s.graph, a);
   const Calibration cal = calibration_arg(calibration);
-  const AnalyticEstimate e = analytic_collective(*s.graph, request, cal);
+  // The closed form's result in the engine's shape (analytic_run_result, as `racksim collective --model analytic`),
+  // less what only the engine has (links, failures, engine, chunk_bytes).
+  const py::object full = result_dict(analytic_run_result(*s.graph, request, cal, ""));
   py::dict d;
   d["model"] = "analytic";
-  d["system"] = s.spec.id;
-  d["racks"] = s.graph->racks();
-  d["op"] = to_string(request.op);
-  d["algo"] = e.algorithm;
-  d["protocol"] = e.protocol;
-  d["channels"] = e.channels;
-  d["algo_note"] = e.note;
-  d["warnings"] = e.warnings;
-  d["gpus"] = gpus;
-  d["bytes"] = request.bytes;
-  add_bandwidths(d, request.op, gpus, request.bytes, e.time_s);
-  py::list phases;
-  for (const auto& p : e.phases) {
-    py::dict ph;
-    ph["name"] = p.name;
-    ph["time_us"] = r6(units::s_to_us(p.time_s));
-    phases.append(ph);
-  }
-  d["phases"] = phases;
-  d["calibration"] = cal.name;
-  d["heldout_error"] = json_loads(heldout_error_to_json_text(collective_heldout_error(*s.graph, cal, request, e.algorithm)));
+  for (const char* key : {"system", "racks", "op", "algo", "protocol", "channels", "algo_note", "warnings", "gpus", "bytes",
+                          "time_us", "algbw_GBps", "busbw_GBps", "phases", "calibration", "heldout_error"})
+    d[key] = full[key];
   return d;
 }
 
