@@ -14,7 +14,24 @@ constexpr const char* kTunable = "glibc.malloc.hugetlb";
 constexpr const char* kSetting = "glibc.malloc.hugetlb=1";
 // Set in the re-executed process: never re-execute twice, whatever GLIBC_TUNABLES reads.
 constexpr const char* kDoneVariable = "RACKSIM_HUGEPAGES_SET";
+// The CLI's own re-executed process also keeps what it frees: blocks up to 32 MiB (glibc's largest
+// mmap_threshold) come from the heap instead of a fresh mmap each, and the heap's top is not given back
+// below 1 GiB. A planner search builds and drops flow sets of up to 13 MB thousands of times; on huge pages
+// each fresh mapping was a 2 MiB page zeroed again (clear_page_erms, 19 % of the DeepSeek-V3 search's
+// profile): the search went from 1.40 to 1.10 s (docs/performance.md, session 32). Not for the engine
+// processes: a 4 608-GPU run's peak grew 9 % with it and its time did not move.
+constexpr const char* kKeepFreed[] = {"glibc.malloc.mmap_threshold=33554432", "glibc.malloc.trim_threshold=1073741824"};
 }  // namespace
+
+std::string cli_tunables(const char* current) {
+  if (current != nullptr && std::strstr(current, kTunable) != nullptr) return current;
+  std::string t = tunables_with_hugepage_malloc(current);
+  for (const char* setting : kKeepFreed) {
+    const std::string name(setting, std::strchr(setting, '=') + 1);  // "glibc.malloc.x=": a user's own is kept
+    if (t.find(name) == std::string::npos) t += ":" + std::string(setting);
+  }
+  return t;
+}
 
 std::string tunables_with_hugepage_malloc(const char* current) {
   if (current == nullptr || *current == '\0') return kSetting;
@@ -46,7 +63,7 @@ SpawnEnvironment environment_for_engine() {
 
 void reexec_with_hugepage_malloc(char** argv) {
   if (std::getenv(kDoneVariable) != nullptr || !hugepage_malloc_wanted()) return;
-  const std::string tunables = tunables_with_hugepage_malloc(std::getenv("GLIBC_TUNABLES"));
+  const std::string tunables = cli_tunables(std::getenv("GLIBC_TUNABLES"));
   if (::setenv("GLIBC_TUNABLES", tunables.c_str(), 1) != 0 || ::setenv(kDoneVariable, "1", 1) != 0) return;
   ::execv("/proc/self/exe", argv);
   // The exec failed (no /proc, say): go on without; the tunable set above is harmless here.

@@ -21,6 +21,11 @@ namespace racksim {
 // when it already sets glibc.malloc.hugetlb.
 std::string tunables_with_hugepage_malloc(const char* current);
 
+// What the CLI re-executes itself with: tunables_with_hugepage_malloc(current) and, unless `current` names them,
+// malloc thresholds that keep freed memory in the heap (hugepage_malloc.cpp says why). Unchanged when
+// `current` already sets glibc.malloc.hugetlb (then no re-exec happens anyway).
+std::string cli_tunables(const char* current);
+
 // False when RACKSIM_HUGEPAGES is "off" or "0", or GLIBC_TUNABLES already sets glibc.malloc.hugetlb.
 bool hugepage_malloc_wanted();
 

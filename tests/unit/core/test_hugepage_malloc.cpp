@@ -58,6 +58,17 @@ TEST(HugepageMalloc, AUsersOwnHugetlbSettingIsKept) {
   EXPECT_EQ(tunables_with_hugepage_malloc("a=1:glibc.malloc.hugetlb=2"), "a=1:glibc.malloc.hugetlb=2");
 }
 
+TEST(HugepageMalloc, TheCliAlsoKeepsFreedMemoryUnlessTheUserSaysOtherwise) {
+  const std::string keep = ":glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824";
+  EXPECT_EQ(cli_tunables(nullptr), "glibc.malloc.hugetlb=1" + keep);
+  EXPECT_EQ(cli_tunables("glibc.malloc.arena_max=2"), "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1" + keep);
+  // a user's own threshold is kept, the other one added
+  EXPECT_EQ(cli_tunables("glibc.malloc.trim_threshold=0"),
+            "glibc.malloc.trim_threshold=0:glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=33554432");
+  // a user's own hugetlb setting: everything as given (no re-exec happens then either)
+  EXPECT_EQ(cli_tunables("glibc.malloc.hugetlb=0"), "glibc.malloc.hugetlb=0");
+}
+
 TEST(HugepageMalloc, EngineEnvironmentCarriesTheTunable) {
   SavedVariable t("GLIBC_TUNABLES"), off("RACKSIM_HUGEPAGES");
   ::unsetenv("RACKSIM_HUGEPAGES");
