@@ -49,8 +49,8 @@ struct CollectiveRequest {
   // default, one. A verbs connection moves at most a calibrated rate per queue pair (exec_terms.cpp).
   int ib_qps_per_connection = 0;
   // The NCCL version whose tuner tables decide and price the run (nccl::tuner_release): "2.28" (the default,
-  // the device machine's), or another from 2.25 on as NCCL prints it ("2.26.6+cuda12.8"): 2.25-2.27 take NCCL
-  // 2.27's tables, 2.29 and later 2.29's.
+  // the device machine's), or another from 2.18 on as NCCL prints it ("2.26.6+cuda12.8"): 2.18-2.27 take NCCL
+  // 2.27's tables (2.18-2.24, older than them, with a warning: nccl::tuner_release_caveat), 2.29 and later 2.29's.
   std::string nccl_version = "2.28";
   // hierarchical: the algorithms used inside each NVLink domain and across domains.
   std::string inner_algorithm = "auto";

@@ -148,6 +148,7 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   const bool spans_domains = domains.size() > 1;
   const double extra_launch_us =
       cal.launch_us(spans_domains, scale_out_launch_units(key, static_cast<int>(request.gpus.size()), static_cast<int>(domains.size())));
+  if (const std::string caveat = nccl::tuner_release_caveat(request.nccl_version); !caveat.empty()) e.warnings.push_back(caveat);
   if (calibration.has_algorithm_entries() && !calibration.calibrates(key, arch))
     e.warnings.push_back(key + ": calibration '" + calibration.name + "' has no entry for it on any architecture (no data: " +
                          "the links' calibration and NCCL's terms alone, kappa 1)");

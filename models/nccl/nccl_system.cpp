@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "sim/core/errors.hpp"
 #include "sim/core/units.hpp"
@@ -64,7 +66,9 @@ int edge_between(const TopologyGraph& g, int a, int b) {
 
 }  // namespace
 
-std::optional<TunerRelease> tuner_release_if_known(const std::string& nccl_version) {
+namespace {
+// The minor version of an NCCL 2.x as nccl-tests and logs print it, or -1.
+int nccl_minor(const std::string& nccl_version) {
   int major = 0, minor = 0;
   const std::string& v = nccl_version;
   if (v.size() == 5 && std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; })) {
@@ -75,13 +79,25 @@ std::optional<TunerRelease> tuner_release_if_known(const std::string& nccl_versi
   } else {
     std::size_t i = 0;
     while (i < v.size() && v[i] >= '0' && v[i] <= '9') major = major * 10 + (v[i++] - '0');
-    if (i == 0 || i >= v.size() || v[i] != '.') return std::nullopt;
+    if (i == 0 || i >= v.size() || v[i] != '.') return -1;
     const std::size_t first = ++i;
     while (i < v.size() && v[i] >= '0' && v[i] <= '9' && i - first < 3) minor = minor * 10 + (v[i++] - '0');
-    if (i == first || (i < v.size() && v[i] >= '0' && v[i] <= '9')) return std::nullopt;
-    if (i < v.size() && v[i] != '.' && v[i] != '+' && v[i] != ' ' && v[i] != '-') return std::nullopt;
+    if (i == first || (i < v.size() && v[i] >= '0' && v[i] <= '9')) return -1;
+    if (i < v.size() && v[i] != '.' && v[i] != '+' && v[i] != ' ' && v[i] != '-') return -1;
   }
-  if (major != 2 || minor < 25 || minor > 99) return std::nullopt;
+  return major == 2 && minor <= 99 ? minor : -1;
+}
+
+// The oldest NCCL racksim prices: 2.18, the first with NVLS-tree (NVLS itself came with 2.17), which every
+// Hopper NVSwitch system's choice needs.
+constexpr int kOldestMinor = 18;
+// The oldest whose tuner tables racksim has (2.25); older releases take these, the nearest.
+constexpr int kOldestTablesMinor = 25;
+}  // namespace
+
+std::optional<TunerRelease> tuner_release_if_known(const std::string& nccl_version) {
+  const int minor = nccl_minor(nccl_version);
+  if (minor < kOldestMinor) return std::nullopt;
   if (minor <= 26) return TunerRelease::v2_26;
   return minor == 27 ? TunerRelease::v2_27 : minor == 28 ? TunerRelease::v2_28 : TunerRelease::v2_29;
 }
@@ -99,8 +115,29 @@ const char* release_name(TunerRelease r) {
 TunerRelease tuner_release(const std::string& nccl_version, const std::string& where) {
   if (const auto r = tuner_release_if_known(nccl_version)) return *r;
   throw InputError(where, "", nccl_version.empty() ? "(empty)" : nccl_version,
-                   "an NCCL version from 2.25 on, as NCCL prints it (2.28, 2.27.3, 2.26.6+cuda12.8): 2.25-2.27 "
-                   "take NCCL 2.27's tuner tables, 2.28 2.28's, 2.29 and later 2.29's");
+                   "an NCCL version from 2.18 on, as NCCL prints it (2.28, 2.27.3, 2.26.6+cuda12.8): 2.18-2.27 "
+                   "take NCCL 2.27's tuner tables (2.18-2.24, older than racksim's tables, with a warning), 2.28 "
+                   "2.28's, 2.29 and later 2.29's");
+}
+
+std::string tuner_release_caveat(const std::string& nccl_version) {
+  const int minor = nccl_minor(nccl_version);
+  if (minor < kOldestMinor || minor >= kOldestTablesMinor) return "";
+  const std::string v = "2." + std::to_string(minor);
+  const std::string head = "NCCL " + v + " is older than racksim's tuner tables (2.25 on): priced with 2.27's, the nearest";
+  // src/graph/tuning.cc, v2.23.4-1 and v2.24.3-1 against v2.26.2-1: the Hopper rows, latencies and caps are the
+  // same (2.25 added Blackwell's rows; PAT's factor .85 -> .75 in 2.24 touches one GPU per node only).
+  if (minor >= 23)
+    return head + "; " + v + "'s tuning.cc has the same Hopper latencies and caps (it has no Blackwell rows: NCCL "
+                  "supports Blackwell from 2.25)";
+  // v2.19.3-1 .. v2.22.3-1:67 charge Tree/Simple 28 us per NVLink step (4 in 2.18 and from 2.23), with no base
+  // latency (8.4 us from 2.23, :57); v2.18.5-1 .. v2.20.5-1:89 cap Hopper's LL at 87.7 GB/s per channel (141 from 2.21).
+  std::vector<std::string> differs;
+  if (minor >= 19) differs.push_back("Tree/Simple at 28 us per NVLink step, not 4");
+  if (minor <= 20) differs.push_back("LL capped at 87.7 GB/s per channel, not 141");
+  std::string list;
+  for (const auto& d : differs) list += (list.empty() ? "" : "; ") + d;
+  return head + "; " + v + "'s tuning.cc differs on Hopper (" + list + "), so its choice for small messages may differ";
 }
 
 NcclSystem nccl_system(const TopologyGraph& graph, const std::vector<int>& gpus, TunerRelease release) {

@@ -139,9 +139,9 @@ def test_bad_input():
           "--fail", "tray:99"], ["--fail", "tray:99", "[0, 17]"]),
         (base + ["--gpus", "8", "--bytes", "1M", "--partition-mode", "user-action"], ["--partition-mode", "adaptive"]),
         (base + ["--gpus", "8", "--bytes", "1M", "--partitions", "19x1"], ["--partitions", "19x1"]),
-        # NCCL versions racksim has no tuner tables for (2.25-2.27 and 2.28 on), or no version at all.
-        (base + ["--gpus", "8", "--bytes", "1M", "--nccl-version", "2.24.3"], ["--nccl-version", "2.24.3", "2.25"]),
-        (base + ["--gpus", "8", "--bytes", "1M", "--nccl-version", "latest"], ["--nccl-version", "latest", "2.25"]),
+        # NCCL versions racksim does not price (before 2.18, the first with NVLS-tree), or no version at all.
+        (base + ["--gpus", "8", "--bytes", "1M", "--nccl-version", "2.17.1"], ["--nccl-version", "2.17.1", "2.18"]),
+        (base + ["--gpus", "8", "--bytes", "1M", "--nccl-version", "latest"], ["--nccl-version", "latest", "2.18"]),
         # Queue pairs per InfiniBand / RoCE connection (NCCL_IB_QPS_PER_CONNECTION): 0 is NCCL's default, 1-128 allowed.
         (base + ["--gpus", "8", "--bytes", "1M", "--ib-qps-per-connection", "-1"], ["--ib-qps-per-connection", "-1", "1 to 128"]),
         (base + ["--gpus", "8", "--bytes", "1M", "--ib-qps-per-connection", "129"], ["--ib-qps-per-connection", "129", "1 to 128"]),

@@ -85,7 +85,10 @@ GROUP_SERIES = ("use3a-ss", "h200-nvswitch-2gpu", "OCI BM.GPU.GB300.4", "x20 rac
 # at >= 1 GiB): the 2-GPU H200 probes' rings held out come within 15 % from 512 MiB-1 GiB up; their 64-256 MiB rows
 # stay beyond it (a slow ramp that nothing in the model explains; a copy counted in steps and fitted on every size
 # took them in too, 94, but left the 2-GPU rings 10-15 % slow at >= 1 GiB): 103, still 12 outside the named groups.
-BEYOND_15_BOUNDS = {"all": 103, "outside the named groups": 12}
+# Session 32: records naming NCCL 2.18-2.24 take 2.27's tables (the nearest) instead of 2.28's: Voltage Park's 2-8 MiB
+# rows become NVLS-tree as the runs show (its 13 held-out points' mean 14.9 -> 7.2 %), the H20 pair 42.5 -> 13.1 %; the
+# refit moved Voltage Park's 256 MiB row (below its own 128 MiB one, above) from 14.9 to 16.2 % held out: 104, 13.
+BEYOND_15_BOUNDS = {"all": 104, "outside the named groups": 13}
 # And the all-to-all itself, held out by system at >= 64 MiB without OCI's two GB300 racks (a quarter of their
 # NICs, which nothing in the model explains): 55 points, median 3.2 %, worst 19.6 % (before the pipelines 9.0 % and
 # 27.8 %). The issue's 15 % worst is not met by it either. Session 23: 65 points, median 3.6 %, worst 22.8 %: OCI's

@@ -432,9 +432,29 @@ TEST(NcclRelease, VersionsAsNcclPrintsThemMapToTheirTunerTables) {
   EXPECT_EQ(tuner_release("22809"), TunerRelease::v2_28);
   EXPECT_EQ(tuner_release("22907"), TunerRelease::v2_29);
   EXPECT_EQ(tuner_release("2.27 (v2.27_sym_memory branch)"), TunerRelease::v2_27);
-  for (const char* bad : {"2.24.3", "2.18", "3.0", "2", "2.", ".28", "latest", "", "2.280"})
+  for (const char* bad : {"2.17.1", "2.16", "3.0", "2", "2.", ".28", "latest", "", "2.280"})
     EXPECT_THROW(tuner_release(bad), InputError) << bad;
   EXPECT_FALSE(tuner_release_if_known("None").has_value());
+  EXPECT_FALSE(tuner_release_if_known("2.17.1").has_value());  // no NVLS-tree yet
+}
+
+// Releases older than racksim's tables (2.18-2.24) take the oldest ones, 2.27's, and say how near they are:
+// 2.23-2.24's tuning.cc has the same Hopper terms (v2.24.3-1 against v2.26.2-1), 2.19-2.22 charge Tree/Simple
+// 28 us per NVLink step and 2.18-2.20 cap LL at 87.7 GB/s per channel (v2.18.5-1 .. v2.22.3-1:67, :89).
+TEST(NcclRelease, OlderReleasesTakeTheOldestTablesWithACaveat) {
+  for (const char* v : {"2.18.5", "2.20.5", "2.21.5", "2.23.4+cuda12.6", "2.24.3", "22403"})
+    EXPECT_EQ(tuner_release(v), TunerRelease::v2_26) << v;
+  EXPECT_EQ(tuner_release_caveat("2.26.2"), "");
+  EXPECT_EQ(tuner_release_caveat("2.28"), "");
+  EXPECT_EQ(tuner_release_caveat("latest"), "");
+  EXPECT_EQ(tuner_release_caveat("2.24.3"),
+            "NCCL 2.24 is older than racksim's tuner tables (2.25 on): priced with 2.27's, the nearest; 2.24's tuning.cc "
+            "has the same Hopper latencies and caps (it has no Blackwell rows: NCCL supports Blackwell from 2.25)");
+  EXPECT_NE(tuner_release_caveat("2.23.4").find("same Hopper latencies"), std::string::npos);
+  EXPECT_NE(tuner_release_caveat("2.22.3").find("(Tree/Simple at 28 us per NVLink step, not 4)"), std::string::npos);
+  EXPECT_NE(tuner_release_caveat("2.20.5").find("(Tree/Simple at 28 us per NVLink step, not 4; LL capped at 87.7"),
+            std::string::npos);
+  EXPECT_NE(tuner_release_caveat("2.18.5").find("(LL capped at 87.7 GB/s per channel, not 141)"), std::string::npos);
 }
 
 // NCCL 2.28 cut Blackwell's Tree cap beyond two nodes from 2 x 36.0 to 24.0 GB/s per channel (tuning.cc at
