@@ -130,9 +130,10 @@ std::string tuner_release_caveat(const std::string& nccl_version) {
   if (minor >= 23)
     return head + "; " + v + "'s tuning.cc has the same Hopper latencies and caps (it has no Blackwell rows: NCCL "
                   "supports Blackwell from 2.25)";
-  // v2.19.3-1 .. v2.22.3-1:67 charge Tree/Simple 28 us per NVLink step (4 in 2.18 and from 2.23), with no base
-  // latency (8.4 us from 2.23, :57); v2.18.5-1 .. v2.20.5-1:89 cap Hopper's LL at 87.7 GB/s per channel (141 from 2.21).
-  std::vector<std::string> differs;
+  // v2.18.5-1 .. v2.22.3-1:57 give Tree/Simple no base latency (8.4 us from 2.23); v2.19.3-1 .. v2.22.3-1:67 charge it
+  // 28 us per NVLink step (4 in 2.18 and from 2.23); v2.18.5-1 .. v2.20.5-1:89 cap Hopper's LL at 87.7 GB/s per
+  // channel (141 from 2.21).
+  std::vector<std::string> differs{"Tree/Simple without its 8.4 us base latency"};
   if (minor >= 19) differs.push_back("Tree/Simple at 28 us per NVLink step, not 4");
   if (minor <= 20) differs.push_back("LL capped at 87.7 GB/s per channel, not 141");
   std::string list;

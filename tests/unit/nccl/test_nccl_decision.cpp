@@ -451,10 +451,14 @@ TEST(NcclRelease, OlderReleasesTakeTheOldestTablesWithACaveat) {
             "NCCL 2.24 is older than racksim's tuner tables (2.25 on): priced with 2.27's, the nearest; 2.24's tuning.cc "
             "has the same Hopper latencies and caps (it has no Blackwell rows: NCCL supports Blackwell from 2.25)");
   EXPECT_NE(tuner_release_caveat("2.23.4").find("same Hopper latencies"), std::string::npos);
-  EXPECT_NE(tuner_release_caveat("2.22.3").find("(Tree/Simple at 28 us per NVLink step, not 4)"), std::string::npos);
-  EXPECT_NE(tuner_release_caveat("2.20.5").find("(Tree/Simple at 28 us per NVLink step, not 4; LL capped at 87.7"),
+  EXPECT_NE(tuner_release_caveat("2.22.3").find("(Tree/Simple without its 8.4 us base latency; Tree/Simple at 28 us per "
+                                                "NVLink step, not 4)"),
             std::string::npos);
-  EXPECT_NE(tuner_release_caveat("2.18.5").find("(LL capped at 87.7 GB/s per channel, not 141)"), std::string::npos);
+  EXPECT_NE(tuner_release_caveat("2.20.5").find("; Tree/Simple at 28 us per NVLink step, not 4; LL capped at 87.7"),
+            std::string::npos);
+  EXPECT_NE(tuner_release_caveat("2.18.5").find("(Tree/Simple without its 8.4 us base latency; LL capped at 87.7 GB/s per "
+                                                "channel, not 141)"),
+            std::string::npos);
 }
 
 // NCCL 2.28 cut Blackwell's Tree cap beyond two nodes from 2 x 36.0 to 24.0 GB/s per channel (tuning.cc at
