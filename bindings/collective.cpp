@@ -8,6 +8,8 @@
 #include <exception>
 #include <memory>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "bindings/bindings.hpp"
@@ -27,15 +29,12 @@ namespace racksim::bindings {
 
 namespace {
 
-// model= of collective() and sweep() (as the CLI's --model): auto, engine or analytic; analytic refused where the
-// request asks for what only the engine does (`engine_only`, named by `what`). Returns engine_only.
-bool check_model(const std::string& model, bool engine_only, const std::string& what) {
-  if (model != "auto" && model != "engine" && model != "analytic")
-    throw InputError("model", "", model, "auto, engine or analytic");
-  if (model == "analytic" && engine_only)
-    throw InputError("model", "", "analytic with " + what,
-                     "engine or auto there (the closed form has no failures, timeline, aggregation or engine processes)");
-  return engine_only;
+// The arguments among `asked` (name, given) that were given: what only the engine honours (check_model_choice).
+std::vector<std::string> given(const std::vector<std::pair<const char*, bool>>& asked) {
+  std::vector<std::string> out;
+  for (const auto& [name, is_given] : asked)
+    if (is_given) out.push_back(name);
+  return out;
 }
 
 using SystemClass = py::class_<SystemHandle, std::shared_ptr<SystemHandle>>;
@@ -70,7 +69,8 @@ py::object collective(const SystemHandle& s, const std::string& op, int gpus, co
                       const std::string& protocol, const py::object& channels, bool nvls, bool aggregate,
                       bool collnet, const std::string& nccl_version, int ib_qps_per_connection, const std::string& model) {
   // As `racksim collective --model`: the closed form has no failures, timeline or aggregation.
-  const bool engine_only = check_model(model, !fail.is_none() || !trace.is_none() || !aggregate, "fail=, trace= or aggregate=False");
+  const bool engine_only = check_model_choice(
+      "model", model, given({{"fail=", !fail.is_none()}, {"trace=", !trace.is_none()}, {"aggregate=False", !aggregate}}));
   const CollectiveRequest request = make_request(
       *s.graph, request_args(op, gpus, bytes_arg(bytes, "bytes"), algo, chunk_bytes, inner, outer, dtype, root, protocol,
                              channels, nvls, collnet, nccl_version, ib_qps_per_connection));
@@ -117,7 +117,8 @@ py::object sweep(const SystemHandle& s, const std::string& op, int gpus, const p
                  int ib_qps_per_connection, const std::string& model) {
   if (jobs < 1 || jobs > 64) throw InputError("jobs", "", std::to_string(jobs), "1 to 64 engine processes at once");
   // As `racksim sweep --model`: the closed form has no failures and runs no engine processes.
-  const bool engine_only = check_model(model, !fail.is_none() || !client.is_none() || jobs != 1, "fail=, client= or jobs > 1");
+  const bool engine_only = check_model_choice(
+      "model", model, given({{"fail=", !fail.is_none()}, {"client=", !client.is_none()}, {"jobs > 1", jobs != 1}}));
   const auto sizes = sweep_sizes(bytes_arg(min_bytes, "min_bytes"), bytes_arg(max_bytes, "max_bytes"), step_factor,
                                  {"min_bytes", "max_bytes", "step_factor"});
   const RequestArgs args =

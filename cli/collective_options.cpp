@@ -5,6 +5,7 @@
 #include "models/nccl/nccl_system.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/units.hpp"
+#include "sim/engine/simulation.hpp"
 #include "sim/topo/system_catalog.hpp"
 
 namespace racksim::cli {
@@ -119,13 +120,7 @@ bool engine_only(const CLI::App& cmd, const CollectiveOptions& o, const std::vec
   if (!o.fail.empty()) given.push_back("--fail");
   for (const auto& name : engine_options)
     if (cmd.count(name) > 0) given.push_back(name);
-  if (o.model == "analytic" && !given.empty()) {
-    std::string names;
-    for (const auto& g : given) names += (names.empty() ? "" : ", ") + g;
-    throw InputError("--model", "", "analytic with " + names,
-                     "engine or auto there (the closed form has no failures, timeline, aggregation or engine processes)");
-  }
-  return !given.empty();
+  return check_model_choice("--model", o.model, given);
 }
 
 }  // namespace racksim::cli

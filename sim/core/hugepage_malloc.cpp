@@ -18,7 +18,7 @@ constexpr const char* kDoneVariable = "RACKSIM_HUGEPAGES_SET";
 // mmap_threshold) come from the heap instead of a fresh mmap each, and the heap's top is not given back
 // below 1 GiB. A planner search builds and drops flow sets of up to 13 MB thousands of times; on huge pages
 // each fresh mapping was a 2 MiB page zeroed again (clear_page_erms, 19 % of the DeepSeek-V3 search's
-// profile): the search went from 1.40 to 1.10 s (docs/performance.md, session 32). Not for the engine
+// profile): the search went from 1.40 to 1.15 s (docs/performance.md, session 32). Not for the engine
 // processes: a 4 608-GPU run's peak grew 9 % with it and its time did not move.
 constexpr const char* kKeepFreed[] = {"glibc.malloc.mmap_threshold=33554432", "glibc.malloc.trim_threshold=1073741824"};
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "models/analytic/analytic_model.hpp"
 #include "models/collectives/registry.hpp"
+#include "sim/core/errors.hpp"
 #include "sim/core/units.hpp"
 #include "sim/topo/topology_graph.hpp"
 #include "sim/engine/simulation.hpp"
@@ -47,6 +48,17 @@ RunResult analytic_run_result(const TopologyGraph& graph, const CollectiveReques
   r.engine.mode = "analytic";
   r.engine.note = why;
   return r;
+}
+
+bool check_model_choice(const std::string& where, const std::string& model, const std::vector<std::string>& engine_only) {
+  if (model != "auto" && model != "engine" && model != "analytic") throw InputError(where, "", model, "auto, engine or analytic");
+  if (model == "analytic" && !engine_only.empty()) {
+    std::string names;
+    for (const auto& n : engine_only) names += (names.empty() ? "" : ", ") + n;
+    throw InputError(where, "", "analytic with " + names,
+                     "engine or auto there (the closed form has no failures, timeline, aggregation or engine processes)");
+  }
+  return !engine_only.empty();
 }
 
 void note_coarse_pipeline(RunResult& result, const Schedule& schedule, const TopologyGraph& graph,

@@ -91,6 +91,11 @@ RunResult simulate_collective(const TopologyGraph& graph, const CollectiveReques
 // `racksim collective|sweep --model analytic|auto` and System.collective(model=) give it.
 RunResult analytic_run_result(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration,
                               const std::string& why);
+// The model choice of `racksim collective|sweep --model` and System.collective|sweep(model=): auto, engine or
+// analytic, else InputError at `where`. `engine_only` names what the request asks that only the engine honours
+// (failures, a trace, engine processes...): analytic is refused naming them; returns whether any was asked (then
+// auto keeps an engine refusal instead of answering with the closed form).
+bool check_model_choice(const std::string& where, const std::string& model, const std::vector<std::string>& engine_only);
 // The note of a result the closed form gave because the engine refused the request over its budgets.
 inline std::string engine_refusal_note(const std::exception& refusal) {
   return std::string("the closed form: the engine will not run this (") + refusal.what() + ")";
