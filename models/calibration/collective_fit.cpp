@@ -370,11 +370,11 @@ static GroupFit fit_group(const std::string& arch, const std::string& key, const
   if (hop_scaled_launch(key)) {
     f.scale_out_hop_overhead_us = fit_L_out ? sig4(std::min(theta[1] * 1e6, 1e5)) : -1;
   } else {
-    f.scale_out_launch_overhead_us = fit_L_out ? sig4(std::min(theta[1] * 1e6, 1e5)) : -1;
+    f.scale_out_launch_us_per_8_gpus = fit_L_out ? sig4(std::min(theta[1] * 1e6, 1e5)) : -1;
   }
   record_quality(f, pts, [&](const CollectivePoint& p) {
     const double L_us = p.domains > 1 && f.scale_out_hop_overhead_us >= 0    ? f.scale_out_hop_overhead_us * p.scale_out_units
-                        : p.domains > 1 && f.scale_out_launch_overhead_us >= 0 ? f.scale_out_launch_overhead_us
+                        : p.domains > 1 && f.scale_out_launch_us_per_8_gpus >= 0 ? f.scale_out_launch_us_per_8_gpus * p.scale_out_units
                                                                                : f.launch_overhead_us;
     return L_us * 1e-6 + fixed_s(p) + ramped(p, ramp) / f.bandwidth_efficiency + p.m->timer_floor_s;
   });
@@ -430,7 +430,7 @@ std::vector<GroupFit> fit_collective_groups(const std::vector<const CollectivePo
       b.borrowed_from = f->arch;
       b.arch = arch;
       b.launch_overhead_us = pooled_us;
-      b.scale_out_launch_overhead_us = -1;
+      b.scale_out_launch_us_per_8_gpus = -1;
       b.scale_out_hop_overhead_us = -1;
       b.launch_pooled = true;
       b.points = 0;
@@ -703,7 +703,7 @@ void apply_collective_fits(Calibration& c, const std::vector<GroupFit>& fits) {
     AlgorithmCalibration a;
     a.bandwidth_efficiency = f.bandwidth_efficiency;
     a.launch_overhead_us = f.launch_overhead_us;
-    a.scale_out_launch_overhead_us = f.scale_out_launch_overhead_us;
+    a.scale_out_launch_us_per_8_gpus = f.scale_out_launch_us_per_8_gpus;
     a.scale_out_hop_overhead_us = f.scale_out_hop_overhead_us;
     a.ramp_bytes_per_gpu = f.ramp_bytes_per_gpu;
     a.p2p_pipeline_GBps = f.p2p_pipeline_GBps;

@@ -88,7 +88,7 @@ struct GroupFit : FitQuality {
   bool launch_pooled = false;  // launch_fixed, and L is its architecture's pooled value (collective_fit.cpp)
   std::string borrowed_from;   // no data of its own: another architecture's fit with this one's pooled L
   bool kappa_fixed = false;    // no point whose model time is mostly bandwidth: kappa = 1
-  double scale_out_launch_overhead_us = -1;  // across NVLink domains; -1: not determinable, launch_overhead_us
+  double scale_out_launch_us_per_8_gpus = -1;  // across NVLink domains; -1: not determinable, launch_overhead_us
   bool scale_out_launch_fitted = false;
   double scale_out_hop_overhead_us = -1;  // hop-scaled algorithms: the launch across domains per hop
   double ramp_bytes_per_gpu = 0;  // NVLS / NVLS-tree groups: the ramp's bytes per GPU (calibration.hpp)

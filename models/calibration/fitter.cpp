@@ -374,11 +374,11 @@ FitResult fit_calibration(const std::vector<Measurement>& data, const Predictor&
       f.free_parameters.clear();
     }
     if (g.scale_out_launch_fitted)
-      f.free_parameters.push_back(g.scale_out_hop_overhead_us >= 0 ? "scale_out_hop_overhead_us" : "scale_out_launch_overhead_us");
+      f.free_parameters.push_back(g.scale_out_hop_overhead_us >= 0 ? "scale_out_hop_overhead_us" : "scale_out_launch_us_per_8_gpus");
     f.values = {{"bandwidth_efficiency", g.bandwidth_efficiency}, {"launch_overhead_us", g.launch_overhead_us}};
     if (g.scale_out_launch_fitted)
       f.values.push_back(g.scale_out_hop_overhead_us >= 0 ? std::make_pair(std::string("scale_out_hop_overhead_us"), g.scale_out_hop_overhead_us)
-                                                          : std::make_pair(std::string("scale_out_launch_overhead_us"), g.scale_out_launch_overhead_us));
+                                                          : std::make_pair(std::string("scale_out_launch_us_per_8_gpus"), g.scale_out_launch_us_per_8_gpus));
     if (g.p2p_pipeline_GBps > 0) {
       f.free_parameters.push_back("p2p_pipeline_GBps");
       f.values.push_back({"p2p_pipeline_GBps", g.p2p_pipeline_GBps});

@@ -2,6 +2,7 @@
 // Calibration: what real hardware and NCCL lose against vendor peaks, per link kind and per algorithm.
 // The shipped default is calibrate/default.json (made by `racksim calibrate fit`); `none` is the vendor
 // peak with nominal latencies (the course's model inputs). Every parameter carries its source.
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -37,21 +38,26 @@ struct AlgorithmCalibration {
   double half_efficiency_bytes = 0.0; // efficiency(S) = bandwidth_efficiency * S / (S + half): 0 = flat
   std::string source;
   FitSummary fit;
-  // launch_overhead_us for a collective whose ranks span several NVLink domains (NCCL nodes): the network's proxy
-  // threads and RDMA round trips cost more than NCCL's hwLat NET terms say, and nothing of that applies inside
-  // one domain. < 0: not given, launch_overhead_us applies everywhere (files written before it existed).
-  double scale_out_launch_overhead_us = -1.0;
+  // The extra launch of a collective whose ranks span several NVLink domains (NCCL nodes), per 8 GPUs of each
+  // domain (at least one unit: an HGX node's worth; scale_out_launch_units): the network's proxy threads and
+  // RDMA round trips cost more than NCCL's hwLat NET terms say, nothing of that applies inside one domain,
+  // and it grows with the GPUs a domain puts on the network, as the tree's does per hop of its chain
+  // (scale_out_hop_overhead_us, below): OCI's two 64-GPU GB300 racks have a ~485 us NVLS-tree floor and ~500 us
+  // all-to-all floor, GCP A4's two 8-GPU B200 nodes pay a few tens of us. One figure per call for both made
+  // the held-out B200 nodes 2.7x slow at 8 MiB (docs/calibration.md section 4, session 33). < 0: not given,
+  // launch_overhead_us applies everywhere.
+  double scale_out_launch_us_per_8_gpus = -1.0;
   // The tree across domains (all_reduce/tree): its extra latency per hop of NCCL's tree latency count,
-  // tree_latency_hops() (tuning.cc:382-385), in place of scale_out_launch_overhead_us. A tree's latency
+  // tree_latency_hops() (tuning.cc:382-385), in place of scale_out_launch_us_per_8_gpus. A tree's latency
   // grows with its chain through each node: OCI's two GB200 racks of 64 GPUs pay ~104 us more than
   // NCCL's terms at 8 B, Lambda's two 8-GPU B200 nodes ~15 us, Nebius's H100 nodes ~9 us, 0.6-0.9 us per
   // hop for all three (docs/calibration.md section 3). < 0: not given.
   double scale_out_hop_overhead_us = -1.0;
-  // The extra launch: across domains, per hop where the entry has it (`hops`: tree_latency_hops of the
-  // run), else the scale-out one, else the in-domain one.
-  double launch_us(bool spans_domains, double hops = 0) const {
-    if (spans_domains && scale_out_hop_overhead_us >= 0) return scale_out_hop_overhead_us * hops;
-    return spans_domains && scale_out_launch_overhead_us >= 0 ? scale_out_launch_overhead_us : launch_overhead_us;
+  // The extra launch: across domains, per unit of scale_out_launch_units (`units`: the tree's hops, else the
+  // GPUs per domain / 8) where the entry has a figure across domains, else the in-domain one.
+  double launch_us(bool spans_domains, double units = 1) const {
+    if (spans_domains && scale_out_hop_overhead_us >= 0) return scale_out_hop_overhead_us * units;
+    return spans_domains && scale_out_launch_us_per_8_gpus >= 0 ? scale_out_launch_us_per_8_gpus * units : launch_overhead_us;
   }
   // NVLS's ramp to full bandwidth (NVLS and NVLS-tree entries; 0: none). The first S_k bytes of a collective
   // move at half its asymptotic bandwidth, S_k = ramp_bytes_per_gpu x ramp_gpus (exec_terms.hpp): d x
@@ -125,9 +131,11 @@ inline double tree_latency_hops(int ranks, int nodes) {
   return 2.0 * (ranks / nodes - 1 + tree_levels(nodes));
 }
 // What the launch across domains of `key` counts for a run of `ranks` over `domains`: the tree's hops where
-// it is hop-scaled, else 1 (AlgorithmCalibration::launch_us's `hops`; the fit's column for it).
+// it is hop-scaled, else the GPUs per domain in units of 8, at least 1 (AlgorithmCalibration::launch_us's
+// `hops`; the fit's column for it).
 inline double scale_out_launch_units(const std::string& key, int ranks, int domains) {
-  return hop_scaled_launch(key) ? tree_latency_hops(ranks, domains) : 1.0;
+  if (hop_scaled_launch(key)) return tree_latency_hops(ranks, domains);
+  return domains > 0 ? std::max(1.0, static_cast<double>(ranks) / domains / 8.0) : 1.0;
 }
 
 // GPU architectures as NCCL's tuner tells them apart (tuning.cc:249): calibration entries are kept per

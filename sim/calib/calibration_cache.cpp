@@ -64,7 +64,7 @@ void encode_algo(Writer& w, const AlgorithmCalibration& a) {
   w.pod(a.half_efficiency_bytes);
   w.str(a.source);
   encode_fit(w, a.fit);
-  w.pod(a.scale_out_launch_overhead_us);
+  w.pod(a.scale_out_launch_us_per_8_gpus);
   w.pod(a.scale_out_hop_overhead_us);
   w.pod(a.ramp_bytes_per_gpu);
   w.str(a.borrowed_from);
@@ -80,7 +80,7 @@ AlgorithmCalibration decode_algo(Reader& r) {
   a.half_efficiency_bytes = r.pod<double>();
   a.source = r.str();
   a.fit = decode_fit(r);
-  a.scale_out_launch_overhead_us = r.pod<double>();
+  a.scale_out_launch_us_per_8_gpus = r.pod<double>();
   a.scale_out_hop_overhead_us = r.pod<double>();
   a.ramp_bytes_per_gpu = r.pod<double>();
   a.borrowed_from = r.str();

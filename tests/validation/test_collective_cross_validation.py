@@ -88,7 +88,10 @@ GROUP_SERIES = ("use3a-ss", "h200-nvswitch-2gpu", "OCI BM.GPU.GB300.4", "x20 rac
 # Session 32: records naming NCCL 2.18-2.24 take 2.27's tables (the nearest) instead of 2.28's: Voltage Park's 2-8 MiB
 # rows become NVLS-tree as the runs show (its 13 held-out points' mean 14.9 -> 7.2 %), the H20 pair 42.5 -> 13.1 %; the
 # refit moved Voltage Park's 256 MiB row (below its own 128 MiB one, above) from 14.9 to 16.2 % held out: 104, 13.
-BEYOND_15_BOUNDS = {"all": 104, "outside the named groups": 13}
+# Session 33: the launch across domains per 8 GPUs of each domain (calibration.hpp scale_out_launch_units): GCP A4's
+# two-node B200 NVLS-tree at 64-256 MiB, priced with OCI's 64-GPU-rack floor held out, came within 15 % (+64 % ->
+# +5 % at 64 MiB); Together MD1's and CoreWeave's 8 GiB points moved 1 point the wrong way, none past 15 %: 99, 10.
+BEYOND_15_BOUNDS = {"all": 99, "outside the named groups": 10}
 # And the all-to-all itself, held out by system at >= 64 MiB without OCI's two GB300 racks (a quarter of their
 # NICs, which nothing in the model explains): 55 points, median 3.2 %, worst 19.6 % (before the pipelines 9.0 % and
 # 27.8 %). The issue's 15 % worst is not met by it either. Session 23: 65 points, median 3.6 %, worst 22.8 %: OCI's

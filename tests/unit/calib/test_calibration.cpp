@@ -137,6 +137,12 @@ TEST(Calibration, StrictErrorsNameTheFileAndPointer) {
   const std::string from = error_of(base + R"(, "algorithms": {"hopper:all_reduce/tree": {"borrowed_from": "turing", "source": "s"}}})");
   EXPECT_NE(from.find("/algorithms/hopper:all_reduce/tree/borrowed_from"), std::string::npos) << from;
   EXPECT_NE(from.find("blackwell"), std::string::npos) << from;  // the architectures allowed are listed
+  // Session 33: the launch across domains became per 8 GPUs of each domain; a file with the old per-call key
+  // would be read 8x off on a rack, so it is refused naming the new key.
+  const std::string old_key =
+      error_of(base + R"(, "algorithms": {"blackwell:all_reduce/nvls_tree": {"scale_out_launch_overhead_us": 80.8, "source": "s"}}})");
+  EXPECT_NE(old_key.find("/algorithms/blackwell:all_reduce/nvls_tree/scale_out_launch_overhead_us"), std::string::npos) << old_key;
+  EXPECT_NE(old_key.find("scale_out_launch_us_per_8_gpus"), std::string::npos) << old_key;
   EXPECT_THROW(load_calibration("/nonexistent/cal.json"), InputError);
 }
 

@@ -197,7 +197,7 @@ TEST(Fitter, ScaleOutLatencyIsPulledTowardNcclsOwnWithTheWeightOfOneSeries) {
   o.held_out = false;
   // Rings over 2-4 HGX H100 boxes made with 100 us of extra latency across nodes (12 us inside one box).
   Calibration made = truth(1.0);
-  made.arch_algorithms["hopper"]["all_reduce/ring"].scale_out_launch_overhead_us = 100;
+  made.arch_algorithms["hopper"]["all_reduce/ring"].scale_out_launch_us_per_8_gpus = 100;
   auto sweep = [&](int racks) {
     return synthetic_sweep(p, "hgx-h100", racks, {8 * racks}, "cluster " + std::to_string(racks), "ring", 65536, 1 << 30,
                            "high", made);
@@ -209,7 +209,7 @@ TEST(Fitter, ScaleOutLatencyIsPulledTowardNcclsOwnWithTheWeightOfOneSeries) {
       data.insert(data.end(), v.begin(), v.end());
     }
     const FitResult fit = fit_calibration(data, p, o);
-    return fit.calibration.arch_algorithms.at("hopper").at("all_reduce/ring").scale_out_launch_overhead_us;
+    return fit.calibration.arch_algorithms.at("hopper").at("all_reduce/ring").scale_out_launch_us_per_8_gpus;
   };
   // One multi-node series is matched about halfway to NCCL's own latency (extra 0); three agreeing series
   // move it most of the way to the 100 us they show, never past it.
@@ -227,7 +227,7 @@ TEST(Fitter, AssumedNicsAreFittedOnlyWhereLatencyIsAlmostAllTheTime) {
   // and a quarter of the bandwidth: only the sizes whose model time is almost all latency may be fitted
   // (kAssumedNicsMaxBandwidthShare), which the NICs' count cannot change.
   Calibration made = truth(0.25);
-  made.arch_algorithms["hopper"]["all_reduce/ring"].scale_out_launch_overhead_us = 100;
+  made.arch_algorithms["hopper"]["all_reduce/ring"].scale_out_launch_us_per_8_gpus = 100;
   std::vector<Measurement> data = synthetic_sweep(p, "hgx-h100", 2, {16}, "cluster", "ring", 64, 4.0 * (1 << 30), "high", made);
   int latency_bound = 0;
   for (auto& m : data) {
@@ -254,7 +254,7 @@ TEST(Fitter, AssumedNicsAreFittedOnlyWhereLatencyIsAlmostAllTheTime) {
   const FitResult fit = fit_calibration(all, p, o);
   const AlgorithmCalibration& a = fit.calibration.arch_algorithms.at("hopper").at("all_reduce/ring");
   EXPECT_NEAR(a.bandwidth_efficiency, 1.0, 5e-3);  // not 0.25
-  EXPECT_GT(a.scale_out_launch_overhead_us, 30);
+  EXPECT_GT(a.scale_out_launch_us_per_8_gpus, 30);
   EXPECT_EQ(a.fit.points, 8 + latency_bound);  // 64 KiB .. 1 GiB by 4x in the box
 }
 
@@ -265,6 +265,19 @@ TEST(Fitter, TreeLatencyAcrossNodesScalesWithItsHops) {
   EXPECT_EQ(tree_latency_hops(1440, 20), 150); // 20 racks of 72: 71 + floor(log2 20) = 75, each way
   EXPECT_TRUE(hop_scaled_launch("all_reduce/tree"));
   EXPECT_FALSE(hop_scaled_launch("all_reduce/ring"));
+  // Every other algorithm's launch across domains counts the GPUs per domain in 8s, at least one: two 64-GPU
+  // racks 8 units, two 8-GPU nodes 1, two 4-GPU trays 1 (not less: an HGX node's worth is the least).
+  EXPECT_DOUBLE_EQ(scale_out_launch_units("all_reduce/nvls_tree", 128, 2), 8.0);
+  EXPECT_DOUBLE_EQ(scale_out_launch_units("all_to_all/direct", 1440, 20), 9.0);
+  EXPECT_DOUBLE_EQ(scale_out_launch_units("all_reduce/nvls_tree", 16, 2), 1.0);
+  EXPECT_DOUBLE_EQ(scale_out_launch_units("all_gather/ring", 8, 2), 1.0);
+  EXPECT_DOUBLE_EQ(scale_out_launch_units("all_reduce/tree", 128, 2), 128.0);
+  AlgorithmCalibration per8;
+  per8.launch_overhead_us = 6;
+  per8.scale_out_launch_us_per_8_gpus = 42.5;
+  EXPECT_DOUBLE_EQ(per8.launch_us(true, scale_out_launch_units("all_reduce/nvls_tree", 128, 2)), 340.0);
+  EXPECT_DOUBLE_EQ(per8.launch_us(true, scale_out_launch_units("all_reduce/nvls_tree", 16, 2)), 42.5);
+  EXPECT_DOUBLE_EQ(per8.launch_us(false, 8), 6.0);
   const Predictor p(RACKSIM_TOPOLOGY_DIR, unused_collective_model, "analytic");
   // Trees over two HGX H100 boxes with 2, 4 and 8 GPUs each (hops 4, 8, 16), made with 3 us per hop across
   // nodes: one per-hop figure explains all three, which one constant launch could not.
@@ -300,7 +313,7 @@ TEST(Fitter, TreeLatencyAcrossNodesScalesWithItsHops) {
   o.held_out = false;
   const FitResult fit = fit_calibration(data, p, o);
   const AlgorithmCalibration& a = fit.calibration.arch_algorithms.at("hopper").at("all_reduce/tree");
-  EXPECT_LT(a.scale_out_launch_overhead_us, 0);  // a tree's launch across nodes is per hop
+  EXPECT_LT(a.scale_out_launch_us_per_8_gpus, 0);  // a tree's launch across nodes is per hop
   EXPECT_GT(a.scale_out_hop_overhead_us, 2.0);   // pulled toward 0 by the prior, as any launch across domains
   EXPECT_LE(a.scale_out_hop_overhead_us, 3.01);
   // The engine's and the closed form's time take it per hop: the 16-hop run pays 4x the 4-hop run's extra.
@@ -421,7 +434,7 @@ TEST(Fitter, UndeterminedLaunchIsTheArchitecturesPooledValueAndBorrowingKeepsIt)
   EXPECT_DOUBLE_EQ(borrowed_tree.bandwidth_efficiency, hopper.at("all_reduce/tree").bandwidth_efficiency);
   EXPECT_EQ(borrowed_tree.fit.points, 0);
   // No launch across domains is borrowed: another architecture's cluster set it; NCCL's NET terms stand.
-  EXPECT_LT(borrowed_tree.scale_out_launch_overhead_us, 0);
+  EXPECT_LT(borrowed_tree.scale_out_launch_us_per_8_gpus, 0);
   EXPECT_LT(borrowed_tree.scale_out_hop_overhead_us, 0);
   EXPECT_DOUBLE_EQ(borrowed_tree.launch_us(true, 6), borrowed_tree.launch_overhead_us);  // across domains as inside
   std::string from;
