@@ -216,6 +216,15 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
     e.flow.launch_s = units::us_to_s(extra_launch_us);
     e.flow.intra_step_s = e.flow.net_step_s = units::us_to_s(cal.step_overhead_us);
   }
+  // The fitted launch across domains is often most of a small run's time (a 64-GPU rack's 340 us): say what it
+  // is and where it comes from, so that the total can be checked.
+  if (spans_domains && extra_launch_us > 0 && (cal.scale_out_hop_overhead_us >= 0 || cal.scale_out_launch_us_per_8_gpus >= 0)) {
+    const double launch_units = scale_out_launch_units(key, static_cast<int>(request.gpus.size()), static_cast<int>(domains.size()));
+    const bool per_hop = cal.scale_out_hop_overhead_us >= 0;
+    add_note(e, fmt::format("a fitted launch across domains of {:.4g} us ({:.4g} us per {} x {:g}; calibration '{}:{}')",
+                            extra_launch_us, per_hop ? cal.scale_out_hop_overhead_us : cal.scale_out_launch_us_per_8_gpus,
+                            per_hop ? "hop of the tree" : "8 GPUs of each domain", launch_units, arch, key));
+  }
   if (request.op == CollectiveOp::all_to_all) {
     // One kernel like a collective's: NCCL's base latency of a Simple ring (tuning.cc:143-148), which the
     // tuner never charges a p2p group itself; measured 2-GPU H200 floors are 8.5-9 us.

@@ -194,8 +194,27 @@ def test_older_nccl_takes_the_nearest_tables():
     check("warning: NCCL 2.24 is older" in run("2.24.3", "table"), "the table prints the warning")
 
 
+def test_launch_across_domains_is_named():
+    """The fitted launch across domains is per 8 GPUs of each domain (per hop for the tree): two 64-GPU GB300 racks
+    pay 8 units, two 8-GPU B200 nodes one; the note names the figure, the count and the entry, and the time holds it."""
+    source = os.environ.get("RACKSIM_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", ".."))
+    with open(os.path.join(source, "calibrate", "default.json")) as f:
+        per8 = json.load(f)["algorithms"]["blackwell:all_reduce/nvls_tree"]["scale_out_launch_us_per_8_gpus"]
+    def run(system, racks, gpus):
+        out = racksim("collective", "--system", system, "--racks", str(racks), "--gpus", str(gpus), "--op", "all_reduce",
+                      "--bytes", "1M", "--algo", "nvls_tree", "--model", "analytic", "--format", "json")
+        check(out.returncode == 0, f"{system} x{racks}: exit 0 ({out.stderr.strip()})")
+        return json.loads(out.stdout)
+    rack, node = run("gb300-nvl72", 2, 128), run("hgx-b200", 2, 16)
+    for j, units in ((rack, 8), (node, 1)):
+        said = f"a fitted launch across domains of {per8 * units:.4g} us ({per8:.4g} us per 8 GPUs of each domain x {units}"
+        check(said in j["algo_note"], f"{j['system']}: the note says '{said}'")
+        check(j["time_us"] > per8 * units, f"{j['system']}: {j['time_us']:.1f} us holds the launch {per8 * units:.1f}")
+    check(rack["time_us"] - node["time_us"] > 6 * per8, "the rack pays 7 units more than the node (less its faster links)")
+
+
 for test in [test_json_contract_and_values, test_determinism, test_failures_and_auto, test_trace, test_sweep,
-             test_bad_input, test_queue_pairs, test_older_nccl_takes_the_nearest_tables]:
+             test_bad_input, test_queue_pairs, test_older_nccl_takes_the_nearest_tables, test_launch_across_domains_is_named]:
     test()
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)
