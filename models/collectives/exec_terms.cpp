@@ -146,8 +146,8 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   std::set<int> domains;
   for (int g : request.gpus) domains.insert(graph.vertices()[graph.gpu_vertex(g)].domain);
   const bool spans_domains = domains.size() > 1;
-  const double extra_launch_us =
-      cal.launch_us(spans_domains, scale_out_launch_units(key, static_cast<int>(request.gpus.size()), static_cast<int>(domains.size())));
+  const double launch_units = scale_out_launch_units(key, static_cast<int>(request.gpus.size()), static_cast<int>(domains.size()));
+  const double extra_launch_us = cal.launch_us(spans_domains, launch_units);
   if (const std::string caveat = nccl::tuner_release_caveat(request.nccl_version); !caveat.empty()) e.warnings.push_back(caveat);
   if (calibration.has_algorithm_entries() && !calibration.calibrates(key, arch))
     e.warnings.push_back(key + ": calibration '" + calibration.name + "' has no entry for it on any architecture (no data: " +
@@ -219,7 +219,6 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   // The fitted launch across domains is often most of a small run's time (a 64-GPU rack's 340 us): say what it
   // is and where it comes from, so that the total can be checked.
   if (spans_domains && extra_launch_us > 0 && (cal.scale_out_hop_overhead_us >= 0 || cal.scale_out_launch_us_per_8_gpus >= 0)) {
-    const double launch_units = scale_out_launch_units(key, static_cast<int>(request.gpus.size()), static_cast<int>(domains.size()));
     const bool per_hop = cal.scale_out_hop_overhead_us >= 0;
     add_note(e, fmt::format("a fitted launch across domains of {:.4g} us ({:.4g} us per {} x {:g}; calibration '{}:{}')",
                             extra_launch_us, per_hop ? cal.scale_out_hop_overhead_us : cal.scale_out_launch_us_per_8_gpus,

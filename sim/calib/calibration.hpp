@@ -132,7 +132,7 @@ inline double tree_latency_hops(int ranks, int nodes) {
 }
 // What the launch across domains of `key` counts for a run of `ranks` over `domains`: the tree's hops where
 // it is hop-scaled, else the GPUs per domain in units of 8, at least 1 (AlgorithmCalibration::launch_us's
-// `hops`; the fit's column for it).
+// `units`; the fit's column for it).
 inline double scale_out_launch_units(const std::string& key, int ranks, int domains) {
   if (hop_scaled_launch(key)) return tree_latency_hops(ranks, domains);
   return domains > 0 ? std::max(1.0, static_cast<double>(ranks) / domains / 8.0) : 1.0;
