@@ -224,4 +224,17 @@ CompiledRun compile_run(const PlatformModel& model, const Calibration& calibrati
   return c;
 }
 
+std::size_t CompiledRun::memory_bytes() const {
+  const auto held = [](const auto& v) { return v.capacity() * sizeof(v[0]); };
+  std::size_t n = sizeof(*this) + held(task_schedule) + held(pending) + held(succ_offset) + held(succ) + held(part_offset) +
+                  held(part_route) + held(part_rank) + held(payload) + held(task_bytes) + held(flags) + held(phase) +
+                  held(task_delay_s) + held(route_src) + held(route_dst) + held(route_link_offset) + held(route_links) +
+                  held(route_latency_s) + held(hosts) + held(links) + held(host_info) + held(route_comm_src) +
+                  held(route_comm_dst) + held(route_exec_src) + held(route_exec_dst) + held(schedules);
+  for (const CompiledSchedule& cs : schedules) n += held(cs.hosts_of_rank) + held(cs.link_bytes);
+  for (const PlatformHost& h : host_info) n += h.name.capacity();
+  if (classes) n += held(classes->task_class) + held(classes->directed_link_rep);
+  return n;
+}
+
 }  // namespace racksim

@@ -76,6 +76,9 @@ struct CompiledRun {
   static constexpr std::uint8_t kReduce = 2;        // the receiver combines the data
   int tasks() const { return static_cast<int>(task_schedule.size()); }
   bool is_launch(int t) const { return phase[t] < 0; }
+  // The heap this run holds (its vectors' capacities; the schedules it points to are not its own): what a
+  // caller preparing runs ahead of their engine processes keeps in memory (engine_process.hpp).
+  std::size_t memory_bytes() const;
 };
 
 // Validates the schedules (InputError naming the task), checks that no rank is on a failed tray and no

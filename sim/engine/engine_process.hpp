@@ -13,6 +13,7 @@
 // server instead (engine_server.hpp): a small executable started with posix_spawn, single-threaded
 // itself, which forks the engine processes. Parallel runs (`sweep --jobs`) fork several children from
 // the one calling thread and wait on their pipes, instead of using threads.
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <vector>
@@ -34,11 +35,15 @@ std::string run_in_child_process(const std::function<std::string()>& work);
 // re-thrown (the same one whatever `jobs` is).
 std::vector<std::string> run_in_child_processes(const std::vector<std::function<std::string()>>& works, int jobs,
                                                 const std::function<void(std::size_t)>& progress = {});
-// The same for `count` works, work i readied by `prepare(i)` in this process before its child is forked,
-// the next one while the children run (so that, on more than one core, preparing overlaps running). An
-// exception from any prepare(i) is re-thrown (the first, after the running children are waited for),
-// before any child's error: the answer is the one of preparing every work first.
-std::vector<std::string> run_in_child_processes(std::size_t count, const std::function<void(std::size_t)>& prepare,
+// The same for `count` works, work i readied by `prepare(i)` in this process before its child is forked;
+// prepare returns the bytes the readied work holds until then. Works are readied in batches, each while no
+// child runs (a child shares this process's pages: writing them beside it is a copy-on-write fault each),
+// a batch as many works as stay under kPrepareAheadBytes (at least one); its children then run, `jobs` at
+// once, and the next batch is readied when they have all ended. An exception from any prepare(i) is
+// re-thrown (the first, after the running children are waited for), before any child's error: the answer
+// is the one of preparing every work first.
+inline constexpr std::size_t kPrepareAheadBytes = std::size_t{256} << 20;
+std::vector<std::string> run_in_child_processes(std::size_t count, const std::function<std::size_t(std::size_t)>& prepare,
                                                 const std::function<std::string(std::size_t)>& work, int jobs,
                                                 const std::function<void(std::size_t)>& progress = {});
 

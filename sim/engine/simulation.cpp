@@ -149,10 +149,11 @@ std::vector<RunResult> Simulation::run_each(const std::vector<const Schedule*>& 
     impl.echo(results, pointers, true, Impl::Heldout::from_engine_server);
     return results;
   }
-  // Each run compiled just before its engine process is forked, the next while it runs (engine_process.hpp).
+  // The runs compiled in batches before their engine processes are forked (engine_process.hpp).
   std::vector<CompiledRun> runs(pointers.size());
   const auto prepare = [&](std::size_t i) {
     runs[i] = engine_run(impl.model, compile_run(impl.model, impl.calibration, {pointers[i]}), options);
+    return runs[i].memory_bytes();
   };
   const auto work = [&](std::size_t i) { return encode_run_results(local_engine()(impl.model, runs[i], options)); };
   std::vector<RunResult> results;

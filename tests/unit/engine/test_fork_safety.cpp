@@ -172,16 +172,16 @@ TEST(ForkSafety, ParallelChildrenKeepOrderAndReportTheFirstFailure) {
   EXPECT_EQ(out, (std::vector<std::string>{"0", "1", "4", "16", "36"}));
 }
 
-// Works readied in this process before their fork (Simulation::run_each compiles each run so, the next
-// while the previous one runs): every child sees what was prepared for it, and an error in preparing any
-// work is the answer, even when a child failed earlier, as when all were prepared before the first fork.
+// Works readied in this process before their fork (Simulation::run_each compiles each run so, in batches):
+// every child sees what was prepared for it, and an error in preparing any work is the answer, even when a
+// child failed earlier, as when all were prepared before the first fork.
 TEST(ForkSafety, PreparedChildrenSeeTheirPreparationAndPreparingErrorsComeFirst) {
   std::vector<int> ready(6, -1);
   const auto work = [&](std::size_t i) { return std::to_string(ready[i]); };
   for (const int jobs : {1, 2}) {
     std::fill(ready.begin(), ready.end(), -1);
     const auto out = run_in_child_processes(
-        ready.size(), [&](std::size_t i) { ready[i] = static_cast<int>(10 * i); }, work, jobs);
+        ready.size(), [&](std::size_t i) { ready[i] = static_cast<int>(10 * i); return std::size_t{0}; }, work, jobs);
     EXPECT_EQ(out, (std::vector<std::string>{"0", "10", "20", "30", "40", "50"})) << jobs;
   }
   const auto fail_run_1 = [&](std::size_t i) -> std::string {
@@ -191,6 +191,7 @@ TEST(ForkSafety, PreparedChildrenSeeTheirPreparationAndPreparingErrorsComeFirst)
   const auto fail_prepare_4 = [&](std::size_t i) {
     if (i == 4) throw InputError("prepare 4");
     ready[i] = 1;
+    return std::size_t{0};
   };
   for (const int jobs : {1, 2}) {
     try {
@@ -199,6 +200,25 @@ TEST(ForkSafety, PreparedChildrenSeeTheirPreparationAndPreparingErrorsComeFirst)
     } catch (const InputError& e) {
       EXPECT_STREQ(e.what(), "prepare 4") << jobs;
     }
+  }
+}
+
+// Works are readied in batches while no child runs (a write beside a running child is a copy-on-write
+// fault on the pages it shares): small works all before the first fork; works each at the budget one by
+// one, the next readied only after the previous child ended, whatever `jobs` is.
+TEST(ForkSafety, WorksAreReadiedInBatchesWhileNoChildRuns) {
+  const auto work = [](std::size_t i) { return std::to_string(i); };
+  for (const int jobs : {1, 2}) {
+    std::vector<std::string> events;
+    const auto small = [&](std::size_t i) { events.push_back("p" + std::to_string(i)); return std::size_t{1}; };
+    const auto done = [&](std::size_t n) { events.push_back("d" + std::to_string(n)); };
+    run_in_child_processes(4, small, work, jobs, done);
+    EXPECT_EQ(events, (std::vector<std::string>{"p0", "p1", "p2", "p3", "d1", "d2", "d3", "d4"})) << jobs;
+    events.clear();
+    const auto large = [&](std::size_t i) { events.push_back("p" + std::to_string(i)); return kPrepareAheadBytes; };
+    const auto out = run_in_child_processes(4, large, work, jobs, done);
+    EXPECT_EQ(events, (std::vector<std::string>{"p0", "d1", "p1", "d2", "p2", "d3", "p3", "d4"})) << jobs;
+    EXPECT_EQ(out, (std::vector<std::string>{"0", "1", "2", "3"})) << jobs;
   }
 }
 
