@@ -20,6 +20,7 @@
 #include "models/collectives/registry.hpp"
 #include "models/collectives/sweep_sizes.hpp"
 #include "models/work/work_units.hpp"
+#include "sim/engine/engine_process.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/results/results_io.hpp"
 
@@ -111,14 +112,23 @@ py::object collective(const SystemHandle& s, const std::string& op, int gpus, co
 py::object sweep(const SystemHandle& s, const std::string& op, int gpus, const py::object& min_bytes,
                  const py::object& max_bytes, double step_factor, const std::string& algo, const py::object& fail,
                  const py::object& calibration, const py::object& chunk_bytes, const py::object& inner,
-                 const py::object& outer, const std::string& dtype, int root, int jobs,
+                 const py::object& outer, const std::string& dtype, int root, const py::object& jobs_arg,
                  const std::string& partition_mode, const std::string& protocol, const py::object& channels, bool nvls,
                  const py::object& client, const py::object& progress, bool collnet, const std::string& nccl_version,
                  int ib_qps_per_connection, const std::string& model) {
-  if (jobs < 1 || jobs > 64) throw InputError("jobs", "", std::to_string(jobs), "1 to 64 engine processes at once");
+  // None: as `racksim sweep`, this machine's cores (at most 4, default_engine_jobs).
+  int jobs = default_engine_jobs();
+  if (!jobs_arg.is_none()) {
+    if (!py::isinstance<py::int_>(jobs_arg) || py::isinstance<py::bool_>(jobs_arg))
+      throw InputError("jobs", "", py::str(py::repr(jobs_arg)).cast<std::string>(), "None or an int in [1, 64]");
+    const long j = jobs_arg.cast<long>();
+    if (j < 1 || j > 64) throw InputError("jobs", "", std::to_string(j), "1 to 64 engine processes at once, or None");
+    jobs = static_cast<int>(j);
+  }
   // As `racksim sweep --model`: the closed form has no failures and runs no engine processes.
   const bool engine_only = check_model_choice(
-      "model", model, given({{"fail=", !fail.is_none()}, {"client=", !client.is_none()}, {"jobs > 1", jobs != 1}}));
+      "model", model,
+      given({{"fail=", !fail.is_none()}, {"client=", !client.is_none()}, {"jobs > 1", !jobs_arg.is_none() && jobs != 1}}));
   const auto sizes = sweep_sizes(bytes_arg(min_bytes, "min_bytes"), bytes_arg(max_bytes, "max_bytes"), step_factor,
                                  {"min_bytes", "max_bytes", "step_factor"});
   const RequestArgs args =
@@ -246,13 +256,13 @@ racksim.SimulationError when the run cannot happen (e.g. a rank on a failed tray
           py::arg("max_bytes") = py::str("16G"), py::arg("step_factor") = 2.0, py::arg("algo") = "auto",
           py::arg("fail") = py::none(), py::arg("calibration") = "default", py::arg("chunk_bytes") = py::none(),
           py::arg("inner") = py::none(), py::arg("outer") = py::none(), py::arg("dtype") = "float",
-          py::arg("root") = 0, py::arg("jobs") = 1, py::arg("partition_mode") = "full-bandwidth",
+          py::arg("root") = 0, py::arg("jobs") = py::none(), py::arg("partition_mode") = "full-bandwidth",
           py::arg("protocol") = "auto", py::arg("channels") = py::none(), py::arg("nvls") = true,
           py::arg("client") = py::none(), py::arg("progress") = py::none(), py::arg("collnet") = false,
           py::arg("nccl_version") = "2.28", py::arg("ib_qps_per_connection") = 0, py::arg("model") = "auto",
           R"(Simulate a collective at sizes min_bytes, min_bytes * step_factor, ... <= max_bytes (nccl-tests'
 sequence, as `racksim sweep --format json`). Sizes are bytes (int or "64K", "1G"); jobs: engine
-processes run at once (as --jobs); client: a dask.distributed Client to run the sizes on
+processes run at once (as --jobs; None: this machine's cores, at most 4); client: a dask.distributed Client to run the sizes on
 its workers instead (one unit per size; the result is identical, byte for byte: docs/dask.md); progress:
 a tqdm bar on stderr (None: only when stderr is a terminal; True; False); model: as in collective(), per size
 ("auto" prices the sizes the engine will not run by the closed form; "analytic" refuses fail=, client= and jobs > 1);

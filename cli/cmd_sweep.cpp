@@ -2,7 +2,6 @@
 // all_reduce_perf (so a simulated sweep diffs against a real run), or as JSON / CSV.
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -21,6 +20,7 @@
 #include "models/collectives/sweep_sizes.hpp"
 #include "models/work/work_units.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/engine/engine_process.hpp"
 #include "sim/engine/local_engine.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/results/results_io.hpp"
@@ -29,17 +29,10 @@ namespace racksim::cli {
 
 namespace {
 
-// Engine processes a sweep runs at once unless told: this machine's cores, at most 4 (each holds its run's
-// engine state; a 25-size 72-GPU sweep on 2 cores 0.51-0.54 s with one, 0.39-0.49 s with two).
-int default_jobs() {
-  const unsigned cores = std::thread::hardware_concurrency();
-  return static_cast<int>(std::clamp(cores, 1u, 4u));
-}
-
 struct SweepOptions : CollectiveOptions {
   std::string min_bytes = "8", max_bytes = "16G";
   double step_factor = 2;
-  int jobs = default_jobs();
+  int jobs = default_engine_jobs();  // a 25-size 72-GPU sweep on 2 cores: 0.51-0.54 s with one, 0.39-0.49 s with two
   DaskOptions dask;
 };
 

@@ -188,6 +188,8 @@ bool disposable = false;  // set_disposable_engine_process(): the first run goes
 
 void set_disposable_engine_process() { disposable = true; }
 
+int default_engine_jobs() { return static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u)); }
+
 namespace {
 // The first run of a disposable process, in place: on a new thread, for the malloc arena (child_main).
 std::string run_in_place(const std::function<std::string()>& work) {

@@ -47,6 +47,10 @@ std::vector<std::string> run_in_child_processes(std::size_t count, const std::fu
                                                 const std::function<std::string(std::size_t)>& work, int jobs,
                                                 const std::function<void(std::size_t)>& progress = {});
 
+// Engine processes a batch of runs uses at once unless told (`racksim sweep --jobs`, `System.sweep(jobs=)`): this
+// machine's cores, at most 4 (each holds its run's engine state; a many-core machine should not hold dozens).
+int default_engine_jobs();
+
 // Marks this process as disposable (the engine daemon's child for one request, engine_server.cpp): its
 // first engine run happens here, without a fork (the process ends after it anyway; SimGrid's one engine
 // per process is respected), and any later one is forked as usual.

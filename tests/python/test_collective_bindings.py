@@ -231,9 +231,10 @@ def test_trace_written(tmp_path, h100):
 
 
 def test_sweep_jobs_give_the_same_frame(h100):
-    one = h100.sweep("all_reduce", 8, "1K", "16M", step_factor=8, algo="nvls", calibration="none")
+    one = h100.sweep("all_reduce", 8, "1K", "16M", step_factor=8, algo="nvls", calibration="none", jobs=1)
     two = h100.sweep("all_reduce", 8, "1K", "16M", step_factor=8, algo="nvls", calibration="none", jobs=2)
-    assert one.to_dict("records") == two.to_dict("records")
+    default = h100.sweep("all_reduce", 8, "1K", "16M", step_factor=8, algo="nvls", calibration="none")  # the cores, <= 4
+    assert one.to_dict("records") == two.to_dict("records") == default.to_dict("records")
 
 
 def test_load_by_path_equals_load_by_id(tmp_path):
@@ -265,6 +266,9 @@ def test_parse_bytes():
     (lambda s: s.collective("all_reduce", 72, "1G", calibration="/no/such/calibration.json"), ["calibration.json"]),
     (lambda s: s.sweep("all_reduce", 72, "1G", "1M"), ["max_bytes"]),
     (lambda s: s.sweep("all_reduce", 72, "1K", "1M", step_factor=1), ["step_factor"]),
+    (lambda s: s.sweep("all_reduce", 8, "1K", "1M", jobs=0), ["jobs", "0"]),
+    (lambda s: s.sweep("all_reduce", 8, "1K", "1M", jobs=True), ["jobs", "True"]),
+    (lambda s: s.sweep("all_reduce", 8, "1K", "1M", jobs=2, model="analytic"), ["jobs > 1", "analytic"]),
     (lambda s: racksim.load("gb200-nvl72", racks=2).collective("all_reduce", 144, "1G", algo="nvls"),
      ["nvls", "NVLink domain"]),
     (lambda s: racksim.fig4("gb200-nvl72", 72, "1G", efficiency=1.5), ["efficiency"]),
