@@ -116,15 +116,8 @@ py::object sweep(const SystemHandle& s, const std::string& op, int gpus, const p
                  const std::string& partition_mode, const std::string& protocol, const py::object& channels, bool nvls,
                  const py::object& client, const py::object& progress, bool collnet, const std::string& nccl_version,
                  int ib_qps_per_connection, const std::string& model) {
-  // None: as `racksim sweep`, this machine's cores (at most 4, default_engine_jobs).
-  int jobs = default_engine_jobs();
-  if (!jobs_arg.is_none()) {
-    if (!py::isinstance<py::int_>(jobs_arg) || py::isinstance<py::bool_>(jobs_arg))
-      throw InputError("jobs", "", py::str(py::repr(jobs_arg)).cast<std::string>(), "None or an int in [1, 64]");
-    const long j = jobs_arg.cast<long>();
-    if (j < 1 || j > 64) throw InputError("jobs", "", std::to_string(j), "1 to 64 engine processes at once, or None");
-    jobs = static_cast<int>(j);
-  }
+  // None: as `racksim sweep`, this machine's cores (default_engine_jobs).
+  const int jobs = optional_int_arg(jobs_arg, "jobs", 1, 64, default_engine_jobs(), "this machine's cores, at most 4");
   // As `racksim sweep --model`: the closed form has no failures and runs no engine processes.
   const bool engine_only = check_model_choice(
       "model", model,

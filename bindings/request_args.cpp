@@ -80,14 +80,18 @@ std::uint64_t chunk_bytes_arg(const py::handle& value) {
   return c;
 }
 
-int channels_arg(const py::handle& value) {
-  if (value.is_none()) return 0;
+int optional_int_arg(const py::handle& value, const std::string& name, int lo, int hi, int if_none,
+                     const std::string& none_means) {
+  if (value.is_none()) return if_none;
+  const std::string range = "an int in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
   if (!py::isinstance<py::int_>(value) || py::isinstance<py::bool_>(value))
-    throw InputError("channels", "", py::str(py::repr(value)).cast<std::string>(), "None or an int in [1, 64]");
-  const long c = value.cast<long>();
-  if (c < 1 || c > 64) throw InputError("channels", "", std::to_string(c), "None (NCCL's choice) or an int in [1, 64]");
-  return static_cast<int>(c);
+    throw InputError(name, "", py::str(py::repr(value)).cast<std::string>(), "None or " + range);
+  const long v = value.cast<long>();
+  if (v < lo || v > hi) throw InputError(name, "", std::to_string(v), "None (" + none_means + ") or " + range);
+  return static_cast<int>(v);
 }
+
+int channels_arg(const py::handle& value) { return optional_int_arg(value, "channels", 1, 64, 0, "NCCL's choice"); }
 
 CollectiveRequest make_request(const TopologyGraph& graph, const RequestArgs& a) {
   CollectiveRequest request;

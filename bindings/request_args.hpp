@@ -45,6 +45,10 @@ struct RequestArgs {
   std::string nccl_version = "2.28";  // the NCCL whose tuner tables decide (CollectiveRequest::nccl_version)
   int ib_qps_per_connection = 0;      // NCCL_IB_QPS_PER_CONNECTION (0: NCCL's default, one)
 };
+// An int argument in [lo, hi] or None (`if_none`, which `none_means` names in the error): anything else, a bool
+// included, raises InputError naming `name` and the value.
+int optional_int_arg(const pybind11::handle& value, const std::string& name, int lo, int hi, int if_none,
+                     const std::string& none_means);
 // channels: None -> 0, else an int in [1, 64].
 int channels_arg(const pybind11::handle& value);
 CollectiveRequest make_request(const TopologyGraph& graph, const RequestArgs& args);
