@@ -372,11 +372,13 @@ static GroupFit fit_group(const std::string& arch, const std::string& key, const
   } else {
     f.scale_out_launch_us_per_8_gpus = fit_L_out ? sig4(std::min(theta[1] * 1e6, 1e5)) : -1;
   }
+  AlgorithmCalibration launch;  // the fitted launch terms, priced by the calibration's own law (launch_us)
+  launch.launch_overhead_us = f.launch_overhead_us;
+  launch.scale_out_launch_us_per_8_gpus = f.scale_out_launch_us_per_8_gpus;
+  launch.scale_out_hop_overhead_us = f.scale_out_hop_overhead_us;
   record_quality(f, pts, [&](const CollectivePoint& p) {
-    const double L_us = p.domains > 1 && f.scale_out_hop_overhead_us >= 0    ? f.scale_out_hop_overhead_us * p.scale_out_units
-                        : p.domains > 1 && f.scale_out_launch_us_per_8_gpus >= 0 ? f.scale_out_launch_us_per_8_gpus * p.scale_out_units
-                                                                               : f.launch_overhead_us;
-    return L_us * 1e-6 + fixed_s(p) + ramped(p, ramp) / f.bandwidth_efficiency + p.m->timer_floor_s;
+    return launch.launch_us(p.domains > 1, p.scale_out_units) * 1e-6 + fixed_s(p) + ramped(p, ramp) / f.bandwidth_efficiency +
+           p.m->timer_floor_s;
   });
   return f;
 }
