@@ -342,6 +342,11 @@ TEST(AnalyticModel, SameErrorsAsTheBuilders) {
                InputError);
 }
 
+// Whether one of a result's warnings contains `text`.
+bool warns(const AnalyticEstimate& e, const std::string& text) {
+  return std::any_of(e.warnings.begin(), e.warnings.end(), [&](const std::string& w) { return w.find(text) != std::string::npos; });
+}
+
 // A calibration file with entries for other algorithms but none for this one (reduce/ring in the shipped file:
 // no public reduce measurement) leaves it at kappa 1 and says so in every result; a file without any
 // algorithm entry (--calibration none) is uncalibrated by choice and says nothing.
@@ -350,11 +355,7 @@ TEST(AnalyticModel, AnAlgorithmWithoutACalibrationEntrySaysSo) {
   const Calibration shipped = load_calibration("default");
   ASSERT_TRUE(shipped.calibrates("broadcast/ring", "hopper"));
   ASSERT_FALSE(shipped.calibrates("reduce/ring", "hopper"));
-  auto says = [](const AnalyticEstimate& e) {
-    for (const auto& w : e.warnings)
-      if (w.find("reduce/ring: calibration 'default' has no entry") != std::string::npos) return true;
-    return false;
-  };
+  auto says = [](const AnalyticEstimate& e) { return warns(e, "reduce/ring: calibration 'default' has no entry"); };
   const auto r = make_request(CollectiveOp::reduce, "ring", test::first_gpus(8), 1 << 30);
   EXPECT_TRUE(says(analytic_collective(g, r, shipped)));
   EXPECT_FALSE(says(analytic_collective(g, r, Calibration::none())));
@@ -365,11 +366,7 @@ TEST(AnalyticModel, AnAlgorithmWithoutACalibrationEntrySaysSo) {
 // such a result says so; 4 GPUs, two Hopper GPUs and two B200 nodes do not.
 TEST(AnalyticModel, FewBlackwellGpusAllToAllSayTheyAreSlowerThanModelled) {
   const Calibration shipped = load_calibration("default");
-  auto says = [](const AnalyticEstimate& e) {
-    for (const auto& w : e.warnings)
-      if (w.find("all_to_all on 2-3 Blackwell GPUs") != std::string::npos) return true;
-    return false;
-  };
+  auto says = [](const AnalyticEstimate& e) { return warns(e, "all_to_all on 2-3 Blackwell GPUs"); };
   auto a2a = [](const std::vector<int>& gpus) { return make_request(CollectiveOp::all_to_all, "direct", gpus, 1 << 30); };
   const auto b200 = test::shipped("hgx-b200");
   EXPECT_TRUE(says(analytic_collective(b200, a2a(test::first_gpus(2)), shipped)));
@@ -383,11 +380,7 @@ TEST(AnalyticModel, FewBlackwellGpusAllToAllSayTheyAreSlowerThanModelled) {
 // NCCL's own choice there (Simple), three ranks, and two Hopper ranks do not.
 TEST(AnalyticModel, TwoBlackwellRanksOnLl128SayTheyAreSlowerThanModelled) {
   const Calibration shipped = load_calibration("default");
-  auto says = [](const AnalyticEstimate& e) {
-    for (const auto& w : e.warnings)
-      if (w.find("PR #2343") != std::string::npos) return true;
-    return false;
-  };
+  auto says = [](const AnalyticEstimate& e) { return warns(e, "PR #2343"); };
   auto ring = [](int n, const std::string& protocol) {
     CollectiveRequest r = make_request(CollectiveOp::all_reduce, "ring", test::first_gpus(n), 1 << 30);
     r.protocol = protocol;
