@@ -87,6 +87,11 @@ int CommCost::moe_dispatch_sms(MoeDispatcher d, int g, int inner, int outer, dou
   return std::max(sms(CollectiveOp::all_to_all, inner, bytes), sms(CollectiveOp::all_to_all, outer, bytes));
 }
 
+std::string CommCost::moe_dispatch_algorithm(int g, int inner, int outer, double bytes) {
+  if (inner < 0 || outer < 0) return algorithm(CollectiveOp::all_to_all, g, bytes);
+  return algorithm(CollectiveOp::all_to_all, inner, bytes / static_cast<double>(gpus(outer).size()));
+}
+
 double CommCost::moe_dispatch_s(MoeDispatcher d, int g, int inner, int outer, double bytes, double tokens_bytes, int top_k) {
   if (inner < 0 || outer < 0) return time_s(CollectiveOp::all_to_all, g, bytes);
   // A group spanning D domains with the same members in each: the part of every GPU's buffer bound for

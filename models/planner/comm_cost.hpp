@@ -52,6 +52,9 @@ class CommCost {
   // inner/outer: the members in the first domain and one member per domain (-1 when the group stays in
   // one domain or the domains hold unequal shares: then one all-to-all over the group).
   double moe_dispatch_s(MoeDispatcher d, int g, int inner, int outer, double bytes, double tokens_bytes, int top_k);
+  // The algorithm moe_dispatch_s prices (of the part inside the first domain when it splits the group),
+  // without pricing the whole group's all-to-all only to name it.
+  std::string moe_dispatch_algorithm(int g, int inner, int outer, double bytes);
   // The SMs one dispatch (or combine) holds: NCCL's channels for alltoall, the fused kernels' SM budget
   // for DeepEP and HybridEP (Megatron-Core's moe_deepep_num_sms = 20, moe_hybridep_num_sms = 24).
   int moe_dispatch_sms(MoeDispatcher d, int g, int inner, int outer, double bytes);

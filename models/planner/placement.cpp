@@ -125,14 +125,15 @@ struct FlatGroups {
   int count() const { return static_cast<int>(starts.size()) - 1; }
 };
 
-FlatGroups flat_groups(const ParallelLayout& l, GroupKind kind) {
+// `coords`: every rank's coordinates under `l`, in rank order.
+FlatGroups flat_groups(const ParallelLayout& l, const std::vector<RankCoords>& coords, GroupKind kind) {
   const int n = l.gpus();
   const std::size_t groups = static_cast<std::size_t>(n / std::max(1, group_size(l, kind)));
   std::vector<int> position(groups, -1);  // group index -> its place by first rank
   std::vector<int> of_rank(static_cast<std::size_t>(n));
   std::vector<int> sizes;
   for (int r = 0; r < n; ++r) {
-    int& p = position.at(static_cast<std::size_t>(group_index(l, RankPlacement::coordinates(l, r), kind)));
+    int& p = position.at(static_cast<std::size_t>(group_index(l, coords[static_cast<std::size_t>(r)], kind)));
     if (p < 0) p = static_cast<int>(sizes.size()), sizes.push_back(0);
     of_rank[static_cast<std::size_t>(r)] = p;
     ++sizes[static_cast<std::size_t>(p)];
@@ -171,15 +172,35 @@ int RankPlacement::domains_spanned(const std::vector<int>& ranks) const {
   return static_cast<int>(std::unique(doms.begin(), doms.end()) - doms.begin());
 }
 
-std::vector<int> RankPlacement::worst_group_ranks(const ParallelLayout& l, GroupKind kind) const {
+namespace {
+// What a layout's rank coordinates depend on: the mesh order and its sizes, EP and ETP.
+std::vector<int> coordinates_key(const ParallelLayout& l) {
   std::vector<int> key;
   for (MeshDim d : l.order) key.insert(key.end(), {static_cast<int>(d), l.size(d)});
-  key.insert(key.end(), {-1, l.ep, l.etp, static_cast<int>(kind)});
+  key.insert(key.end(), {-1, l.ep, l.etp});
+  return key;
+}
+}  // namespace
+
+const std::vector<RankCoords>& RankPlacement::all_coordinates(const ParallelLayout& l, const std::vector<int>& key) const {
+  if (key != coords_key_) {
+    coords_.resize(static_cast<std::size_t>(l.gpus()));
+    for (int r = 0; r < l.gpus(); ++r) coords_[static_cast<std::size_t>(r)] = coordinates(l, r);
+    coords_key_ = key;
+  }
+  return coords_;
+}
+
+std::vector<int> RankPlacement::worst_group_ranks(const ParallelLayout& l, GroupKind kind) const {
+  std::vector<int> key = coordinates_key(l);
+  key.push_back(static_cast<int>(kind));
   auto hit = worst_cache_.find(key);
   if (hit != worst_cache_.end()) return hit->second;
   std::vector<int> worst;
   int worst_span = 0;
-  const FlatGroups groups = flat_groups(l, kind);
+  key.pop_back();
+  const FlatGroups groups = flat_groups(l, all_coordinates(l, key), kind);
+  key.push_back(static_cast<int>(kind));
   std::vector<int> seen_in(static_cast<std::size_t>(domains_used_), -1);  // per domain: the last group met there
   for (int gi = 0; gi < groups.count(); ++gi) {
     const auto first = groups.ranks.begin() + groups.starts[static_cast<std::size_t>(gi)];
@@ -198,7 +219,7 @@ std::vector<int> RankPlacement::worst_group_ranks(const ParallelLayout& l, Group
 
 bool RankPlacement::crosses_domain(const ParallelLayout& l, GroupKind kind, std::string* example) const {
   if (group_size(l, kind) == 1) return false;
-  const FlatGroups groups = flat_groups(l, kind);
+  const FlatGroups groups = flat_groups(l, all_coordinates(l, coordinates_key(l)), kind);
   for (int gi = 0; gi < groups.count(); ++gi) {
     const int front = groups.ranks[static_cast<std::size_t>(groups.starts[static_cast<std::size_t>(gi)])];
     const int dom = ranks_.at(front).domain;

@@ -65,8 +65,14 @@ class RankPlacement {
  private:
   int domains_used_ = 1, per_domain_ = 1, domain_size_ = 1, gpus_per_tray_ = 1;
   std::vector<RankLocation> ranks_;
+  // Caches below: one RankPlacement serves one thread (each search makes its own).
   // answers by (order and sizes of the mesh, kind): layouts repeat them often.
   mutable std::map<std::vector<int>, std::vector<int>> worst_cache_;
+  // Every rank's coordinates for the last layout asked (`key`: coordinates_key in placement.cpp), which the
+  // group kinds of one layout share (a search asks for seven of them per mesh order).
+  const std::vector<RankCoords>& all_coordinates(const ParallelLayout& layout, const std::vector<int>& key) const;
+  mutable std::vector<int> coords_key_;
+  mutable std::vector<RankCoords> coords_;
 };
 
 }  // namespace racksim

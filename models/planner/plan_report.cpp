@@ -206,6 +206,7 @@ std::string plan_to_json_text(const PlanResult& p) {
                  {"mesh_orders_considered", p.search.considered},
                  {"layouts_screened", p.search.screened},
                  {"layouts_priced", p.search.evaluated},
+                 {"layouts_cut_by_collectives", p.search.cut_by_comm},
                  {"rejected", rejected}};
   nlohmann::ordered_json layouts = nlohmann::ordered_json::array();
   for (std::size_t i = 0; i < p.search.ranked.size(); ++i) {
@@ -287,8 +288,8 @@ std::string plan_to_table_text(const PlanResult& p) {
                    p.params_origin == "fit" ? p.generation + " fit" : p.generation + ": the fit of " + p.params_origin);
   std::string counts;
   for (const auto& s : p.shapes) counts += (counts.empty() ? "" : ",") + std::to_string(s.gpus());
-  o += fmt::format("searched GPU counts {}: {} layouts fit, {} priced in full ({} mesh orders)\n", counts, p.search.screened,
-                   p.search.evaluated, p.search.considered);
+  o += fmt::format("searched GPU counts {}: {} layouts fit, {} priced in full ({} mesh orders), {} set aside by their collectives' least cost\n",
+                   counts, p.search.screened, p.search.evaluated, p.search.considered, p.search.cut_by_comm);
   for (const auto& [reason, n] : p.search.rejected) o += fmt::format("  rejected {:>6}: {}\n", n, rejection_text(reason));
   o += plan_heldout_text(p);
   o += "\n";

@@ -161,6 +161,7 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
     std::vector<StageSlice> chunks;
     std::vector<MemoryChoice> choices;
     double bound = 0;
+    int bound_stage = 0;  // the stage whose computation gives `bound`
     std::size_t degrees = 0;
   };
   std::vector<std::unique_ptr<RankPlacement>> placements;
@@ -329,7 +330,7 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
                 for (const MemoryChoice& mc : e.choices)
                   if (recompute_rank(mc.recompute) < recompute_rank(least->recompute)) least = &mc;
                 apply(l, *least);
-                e.bound = step_lower_bound(model, job, sys, l, &e.chunks);
+                e.bound = step_lower_bound(model, job, sys, l, &e.chunks, &e.bound_stage);
                 apply(l, e.choices.front());
                 e.degrees = deg_index;
                 entries.push_back(std::move(e));
@@ -344,7 +345,10 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
   }
   res.screened = static_cast<long>(entries.size());
 
-  // Phase 2: price layouts in order of their bound; stop when the bound passes the keep-th best.
+  // Phase 2: price layouts in order of their bound; stop when the bound passes the keep-th best. Once
+  // the top is full, a layout is priced only if its bound plus the least its collectives can add (over
+  // its mesh orders) can still reach it: exact for the top `keep`, and most layouts whose experts or
+  // tensor groups cross slow links are never priced.
   std::vector<std::size_t> order_by_bound(entries.size());
   for (std::size_t i = 0; i < entries.size(); ++i) order_by_bound[i] = i;
   std::stable_sort(order_by_bound.begin(), order_by_bound.end(),
@@ -352,8 +356,8 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
   std::vector<double> best_steps;  // sorted, at most `keep`
   for (std::size_t idx : order_by_bound) {
     Entry& e = entries[idx];
-    if (keep > 0 && static_cast<int>(best_steps.size()) >= keep && e.bound > best_steps.back()) break;
-    ++res.evaluated;
+    const bool top_full = keep > 0 && static_cast<int>(best_steps.size()) >= keep;
+    if (top_full && e.bound > best_steps.back()) break;
     Degrees& deg = degrees_list[e.degrees];
     const RankPlacement& placement = *placements[static_cast<std::size_t>(deg.shape)];
     // Groups depend on the HSDP shard group too: recompute them when a choice sets one.
@@ -368,6 +372,28 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
         }
       return deg.groups[o];
     };
+    if (top_full) {
+      // The TP, EP, pipeline and DP groups do not depend on the shard group: the orders' groups serve
+      // (comm_lower_bound leaves HSDP's choices' data parallelism out).
+      double least_comm = -1;
+      std::vector<ParallelLayout> choices(e.choices.size(), e.layout);
+      for (std::size_t o = 0; o < deg.orders.size(); ++o) {
+        for (std::size_t k = 0; k < e.choices.size(); ++k) {
+          choices[k].order = deg.orders[o];
+          apply(choices[k], e.choices[k]);
+        }
+        ParallelLayout x = e.layout;
+        x.order = deg.orders[o];
+        const double c = comm_lower_bound(model, job, sys, choices, groups_for(x, o), comm, e.chunks, e.bound_stage);
+        least_comm = least_comm < 0 ? c : std::min(least_comm, c);
+      }
+      // (a relative margin: the two sides sum the same terms in different orders)
+      if (e.bound + least_comm > best_steps.back() * (1 + 1e-9)) {
+        ++res.cut_by_comm;
+        continue;
+      }
+    }
+    ++res.evaluated;
     // The best order with the first memory choice, then the other memory choices on that order.
     ParallelLayout l = e.layout;
     std::optional<Candidate> best;

@@ -7,7 +7,9 @@
 // The rest are ranked by step time.
 // Two phases: a pre-screen prices every layout's compute alone (a lower bound of its step time, no
 // collective model); then layouts are fully evaluated in order of that bound until the bound passes
-// the `keep`-th best step time found, so the top `keep` are exact and the rest need not be priced.
+// the `keep`-th best step time found, so the top `keep` are exact and the rest need not be priced. Once
+// `keep` are found, a layout whose bound plus the least its TP, EP, CP and pipeline collectives add
+// (comm_lower_bound, over its mesh orders) passes the `keep`-th best is skipped without pricing.
 #include <map>
 #include <optional>
 #include <string>
@@ -69,6 +71,7 @@ struct SearchResult {
   long considered = 0;                              // (degrees, mesh order) combinations
   long screened = 0;                                // layouts (degrees, micro-batch, schedule) that fit
   long evaluated = 0;                               // of those, fully priced (the rest cannot reach the top)
+  long cut_by_comm = 0;                             // of those not priced, skipped by the bound with communication
   std::size_t comm_evaluations = 0;                 // distinct collectives priced
 };
 

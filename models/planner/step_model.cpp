@@ -154,22 +154,183 @@ GroupSpan pair_of(const RankPlacement& p, const std::vector<int>& ranks, CommCos
   return span_of(p, pair, comm);
 }
 
+// The pipeline's send/recv on the critical path: activations (forward) and their gradients (backward)
+// cross each chunk boundary, every micro-batch leaving each of a GPU's VP chunks once forward and once
+// backward, plus the fill and drain.
+struct PipelineTransfers {
+  Work work;
+  double transfers = 0, bytes = 0, each_s = 0;
+};
+PipelineTransfers pipeline_transfers(const ModelSpec& model, const TrainingJob& job, const ParallelLayout& l, const MeshGroups& g,
+                                     CommCost& comm) {
+  PipelineTransfers p;
+  const double tokens_mb = static_cast<double>(l.micro_batch) * job.seq_len / l.cp;
+  p.bytes = tokens_mb * model.hidden_size * 2 / l.tp;
+  p.each_s = comm.time_s(CollectiveOp::send_recv, g.pp_pair.id, p.bytes);
+  p.transfers = 2.0 * l.micro_batches * l.virtual_stages + 2.0 * (l.pp - 1);
+  p.work.x[kPpTransfers] = p.transfers;
+  p.work.add_fixed(p.transfers * p.each_s);
+  return p;
+}
+
+// The stage with the most parameters (dense + expert, before sharding): the one whose data-parallel
+// collectives the step pays.
+struct ParamStage {
+  int stage = 0;
+  double dense = 0, expert = 0;
+};
+ParamStage params_stage(const ModelSpec& model, const TrainingJob& job, const ParallelLayout& l, const std::vector<StageSlice>& chunks) {
+  ParamStage p;
+  double most = -1;
+  const ParallelShape par = layer_shape(job, l).par;
+  for (int s = 0; s < l.pp; ++s) {
+    const auto [d, e] = chunk_params(model, chunks_of_stage(chunks, l.pp, s), par, job.mtp);
+    if (d + e > most) most = d + e, p.stage = s, p.dense = d, p.expert = e;
+  }
+  return p;
+}
+
+// The data-parallel collectives of that stage's parameters under the layout's ZeRO stage, and how much of
+// them stays exposed with `window_s` of the stage's computation to hide behind (forward one third,
+// backward two thirds). With VP chunks, Megatron reduces each chunk's gradients when its last backward
+// ends, during the pipeline's drain, so only the last chunk's share (1/VP of the bytes and of the window)
+// can stay exposed; the parameter all-gather likewise waits only for the first chunk's. `describe`: also
+// the text and the algorithm. Exposed time does not grow with the window.
+struct DataParallelComm {
+  double total = 0, exposed = 0;
+  double sm = 0;  // SM-seconds the collectives' kernels hold
+  std::string what, algorithm;
+};
+DataParallelComm data_parallel_comm(const TrainingJob& job, const ParallelLayout& l, const MeshGroups& g, CommCost& comm,
+                                    const ParamStage& params, double window_s, bool describe) {
+  DataParallelComm out;
+  const double m = l.micro_batches, v = l.virtual_stages;
+  const std::string gdt = job.grad_bytes >= 4 ? "float" : "bfloat16";
+  const double gd = params.dense * job.grad_bytes, ge = params.expert * job.grad_bytes;
+  const double pb = job.precision.param_bytes;  // FP8 primary weights gather in FP8
+  const double pd = params.dense * pb, pe = params.expert * pb;
+  const std::string pdt = pb < 2 ? "uint8" : "bfloat16";
+  const double F = window_s / 3, B = window_s - F;
+  double& total = out.total;
+  double& exposed = out.exposed;
+  double& sm = out.sm;
+  std::string& what = out.what;
+  std::string& algo = out.algorithm;
+  auto coll = [&](CollectiveOp op, const GroupSpan& grp, double bytes, const std::string& dt) {
+    return group_collective(op, grp, bytes, dt, comm);
+  };
+  const GroupSpan& dg = g.dense_dp;
+  const GroupSpan& eg = g.expert_dp;
+  if (l.zero_stage == 0) {
+    const GroupTime a = coll(CollectiveOp::all_reduce, dg, gd, gdt), ae = coll(CollectiveOp::all_reduce, eg, ge, gdt);
+    const double t = a.time_s + ae.time_s;
+    total = t;
+    sm = a.sm_s + ae.sm_s;
+    exposed = std::max(0.0, t - B) / v;
+    what = "gradient all-reduce, overlapped with the last backward";
+    algo = a.algorithm;
+  } else if (l.zero_stage <= 2) {
+    const GroupTime rsd = coll(CollectiveOp::reduce_scatter, dg, gd, gdt), rse = coll(CollectiveOp::reduce_scatter, eg, ge, gdt);
+    const GroupTime agd = coll(CollectiveOp::all_gather, dg, pd, pdt), age = coll(CollectiveOp::all_gather, eg, pe, pdt);
+    const double rs = rsd.time_s + rse.time_s, ag = agd.time_s + age.time_s;
+    const double rs_sm = rsd.sm_s + rse.sm_s, ag_sm = agd.sm_s + age.sm_s;
+    algo = rsd.algorithm;
+    if (l.zero_stage == 1) {
+      total = rs + ag;
+      sm = rs_sm + ag_sm;
+      exposed = (std::max(0.0, rs - B) + std::max(0.0, ag - F)) / v;
+      what = "gradient reduce-scatter (overlapped with the last backward) + parameter all-gather (with the next forward)";
+    } else {
+      total = m * rs + ag;
+      sm = m * rs_sm + ag_sm;
+      exposed = m * std::max(0.0, rs - B) + std::max(0.0, ag - F) / v;
+      what = "gradient reduce-scatter every micro-batch (with its backward) + parameter all-gather (with the next forward)";
+    }
+  } else {
+    // FSDP over the whole DP x CP (EDP) group, or HSDP: inside the shard group per micro-batch and
+    // a gradient all-reduce across the replicas once per step.
+    const bool hsdp = l.shard_group > 0 && g.shard.id >= 0;
+    const GroupSpan& sd = hsdp ? g.shard : dg;
+    const GroupSpan& se = hsdp ? g.expert_shard : eg;
+    const GroupTime agd = coll(CollectiveOp::all_gather, sd, pd, pdt), age = coll(CollectiveOp::all_gather, se, pe, pdt);
+    const GroupTime rsd = coll(CollectiveOp::reduce_scatter, sd, gd, gdt), rse = coll(CollectiveOp::reduce_scatter, se, ge, gdt);
+    const double ag = agd.time_s + age.time_s, rs = rsd.time_s + rse.time_s;
+    total = m * (2 * ag + rs);
+    sm = m * (2 * (agd.sm_s + age.sm_s) + rsd.sm_s + rse.sm_s);
+    exposed = m * (std::max(0.0, ag - F) + std::max(0.0, ag + rs - B));
+    algo = agd.algorithm;
+    what = hsdp ? "HSDP: parameter all-gather before forward and backward, gradient reduce-scatter, every micro-batch, inside shard groups of " +
+                      std::to_string(l.shard_group) + "; gradient all-reduce across them once per step"
+                : "FSDP: parameter all-gather before forward and backward, gradient reduce-scatter, every micro-batch";
+    if (hsdp && dg.size > sd.size) {
+      // replicas: one all-reduce of this GPU's shard over the groups' counterparts (priced on the
+      // whole group with the shard's bytes: an upper bound of the cross-replica ring)
+      const GroupTime ar = coll(CollectiveOp::all_reduce, dg, gd / sd.size, gdt);
+      total += ar.time_s;
+      sm += ar.sm_s;
+      exposed += std::max(0.0, ar.time_s - B);
+    }
+  }
+  if (!describe) what.clear(), algo.clear();
+  return out;
+}
+
 }  // namespace
 
 double step_lower_bound(const ModelSpec& model, const TrainingJob& job, const SystemContext& sys, const ParallelLayout& l,
-                        const std::vector<StageSlice>* given) {
+                        const std::vector<StageSlice>* given, int* stage) {
   Costs costs(context_for(model, job, sys, l, nullptr, nullptr));
   const std::vector<StageSlice> chunks = given ? *given : partition(model, l, costs);
   const ComputeModel& cm = *sys.compute;
   double t_max = 0, t_sum = 0;
+  int s_max = 0;
   for (int s = 0; s < l.pp; ++s) {
     ChunkCost w;
     for (const auto& c : chunks_of_stage(chunks, l.pp, s)) w += chunk_cost(c, costs);
     const double t = cm.time_s(w.total());
-    t_max = std::max(t_max, t);
+    if (t > t_max) t_max = t, s_max = s;
     t_sum += t;
   }
+  if (stage) *stage = s_max;
   return l.micro_batches * t_max + (l.pp - 1) * (t_sum / l.pp) / l.virtual_stages;
+}
+
+double comm_lower_bound(const ModelSpec& model, const TrainingJob& job, const SystemContext& sys, const std::vector<ParallelLayout>& choices,
+                        const MeshGroups& g, CommCost& comm, const std::vector<StageSlice>& chunks, int stage) {
+  if (choices.empty()) return 0;
+  const ComputeModel& cm = *sys.compute;
+  ParallelLayout l = choices.front();
+  l.recompute = RecomputePlan{};  // recomputing only repeats collectives (cost_of)
+  Costs costs(context_for(model, job, sys, l, &g, &comm));
+  // The bottleneck stage's collectives every micro-batch, and every stage's in the bubble (mean x (PP - 1) / VP).
+  Work at_stage, mean;
+  for (int s = 0; s < l.pp; ++s) {
+    ChunkCost w;
+    for (const auto& c : chunks_of_stage(chunks, l.pp, s)) w += chunk_cost(c, costs);
+    if (s == stage) at_stage = w.comm;
+    mean += w.comm * (1.0 / l.pp);
+  }
+  Work extra = at_stage * static_cast<double>(l.micro_batches) + mean * ((l.pp - 1) / static_cast<double>(l.virtual_stages));
+  if (l.pp > 1) extra += pipeline_transfers(model, job, l, g, comm).work;
+  // Data parallelism: the least exposed time over the memory choices, each with a window no shorter than
+  // estimate_step's (the stage's computation under that choice's recompute, no collective subtracted).
+  double dp = 0;
+  if (g.dense_dp.size > 1 || g.expert_dp.size > 1) {
+    const ParamStage params = params_stage(model, job, l, chunks);
+    dp = -1;
+    for (const ParallelLayout& choice : choices) {
+      double exposed = 0;
+      if (choice.shard_group == 0) {  // HSDP's shard groups are not among these groups: no bound
+        Costs compute_only(context_for(model, job, sys, choice, nullptr, nullptr));
+        ChunkCost w;
+        for (const auto& c : chunks_of_stage(chunks, l.pp, params.stage)) w += chunk_cost(c, compute_only);
+        exposed = data_parallel_comm(job, choice, g, comm, params, cm.time_s(w.compute + w.recompute), false).exposed;
+      }
+      dp = dp < 0 ? exposed : std::min(dp, exposed);
+    }
+  }
+  // Not negative while the fitted exposure coefficients are not; if one were, no tightening.
+  return std::max(0.0, cm.time_s(extra)) + dp;
 }
 
 MeshGroups mesh_groups(const RankPlacement& p, const ParallelLayout& l, CommCost& comm) {
@@ -256,7 +417,7 @@ StepEstimate estimate_step(const ModelSpec& model, const TrainingJob& job, const
     const double bytes = tokens_mb / l.tp * model.moe.top_k * (model.moe.latent_size > 0 ? model.moe.latent_size : h) * 2;
     CommTime c{"ep", std::string("MoE dispatch + combine (") + to_string(job.dispatcher) + ") per MoE block, forward and backward" +
                          (job.ep_overlap ? ", overlapped with computation" : ""),
-               m * b.ep, m * b.ep * exposed, bytes, l.ep, g.ep.domains, comm.algorithm(CollectiveOp::all_to_all, g.ep.id, bytes)};
+               m * b.ep, m * b.ep * exposed, bytes, l.ep, g.ep.domains, comm.moe_dispatch_algorithm(g.ep.id, g.ep.inner, g.ep.outer, bytes)};
     c.contention_s = m * b.ep_sm * (1 - exposed);
     add(c);
   }
@@ -265,19 +426,12 @@ StepEstimate estimate_step(const ModelSpec& model, const TrainingJob& job, const
          layer_work(model, LayerType{LayerType::full, LayerType::no_ffn, false}, shape).cp_bytes, l.cp, g.cp.domains,
          comm.algorithm(CollectiveOp::send_recv, g.cp_pair.id, tokens_mb * h)});
   if (l.pp > 1) {
-    // Activations (forward) and their gradients (backward) cross each chunk boundary: every micro-batch
-    // leaves each of a GPU's VP chunks once forward and once backward, plus the fill and drain.
-    const double bytes = tokens_mb * h * 2 / l.tp;
-    const double t = comm.time_s(CollectiveOp::send_recv, g.pp_pair.id, bytes);
-    const double transfers = 2 * m * v + 2 * (l.pp - 1);
-    Work pp;
-    pp.x[kPpTransfers] = transfers;
-    pp.add_fixed(transfers * t);
-    step += pp;
-    const double each = t + cm.coefficients()[kPpTransfers];
-    add({"pp", "send/recv of activations and their gradients between stages, every one on the critical path", transfers * each,
-         transfers * each, bytes, 2, g.pp.domains,
-         comm.algorithm(CollectiveOp::send_recv, g.pp_pair.id, bytes)});
+    const PipelineTransfers pp = pipeline_transfers(model, job, l, g, comm);
+    step += pp.work;
+    const double each = pp.each_s + cm.coefficients()[kPpTransfers];
+    add({"pp", "send/recv of activations and their gradients between stages, every one on the critical path", pp.transfers * each,
+         pp.transfers * each, pp.bytes, 2, g.pp.domains,
+         comm.algorithm(CollectiveOp::send_recv, g.pp_pair.id, pp.bytes)});
   }
 
   // Memory of the fullest stage, and data parallelism on the stage with the most parameters.
@@ -287,92 +441,25 @@ StepEstimate estimate_step(const ModelSpec& model, const TrainingJob& job, const
   est.memory_capacity = sys.hbm_bytes * (1 - job.memory_reserve);
   est.fits = fits(est.memory, job, sys);
   {
-    int ps = 0;
-    double most = -1, dense = 0, expert = 0;
-    for (int s = 0; s < l.pp; ++s) {
-      const auto [d, e] = chunk_params(model, chunks_of_stage(chunks, l.pp, s), shape.par, job.mtp);
-      if (d + e > most) most = d + e, ps = s, dense = d, expert = e;
-    }
-    const std::string gdt = job.grad_bytes >= 4 ? "float" : "bfloat16";
-    const double gd = dense * job.grad_bytes, ge = expert * job.grad_bytes;
-    const double pb = job.precision.param_bytes;  // FP8 primary weights gather in FP8
-    const double pd = dense * pb, pe = expert * pb;
-    const std::string pdt = pb < 2 ? "uint8" : "bfloat16";
-    // Overlap windows: the last micro-batch's backward and the first one's forward on that stage. With
-    // VP chunks, Megatron reduces each chunk's gradients when its last backward ends, during the
-    // pipeline's drain, so only the last chunk's share (1/VP of the bytes and of the window) can stay
-    // exposed; the parameter all-gather likewise waits only for the first chunk's. The windows are the
-    // stage's computation less the time its TP and EP collectives hold the same GPU's links (the DP
-    // traffic of a group inside the domain competes with them for the NVLink ports; across domains the
-    // NIC is shared with EP's cross-domain share): forward one third, backward two thirds.
-    const ChunkCost& pst = st[static_cast<std::size_t>(ps)];
+    const ParamStage params = params_stage(model, job, l, chunks);
+    const double dense = params.dense, expert = params.expert;
+    const double gd = dense * job.grad_bytes;
+    // Overlap windows: the last micro-batch's backward and the first one's forward on that stage. The
+    // windows are the stage's computation less the time its TP and EP collectives hold the same GPU's
+    // links (the DP traffic of a group inside the domain competes with them for the NVLink ports; across
+    // domains the NIC is shared with EP's cross-domain share).
+    const ChunkCost& pst = st[static_cast<std::size_t>(params.stage)];
     const double window = std::max(0.0, cm.time_s(pst.compute + pst.recompute) - pst.tp - pst.ep);
-    const double F = window / 3, B = window - F;
-    double total = 0, exposed = 0, sm = 0;  // sm: SM-seconds the collectives' kernels hold
-    std::string what, algo;
-    auto coll = [&](CollectiveOp op, const GroupSpan& grp, double bytes, const std::string& dt) {
-      return group_collective(op, grp, bytes, dt, comm);
-    };
     const GroupSpan& dg = g.dense_dp;
-    const GroupSpan& eg = g.expert_dp;
-    if (dg.size > 1 || eg.size > 1) {
-      if (l.zero_stage == 0) {
-        const GroupTime a = coll(CollectiveOp::all_reduce, dg, gd, gdt), ae = coll(CollectiveOp::all_reduce, eg, ge, gdt);
-        const double t = a.time_s + ae.time_s;
-        total = t;
-        sm = a.sm_s + ae.sm_s;
-        exposed = std::max(0.0, t - B) / v;
-        what = "gradient all-reduce, overlapped with the last backward";
-        algo = a.algorithm;
-      } else if (l.zero_stage <= 2) {
-        const GroupTime rsd = coll(CollectiveOp::reduce_scatter, dg, gd, gdt), rse = coll(CollectiveOp::reduce_scatter, eg, ge, gdt);
-        const GroupTime agd = coll(CollectiveOp::all_gather, dg, pd, pdt), age = coll(CollectiveOp::all_gather, eg, pe, pdt);
-        const double rs = rsd.time_s + rse.time_s, ag = agd.time_s + age.time_s;
-        const double rs_sm = rsd.sm_s + rse.sm_s, ag_sm = agd.sm_s + age.sm_s;
-        algo = rsd.algorithm;
-        if (l.zero_stage == 1) {
-          total = rs + ag;
-          sm = rs_sm + ag_sm;
-          exposed = (std::max(0.0, rs - B) + std::max(0.0, ag - F)) / v;
-          what = "gradient reduce-scatter (overlapped with the last backward) + parameter all-gather (with the next forward)";
-        } else {
-          total = m * rs + ag;
-          sm = m * rs_sm + ag_sm;
-          exposed = m * std::max(0.0, rs - B) + std::max(0.0, ag - F) / v;
-          what = "gradient reduce-scatter every micro-batch (with its backward) + parameter all-gather (with the next forward)";
-        }
-      } else {
-        // FSDP over the whole DP x CP (EDP) group, or HSDP: inside the shard group per micro-batch and
-        // a gradient all-reduce across the replicas once per step.
-        const bool hsdp = l.shard_group > 0 && g.shard.id >= 0;
-        const GroupSpan& sd = hsdp ? g.shard : dg;
-        const GroupSpan& se = hsdp ? g.expert_shard : eg;
-        const GroupTime agd = coll(CollectiveOp::all_gather, sd, pd, pdt), age = coll(CollectiveOp::all_gather, se, pe, pdt);
-        const GroupTime rsd = coll(CollectiveOp::reduce_scatter, sd, gd, gdt), rse = coll(CollectiveOp::reduce_scatter, se, ge, gdt);
-        const double ag = agd.time_s + age.time_s, rs = rsd.time_s + rse.time_s;
-        total = m * (2 * ag + rs);
-        sm = m * (2 * (agd.sm_s + age.sm_s) + rsd.sm_s + rse.sm_s);
-        exposed = m * (std::max(0.0, ag - F) + std::max(0.0, ag + rs - B));
-        algo = agd.algorithm;
-        what = hsdp ? "HSDP: parameter all-gather before forward and backward, gradient reduce-scatter, every micro-batch, inside shard groups of " +
-                          std::to_string(l.shard_group) + "; gradient all-reduce across them once per step"
-                    : "FSDP: parameter all-gather before forward and backward, gradient reduce-scatter, every micro-batch";
-        if (hsdp && dg.size > sd.size) {
-          // replicas: one all-reduce of this GPU's shard over the groups' counterparts (priced on the
-          // whole group with the shard's bytes: an upper bound of the cross-replica ring)
-          const GroupTime ar = coll(CollectiveOp::all_reduce, dg, gd / sd.size, gdt);
-          total += ar.time_s;
-          sm += ar.sm_s;
-          exposed += std::max(0.0, ar.time_s - B);
-        }
-      }
+    if (dg.size > 1 || g.expert_dp.size > 1) {
+      const DataParallelComm d = data_parallel_comm(job, l, g, comm, params, window, true);
       // The hidden part runs beside computation that meanwhile lacks the SMs NCCL's kernels hold (one
       // per channel): it loses that share of the overlapped time.
-      const double contention = total > 0 ? (total - exposed) / total * sm / cm.sm_count() : 0;
-      CommTime c{"dp", what, total, exposed, gd, dg.size, dg.domains, algo};
+      const double contention = d.total > 0 ? (d.total - d.exposed) / d.total * d.sm / cm.sm_count() : 0;
+      CommTime c{"dp", d.what, d.total, d.exposed, gd, dg.size, dg.domains, d.algorithm};
       c.contention_s = contention;
       add(c);
-      step.add_fixed(exposed + contention);
+      step.add_fixed(d.exposed + contention);
     }
     // Optimizer: Adam over this GPU's shard, HBM-bound: read grad + fp32 master + m + v, write master,
     // m, v and the bf16 weight.

@@ -168,9 +168,10 @@ class MemoryFitter {
 };
 
 // A lower bound of estimate_step's step time from compute alone (no communication, no optimizer):
-// the search's pre-screen, evaluated without touching the collective model.
+// the search's pre-screen, evaluated without touching the collective model. `stage` (if given) gets
+// the stage whose computation bounds it, the one comm_lower_bound adds to.
 double step_lower_bound(const ModelSpec& model, const TrainingJob& job, const SystemContext& system, const ParallelLayout& layout,
-                        const std::vector<StageSlice>* chunks = nullptr);
+                        const std::vector<StageSlice>* chunks = nullptr, int* stage = nullptr);
 
 // The communication groups of a layout (the slowest group of each kind), as CommCost group ids. They
 // depend only on the degrees and the mesh order: a search computes them once for all micro-batchings.
@@ -185,6 +186,19 @@ struct MeshGroups {
   GroupSpan tp, cp, cp_pair, pp, pp_pair, dense_dp, expert_dp, ep, etp, shard, expert_shard;
 };
 MeshGroups mesh_groups(const RankPlacement& placement, const ParallelLayout& layout, CommCost& comm);
+
+// What communication adds at least to step_lower_bound's step on one mesh order (`groups`), over the
+// memory choices `choices` (the layout with each ZeRO stage, recompute and offload choice applied): the
+// TP, ETP, EP and CP collectives as estimate_step prices them with no recompute (recomputing only repeats
+// collectives), of `stage`'s chunks for every micro-batch and of every stage in the bubble; the
+// pipeline's transfers; and the least exposed data-parallel time over the choices, each with a window
+// no shorter than the step's. For each of those choices, estimate_step >= step_lower_bound (at the least
+// recompute, `stage` its bottleneck) + this, because the step's bottleneck stage costs at least `stage`'s
+// computation and collectives and its other terms are not negative: the search skips a layout whose sum
+// cannot reach its top without pricing it.
+double comm_lower_bound(const ModelSpec& model, const TrainingJob& job, const SystemContext& system,
+                        const std::vector<ParallelLayout>& choices, const MeshGroups& groups, CommCost& comm,
+                        const std::vector<StageSlice>& chunks, int stage);
 
 StepEstimate estimate_step(const ModelSpec& model, const TrainingJob& job, const SystemContext& system,
                            const RankPlacement& placement, const ParallelLayout& layout, CommCost& comm,

@@ -96,6 +96,46 @@ TEST(Search, TensorParallelAcrossNodesIsRejectedWithReason) {
   EXPECT_TRUE(named);
 }
 
+// The bound with communication sets layouts aside without changing the top: a MoE model on four HGX H100
+// nodes, where every EP wider than 8 crosses InfiniBand, searched pricing every layout (keep 0) and with
+// both bounds (keep 3) gives the same three layouts to the bit, and the second bound skipped some.
+TEST(Search, CollectiveBoundKeepsTheTopExact) {
+  const TopologyGraph graph(SystemCatalog::shipped().load("hgx-h100"), 4);
+  const ComputeTable table = ComputeTable::shipped();
+  const SystemContext sys = make_system_context(graph, table);
+  const ModelSpec model = ModelCatalog::shipped().load("qwen3-30b-a3b");
+  TrainingJob job;
+  job.global_batch = 256;
+  job.seq_len = 4096;
+  SearchConstraints c;
+  c.cp = 1;
+  AnalyticCommCost comm(graph, load_calibration("default"));
+  const SearchResult all = search_layouts(model, job, sys, {MeshShape{4, 8}}, c, comm, 0);
+  const SearchResult top = search_layouts(model, job, sys, {MeshShape{4, 8}}, c, comm, 3);
+  ASSERT_GE(all.ranked.size(), 3u);
+  ASSERT_GE(top.ranked.size(), 3u);
+  EXPECT_EQ(all.cut_by_comm, 0);
+  EXPECT_GT(top.cut_by_comm, 0);
+  EXPECT_LT(top.evaluated + top.cut_by_comm, all.evaluated);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(top.ranked[i].layout.key(), all.ranked[i].layout.key()) << i;
+    EXPECT_EQ(top.ranked[i].estimate.step_s, all.ranked[i].estimate.step_s) << i;
+  }
+  // and both bounds together stay under every layout's price (its own recompute, ZeRO and mesh order)
+  const RankPlacement p(graph, 4, 8);
+  int with_comm = 0;
+  for (const Candidate& cand : all.ranked) {
+    const ParallelLayout& l = cand.layout;
+    const std::vector<StageSlice> chunks = pipeline_chunks(model, job, sys, l);
+    int stage = -1;
+    const double compute = step_lower_bound(model, job, sys, l, &chunks, &stage);
+    const double collectives = comm_lower_bound(model, job, sys, {l}, mesh_groups(p, l, comm), comm, chunks, stage);
+    with_comm += collectives > 0 ? 1 : 0;
+    EXPECT_LE(compute + collectives, cand.estimate.step_s * (1 + 1e-12)) << l.key();
+  }
+  EXPECT_GT(with_comm, 0);
+}
+
 // On the shipped non-blocking, rail-optimised fabric, running every DP group's cross-rack reduce-scatter at
 // once costs what one group alone costs: the engine confirms the analytic price within 2 %.
 TEST(Search, EngineCheckOfCrossRackTraffic) {
