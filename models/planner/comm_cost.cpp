@@ -27,6 +27,13 @@ std::size_t CommCost::VectorHash::operator()(const std::vector<int>& v) const {
   return h;
 }
 
+std::size_t CommCost::KeyHash::operator()(const Key& k) const {
+  std::size_t h = std::hash<std::string>{}(std::get<3>(k));
+  for (std::uint64_t x : {static_cast<std::uint64_t>(std::get<0>(k)), static_cast<std::uint64_t>(std::get<1>(k)), std::get<2>(k)})
+    h ^= static_cast<std::size_t>(x) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  return h;
+}
+
 int CommCost::group(const std::vector<int>& given) {
   auto it = group_ids_.find(given);
   if (it != group_ids_.end()) return it->second;

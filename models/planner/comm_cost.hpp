@@ -76,10 +76,13 @@ class CommCost {
     std::size_t operator()(const std::vector<int>& v) const;
   };
   using Key = std::tuple<int, int, std::uint64_t, std::string>;
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const;
+  };
   const Answer& answer(CollectiveOp op, int g, double bytes, const std::string& dtype);
   std::unordered_map<std::vector<int>, int, VectorHash> group_ids_;
   std::vector<std::vector<int>> groups_;
-  std::map<Key, Answer> cache_;
+  std::unordered_map<Key, Answer, KeyHash> cache_;  // hashed: looked up millions of times by a search
   std::size_t evaluations_ = 0;
 };
 

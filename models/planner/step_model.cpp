@@ -317,15 +317,21 @@ double comm_lower_bound(const ModelSpec& model, const TrainingJob& job, const Sy
   double dp = 0;
   if (g.dense_dp.size > 1 || g.expert_dp.size > 1) {
     const ParamStage params = params_stage(model, job, l, chunks);
+    std::vector<std::pair<RecomputePlan, double>> windows;  // choices share a few recompute plans
+    auto window_of = [&](const ParallelLayout& choice) {
+      for (const auto& [plan, w] : windows)
+        if (plan == choice.recompute) return w;
+      Costs compute_only(context_for(model, job, sys, choice, nullptr, nullptr));
+      ChunkCost w;
+      for (const auto& c : chunks_of_stage(chunks, l.pp, params.stage)) w += chunk_cost(c, compute_only);
+      windows.emplace_back(choice.recompute, cm.time_s(w.compute + w.recompute));
+      return windows.back().second;
+    };
     dp = -1;
     for (const ParallelLayout& choice : choices) {
       double exposed = 0;
-      if (choice.shard_group == 0) {  // HSDP's shard groups are not among these groups: no bound
-        Costs compute_only(context_for(model, job, sys, choice, nullptr, nullptr));
-        ChunkCost w;
-        for (const auto& c : chunks_of_stage(chunks, l.pp, params.stage)) w += chunk_cost(c, compute_only);
-        exposed = data_parallel_comm(job, choice, g, comm, params, cm.time_s(w.compute + w.recompute), false).exposed;
-      }
+      if (choice.shard_group == 0)  // HSDP's shard groups are not among these groups: no bound
+        exposed = data_parallel_comm(job, choice, g, comm, params, window_of(choice), false).exposed;
       dp = dp < 0 ? exposed : std::min(dp, exposed);
     }
   }
