@@ -1,7 +1,11 @@
 #include "models/planner/search.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <memory>
+#include <system_error>
+#include <thread>
 #include <tuple>
 #include <stdexcept>
 
@@ -117,6 +121,43 @@ bool kv_ok(const ModelSpec& m, int tp) {
   return a.kind != AttentionKind::gqa || a.kv_heads % tp == 0 || tp % a.kv_heads == 0;
 }
 
+// work(i) for every i in [0, n), in blocks of indices taken in turn by this thread and by up to one
+// thread more per further core (none for a short list), each extra thread with a LayerCostCache of its
+// own from make_cache() made active there. Rethrows the exception of the earliest block that threw.
+template <class Work, class MakeCache>
+void for_each_on_cores(std::size_t n, Work work, MakeCache make_cache) {
+  constexpr std::size_t kBlock = 256;
+  const std::size_t blocks = (n + kBlock - 1) / kBlock;
+  const std::size_t threads = std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), blocks / 4);
+  std::atomic<std::size_t> next{0};
+  std::vector<std::exception_ptr> failed(blocks);
+  auto run = [&] {
+    for (std::size_t b = next++; b < blocks; b = next++) {
+      try {
+        for (std::size_t i = b * kBlock; i < std::min(n, (b + 1) * kBlock); ++i) work(i);
+      } catch (...) {
+        failed[b] = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) {
+    try {
+      pool.emplace_back([&] {
+        const auto cache = make_cache();
+        const step_detail::LayerCostCache::Scope scope(*cache);
+        run();
+      });
+    } catch (const std::system_error&) {
+      break;  // no more threads to be had: the ones running and this one do the rest
+    }
+  }
+  run();
+  for (auto& t : pool) t.join();
+  for (const auto& f : failed)
+    if (f) std::rethrow_exception(f);
+}
+
 bool has_attention(const ModelSpec& m) {
   for (int l = 0; l < m.layers; ++l)
     if (m.layer_type(l).attention != LayerType::no_attention) return true;
@@ -166,7 +207,8 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
   };
   std::vector<std::unique_ptr<RankPlacement>> placements;
   std::vector<Degrees> degrees_list;
-  std::vector<Entry> entries;
+  std::vector<Entry> candidates;  // layouts to screen (memory, bound), in enumeration order
+  std::vector<Entry> entries;     // those that fit
   for (std::size_t si = 0; si < shapes.size(); ++si) {
     const MeshShape& shape = shapes[si];
     placements.push_back(std::make_unique<RankPlacement>(*sys.graph, shape.domains, shape.gpus_per_domain));
@@ -294,46 +336,8 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
                 l.schedule = sched;
                 l.virtual_stages = v;
                 l.pp_layout = c.pp_layout;
-                try {
-                  e.chunks = pipeline_chunks(model, job, sys, l);
-                } catch (const std::invalid_argument& err) {
-                  reject("pp-layout", fmt::format("pp={} vp={}", pp, v), err.what());
-                  continue;
-                }
-                // Memory savers: per offload mode and ZeRO stage, the least recompute that fits (streaming
-                // states over C2C can beat recomputing or sharding them, so auto keeps every mode).
-                MemoryBreakdown smallest;
-                bool have_smallest = false;
-                MemoryFitter fitter(model, job, l, e.chunks);
-                for (const auto& [oo, oa] : offloads) {
-                  for (int z : zeros) {
-                    const int shard = z >= 3 ? c.shard_group.value_or(0) : 0;
-                    for (const RecomputePlan& r : recomputes) {
-                      const MemoryBreakdown mem = fitter.worst(z, shard, r, oo, oa);
-                      if (!have_smallest || mem.total() < smallest.total()) smallest = mem, have_smallest = true;
-                      if (fits(mem, job, sys)) {
-                        e.choices.push_back({z, shard, r, oo, oa});
-                        break;
-                      }
-                    }
-                  }
-                }
-                if (e.choices.empty() && price_unfit && zeros.size() == 1 && recomputes.size() == 1 && offloads.size() == 1)
-                  e.choices.push_back({zeros.front(), zeros.front() >= 3 ? c.shard_group.value_or(0) : 0, recomputes.front(),
-                                       offloads.front().first, offloads.front().second});
-                if (e.choices.empty()) {
-                  reject("memory", l.degrees() + " mb=" + std::to_string(mb), memory_detail(smallest, capacity));
-                  continue;
-                }
-                // The bound: compute alone, which only the recompute plan changes: the least of the choices.
-                const MemoryChoice* least = &e.choices.front();
-                for (const MemoryChoice& mc : e.choices)
-                  if (recompute_rank(mc.recompute) < recompute_rank(least->recompute)) least = &mc;
-                apply(l, *least);
-                e.bound = step_lower_bound(model, job, sys, l, &e.chunks, &e.bound_stage);
-                apply(l, e.choices.front());
                 e.degrees = deg_index;
-                entries.push_back(std::move(e));
+                candidates.push_back(std::move(e));
               }
             }
             if (!any_mb) reject("batch", base.degrees(), fmt::format("{} sequences per DP rank, micro-batch options", per_rank));
@@ -342,6 +346,63 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
         }
       }
     }
+  }
+  // Each candidate's pipeline chunks, memory choices and compute bound: independent of the others, so
+  // spread over the cores (a thread's own LayerCostCache; the caches give the same values to the bit).
+  // Its rejections are replayed in the candidates' order, so the counts and examples are the same as
+  // on one thread.
+  struct Screened {
+    std::string reason, layout, detail;  // reason empty: the candidate is an entry
+  };
+  std::vector<Screened> screened(candidates.size());
+  auto screen = [&](std::size_t i) {
+    Entry& e = candidates[i];
+    ParallelLayout& l = e.layout;
+    try {
+      e.chunks = pipeline_chunks(model, job, sys, l);
+    } catch (const std::invalid_argument& err) {
+      screened[i] = {"pp-layout", fmt::format("pp={} vp={}", l.pp, l.virtual_stages), err.what()};
+      return;
+    }
+    // Memory savers: per offload mode and ZeRO stage, the least recompute that fits (streaming
+    // states over C2C can beat recomputing or sharding them, so auto keeps every mode).
+    MemoryBreakdown smallest;
+    bool have_smallest = false;
+    MemoryFitter fitter(model, job, l, e.chunks);
+    for (const auto& [oo, oa] : offloads) {
+      for (int z : zeros) {
+        const int shard = z >= 3 ? c.shard_group.value_or(0) : 0;
+        for (const RecomputePlan& r : recomputes) {
+          const MemoryBreakdown mem = fitter.worst(z, shard, r, oo, oa);
+          if (!have_smallest || mem.total() < smallest.total()) smallest = mem, have_smallest = true;
+          if (fits(mem, job, sys)) {
+            e.choices.push_back({z, shard, r, oo, oa});
+            break;
+          }
+        }
+      }
+    }
+    if (e.choices.empty() && price_unfit && zeros.size() == 1 && recomputes.size() == 1 && offloads.size() == 1)
+      e.choices.push_back({zeros.front(), zeros.front() >= 3 ? c.shard_group.value_or(0) : 0, recomputes.front(),
+                           offloads.front().first, offloads.front().second});
+    if (e.choices.empty()) {
+      screened[i] = {"memory", l.degrees() + " mb=" + std::to_string(l.micro_batch), memory_detail(smallest, capacity)};
+      return;
+    }
+    // The bound: compute alone, which only the recompute plan changes: the least of the choices.
+    const MemoryChoice* least = &e.choices.front();
+    for (const MemoryChoice& mc : e.choices)
+      if (recompute_rank(mc.recompute) < recompute_rank(least->recompute)) least = &mc;
+    apply(l, *least);
+    e.bound = step_lower_bound(model, job, sys, l, &e.chunks, &e.bound_stage);
+    apply(l, e.choices.front());
+  };
+  for_each_on_cores(candidates.size(), screen, [&] {
+    return std::make_unique<step_detail::LayerCostCache>(model, job, *sys.compute);
+  });
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    if (!screened[i].reason.empty()) reject(screened[i].reason, screened[i].layout, screened[i].detail);
+    else entries.push_back(std::move(candidates[i]));
   }
   res.screened = static_cast<long>(entries.size());
 
