@@ -32,14 +32,16 @@ PlanRequest deepseek(int racks, bool whole) {
 
 void BM_PlanSearch(benchmark::State& state) {
   const PlanRequest q = deepseek(static_cast<int>(state.range(0)), false);
-  long screened = 0, priced = 0;
+  long screened = 0, priced = 0, cut = 0;
   for (auto _ : state) {
     const PlanResult r = run_plan(q);
     screened = r.search.screened;
     priced = r.search.evaluated;
+    cut = r.search.cut_by_comm;
   }
   state.counters["layouts_screened"] = static_cast<double>(screened);
   state.counters["layouts_priced"] = static_cast<double>(priced);
+  state.counters["layouts_cut_by_collectives"] = static_cast<double>(cut);
 }
 BENCHMARK(BM_PlanSearch)->Arg(1)->Arg(4)->Arg(8)->Unit(benchmark::kMillisecond);
 
