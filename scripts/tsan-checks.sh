@@ -5,7 +5,8 @@
 # a race there corrupts a cache silently or once in a hundred runs (docs/errors.md, "ThreadSanitizer"), so:
 #   * the planner's unit tests (searches, plans with failures, the caches);
 #   * a whole plan through the CLI that uses the pool: one GB200 rack, with both degraded systems
-#     re-searched and the two other systems compared (a race there showed in 4 s under ThreadSanitizer).
+#     re-searched and the two other systems compared (a race there showed in 4 s under ThreadSanitizer);
+#   * a search large enough to screen its candidates on every core (search.cpp, for_each_on_cores).
 # The first report ends the run with a failure (halt_on_error; exit status 66).
 set -euo pipefail
 build=$(cd "${1:-build-tsan}" && pwd)
@@ -15,4 +16,7 @@ echo "tsan: planner unit tests"
 echo "tsan: racksim plan, Llama 3.1 405B on one GB200 NVL72 rack (degraded systems and comparison on the pool)"
 "$build/cli/racksim" plan --system gb200-nvl72 --racks 1 --model llama-3.1-405b --global-batch 2048 --seq-len 8192 \
   --format json >/dev/null
+echo "tsan: racksim plan, DeepSeek-V3 on 8 GB200 racks (29 083 candidates screened on every core, comparisons on the pool)"
+"$build/cli/racksim" plan --system gb200-nvl72 --racks 8 --model deepseek-v3 --global-batch 4096 --seq-len 4096 \
+  --engine-top 0 --format json >/dev/null
 echo "tsan: no ThreadSanitizer report"
