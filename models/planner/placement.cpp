@@ -53,6 +53,17 @@ RankPlacement::RankPlacement(const TopologyGraph& graph, int domains_used, int g
   }
 }
 
+namespace {
+// The expert view of a rank from its attention view: MoE layers fold EP x ETP x EDP over the same
+// TP x CP x DP ranks, ETP fastest.
+void with_expert_view(const ParallelLayout& l, RankCoords& c) {
+  const int i = (c.dp * l.cp + c.cp) * l.tp + c.tp;
+  c.etp = i % l.etp;
+  c.ep = (i / l.etp) % l.ep;
+  c.edp = i / (l.etp * l.ep);
+}
+}  // namespace
+
 RankCoords RankPlacement::coordinates(const ParallelLayout& l, int rank) {
   RankCoords c;
   int r = rank;
@@ -68,10 +79,7 @@ RankCoords RankPlacement::coordinates(const ParallelLayout& l, int rank) {
       case MeshDim::ep: break;
     }
   }
-  const int i = (c.dp * l.cp + c.cp) * l.tp + c.tp;
-  c.etp = i % l.etp;
-  c.ep = (i / l.etp) % l.ep;
-  c.edp = i / (l.etp * l.ep);
+  with_expert_view(l, c);
   return c;
 }
 
@@ -184,8 +192,30 @@ std::vector<int> coordinates_key(const ParallelLayout& l) {
 
 const std::vector<RankCoords>& RankPlacement::all_coordinates(const ParallelLayout& l, const std::vector<int>& key) const {
   if (key != coords_key_) {
+    // coordinates(l, r) for every r, counting in the mesh's mixed radix (the last dimension of the order
+    // fastest) instead of dividing each rank.
+    const std::size_t dims = l.order.size();
+    std::vector<int> size(dims), digit(dims, 0);
+    for (std::size_t k = 0; k < dims; ++k) size[k] = l.size(l.order[k]);
     coords_.resize(static_cast<std::size_t>(l.gpus()));
-    for (int r = 0; r < l.gpus(); ++r) coords_[static_cast<std::size_t>(r)] = coordinates(l, r);
+    for (int r = 0; r < l.gpus(); ++r) {
+      RankCoords c;
+      for (std::size_t k = 0; k < dims; ++k) {
+        switch (l.order[k]) {
+          case MeshDim::pp: c.pp = digit[k]; break;
+          case MeshDim::dp: c.dp = digit[k]; break;
+          case MeshDim::cp: c.cp = digit[k]; break;
+          case MeshDim::tp: c.tp = digit[k]; break;
+          case MeshDim::ep: break;
+        }
+      }
+      with_expert_view(l, c);
+      coords_[static_cast<std::size_t>(r)] = c;
+      for (std::size_t k = dims; k-- > 0;) {
+        if (++digit[k] < size[k]) break;
+        digit[k] = 0;
+      }
+    }
     coords_key_ = key;
   }
   return coords_;

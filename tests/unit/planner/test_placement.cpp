@@ -2,6 +2,8 @@
 // (EP x ETP x EDP = TP x CP x DP inside each pipeline stage), groups and slow-link checks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "models/collectives/rank_placement.hpp"
 #include "models/planner/placement.hpp"
 #include "models/planner/training_fit_engine.hpp"
@@ -111,6 +113,45 @@ TEST(PlannerPlacement, WorstGroupIsTheOneStraddlingRacks) {
   EXPECT_EQ(w.front(), 48);
   EXPECT_EQ(w.back(), 95);
   EXPECT_EQ(p.domains_spanned(w), 2);
+}
+
+// worst_group_ranks and crosses_domain count every rank's coordinates in the mesh's mixed radix
+// (RankPlacement::all_coordinates); all_groups divides each rank (coordinates()). On layouts with both
+// rank orders, CP, PP, and experts folded with ETP, both must name the same groups: the worst is one of
+// all_groups' with the most domains, and a kind crosses a domain exactly when one of its groups does.
+TEST(PlannerPlacement, CountedCoordinatesGiveTheGroupsOfDividedOnes) {
+  const TopologyGraph g = graph_of("gb200-nvl72", 2);
+  const RankPlacement p(g, 2, 64);
+  std::vector<ParallelLayout> layouts;
+  for (bool pp_outer : {true, false}) {
+    ParallelLayout l;
+    l.tp = 2, l.cp = 2, l.pp = 4, l.dp = 8, l.ep = 8, l.etp = 2;
+    l.order = pp_outer ? std::vector<MeshDim>{MeshDim::pp, MeshDim::dp, MeshDim::cp, MeshDim::tp}
+                       : std::vector<MeshDim>{MeshDim::dp, MeshDim::pp, MeshDim::cp, MeshDim::tp};
+    layouts.push_back(l);
+    l.tp = 4, l.cp = 1, l.pp = 2, l.dp = 16, l.ep = 32, l.etp = 1;
+    layouts.push_back(l);
+  }
+  int checked = 0;
+  for (const ParallelLayout& l : layouts) {
+    ASSERT_EQ(l.gpus(), 128);
+    for (GroupKind kind : {GroupKind::tp, GroupKind::cp, GroupKind::dp, GroupKind::pp, GroupKind::dp_cp, GroupKind::ep,
+                           GroupKind::etp, GroupKind::edp}) {
+      const std::vector<std::vector<int>> groups = p.all_groups(l, kind);
+      int most = 0;
+      bool crosses = false;
+      for (const auto& grp : groups) {
+        most = std::max(most, p.domains_spanned(grp));
+        crosses = crosses || p.domains_spanned(grp) > 1;
+      }
+      const std::vector<int> worst = p.worst_group_ranks(l, kind);
+      EXPECT_NE(std::find(groups.begin(), groups.end(), worst), groups.end()) << l.key() << " " << static_cast<int>(kind);
+      EXPECT_EQ(p.domains_spanned(worst), most) << l.key() << " " << static_cast<int>(kind);
+      EXPECT_EQ(p.crosses_domain(l, kind), crosses) << l.key() << " " << static_cast<int>(kind);
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 32);
 }
 
 }  // namespace
