@@ -40,7 +40,7 @@ std::vector<std::vector<int>> outer_groups(const RankPlacement& p, const std::ve
 
 StepEstimate engine_check(const ModelSpec& model, const TrainingJob& job, const SystemContext& sys,
                           const RankPlacement& placement, const Candidate& cand, const Calibration& calibration,
-                          EngineCheck* check) {
+                          EngineCheck* check, EngineRunMemo* memo) {
   const TopologyGraph& graph = *sys.graph;
   const ParallelLayout& l = cand.layout;
   AnalyticCommCost rec(graph, calibration);
@@ -110,7 +110,15 @@ StepEstimate engine_check(const ModelSpec& model, const TrainingJob& job, const 
     const std::vector<std::vector<int>> groups = it != concurrent.end() ? it->second : std::vector<std::vector<int>>{r.request.gpus};
     CollectiveRequest q = r.request;
     q.algorithm = r.algorithm;
-    const double slowest = engine_concurrent_s(graph, calibration, q, groups);
+    double slowest = 0;
+    const EngineRunMemo::key_type run_key{static_cast<int>(q.op), q.algorithm, q.bytes, q.dtype, groups};
+    const auto known = memo ? memo->find(run_key) : EngineRunMemo::iterator{};
+    if (memo && known != memo->end()) {
+      slowest = known->second;
+    } else {
+      slowest = engine_concurrent_s(graph, calibration, q, groups);
+      if (memo) memo->emplace(run_key, slowest);
+    }
     overrides[key_of(r.request)] = slowest;
     result.items.push_back({to_string(r.request.op), r.algorithm, static_cast<int>(r.request.gpus.size()),
                             static_cast<int>(groups.size()), static_cast<double>(r.request.bytes), r.time_s, slowest});

@@ -313,11 +313,12 @@ PlanResult run_plan(const PlanRequest& req) {
   if (req.engine_top < 0) throw InputError("--engine-top", "", std::to_string(req.engine_top), "an integer >= 0");
   const std::size_t checked = std::min<std::size_t>(req.engine_top, out.search.ranked.size());
   std::vector<std::pair<Candidate, EngineCheck>> refined;
+  EngineRunMemo engine_runs;  // the checked layouts often share collectives
   for (std::size_t i = 0; i < checked; ++i) {
     Candidate c = out.search.ranked[i];
     const RankPlacement p(graph, c.shape.domains, c.shape.gpus_per_domain);
     EngineCheck check;
-    c.estimate = engine_check(model, job, sys, p, c, calibration, &check);
+    c.estimate = engine_check(model, job, sys, p, c, calibration, &check, &engine_runs);
     refined.push_back({std::move(c), std::move(check)});
   }
   std::stable_sort(refined.begin(), refined.end(), [](const auto& a, const auto& b) {
