@@ -327,12 +327,22 @@ double comm_lower_bound(const ModelSpec& model, const TrainingJob& job, const Sy
       windows.emplace_back(choice.recompute, cm.time_s(w.compute + w.recompute));
       return windows.back().second;
     };
-    dp = -1;
+    // Exposed time does not grow with the window: per ZeRO stage, the choices' longest window gives the least.
+    std::map<int, double> longest;  // ZeRO stage -> window
+    bool hsdp = false;              // HSDP's shard groups are not among these groups: no bound
     for (const ParallelLayout& choice : choices) {
-      double exposed = 0;
-      if (choice.shard_group == 0)  // HSDP's shard groups are not among these groups: no bound
-        exposed = data_parallel_comm(job, choice, g, comm, params, window_of(choice), false).exposed;
-      dp = dp < 0 ? exposed : std::min(dp, exposed);
+      hsdp = hsdp || choice.shard_group != 0;
+      double& w = longest.emplace(choice.zero_stage, 0.0).first->second;
+      w = std::max(w, window_of(choice));
+    }
+    if (!hsdp) {
+      dp = -1;
+      for (const auto& [zero, window] : longest) {
+        ParallelLayout z = l;
+        z.zero_stage = zero;
+        const double exposed = data_parallel_comm(job, z, g, comm, params, window, false).exposed;
+        dp = dp < 0 ? exposed : std::min(dp, exposed);
+      }
     }
   }
   // Not negative while the fitted exposure coefficients are not; if one were, no tightening.
