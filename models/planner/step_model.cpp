@@ -194,15 +194,15 @@ ParamStage params_stage(const ModelSpec& model, const TrainingJob& job, const Pa
 // them stays exposed with `window_s` of the stage's computation to hide behind (forward one third,
 // backward two thirds). With VP chunks, Megatron reduces each chunk's gradients when its last backward
 // ends, during the pipeline's drain, so only the last chunk's share (1/VP of the bytes and of the window)
-// can stay exposed; the parameter all-gather likewise waits only for the first chunk's. `describe`: also
-// the text and the algorithm. Exposed time does not grow with the window.
+// can stay exposed; the parameter all-gather likewise waits only for the first chunk's. Exposed time does
+// not grow with the window.
 struct DataParallelComm {
   double total = 0, exposed = 0;
   double sm = 0;  // SM-seconds the collectives' kernels hold
   std::string what, algorithm;
 };
 DataParallelComm data_parallel_comm(const TrainingJob& job, const ParallelLayout& l, const MeshGroups& g, CommCost& comm,
-                                    const ParamStage& params, double window_s, bool describe) {
+                                    const ParamStage& params, double window_s) {
   DataParallelComm out;
   const double m = l.micro_batches, v = l.virtual_stages;
   const std::string gdt = job.grad_bytes >= 4 ? "float" : "bfloat16";
@@ -211,11 +211,6 @@ DataParallelComm data_parallel_comm(const TrainingJob& job, const ParallelLayout
   const double pd = params.dense * pb, pe = params.expert * pb;
   const std::string pdt = pb < 2 ? "uint8" : "bfloat16";
   const double F = window_s / 3, B = window_s - F;
-  double& total = out.total;
-  double& exposed = out.exposed;
-  double& sm = out.sm;
-  std::string& what = out.what;
-  std::string& algo = out.algorithm;
   auto coll = [&](CollectiveOp op, const GroupSpan& grp, double bytes, const std::string& dt) {
     return group_collective(op, grp, bytes, dt, comm);
   };
@@ -224,27 +219,27 @@ DataParallelComm data_parallel_comm(const TrainingJob& job, const ParallelLayout
   if (l.zero_stage == 0) {
     const GroupTime a = coll(CollectiveOp::all_reduce, dg, gd, gdt), ae = coll(CollectiveOp::all_reduce, eg, ge, gdt);
     const double t = a.time_s + ae.time_s;
-    total = t;
-    sm = a.sm_s + ae.sm_s;
-    exposed = std::max(0.0, t - B) / v;
-    what = "gradient all-reduce, overlapped with the last backward";
-    algo = a.algorithm;
+    out.total = t;
+    out.sm = a.sm_s + ae.sm_s;
+    out.exposed = std::max(0.0, t - B) / v;
+    out.what = "gradient all-reduce, overlapped with the last backward";
+    out.algorithm = a.algorithm;
   } else if (l.zero_stage <= 2) {
     const GroupTime rsd = coll(CollectiveOp::reduce_scatter, dg, gd, gdt), rse = coll(CollectiveOp::reduce_scatter, eg, ge, gdt);
     const GroupTime agd = coll(CollectiveOp::all_gather, dg, pd, pdt), age = coll(CollectiveOp::all_gather, eg, pe, pdt);
     const double rs = rsd.time_s + rse.time_s, ag = agd.time_s + age.time_s;
     const double rs_sm = rsd.sm_s + rse.sm_s, ag_sm = agd.sm_s + age.sm_s;
-    algo = rsd.algorithm;
+    out.algorithm = rsd.algorithm;
     if (l.zero_stage == 1) {
-      total = rs + ag;
-      sm = rs_sm + ag_sm;
-      exposed = (std::max(0.0, rs - B) + std::max(0.0, ag - F)) / v;
-      what = "gradient reduce-scatter (overlapped with the last backward) + parameter all-gather (with the next forward)";
+      out.total = rs + ag;
+      out.sm = rs_sm + ag_sm;
+      out.exposed = (std::max(0.0, rs - B) + std::max(0.0, ag - F)) / v;
+      out.what = "gradient reduce-scatter (overlapped with the last backward) + parameter all-gather (with the next forward)";
     } else {
-      total = m * rs + ag;
-      sm = m * rs_sm + ag_sm;
-      exposed = m * std::max(0.0, rs - B) + std::max(0.0, ag - F) / v;
-      what = "gradient reduce-scatter every micro-batch (with its backward) + parameter all-gather (with the next forward)";
+      out.total = m * rs + ag;
+      out.sm = m * rs_sm + ag_sm;
+      out.exposed = m * std::max(0.0, rs - B) + std::max(0.0, ag - F) / v;
+      out.what = "gradient reduce-scatter every micro-batch (with its backward) + parameter all-gather (with the next forward)";
     }
   } else {
     // FSDP over the whole DP x CP (EDP) group, or HSDP: inside the shard group per micro-batch and
@@ -255,23 +250,22 @@ DataParallelComm data_parallel_comm(const TrainingJob& job, const ParallelLayout
     const GroupTime agd = coll(CollectiveOp::all_gather, sd, pd, pdt), age = coll(CollectiveOp::all_gather, se, pe, pdt);
     const GroupTime rsd = coll(CollectiveOp::reduce_scatter, sd, gd, gdt), rse = coll(CollectiveOp::reduce_scatter, se, ge, gdt);
     const double ag = agd.time_s + age.time_s, rs = rsd.time_s + rse.time_s;
-    total = m * (2 * ag + rs);
-    sm = m * (2 * (agd.sm_s + age.sm_s) + rsd.sm_s + rse.sm_s);
-    exposed = m * (std::max(0.0, ag - F) + std::max(0.0, ag + rs - B));
-    algo = agd.algorithm;
-    what = hsdp ? "HSDP: parameter all-gather before forward and backward, gradient reduce-scatter, every micro-batch, inside shard groups of " +
+    out.total = m * (2 * ag + rs);
+    out.sm = m * (2 * (agd.sm_s + age.sm_s) + rsd.sm_s + rse.sm_s);
+    out.exposed = m * (std::max(0.0, ag - F) + std::max(0.0, ag + rs - B));
+    out.algorithm = agd.algorithm;
+    out.what = hsdp ? "HSDP: parameter all-gather before forward and backward, gradient reduce-scatter, every micro-batch, inside shard groups of " +
                       std::to_string(l.shard_group) + "; gradient all-reduce across them once per step"
                 : "FSDP: parameter all-gather before forward and backward, gradient reduce-scatter, every micro-batch";
     if (hsdp && dg.size > sd.size) {
       // replicas: one all-reduce of this GPU's shard over the groups' counterparts (priced on the
       // whole group with the shard's bytes: an upper bound of the cross-replica ring)
       const GroupTime ar = coll(CollectiveOp::all_reduce, dg, gd / sd.size, gdt);
-      total += ar.time_s;
-      sm += ar.sm_s;
-      exposed += std::max(0.0, ar.time_s - B);
+      out.total += ar.time_s;
+      out.sm += ar.sm_s;
+      out.exposed += std::max(0.0, ar.time_s - B);
     }
   }
-  if (!describe) what.clear(), algo.clear();
   return out;
 }
 
@@ -340,7 +334,7 @@ double comm_lower_bound(const ModelSpec& model, const TrainingJob& job, const Sy
       for (const auto& [zero, window] : longest) {
         ParallelLayout z = l;
         z.zero_stage = zero;
-        const double exposed = data_parallel_comm(job, z, g, comm, params, window, false).exposed;
+        const double exposed = data_parallel_comm(job, z, g, comm, params, window).exposed;
         dp = dp < 0 ? exposed : std::min(dp, exposed);
       }
     }
@@ -468,7 +462,7 @@ StepEstimate estimate_step(const ModelSpec& model, const TrainingJob& job, const
     const double window = std::max(0.0, cm.time_s(pst.compute + pst.recompute) - pst.tp - pst.ep);
     const GroupSpan& dg = g.dense_dp;
     if (dg.size > 1 || g.expert_dp.size > 1) {
-      const DataParallelComm d = data_parallel_comm(job, l, g, comm, params, window, true);
+      const DataParallelComm d = data_parallel_comm(job, l, g, comm, params, window);
       // The hidden part runs beside computation that meanwhile lacks the SMs NCCL's kernels hold (one
       // per channel): it loses that share of the overlapped time.
       const double contention = d.total > 0 ? (d.total - d.exposed) / d.total * d.sm / cm.sm_count() : 0;
