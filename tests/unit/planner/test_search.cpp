@@ -136,6 +136,52 @@ TEST(Search, CollectiveBoundKeepsTheTopExact) {
   EXPECT_GT(with_comm, 0);
 }
 
+// The same across recipes that take the bound's other paths: DeepEP with the all-to-all overlap, HSDP
+// (whose shard groups the bound leaves out), FSDP, MXFP8, a hybrid Mamba model, NVL72 and 8-GPU domains;
+// keeping 1 (a comparison's search) and 3.
+TEST(Search, CollectiveBoundKeepsTheTopExactAcrossRecipes) {
+  struct Case {
+    std::string system;
+    int domains, per_domain;
+    std::string model;
+    int batch, seq;
+    std::string recipe;
+  };
+  const std::vector<Case> cases = {
+      {"hgx-h100", 4, 8, "qwen3-30b-a3b", 256, 4096, "deepep-overlap"}, {"hgx-h100", 4, 8, "qwen3-30b-a3b", 256, 4096, "hsdp-8"},
+      {"hgx-h100", 4, 8, "llama-3.1-8b", 256, 8192, "fsdp"},            {"gb200-nvl72", 2, 32, "gpt-oss-120b", 512, 4096, ""},
+      {"gb200-nvl72", 2, 32, "nemotron-h-56b", 256, 8192, ""},          {"hgx-b200", 4, 8, "qwen3-30b-a3b", 256, 4096, "mxfp8"}};
+  const ComputeTable table = ComputeTable::shipped();
+  long cut = 0;
+  for (const Case& k : cases) {
+    const TopologyGraph graph(SystemCatalog::shipped().load(k.system), k.domains);
+    const SystemContext sys = make_system_context(graph, table);
+    const ModelSpec model = ModelCatalog::shipped().load(k.model);
+    TrainingJob job;
+    job.global_batch = k.batch;
+    job.seq_len = k.seq;
+    SearchConstraints c;
+    if (k.recipe == "deepep-overlap") job.dispatcher = MoeDispatcher::deepep, job.ep_overlap = true;
+    if (k.recipe == "hsdp-8") c.zero_stage = 3, c.shard_group = 8;
+    if (k.recipe == "fsdp") c.zero_stage = 3;
+    if (k.recipe == "mxfp8") job.precision = table.precision("mxfp8");
+    const MeshShape shape{k.domains, k.per_domain};
+    AnalyticCommCost comm(graph, load_calibration("default"));
+    const SearchResult all = search_layouts(model, job, sys, {shape}, c, comm, 0);
+    for (int keep : {1, 3}) {
+      AnalyticCommCost fresh(graph, load_calibration("default"));
+      const SearchResult top = search_layouts(model, job, sys, {shape}, c, fresh, keep);
+      ASSERT_GE(all.ranked.size(), static_cast<std::size_t>(keep)) << k.model;
+      for (int i = 0; i < keep; ++i) {
+        EXPECT_EQ(top.ranked[i].layout.key(), all.ranked[i].layout.key()) << k.model << " " << k.recipe << " keep " << keep;
+        EXPECT_EQ(top.ranked[i].estimate.step_s, all.ranked[i].estimate.step_s) << k.model << " " << k.recipe << " keep " << keep;
+      }
+      cut += top.cut_by_comm;
+    }
+  }
+  EXPECT_GT(cut, 0);
+}
+
 // On the shipped non-blocking, rail-optimised fabric, running every DP group's cross-rack reduce-scatter at
 // once costs what one group alone costs: the engine confirms the analytic price within 2 %.
 TEST(Search, EngineCheckOfCrossRackTraffic) {
