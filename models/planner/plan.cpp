@@ -249,7 +249,8 @@ PlanResult run_plan(const PlanRequest& req) {
       const SystemContext osys = make_system_context(ograph, ocompute, table.params(ocompute.generation));
       const std::vector<MeshShape> oshapes = shapes_for(ograph, n, ograph.gpus_per_domain());
       AnalyticCommCost ocomm(ograph, calibration);
-      SearchResult r = search_layouts(model, ojob, osys, oshapes, req.constraints, ocomm, 1, req.constraints.pinned());
+      // Only its best layout is shown (or, when none fits, the reasons: then every layout was fitted).
+      SearchResult r = search_layouts(model, ojob, osys, oshapes, req.constraints, ocomm, 1, req.constraints.pinned(), false);
       if (!r.ranked.empty()) cmp.best = r.ranked.front();
       else cmp.note = "no layout fits: " + reasons_text(r);
     } catch (const InputError& e) {

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <functional>
 #include <memory>
+#include <queue>
 #include <system_error>
 #include <thread>
 #include <tuple>
@@ -168,7 +170,10 @@ bool has_attention(const ModelSpec& m) {
 
 SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, const SystemContext& sys,
                             const std::vector<MeshShape>& shapes, const SearchConstraints& c, CommCost& comm, int keep,
-                            bool price_unfit) {
+                            bool price_unfit, bool count_every_layout) {
+  // Without full counts, a layout's memory is fitted only when the search reaches it (in bound order, by a
+  // bound with no recompute, which no choice undercuts): a comparison keeps one layout and shows no counts.
+  const bool fit_lazily = !count_every_layout && keep > 0;
   SearchResult res;
   // Layer works and their compute parts, shared by every layout of the search.
   step_detail::LayerCostCache layer_costs(model, job, *sys.compute);
@@ -203,6 +208,7 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
     std::vector<MemoryChoice> choices;
     double bound = 0;
     int bound_stage = 0;  // the stage whose computation gives `bound`
+    bool fitted = true;   // memory choices known (else `bound` has no recompute: fit_lazily)
     std::size_t degrees = 0;
   };
   std::vector<std::unique_ptr<RankPlacement>> placements;
@@ -355,15 +361,10 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
     std::string reason, layout, detail;  // reason empty: the candidate is an entry
   };
   std::vector<Screened> screened(candidates.size());
-  auto screen = [&](std::size_t i) {
-    Entry& e = candidates[i];
+  // The memory choices of a layout with its chunks, and its compute bound at the least recompute of them;
+  // a rejection when none fits.
+  auto fit = [&](Entry& e) -> Screened {
     ParallelLayout& l = e.layout;
-    try {
-      e.chunks = pipeline_chunks(model, job, sys, l);
-    } catch (const std::invalid_argument& err) {
-      screened[i] = {"pp-layout", fmt::format("pp={} vp={}", l.pp, l.virtual_stages), err.what()};
-      return;
-    }
     // Memory savers: per offload mode and ZeRO stage, the least recompute that fits (streaming
     // states over C2C can beat recomputing or sharding them, so auto keeps every mode).
     MemoryBreakdown smallest;
@@ -385,10 +386,7 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
     if (e.choices.empty() && price_unfit && zeros.size() == 1 && recomputes.size() == 1 && offloads.size() == 1)
       e.choices.push_back({zeros.front(), zeros.front() >= 3 ? c.shard_group.value_or(0) : 0, recomputes.front(),
                            offloads.front().first, offloads.front().second});
-    if (e.choices.empty()) {
-      screened[i] = {"memory", l.degrees() + " mb=" + std::to_string(l.micro_batch), memory_detail(smallest, capacity)};
-      return;
-    }
+    if (e.choices.empty()) return {"memory", l.degrees() + " mb=" + std::to_string(l.micro_batch), memory_detail(smallest, capacity)};
     // The bound: compute alone, which only the recompute plan changes: the least of the choices.
     const MemoryChoice* least = &e.choices.front();
     for (const MemoryChoice& mc : e.choices)
@@ -396,6 +394,26 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
     apply(l, *least);
     e.bound = step_lower_bound(model, job, sys, l, &e.chunks, &e.bound_stage);
     apply(l, e.choices.front());
+    e.fitted = true;
+    return {};
+  };
+  auto screen = [&](std::size_t i) {
+    Entry& e = candidates[i];
+    ParallelLayout& l = e.layout;
+    try {
+      e.chunks = pipeline_chunks(model, job, sys, l);
+    } catch (const std::invalid_argument& err) {
+      screened[i] = {"pp-layout", fmt::format("pp={} vp={}", l.pp, l.virtual_stages), err.what()};
+      return;
+    }
+    if (!fit_lazily) {
+      screened[i] = fit(e);
+      return;
+    }
+    ParallelLayout none = l;  // recomputing only adds work: no choice's bound is lower
+    none.recompute = RecomputePlan{};
+    e.bound = step_lower_bound(model, job, sys, none, &e.chunks, &e.bound_stage);
+    e.fitted = false;
   };
   for_each_on_cores(candidates.size(), screen, [&] {
     return std::make_unique<step_detail::LayerCostCache>(model, job, *sys.compute);
@@ -410,15 +428,25 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
   // the top is full, a layout is priced only if its bound plus the least its collectives can add (over
   // its mesh orders) can still reach it: exact for the top `keep`, and most layouts whose experts or
   // tensor groups cross slow links are never priced.
-  std::vector<std::size_t> order_by_bound(entries.size());
-  for (std::size_t i = 0; i < entries.size(); ++i) order_by_bound[i] = i;
-  std::stable_sort(order_by_bound.begin(), order_by_bound.end(),
-                   [&](std::size_t a, std::size_t b) { return entries[a].bound < entries[b].bound; });
+  // In order of (bound, enumeration order); a layout fitted lazily goes back in with its bound at its
+  // choices' least recompute, never lower, so the layouts are priced in the same order either way.
+  using Queued = std::pair<double, std::size_t>;
+  std::priority_queue<Queued, std::vector<Queued>, std::greater<Queued>> queue;
+  for (std::size_t i = 0; i < entries.size(); ++i) queue.push({entries[i].bound, i});
+  std::vector<std::pair<std::size_t, Screened>> lazy_rejections;  // replayed in enumeration order below
   std::vector<double> best_steps;  // sorted, at most `keep`
-  for (std::size_t idx : order_by_bound) {
+  while (!queue.empty()) {
+    const auto [key, idx] = queue.top();
     Entry& e = entries[idx];
     const bool top_full = keep > 0 && static_cast<int>(best_steps.size()) >= keep;
-    if (top_full && e.bound > best_steps.back()) break;
+    if (top_full && key > best_steps.back()) break;
+    queue.pop();
+    if (!e.fitted) {
+      Screened rejected = fit(e);
+      if (!rejected.reason.empty()) lazy_rejections.push_back({idx, std::move(rejected)});
+      else queue.push({e.bound, idx});
+      continue;
+    }
     Degrees& deg = degrees_list[e.degrees];
     const RankPlacement& placement = *placements[static_cast<std::size_t>(deg.shape)];
     // Groups depend on the HSDP shard group too: recompute them when a choice sets one.
@@ -481,6 +509,11 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
       best_steps.insert(std::upper_bound(best_steps.begin(), best_steps.end(), step), step);
       if (static_cast<int>(best_steps.size()) > keep) best_steps.pop_back();
     }
+  }
+  if (fit_lazily) {  // what was fitted: the layouts reached, and every layout when none fits
+    std::sort(lazy_rejections.begin(), lazy_rejections.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [idx, r] : lazy_rejections) reject(r.reason, r.layout, r.detail);
+    res.screened = static_cast<long>(std::count_if(entries.begin(), entries.end(), [](const Entry& x) { return x.fitted && !x.choices.empty(); }));
   }
   std::stable_sort(res.ranked.begin(), res.ranked.end(), [](const Candidate& a, const Candidate& b) {
     if (a.estimate.step_s != b.estimate.step_s) return a.estimate.step_s < b.estimate.step_s;

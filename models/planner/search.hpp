@@ -83,9 +83,11 @@ std::vector<RecomputePlan> recompute_ladder(const ModelSpec& model);
 
 // keep: how many of the best layouts must be exact (0 = price every layout). With every degree, the
 // micro-batch, the schedule and the memory savers pinned, `price_unfit` prices the layout even when the
-// memory model says it does not fit (its estimate says so: fits = false).
+// memory model says it does not fit (its estimate says so: fits = false). `count_every_layout` false (with
+// keep > 0): a layout's memory is fitted only when the search reaches it, so `screened` and the memory
+// rejections count only those (all of them when nothing fits); the ranked layouts are the same.
 SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, const SystemContext& system,
                             const std::vector<MeshShape>& shapes, const SearchConstraints& constraints, CommCost& comm,
-                            int keep = 0, bool price_unfit = false);
+                            int keep = 0, bool price_unfit = false, bool count_every_layout = true);
 
 }  // namespace racksim

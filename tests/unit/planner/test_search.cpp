@@ -138,7 +138,7 @@ TEST(Search, CollectiveBoundKeepsTheTopExact) {
 
 // The same across recipes that take the bound's other paths: DeepEP with the all-to-all overlap, HSDP
 // (whose shard groups the bound leaves out), FSDP, MXFP8, a hybrid Mamba model, NVL72 and 8-GPU domains;
-// keeping 1 (a comparison's search) and 3.
+// keeping 1 (a comparison's search) and 3, with every layout's memory fitted and with only those reached.
 TEST(Search, CollectiveBoundKeepsTheTopExactAcrossRecipes) {
   struct Case {
     std::string system;
@@ -168,18 +168,50 @@ TEST(Search, CollectiveBoundKeepsTheTopExactAcrossRecipes) {
     const MeshShape shape{k.domains, k.per_domain};
     AnalyticCommCost comm(graph, load_calibration("default"));
     const SearchResult all = search_layouts(model, job, sys, {shape}, c, comm, 0);
-    for (int keep : {1, 3}) {
-      AnalyticCommCost fresh(graph, load_calibration("default"));
-      const SearchResult top = search_layouts(model, job, sys, {shape}, c, fresh, keep);
-      ASSERT_GE(all.ranked.size(), static_cast<std::size_t>(keep)) << k.model;
-      for (int i = 0; i < keep; ++i) {
-        EXPECT_EQ(top.ranked[i].layout.key(), all.ranked[i].layout.key()) << k.model << " " << k.recipe << " keep " << keep;
-        EXPECT_EQ(top.ranked[i].estimate.step_s, all.ranked[i].estimate.step_s) << k.model << " " << k.recipe << " keep " << keep;
+    for (int keep : {1, 3})
+      for (bool every : {true, false}) {  // and with memory fitted only where the search reaches
+        AnalyticCommCost fresh(graph, load_calibration("default"));
+        const SearchResult top = search_layouts(model, job, sys, {shape}, c, fresh, keep, false, every);
+        ASSERT_GE(all.ranked.size(), static_cast<std::size_t>(keep)) << k.model;
+        for (int i = 0; i < keep; ++i) {
+          EXPECT_EQ(top.ranked[i].layout.key(), all.ranked[i].layout.key()) << k.model << " " << k.recipe << " keep " << keep << " " << every;
+          EXPECT_EQ(top.ranked[i].estimate.step_s, all.ranked[i].estimate.step_s) << k.model << " " << k.recipe << " keep " << keep;
+        }
+        if (every) EXPECT_EQ(top.screened, all.screened);
+        else EXPECT_LE(top.screened, all.screened);
+        cut += top.cut_by_comm;
       }
-      cut += top.cut_by_comm;
-    }
   }
   EXPECT_GT(cut, 0);
+}
+
+// When nothing fits, a search that fits memory only where it reaches has reached every layout: the same
+// rejections, counts and examples as one that fits them all (a comparison's "no layout fits" note).
+TEST(Search, LazyMemoryFitsGiveTheSameReasonsWhenNothingFits) {
+  const TopologyGraph graph(SystemCatalog::shipped().load("hgx-h100"), 1);
+  const ComputeTable table = ComputeTable::shipped();
+  const SystemContext sys = make_system_context(graph, table);
+  const ModelSpec model = ModelCatalog::shipped().load("llama-3.1-405b");
+  TrainingJob job;
+  job.global_batch = 64;
+  job.seq_len = 8192;
+  SearchConstraints c;
+  c.zero_stage = 1;
+  c.offload = "none";
+  AnalyticCommCost comm(graph, load_calibration("default"));
+  const SearchResult every = search_layouts(model, job, sys, {MeshShape{1, 8}}, c, comm, 1, false, true);
+  const SearchResult lazy = search_layouts(model, job, sys, {MeshShape{1, 8}}, c, comm, 1, false, false);
+  ASSERT_TRUE(every.ranked.empty());
+  EXPECT_TRUE(lazy.ranked.empty());
+  ASSERT_GT(every.rejected.count("memory"), 0u);
+  EXPECT_EQ(lazy.rejected, every.rejected);
+  ASSERT_EQ(lazy.examples.size(), every.examples.size());
+  for (std::size_t i = 0; i < every.examples.size(); ++i) {
+    EXPECT_EQ(lazy.examples[i].reason, every.examples[i].reason);
+    EXPECT_EQ(lazy.examples[i].layout, every.examples[i].layout);
+    EXPECT_EQ(lazy.examples[i].detail, every.examples[i].detail);
+  }
+  EXPECT_EQ(lazy.screened, 0);
 }
 
 // On the shipped non-blocking, rail-optimised fabric, running every DP group's cross-rack reduce-scatter at
