@@ -16,6 +16,22 @@
 namespace racksim {
 namespace {
 
+// A search's inputs: a system of `racks` racks (or nodes), its compute context, a model and a job.
+struct SearchInputs {
+  TopologyGraph graph;
+  ComputeTable table = ComputeTable::shipped();
+  SystemContext sys;
+  ModelSpec model;
+  TrainingJob job;
+  SearchInputs(const std::string& system, int racks, const std::string& model_id, int global_batch, int seq_len)
+      : graph(SystemCatalog::shipped().load(system), racks),
+        sys(make_system_context(graph, table)),
+        model(ModelCatalog::shipped().load(model_id)) {
+    job.global_batch = global_batch;
+    job.seq_len = seq_len;
+  }
+};
+
 // Seed course, self-check 6: 4 GB200 NVL72 racks, TP x EP = 64 with DP = 4. In Megatron's terms the
 // course's DP is the expert data parallelism (EDP = 4 replicas of the experts): TP and EP must stay inside
 // one rack's NVLink domain and EDP cross the racks, rank order following racks.
@@ -100,13 +116,8 @@ TEST(Search, TensorParallelAcrossNodesIsRejectedWithReason) {
 // nodes, where every EP wider than 8 crosses InfiniBand, searched pricing every layout (keep 0) and with
 // both bounds (keep 3) gives the same three layouts to the bit, and the second bound skipped some.
 TEST(Search, CollectiveBoundKeepsTheTopExact) {
-  const TopologyGraph graph(SystemCatalog::shipped().load("hgx-h100"), 4);
-  const ComputeTable table = ComputeTable::shipped();
-  const SystemContext sys = make_system_context(graph, table);
-  const ModelSpec model = ModelCatalog::shipped().load("qwen3-30b-a3b");
-  TrainingJob job;
-  job.global_batch = 256;
-  job.seq_len = 4096;
+  const SearchInputs in("hgx-h100", 4, "qwen3-30b-a3b", 256, 4096);
+  const auto& [graph, table, sys, model, job] = in;
   SearchConstraints c;
   c.cp = 1;
   AnalyticCommCost comm(graph, load_calibration("default"));
@@ -154,12 +165,11 @@ TEST(Search, CollectiveBoundKeepsTheTopExactAcrossRecipes) {
   const ComputeTable table = ComputeTable::shipped();
   long cut = 0;
   for (const Case& k : cases) {
-    const TopologyGraph graph(SystemCatalog::shipped().load(k.system), k.domains);
-    const SystemContext sys = make_system_context(graph, table);
-    const ModelSpec model = ModelCatalog::shipped().load(k.model);
-    TrainingJob job;
-    job.global_batch = k.batch;
-    job.seq_len = k.seq;
+    SearchInputs in(k.system, k.domains, k.model, k.batch, k.seq);
+    const TopologyGraph& graph = in.graph;
+    const SystemContext& sys = in.sys;
+    const ModelSpec& model = in.model;
+    TrainingJob& job = in.job;
     SearchConstraints c;
     if (k.recipe == "deepep-overlap") job.dispatcher = MoeDispatcher::deepep, job.ep_overlap = true;
     if (k.recipe == "hsdp-8") c.zero_stage = 3, c.shard_group = 8;
@@ -188,13 +198,8 @@ TEST(Search, CollectiveBoundKeepsTheTopExactAcrossRecipes) {
 // When nothing fits, a search that fits memory only where it reaches has reached every layout: the same
 // rejections, counts and examples as one that fits them all (a comparison's "no layout fits" note).
 TEST(Search, LazyMemoryFitsGiveTheSameReasonsWhenNothingFits) {
-  const TopologyGraph graph(SystemCatalog::shipped().load("hgx-h100"), 1);
-  const ComputeTable table = ComputeTable::shipped();
-  const SystemContext sys = make_system_context(graph, table);
-  const ModelSpec model = ModelCatalog::shipped().load("llama-3.1-405b");
-  TrainingJob job;
-  job.global_batch = 64;
-  job.seq_len = 8192;
+  const SearchInputs in("hgx-h100", 1, "llama-3.1-405b", 64, 8192);
+  const auto& [graph, table, sys, model, job] = in;
   SearchConstraints c;
   c.zero_stage = 1;
   c.offload = "none";
