@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "sim/core/hash.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/units.hpp"
 #include "sim/topo/routes.hpp"
@@ -28,7 +29,7 @@ std::uint64_t bits(double x) {
   return b;
 }
 
-std::uint64_t mix(std::uint64_t h, std::uint64_t x) { return h ^ (x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
+std::uint64_t mix(std::uint64_t h, std::uint64_t x) { return hash_combine(h, x); }
 
 // Fibonacci hashing: spreads link keys (consecutive ids, a kind tag in the top bits) over a table's slots.
 std::size_t spread(long long key) {
@@ -80,7 +81,7 @@ FlowCache::Table* FlowCache::table(const std::array<std::uint64_t, 18>& terms) {
 
 std::size_t FlowCache::VectorHash::operator()(const std::vector<int>& v) const {
   std::size_t h = v.size();
-  for (int x : v) h ^= static_cast<std::size_t>(x) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  for (int x : v) h = hash_combine(h, static_cast<std::uint64_t>(static_cast<std::size_t>(x)));
   return h;
 }
 

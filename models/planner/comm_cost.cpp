@@ -6,6 +6,7 @@
 #include "models/analytic/analytic_model.hpp"
 #include "models/analytic/flow_cost.hpp"
 #include "models/collectives/registry.hpp"
+#include "sim/core/hash.hpp"
 #include "sim/core/units.hpp"
 #include "sim/engine/simulation.hpp"
 #include "sim/topo/topology_graph.hpp"
@@ -23,14 +24,14 @@ const char* to_string(MoeDispatcher d) {
 
 std::size_t CommCost::VectorHash::operator()(const std::vector<int>& v) const {
   std::size_t h = v.size();
-  for (int x : v) h ^= static_cast<std::size_t>(x) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  for (int x : v) h = hash_combine(h, static_cast<std::uint64_t>(static_cast<std::size_t>(x)));
   return h;
 }
 
 std::size_t CommCost::KeyHash::operator()(const Key& k) const {
   std::size_t h = std::hash<std::string>{}(std::get<3>(k));
   for (std::uint64_t x : {static_cast<std::uint64_t>(std::get<0>(k)), static_cast<std::uint64_t>(std::get<1>(k)), std::get<2>(k)})
-    h ^= static_cast<std::size_t>(x) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    h = hash_combine(h, x);
   return h;
 }
 

@@ -424,12 +424,11 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
   }
   res.screened = static_cast<long>(entries.size());
 
-  // Phase 2: price layouts in order of their bound; stop when the bound passes the keep-th best. Once
-  // the top is full, a layout is priced only if its bound plus the least its collectives can add (over
-  // its mesh orders) can still reach it: exact for the top `keep`, and most layouts whose experts or
-  // tensor groups cross slow links are never priced.
-  // In order of (bound, enumeration order); a layout fitted lazily goes back in with its bound at its
-  // choices' least recompute, never lower, so the layouts are priced in the same order either way.
+  // Phase 2: price layouts in order of (bound, enumeration order); stop when the bound passes the keep-th
+  // best. Once the top is full, a layout is priced only if its bound plus the least its collectives can
+  // add (over its mesh orders) can still reach it: exact for the top `keep`, and most layouts whose experts
+  // or tensor groups cross slow links are never priced. A layout fitted lazily goes back in with its bound
+  // at its choices' least recompute, never lower, so the layouts are priced in the same order either way.
   using Queued = std::pair<double, std::size_t>;
   std::priority_queue<Queued, std::vector<Queued>, std::greater<Queued>> queue;
   for (std::size_t i = 0; i < entries.size(); ++i) queue.push({entries[i].bound, i});
@@ -513,7 +512,7 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
   if (fit_lazily) {  // what was fitted: the layouts reached, and every layout when none fits
     std::sort(lazy_rejections.begin(), lazy_rejections.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     for (const auto& [idx, r] : lazy_rejections) reject(r.reason, r.layout, r.detail);
-    res.screened = static_cast<long>(std::count_if(entries.begin(), entries.end(), [](const Entry& x) { return x.fitted && !x.choices.empty(); }));
+    res.screened = static_cast<long>(std::count_if(entries.begin(), entries.end(), [](const Entry& x) { return x.fitted; }));
   }
   std::stable_sort(res.ranked.begin(), res.ranked.end(), [](const Candidate& a, const Candidate& b) {
     if (a.estimate.step_s != b.estimate.step_s) return a.estimate.step_s < b.estimate.step_s;

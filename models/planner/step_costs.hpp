@@ -16,6 +16,7 @@
 
 #include "models/planner/step_model.hpp"
 #include "models/workload/layer_work.hpp"
+#include "sim/core/hash.hpp"
 #include "sim/core/thread_scope.hpp"
 
 namespace racksim::step_detail {
@@ -113,9 +114,9 @@ class LayerCostCache {
   struct KeyHash {
     template <std::size_t N>
     std::size_t operator()(const std::array<std::uint64_t, N>& key) const {
-      std::uint64_t h = 0x9e3779b97f4a7c15ULL;
-      for (std::uint64_t x : key) h = (h ^ x) * 0x100000001b3ULL + (h >> 29);
-      return static_cast<std::size_t>(h);
+      std::size_t h = N;
+      for (std::uint64_t x : key) h = hash_combine(h, x);
+      return h;
     }
   };
   std::unordered_map<WorkKey, LayerWork, KeyHash> works_;
