@@ -19,8 +19,13 @@ constexpr const char* kDoneVariable = "RACKSIM_HUGEPAGES_SET";
 // below 1 GiB. A planner search builds and drops flow sets of up to 13 MB thousands of times; on huge pages
 // each fresh mapping was a 2 MiB page zeroed again (clear_page_erms, 19 % of the DeepSeek-V3 search's
 // profile): the search went from 1.40 to 1.15 s (docs/performance.md, session 32). Not for the engine
-// processes: a 4 608-GPU run's peak grew 9 % with it and its time did not move.
-constexpr const char* kKeepFreed[] = {"glibc.malloc.mmap_threshold=33554432", "glibc.malloc.trim_threshold=1073741824"};
+// processes: a 4 608-GPU run's peak grew 9 % with it and its time did not move. top_pad: a heap is grown
+// 64 MiB (virtual) at a time. A thread's arena (the search screens on every core, search.cpp) otherwise grows
+// its heap a few pages per call and each growth touched a fresh huge page: the DeepSeek-V3 search without
+// comparisons took 6 000-8 000 page faults, 406 with it (2 MiB: 6 500, 16 MiB: 4 900), its CPU 0.67-0.81 ->
+// 0.53-0.60 s, peak RSS unchanged (untouched pages are never resident; docs/performance.md, session 36).
+constexpr const char* kKeepFreed[] = {"glibc.malloc.mmap_threshold=33554432", "glibc.malloc.trim_threshold=1073741824",
+                                      "glibc.malloc.top_pad=67108864"};
 }  // namespace
 
 std::string cli_tunables(const char* current) {

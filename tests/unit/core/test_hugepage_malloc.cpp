@@ -59,12 +59,13 @@ TEST(HugepageMalloc, AUsersOwnHugetlbSettingIsKept) {
 }
 
 TEST(HugepageMalloc, TheCliAlsoKeepsFreedMemoryUnlessTheUserSaysOtherwise) {
-  const std::string keep = ":glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824";
+  const std::string keep =
+      ":glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=1073741824:glibc.malloc.top_pad=67108864";
   EXPECT_EQ(cli_tunables(nullptr), "glibc.malloc.hugetlb=1" + keep);
   EXPECT_EQ(cli_tunables("glibc.malloc.arena_max=2"), "glibc.malloc.arena_max=2:glibc.malloc.hugetlb=1" + keep);
-  // a user's own threshold is kept, the other one added
+  // a user's own threshold is kept, the others added
   EXPECT_EQ(cli_tunables("glibc.malloc.trim_threshold=0"),
-            "glibc.malloc.trim_threshold=0:glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=33554432");
+            "glibc.malloc.trim_threshold=0:glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=33554432:glibc.malloc.top_pad=67108864");
   // a user's own hugetlb setting: everything as given (no re-exec happens then either)
   EXPECT_EQ(cli_tunables("glibc.malloc.hugetlb=0"), "glibc.malloc.hugetlb=0");
 }
