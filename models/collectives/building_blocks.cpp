@@ -1,6 +1,9 @@
 #include "models/collectives/building_blocks.hpp"
 
 #include <algorithm>
+#include <string>
+
+#include "sim/core/errors.hpp"
 
 namespace racksim {
 
@@ -58,6 +61,14 @@ std::vector<std::vector<int>> nccl_ring_orders(const CollectiveRequest& request,
     }
   }
   return orders;
+}
+
+void check_ring_transfers(int n, int rings, long transfers) {
+  if (transfers <= kMaxTransfers) return;
+  throw EngineLimitError("--gpus", "", std::to_string(n) + " ranks in " + std::to_string(rings) + " rings",
+                         "at most " + std::to_string(kMaxTransfers) + " transfers for the engine (this ring needs " +
+                             std::to_string(transfers) +
+                             "); the analytic model prices it (--model analytic or auto, racksim.analytic, plan)");
 }
 
 void note_rings(ScheduleBuilder& b, const CollectiveRequest& request, const TopologyGraph& graph, int rings) {

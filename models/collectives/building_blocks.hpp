@@ -57,6 +57,10 @@ class Streams {
 // rings use in each direction. Inside one node all channels are alike: one ring in request order.
 // Rings: min(NCCL's ring channels, NICs per node, GPUs per node) (models/nccl).
 std::vector<std::vector<int>> nccl_ring_orders(const CollectiveRequest& request, const TopologyGraph& graph);
+// Rings of n ranks whose schedule has `transfers` transfers: over kMaxTransfers the engine will not run them, an
+// EngineLimitError (valid input the closed form prices: --model auto answers with it, saying why; a flat
+// ring through 8 GB200 racks at 1 GiB is 10.6 M).
+void check_ring_transfers(int n, int rings, long transfers);
 // The note of a schedule of `rings` such rings ("16 rings, one per NIC rail"), and where they cross NVLink domains
 // holding more than kSteadyRingRanksPerDomain of their ranks each, the warning that the engine's time of them
 // swings with small changes of size and rates (measured in docs/model.md section 4).

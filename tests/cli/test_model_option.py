@@ -107,23 +107,35 @@ def main():
     check("no such warning where the engine runs NCCL's depth", not any("pieces where NCCL" in w for w in eng.get("warnings", [])),
           str(eng.get("warnings")))
 
-    # racksim sweep: the same choice per size. 1 GiB (a tree) the engine runs; 4 GiB (NCCL's Ring/LL128, 33 M
-    # transfers) is over the memory budget: the closed form prices it in its place, and the table says so.
-    sweep = ["sweep", "--system", "gb200-nvl72", "--racks", "20", "--gpus", "1440", "--op", "all_reduce", "--nvls", "off",
-             "-b", "1G", "-e", "4G", "-f", "4"]
+    # A flat ring through 8 racks (NCCL's Ring/LL128 at 1 GiB with NVLS off: 16 rings, 10.6 M transfers) is over
+    # the engine's cap on a ring's transfers, the other kind of refusal: auto answers with the closed form too.
+    RING8 = ["collective", "--system", "gb200-nvl72", "--racks", "8", "--gpus", "576", "--op", "all_reduce", "--bytes", "1G",
+             "--nvls", "off"]
+    one_line_refusal("--model engine refuses 576 GPUs in 16 rings", run(RING8 + ["--model", "engine"]),
+                     ["--gpus", "576 ranks in 16 rings", "transfers for the engine", "--model analytic"])
+    r = run(RING8)
+    ring8 = json.loads(r.stdout) if r.returncode == 0 else {}
+    r2 = run(RING8 + ["--model", "analytic"])
+    one = json.loads(r2.stdout) if r2.returncode == 0 else {}
+    check("auto falls back where a ring has too many transfers", ring8.get("engine", {}).get("mode") == "analytic"
+          and "will not run" in ring8.get("engine", {}).get("note", "") and "10598400" in ring8["engine"]["note"]
+          and ring8.get("algo") == "ring" and ring8.get("time_us") == one.get("time_us"), r.stdout[:300] + r.stderr[:300])
+
+    # racksim sweep: the same choice per size. 256 MiB (a tree) the engine runs; 1 GiB (the flat ring above) it
+    # will not: the closed form prices it in its place, and the table says so.
+    sweep = ["sweep", "--system", "gb200-nvl72", "--racks", "8", "--gpus", "576", "--op", "all_reduce", "--nvls", "off",
+             "-b", "256M", "-e", "1G", "-f", "4"]
     r = run(sweep + ["--format", "json"])
     rows = json.loads(r.stdout) if r.returncode == 0 else []
     modes = [row.get("engine", {}).get("mode") for row in rows]
     check("sweep auto: the engine where it can, the closed form in its place", r.returncode == 0 and len(rows) == 2
-          and modes[0] in ("aggregated", "full") and modes[1] == "analytic" and rows[1]["bytes"] == 4 * 2 ** 30,
+          and modes[0] in ("aggregated", "full") and modes[1] == "analytic" and rows[1]["bytes"] == 2 ** 30,
           f"{modes} {r.stderr[:300]}")
-    r4 = run(BIG[:10] + ["4G", "--nvls", "off", "--model", "analytic"])
-    one = json.loads(r4.stdout) if r4.returncode == 0 else {}
     check("sweep's closed-form row = collective --model analytic", len(rows) == 2 and rows[1].get("time_us") == one.get("time_us"),
           f"{rows[1].get('time_us') if len(rows) == 2 else None} vs {one.get('time_us')}")
     r = run(sweep)
     check("sweep table names the closed-form rows", r.returncode == 0
-          and "# Priced by the closed form (the engine did not run them): 4294967296\n" in r.stdout, r.stdout[-300:])
+          and "# Priced by the closed form (the engine did not run them): 1073741824\n" in r.stdout, r.stdout[-300:])
     one_line_refusal("sweep --model engine refuses", run(sweep + ["--model", "engine"]), ["--gpus", "transfers"])
     r = run(sweep + ["--model", "analytic", "--format", "json"])
     rows = json.loads(r.stdout) if r.returncode == 0 else []
@@ -166,8 +178,8 @@ print(json.dumps(out))
         # System.sweep(model=) as racksim sweep --model: the same rows.
         code = """
 import json, racksim
-s = racksim.load('gb200-nvl72', racks=20)
-df = s.sweep('all_reduce', 1440, '1G', '4G', 4, nvls=False)
+s = racksim.load('gb200-nvl72', racks=8)
+df = s.sweep('all_reduce', 576, '256M', '1G', 4, nvls=False)
 print(json.dumps([[e['mode'] for e in df['engine']], list(df['time_us'])]))
 """
         p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)

@@ -6,7 +6,6 @@
 #include "models/collectives/algorithms.hpp"
 #include "models/collectives/cost_patterns.hpp"
 #include "models/collectives/building_blocks.hpp"
-#include "sim/core/errors.hpp"
 
 namespace racksim {
 
@@ -15,10 +14,7 @@ Schedule build_all_gather_ring(const CollectiveRequest& request, const TopologyG
   const auto orders = nccl_ring_orders(request, graph);  // one per NIC rail across nodes
   const int n = static_cast<int>(request.gpus.size()), rings = static_cast<int>(orders.size());
   const long transfers = static_cast<long>(1) * (n - 1) * n * rings * depth.depth;
-  if (transfers > kMaxTransfers)
-    throw InputError("--gpus", "", std::to_string(n) + " ranks in " + std::to_string(rings) + " rings",
-                     "at most " + std::to_string(kMaxTransfers) + " transfers for the engine (this ring needs " +
-                         std::to_string(transfers) + "); the analytic model (racksim.analytic, plan) prices it");
+  check_ring_transfers(n, rings, transfers);
   ScheduleBuilder b(request, "all_gather/ring", rings * n * depth.depth);
   b.reserve(depth.tasks);
   const int ag_phase = b.phase("all-gather");
