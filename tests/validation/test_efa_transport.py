@@ -35,9 +35,19 @@ KiB, GiB = 1024, 1024 ** 3
 
 
 def main():
+    # Only AWS's records are predicted (a record's prediction does not depend on the others, and the shipped
+    # calibration is fixed): the whole validate took ~50 s of make test's 20 minutes, this ~5 s.
+    source = os.path.join(os.environ.get("RACKSIM_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..")),
+                          "calibrate", "data", "public_collectives.json")
+    with open(source) as f:
+        aws = [r for r in json.load(f) if "AWS" in r.get("system", "")]
     with tempfile.TemporaryDirectory() as out:
+        records = os.path.join(out, "aws_records.json")
+        with open(records, "w") as f:
+            json.dump(aws, f)
         run = subprocess.run([BIN, "validate", "--calibration", "default", "--no-probes", "--no-cross-validation",
-                              "--out-dir", out, "--format", "json"], capture_output=True, text=True, timeout=600)
+                              "--data", "none", "--public", records, "--out-dir", out, "--format", "json"],
+                             capture_output=True, text=True, timeout=600)
     if run.returncode != 0:
         print(run.stderr)
         return 1
