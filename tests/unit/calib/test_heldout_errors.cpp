@@ -123,7 +123,7 @@ TEST(HeldoutErrors, RoundTripsThroughItsFile) {
   EXPECT_EQ(heldout_table_from_json_text(heldout_table_to_json_text(t), "t.json"), t);
 }
 
-std::string error_of(const std::string& text) {
+std::string heldout_table_error_of(const std::string& text) {
   try {
     heldout_table_from_json_text(text, "t.json");
   } catch (const InputError& e) {
@@ -146,45 +146,45 @@ std::string with_class_field(const std::string& field, const std::string& value)
   return doc.dump();
 }
 
-TEST(HeldoutErrors, ValidClassReads) { EXPECT_EQ(error_of(with_class_field("points", "12")), ""); }
+TEST(HeldoutErrors, ValidClassReads) { EXPECT_EQ(heldout_table_error_of(with_class_field("points", "12")), ""); }
 TEST(HeldoutErrors, RejectsUnknownArchitecture) {
-  EXPECT_NE(error_of(with_class_field("arch", "\"pascal\"")).find("pascal"), std::string::npos);
+  EXPECT_NE(heldout_table_error_of(with_class_field("arch", "\"pascal\"")).find("pascal"), std::string::npos);
 }
 TEST(HeldoutErrors, RejectsUnknownScope) {
-  EXPECT_NE(error_of(with_class_field("scope", "\"one rack\"")).find("one rack"), std::string::npos);
+  EXPECT_NE(heldout_table_error_of(with_class_field("scope", "\"one rack\"")).find("one rack"), std::string::npos);
 }
 TEST(HeldoutErrors, RejectsUnknownSizeBand) {
-  EXPECT_NE(error_of(with_class_field("size", "\"huge\"")).find("huge"), std::string::npos);
+  EXPECT_NE(heldout_table_error_of(with_class_field("size", "\"huge\"")).find("huge"), std::string::npos);
 }
 TEST(HeldoutErrors, RejectsEmptyCollective) {
-  EXPECT_NE(error_of(with_class_field("collective", "\"\"")).find("collective"), std::string::npos);
+  EXPECT_NE(heldout_table_error_of(with_class_field("collective", "\"\"")).find("collective"), std::string::npos);
 }
-TEST(HeldoutErrors, RejectsZeroPoints) { EXPECT_NE(error_of(with_class_field("points", "0")).find("points"), std::string::npos); }
+TEST(HeldoutErrors, RejectsZeroPoints) { EXPECT_NE(heldout_table_error_of(with_class_field("points", "0")).find("points"), std::string::npos); }
 TEST(HeldoutErrors, RejectsNegativeAbsoluteError) {
-  EXPECT_NE(error_of(with_class_field("median_abs", "-0.1")).find("median_abs"), std::string::npos);
+  EXPECT_NE(heldout_table_error_of(with_class_field("median_abs", "-0.1")).find("median_abs"), std::string::npos);
 }
 TEST(HeldoutErrors, RejectsGpuRangeOutOfOrder) {
-  EXPECT_NE(error_of(with_class_field("gpus", "[72, 8]")).find("gpus"), std::string::npos);
+  EXPECT_NE(heldout_table_error_of(with_class_field("gpus", "[72, 8]")).find("gpus"), std::string::npos);
 }
 TEST(HeldoutErrors, RejectsNonStringSystem) {
-  EXPECT_NE(error_of(with_class_field("systems", "[3]")).find("systems"), std::string::npos);
+  EXPECT_NE(heldout_table_error_of(with_class_field("systems", "[3]")).find("systems"), std::string::npos);
 }
 TEST(HeldoutErrors, RejectsMissingField) {
-  EXPECT_NE(error_of(with_class_field("p90_abs", "")).find("p90_abs"), std::string::npos);
+  EXPECT_NE(heldout_table_error_of(with_class_field("p90_abs", "")).find("p90_abs"), std::string::npos);
 }
 TEST(HeldoutErrors, RejectsUnknownKey) {
-  EXPECT_NE(error_of(with_class_field("mean_abs", "0.1")).find("mean_abs"), std::string::npos);
+  EXPECT_NE(heldout_table_error_of(with_class_field("mean_abs", "0.1")).find("mean_abs"), std::string::npos);
 }
 TEST(HeldoutErrors, RejectsOtherSchemaVersion) {
-  EXPECT_NE(error_of(R"({"schema_version": 2, "basis": "b", "min_points": 10, "classes": []})").find("schema_version"),
+  EXPECT_NE(heldout_table_error_of(R"({"schema_version": 2, "basis": "b", "min_points": 10, "classes": []})").find("schema_version"),
             std::string::npos);
 }
 TEST(HeldoutErrors, RejectsDuplicateClass) {
   nlohmann::json doc = nlohmann::json::parse(with_class_field("points", "12"));
   doc["classes"].push_back(doc["classes"][0]);
-  EXPECT_NE(error_of(doc.dump()).find("again"), std::string::npos);
+  EXPECT_NE(heldout_table_error_of(doc.dump()).find("again"), std::string::npos);
 }
-TEST(HeldoutErrors, RejectsNonObject) { EXPECT_NE(error_of("[1, 2]").find("held-out"), std::string::npos); }
+TEST(HeldoutErrors, RejectsNonObject) { EXPECT_NE(heldout_table_error_of("[1, 2]").find("held-out"), std::string::npos); }
 
 HeldoutError sample_error() {
   HeldoutError h;

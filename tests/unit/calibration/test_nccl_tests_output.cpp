@@ -185,7 +185,7 @@ const char* kHeader =
     "#  Rank  1 Group  0 Pid 1 on host device  1 [0000:02:00] NVIDIA H100 80GB HBM3\n";
 const char* kRow = "           8             2     float     sum      -1    10.00    0.00    0.00      0    10.00    0.00    0.00      0\n";
 
-std::string error_of(const std::string& text) {
+std::string nccl_tests_error_of(const std::string& text) {
   try {
     parse_nccl_tests_output(text, "x_perf.log");
   } catch (const InputError& e) {
@@ -205,26 +205,26 @@ TEST(NcclTestsOutput, FiftyThousandCharacterLinesParse) {
   EXPECT_EQ(runs[0].ranks(), 2);
   EXPECT_EQ(runs[0].test, "all_reduce_perf");  // from the file name
   // A 50 000-character value in a row is an InputError, echoed short.
-  const std::string e = error_of(std::string(kHeader) + "8 2 float sum -1 " + std::string(50000, '1') + "x 0 0 0 1 0 0 0\n");
+  const std::string e = nccl_tests_error_of(std::string(kHeader) + "8 2 float sum -1 " + std::string(50000, '1') + "x 0 0 0 1 0 0 0\n");
   EXPECT_NE(e.find("line 4"), std::string::npos) << e.substr(0, 300);
   EXPECT_LT(e.size(), 1000u);
 }
 
 TEST(NcclTestsOutput, OutOfRangeNumbersAreInputErrors) {
-  EXPECT_NE(error_of("# nThread 1 nGpus 99999999999999999999 minBytes 8 maxBytes 64\n" + std::string(kRow)).find("nGpus"),
+  EXPECT_NE(nccl_tests_error_of("# nThread 1 nGpus 99999999999999999999 minBytes 8 maxBytes 64\n" + std::string(kRow)).find("nGpus"),
             std::string::npos);
-  EXPECT_NE(error_of("# nThread 1 nGpus 100000 minBytes 8 maxBytes 64\n" + std::string(kRow)).find("[0, 4096]"),
+  EXPECT_NE(nccl_tests_error_of("# nThread 1 nGpus 100000 minBytes 8 maxBytes 64\n" + std::string(kRow)).find("[0, 4096]"),
             std::string::npos);
-  EXPECT_NE(error_of("# nThread 1 nGpus 2 minBytes 8 maxBytes 99999999999999999999999\n" + std::string(kRow)).find("maxBytes"),
+  EXPECT_NE(nccl_tests_error_of("# nThread 1 nGpus 2 minBytes 8 maxBytes 99999999999999999999999\n" + std::string(kRow)).find("maxBytes"),
             std::string::npos);
-  EXPECT_NE(error_of(std::string(kHeader) + "#  Rank 99999999999 Group 0 Pid 1 on h device 0 [x] GPU\n" + kRow).find("Rank"),
+  EXPECT_NE(nccl_tests_error_of(std::string(kHeader) + "#  Rank 99999999999 Group 0 Pid 1 on h device 0 [x] GPU\n" + kRow).find("Rank"),
             std::string::npos);
-  EXPECT_NE(error_of(std::string(kHeader) + "99999999999999999999999 2 float sum -1 1 1 1 0 1 1 1 0\n").find("size (bytes)"),
+  EXPECT_NE(nccl_tests_error_of(std::string(kHeader) + "99999999999999999999999 2 float sum -1 1 1 1 0 1 1 1 0\n").find("size (bytes)"),
             std::string::npos);
-  EXPECT_NE(error_of(std::string(kHeader) + "8 99999999999999999999999 float sum -1 1 1 1 0 1 1 1 0\n").find("count"),
+  EXPECT_NE(nccl_tests_error_of(std::string(kHeader) + "8 99999999999999999999999 float sum -1 1 1 1 0 1 1 1 0\n").find("count"),
             std::string::npos);
-  EXPECT_NE(error_of(std::string(kHeader) + "8 2 float sum 1e300 1 1 1 0 1 1 1 0\n").find("root"), std::string::npos);
-  EXPECT_NE(error_of(std::string(kHeader) + "# Out of bounds values : 99999999999999999999999 OK\n" + kRow).find("out of bounds"),
+  EXPECT_NE(nccl_tests_error_of(std::string(kHeader) + "8 2 float sum 1e300 1 1 1 0 1 1 1 0\n").find("root"), std::string::npos);
+  EXPECT_NE(nccl_tests_error_of(std::string(kHeader) + "# Out of bounds values : 99999999999999999999999 OK\n" + kRow).find("out of bounds"),
             std::string::npos);
 }
 
@@ -240,7 +240,7 @@ TEST(NcclTestsOutput, ALineOfOnlyVerticalWhitespaceIsSkipped) {
 // in the "allowed" part of the message about a short row, past the one-line message bound.
 TEST(NcclTestsOutput, AHugeColumnHeaderIsEchoedShortened) {
   const std::string header = "#  size count " + std::string(20000, 'x') + " time algbw busbw #wrong time algbw busbw #wrong\n";
-  const std::string message = error_of(std::string(kHeader) + header + "8 2 1 2\n");
+  const std::string message = nccl_tests_error_of(std::string(kHeader) + header + "8 2 1 2\n");
   EXPECT_NE(message.find("a row with"), std::string::npos) << message;
   EXPECT_LE(message.size(), kMaxMessageBytes);
   EXPECT_EQ(message.find('\n'), std::string::npos);

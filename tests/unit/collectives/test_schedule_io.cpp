@@ -48,7 +48,7 @@ TEST(ScheduleIo, NvlsMulticastAndEmptySchedule) {
   EXPECT_TRUE(same(one, schedule_from_json_text(schedule_to_json_text(one), "x")));
 }
 
-std::string error_of(const std::string& text) {
+std::string schedule_error_of(const std::string& text) {
   try {
     schedule_from_json_text(text, "bad.json");
   } catch (const InputError& e) {
@@ -67,15 +67,15 @@ TEST(ScheduleIo, StrictReading) {
     EXPECT_NE(at, std::string::npos) << from;
     return t.replace(at, from.size(), to);
   };
-  EXPECT_NE(error_of(replaced("\"schema_version\": 1", "\"schema_version\": 2")).find("/schema_version"), std::string::npos);
-  EXPECT_NE(error_of(replaced("\"chunks\": 3", "\"chunks\": 3, \"colour\": 1")).find("colour"), std::string::npos);
-  EXPECT_NE(error_of(replaced("\"deps\":[0]", "\"deps\":[5]")).find("/tasks/4/deps/0"), std::string::npos);
-  EXPECT_NE(error_of(replaced("\"src\":\"rank:0\"", "\"src\":\"rank:9\"")).find("rank:9"), std::string::npos);
-  EXPECT_NE(error_of(replaced("\"src\":\"rank:0\"", "\"src\":\"gpu:0\"")).find("switch:<domain>"), std::string::npos);
-  EXPECT_NE(error_of(replaced("\"id\":1,", "\"id\":7,")).find("/tasks/1/id"), std::string::npos);
-  EXPECT_NE(error_of(replaced("\"algorithm\": \"all_reduce/ring\"", "\"algorithm\": \"all_gather/ring\"")).find("op"),
+  EXPECT_NE(schedule_error_of(replaced("\"schema_version\": 1", "\"schema_version\": 2")).find("/schema_version"), std::string::npos);
+  EXPECT_NE(schedule_error_of(replaced("\"chunks\": 3", "\"chunks\": 3, \"colour\": 1")).find("colour"), std::string::npos);
+  EXPECT_NE(schedule_error_of(replaced("\"deps\":[0]", "\"deps\":[5]")).find("/tasks/4/deps/0"), std::string::npos);
+  EXPECT_NE(schedule_error_of(replaced("\"src\":\"rank:0\"", "\"src\":\"rank:9\"")).find("rank:9"), std::string::npos);
+  EXPECT_NE(schedule_error_of(replaced("\"src\":\"rank:0\"", "\"src\":\"gpu:0\"")).find("switch:<domain>"), std::string::npos);
+  EXPECT_NE(schedule_error_of(replaced("\"id\":1,", "\"id\":7,")).find("/tasks/1/id"), std::string::npos);
+  EXPECT_NE(schedule_error_of(replaced("\"algorithm\": \"all_reduce/ring\"", "\"algorithm\": \"all_gather/ring\"")).find("op"),
             std::string::npos);
-  EXPECT_NE(error_of("{").find("bad.json"), std::string::npos);
+  EXPECT_NE(schedule_error_of("{").find("bad.json"), std::string::npos);
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ CollectiveRequest request(const TopologyGraph& g, CollectiveOp op, const std::st
   return r;
 }
 
-struct Case {
+struct EngineCase {
   const char* system;
   int racks;
   CollectiveOp op;
@@ -35,7 +35,7 @@ struct Case {
 
 TEST(EngineVsAnalytic, AgreeWithin2PercentWhereNothingContends) {
   const std::uint64_t S = 1ull << 30;
-  const std::vector<Case> cases = {
+  const std::vector<EngineCase> cases = {
       {"gb200-nvl72", 1, CollectiveOp::all_reduce, "ring", 8},
       {"gb200-nvl72", 1, CollectiveOp::all_reduce, "ring", 72},
       {"gb200-nvl72", 1, CollectiveOp::all_reduce, "nvls", 8},

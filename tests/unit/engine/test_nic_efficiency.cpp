@@ -23,14 +23,8 @@ Calibration ring_kappa(double kappa) {
   return c;
 }
 
-std::vector<int> first(int n) {
-  std::vector<int> v(n);
-  for (int i = 0; i < n; ++i) v[i] = i;
-  return v;
-}
-
 CollectiveRequest ring(int gpus) {
-  CollectiveRequest r = test::make_request(CollectiveOp::all_reduce, "ring", first(gpus), std::uint64_t{4} << 30);
+  CollectiveRequest r = test::make_request(CollectiveOp::all_reduce, "ring", test::first_gpus(gpus), std::uint64_t{4} << 30);
   r.protocol = "Simple";
   return r;
 }

@@ -22,7 +22,7 @@ const char* kOperator = R"({
     {"name": "b32", "trays": "8-15", "mesh_shape": [8, 4], "mesh_dim_names": ["dp", "tp"],
      "collectives": [{"op": "all_reduce", "bytes": "256M", "dim": "tp"}, {"op": "all_reduce", "bytes": "1G"}]}]})";
 
-std::string error_of(const std::string& text) {
+std::string job_mix_error_of(const std::string& text) {
   try {
     const JobMix m = job_mix_from_json_text(text, "mix.json");
     TopologyGraph g(SystemCatalog::shipped().load(m.system), m.racks.value_or(1));
@@ -43,35 +43,35 @@ const JobFate& fate(const MixResult& r, const std::string& name) {
 TEST(JobMix, StrictJsonNamesTheBadValue) {
   const std::string head = R"({"schema_version": 1, "system": "gb200-nvl72", "jobs": [)";
   const std::string ok_job = R"({"name": "j", "trays": "0-1", "collectives": [{"op": "all_reduce", "bytes": "1M"}]})";
-  EXPECT_EQ(error_of(head + ok_job + "]}"), "");
-  EXPECT_NE(error_of(head + ok_job + R"(], "colour": 1})").find("colour"), std::string::npos);  // unknown key
-  EXPECT_NE(error_of(head + R"({"name": "j", "tray": "0", "collectives": []}]})").find("tray"), std::string::npos);
-  EXPECT_NE(error_of(head + R"({"name": "j", "collectives": [{"op": "all_reduce", "bytes": "1M"}]}]})").find("placements"),
+  EXPECT_EQ(job_mix_error_of(head + ok_job + "]}"), "");
+  EXPECT_NE(job_mix_error_of(head + ok_job + R"(], "colour": 1})").find("colour"), std::string::npos);  // unknown key
+  EXPECT_NE(job_mix_error_of(head + R"({"name": "j", "tray": "0", "collectives": []}]})").find("tray"), std::string::npos);
+  EXPECT_NE(job_mix_error_of(head + R"({"name": "j", "collectives": [{"op": "all_reduce", "bytes": "1M"}]}]})").find("placements"),
             std::string::npos);
-  EXPECT_NE(error_of(head + R"({"name": "j", "trays": "0", "gpus": "0-3", "collectives": [{"op": "all_reduce", "bytes": "1M"}]}]})")
+  EXPECT_NE(job_mix_error_of(head + R"({"name": "j", "trays": "0", "gpus": "0-3", "collectives": [{"op": "all_reduce", "bytes": "1M"}]}]})")
                 .find("exactly one"),
             std::string::npos);
-  EXPECT_NE(error_of(head + ok_job + "," + ok_job + "]}").find("distinct job names"), std::string::npos);
-  EXPECT_NE(error_of(head + ok_job + R"(, {"name": "k", "gpus": "4-7", "collectives": [{"op": "all_reduce", "bytes": "1M"}]}]})")
+  EXPECT_NE(job_mix_error_of(head + ok_job + "," + ok_job + "]}").find("distinct job names"), std::string::npos);
+  EXPECT_NE(job_mix_error_of(head + ok_job + R"(, {"name": "k", "gpus": "4-7", "collectives": [{"op": "all_reduce", "bytes": "1M"}]}]})")
                 .find("also in job j"),
             std::string::npos);
-  EXPECT_NE(error_of(head + R"({"name": "j", "trays": "0-1", "mesh_shape": [3, 3], "mesh_dim_names": ["dp", "tp"],
+  EXPECT_NE(job_mix_error_of(head + R"({"name": "j", "trays": "0-1", "mesh_shape": [3, 3], "mesh_dim_names": ["dp", "tp"],
                               "collectives": [{"op": "all_reduce", "bytes": "1M"}]}]})")
                 .find("product 9"),
             std::string::npos);
-  EXPECT_NE(error_of(head + R"({"name": "j", "trays": "0-1", "mesh_shape": [2, 4], "mesh_dim_names": ["dp", "tp"],
+  EXPECT_NE(job_mix_error_of(head + R"({"name": "j", "trays": "0-1", "mesh_shape": [2, 4], "mesh_dim_names": ["dp", "tp"],
                               "collectives": [{"op": "all_reduce", "bytes": "1M", "dim": "pp"}]}]})")
                 .find("'pp'"),
             std::string::npos);
-  EXPECT_NE(error_of(head + R"({"name": "j", "trays": "0-18", "collectives": [{"op": "all_reduce", "bytes": "1M"}]}]})")
+  EXPECT_NE(job_mix_error_of(head + R"({"name": "j", "trays": "0-18", "collectives": [{"op": "all_reduce", "bytes": "1M"}]}]})")
                 .find("trays"),
             std::string::npos);
-  EXPECT_NE(error_of(head + R"({"name": "j", "trays": "0", "collectives": [{"op": "all_reduce", "bytes": 0}]}]})").find("bytes"),
+  EXPECT_NE(job_mix_error_of(head + R"({"name": "j", "trays": "0", "collectives": [{"op": "all_reduce", "bytes": 0}]}]})").find("bytes"),
             std::string::npos);
-  EXPECT_NE(error_of(head + R"({"name": "j", "partition": "x", "collectives": [{"op": "all_reduce", "bytes": "1M"}]}]})")
+  EXPECT_NE(job_mix_error_of(head + R"({"name": "j", "partition": "x", "collectives": [{"op": "all_reduce", "bytes": "1M"}]}]})")
                 .find("'x'"),
             std::string::npos);
-  EXPECT_NE(error_of(R"({"schema_version": 1, "system": "gb200-nvl72", "failures": ["tray"], "jobs": [)" + ok_job + "]}")
+  EXPECT_NE(job_mix_error_of(R"({"schema_version": 1, "system": "gb200-nvl72", "failures": ["tray"], "jobs": [)" + ok_job + "]}")
                 .find("--fail"),
             std::string::npos);
 }

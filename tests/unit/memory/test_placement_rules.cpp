@@ -2,17 +2,15 @@
 // non-coherent and integrated systems, and the min_free_kbytes reserve against the guide's 17 GB.
 #include <gtest/gtest.h>
 
+#include "memory_test_support.hpp"
 #include "models/memory/placement.hpp"
 #include "sim/topo/system_catalog.hpp"
 
 namespace racksim::memory {
 namespace {
 
-constexpr std::uint64_t GB = 1000000000ULL;
-// A GB200 GPU's HBM as the driver reports it (nvidia-smi 189471 MiB; topologies/gb200-nvl72.json).
-constexpr std::uint64_t kHbm = 189471ULL << 20;
 
-struct Fixture {
+struct PlacementFixture {
   TrayMemoryModel tray;
   PlacementResult res;
   int node(const std::string& id) const { return tray.find_node(id); }
@@ -24,14 +22,14 @@ struct Fixture {
 };
 
 // Placement with no OS reserve and a fixed 0 min_free so the numbers are exact capacities.
-Fixture place(const std::vector<std::string>& specs, MemoryMode mode = MemoryMode::numa, const std::string& system = "gb200-nvl72",
+PlacementFixture place(const std::vector<std::string>& specs, MemoryMode mode = MemoryMode::numa, const std::string& system = "gb200-nvl72",
               std::uint64_t swap = 0) {
   TuningSettings t = TuningSettings::untuned();
   t.min_free_kbytes = 0;
   t.swap_bytes = swap;
   TrayAssumptions a;
   a.os_reserved_GB_per_cpu_node = 0;
-  Fixture f{TrayMemoryModel(SystemCatalog(RACKSIM_TOPOLOGY_DIR).load(system), mode, t, a), {}};
+  PlacementFixture f{TrayMemoryModel(SystemCatalog(RACKSIM_TOPOLOGY_DIR).load(system), mode, t, a), {}};
   std::vector<AllocationRequest> reqs;
   for (const auto& s : specs) reqs.push_back(parse_allocation(s, f.tray, "--alloc"));
   f.res = place_allocations(f.tray, reqs);

@@ -6,15 +6,14 @@
 // within LPDDR and the GPUs are untouched.
 #include <gtest/gtest.h>
 
+#include "memory_test_support.hpp"
 #include "models/memory/placement.hpp"
 #include "sim/topo/system_catalog.hpp"
 
 namespace racksim::memory {
 namespace {
 
-constexpr std::uint64_t GB = 1000000000ULL;
-
-TrayMemoryModel gb200(MemoryMode mode, TuningSettings tuning = TuningSettings::untuned()) {
+TrayMemoryModel selfcheck_tray(MemoryMode mode, TuningSettings tuning = TuningSettings::untuned()) {
   return TrayMemoryModel(SystemCatalog(RACKSIM_TOPOLOGY_DIR).load("gb200-nvl72"), mode, tuning, TrayAssumptions{});
 }
 
@@ -30,12 +29,11 @@ const std::vector<std::string> kScenario = {
     "train_next:cuda:40GB:gpu0"};
 
 // Worked numbers, untuned kernel (4 KiB pages, THP madvise), NUMA mode, with each GPU's HBM as the driver
-// reports it (189471 MiB = 198 674 743 296 B; NVIDIA's "186 GB" read as 10^9 B was 6.8 % low, issue 16):
+// reports it (kHbm, memory_test_support.hpp):
 //   kernel memory = 2 x 480 GB + 4 x 198 674 743 296 B = 1 754 698 973 184 B = 1 713 573 216 kB;
 //   min_free_kbytes = int_sqrt(16 x 1 713 573 216) = 165 581 kB (khugepaged's 7 zones x 11 x 2 MiB =
 //   157 696 kB is lower); split by size: Grace 165 581 x 1024 x 480e9 / 1 754 698 973 184 = 46 381 957 B,
 //   GPU 165 581 x 1024 x 198 674 743 296 / 1 754 698 973 184 = 19 197 757 B.
-constexpr std::uint64_t kHbm = 189471ULL << 20;
 constexpr std::uint64_t kKernelBytes = 2 * 480 * GB + 4 * kHbm;
 constexpr std::uint64_t kMinFreeNuma = 165581ULL * 1024;
 constexpr std::uint64_t kWmGraceNuma =
@@ -45,7 +43,7 @@ static_assert(kWmGraceNuma == 46381957 && kWmGpuNuma == 19197757);
 constexpr std::uint64_t kOs = 8 * GB;  // TrayAssumptions::os_reserved_GB_per_cpu_node
 
 TEST(SelfCheck1, NumaModeMinFreeAndWatermarks) {
-  const auto tray = gb200(MemoryMode::numa);
+  const auto tray = selfcheck_tray(MemoryMode::numa);
   EXPECT_EQ(tray.min_free_bytes(), kMinFreeNuma);
   EXPECT_EQ(tray.zones_counted(), 7);
   EXPECT_EQ(tray.node(tray.find_node("cpu0")).watermark_bytes, kWmGraceNuma);
@@ -58,7 +56,7 @@ TEST(SelfCheck1, NumaModeMinFreeAndWatermarks) {
 }
 
 TEST(SelfCheck1, NumaModeCpuJobSpillsOntoHbmAndNextCudaMallocFails) {
-  const auto tray = gb200(MemoryMode::numa);
+  const auto tray = selfcheck_tray(MemoryMode::numa);
   const auto res = run(tray, kScenario);
   const auto& prep = res.allocations[4];
   const int cpu0 = 0, cpu1 = 1, gpu0 = tray.find_node("gpu0"), gpu1 = tray.find_node("gpu1");
@@ -93,7 +91,7 @@ TEST(SelfCheck1, NumaModeCpuJobSpillsOntoHbmAndNextCudaMallocFails) {
 TEST(SelfCheck1, NumaModeWithSwapTheKernelReclaimsTheSpilledPages) {
   TuningSettings t = TuningSettings::untuned();
   t.swap_bytes = 200 * GB;
-  const auto tray = gb200(MemoryMode::numa, t);
+  const auto tray = selfcheck_tray(MemoryMode::numa, t);
   const auto res = run(tray, kScenario);
   const auto& next = res.allocations[5];
   ASSERT_FALSE(next.failed()) << next.reason;
@@ -107,7 +105,7 @@ TEST(SelfCheck1, NumaModeWithSwapTheKernelReclaimsTheSpilledPages) {
 // CDMM: kernel memory = 960 GB = 937 500 000 kB; min_free = int_sqrt(16 x 937 500 000) = 122 474 kB,
 // half on each Grace node.
 TEST(SelfCheck1, CdmmCpuJobIsOomKilledWithinLpddrAndGpusAreUntouched) {
-  const auto tray = gb200(MemoryMode::cdmm);
+  const auto tray = selfcheck_tray(MemoryMode::cdmm);
   const std::uint64_t min_free = 122474ULL * 1024;
   EXPECT_EQ(tray.min_free_bytes(), min_free);
   const auto res = run(tray, kScenario);
@@ -132,7 +130,7 @@ TEST(SelfCheck1, CdmmCpuJobIsOomKilledWithinLpddrAndGpusAreUntouched) {
 TEST(SelfCheck1, CdmmWithEnoughSwapTheCpuJobSurvivesInSwap) {
   TuningSettings t = TuningSettings::untuned();
   t.swap_bytes = 200 * GB;
-  const auto tray = gb200(MemoryMode::cdmm, t);
+  const auto tray = selfcheck_tray(MemoryMode::cdmm, t);
   const auto res = run(tray, kScenario);
   const auto& prep = res.allocations[4];
   EXPECT_EQ(prep.outcome, Outcome::placed);

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "../collectives/collective_test_support.hpp"
 #include "models/nccl/nccl_system.hpp"
 #include "models/nccl/nccl_tuner.hpp"
 #include "sim/core/errors.hpp"
@@ -16,14 +17,9 @@ namespace {
 TopologyGraph shipped(const std::string& id, int racks = 1) {
   return TopologyGraph(SystemCatalog(RACKSIM_TOPOLOGY_DIR).load(id), racks);
 }
-std::vector<int> first(int n) {
-  std::vector<int> g(n);
-  for (int i = 0; i < n; ++i) g[i] = i;
-  return g;
-}
 NcclSystem view(const std::string& id, int gpus, int racks = 1) {
   const auto g = shipped(id, racks);
-  return nccl_system(g, first(gpus));
+  return nccl_system(g, test::first_gpus(gpus));
 }
 constexpr std::uint64_t KiB = 1024, MiB = KiB * 1024, GiB = MiB * 1024;
 
@@ -79,7 +75,7 @@ TEST(NcclSystem, Gb200NicPathBefore227IsPhb) {
   }
   // HGX B200's NICs sit on the GPUs' PCIe switches (PXB): LL128 in every release.
   const TopologyGraph hgx(SystemCatalog(RACKSIM_TOPOLOGY_DIR).load("hgx-b200"), 2);
-  const NcclSystem s = nccl_system(hgx, first(16), TunerRelease::v2_26);
+  const NcclSystem s = nccl_system(hgx, test::first_gpus(16), TunerRelease::v2_26);
   EXPECT_LE(s.gpu_nic_path, kPathPxb);
   EXPECT_GT(tune_model(s, compute_graphs(s), no_nvls).bandwidth[int(Func::all_reduce)][int(Algo::ring)][int(Proto::ll128)], 0);
 }
@@ -329,7 +325,7 @@ TEST(NcclTuner, CollnetRunsAtMostEightGpusPerNode) {
   const TopologyGraph g(SystemCatalog(RACKSIM_TOPOLOGY_DIR).load("gb200-nvl72"), 2);
   Overrides on;
   on.collnet = true;
-  const NcclSystem s = nccl_system(g, first(144));
+  const NcclSystem s = nccl_system(g, test::first_gpus(144));
   ASSERT_EQ(s.max_local_ranks, 72);
   const Decision d = decide(s, Func::all_reduce, 1 * GiB, on);
   EXPECT_EQ(d.algo, Algo::nvls);
@@ -350,7 +346,7 @@ TEST(NcclTuner, CollnetRunsAtMostEightGpusPerNode) {
   }
   Overrides chain = on;
   chain.algos = {Algo::collnet_chain};
-  EXPECT_EQ(decide(nccl_system(g, first(144), TunerRelease::v2_27), Func::all_reduce, 1 * GiB, chain).algo, Algo::collnet_chain);
+  EXPECT_EQ(decide(nccl_system(g, test::first_gpus(144), TunerRelease::v2_27), Func::all_reduce, 1 * GiB, chain).algo, Algo::collnet_chain);
   const NcclSystem b200 = view("hgx-b200", 32, 4);
   for (Algo a : {Algo::collnet_direct, Algo::collnet_chain}) {
     Overrides only = on;
@@ -369,8 +365,11 @@ TEST(NcclDecision, TheElementTypeDecidesNvlsAndFp8Rings) {
   int8.nvls_reduces_type = false;
   const Decision d = decide(s, Func::all_reduce, 1 * GiB, int8);
   EXPECT_EQ(d.algo, Algo::ring);
-  for (const auto& c : d.candidates)
-    if (c.algo == Algo::nvls) EXPECT_NE(c.why_not.find("do not reduce this element type"), std::string::npos) << c.why_not;
+  for (const auto& c : d.candidates) {
+    if (c.algo == Algo::nvls) {
+      EXPECT_NE(c.why_not.find("do not reduce this element type"), std::string::npos) << c.why_not;
+    }
+  }
   Overrides fp8 = int8;
   fp8.fp8 = true;
   const Decision f = decide(s, Func::all_reduce, 1 * GiB, fp8);
@@ -512,7 +511,7 @@ TEST(NcclRelease, ThreeNvl4PartitionsRunTheRingAsIssue1801Reports) {
 // quarter; the tuner's own figures (tune_model, NCCL's choice) do not move.
 TEST(NcclRelease, PerChannelCapsScaleWithTheChannelsThatRun) {
   const TopologyGraph g(SystemCatalog(RACKSIM_TOPOLOGY_DIR).load("hgx-h100"), 4);
-  const NcclSystem s = nccl_system(g, first(32), TunerRelease::v2_28);
+  const NcclSystem s = nccl_system(g, test::first_gpus(32), TunerRelease::v2_28);
   const Graphs defaults = compute_graphs(s);
   ASSERT_EQ(defaults.ring.n_channels, 8);
   ASSERT_EQ(defaults.comm_channels, 16);
@@ -541,16 +540,16 @@ TEST(NcclRelease, PerChannelCapsScaleWithTheChannelsThatRun) {
 // (log2(16 MiB / 64) = 18: Simple's factor .7), not at 1 GiB (beyond the table), nor on 2.28.
 TEST(NcclRelease, Nccl229ChangesBlackwellSpeedsLl128CapAndNvlsTreeCorrection) {
   const TopologyGraph one(SystemCatalog(RACKSIM_TOPOLOGY_DIR).load("hgx-b200"), 1);
-  const Graphs g28 = compute_graphs(nccl_system(one, first(8), TunerRelease::v2_28));
-  const Graphs g29 = compute_graphs(nccl_system(one, first(8), TunerRelease::v2_29));
+  const Graphs g28 = compute_graphs(nccl_system(one, test::first_gpus(8), TunerRelease::v2_28));
+  const Graphs g29 = compute_graphs(nccl_system(one, test::first_gpus(8), TunerRelease::v2_29));
   EXPECT_DOUBLE_EQ(g28.tree.bw_intra, 40.0);
   EXPECT_EQ(g29.tree.n_channels, 16);
   EXPECT_DOUBLE_EQ(g29.tree.bw_intra, 45.0);
   EXPECT_EQ(g29.ring.n_channels, g28.ring.n_channels);
 
   const TopologyGraph two(SystemCatalog(RACKSIM_TOPOLOGY_DIR).load("hgx-b200"), 2);
-  const NcclSystem s28 = nccl_system(two, first(16), TunerRelease::v2_28);
-  const NcclSystem s29 = nccl_system(two, first(16), TunerRelease::v2_29);
+  const NcclSystem s28 = nccl_system(two, test::first_gpus(16), TunerRelease::v2_28);
+  const NcclSystem s29 = nccl_system(two, test::first_gpus(16), TunerRelease::v2_29);
   const Graphs gr = compute_graphs(s29);
   const double ll128_cap = algo_terms(s29, gr, Func::all_reduce, Algo::ring, Proto::ll128).algbw_cap_GBps;
   EXPECT_NEAR(ll128_cap, gr.ring.n_channels * 40.0 * 16 / (2.0 * 15), 1e-6);  // bus -> algbw: nRanks / 2 (nRanks - 1)

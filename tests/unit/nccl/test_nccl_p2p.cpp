@@ -16,12 +16,6 @@ namespace {
 
 constexpr double MiB = 1024.0 * 1024.0, GiB = 1024.0 * MiB;
 
-std::vector<int> first(int n) {
-  std::vector<int> v(n);
-  for (int i = 0; i < n; ++i) v[i] = i;
-  return v;
-}
-
 nccl::P2pPlan plan(const std::string& system, int racks, const std::vector<int>& gpus, double bytes_per_rank) {
   const auto g = test::shipped(system, racks);
   const nccl::NcclSystem s = nccl::nccl_system(g, gpus);
@@ -32,38 +26,38 @@ nccl::P2pPlan plan(const std::string& system, int racks, const std::vector<int>&
 // nChannelsMin 32 -> 4 (4 x 8 ranks = 32). A peer's part is at most 32 x 512 KiB = 16 MiB inside a node,
 // so 4 channels up to 64 MiB per peer (512 MiB per rank), then 8, 16, 32.
 TEST(NcclP2p, EightH100sStripeLargerPeersOverMoreChannels) {
-  const nccl::P2pPlan small = plan("hgx-h100", 1, first(8), 64 * MiB);
+  const nccl::P2pPlan small = plan("hgx-h100", 1, test::first_gpus(8), 64 * MiB);
   EXPECT_EQ(small.p2p_channels, 32);
   EXPECT_EQ(small.channels_per_peer, 32);
   EXPECT_EQ(small.min_channels_per_op, 4);
   EXPECT_EQ(small.chunk_bytes, 512 * 1024);
   EXPECT_EQ(small.op_channels, 4);
   EXPECT_EQ(small.concurrent_pipelines, 28);
-  EXPECT_EQ(plan("hgx-h100", 1, first(8), 512 * MiB).op_channels, 4);
-  EXPECT_EQ(plan("hgx-h100", 1, first(8), 1 * GiB).op_channels, 8);
-  EXPECT_EQ(plan("hgx-h100", 1, first(8), 2 * GiB).op_channels, 16);
-  EXPECT_EQ(plan("hgx-h100", 1, first(8), 4 * GiB).op_channels, 32);
-  EXPECT_EQ(plan("hgx-h100", 1, first(8), 16 * GiB).concurrent_pipelines, 224);
+  EXPECT_EQ(plan("hgx-h100", 1, test::first_gpus(8), 512 * MiB).op_channels, 4);
+  EXPECT_EQ(plan("hgx-h100", 1, test::first_gpus(8), 1 * GiB).op_channels, 8);
+  EXPECT_EQ(plan("hgx-h100", 1, test::first_gpus(8), 2 * GiB).op_channels, 16);
+  EXPECT_EQ(plan("hgx-h100", 1, test::first_gpus(8), 4 * GiB).op_channels, 32);
+  EXPECT_EQ(plan("hgx-h100", 1, test::first_gpus(8), 16 * GiB).concurrent_pipelines, 224);
   // A small operation takes one channel per 64 KiB (an eighth of a chunk) up to nChannelsMin.
-  EXPECT_EQ(plan("hgx-h100", 1, first(8), 8 * 64 * 1024).op_channels, 1);
+  EXPECT_EQ(plan("hgx-h100", 1, test::first_gpus(8), 8 * 64 * 1024).op_channels, 1);
 }
 
 // 64 GPUs of one GB300 rack: nChannelsMin 1 (32 channels for 64 ranks), so one channel per peer until a part
 // exceeds 16 MiB (1 GiB per rank); 63 operations run at once, 2 per channel.
 TEST(NcclP2p, SixtyFourGpusOfARackTakeOneChannelPerPeer) {
-  const nccl::P2pPlan p = plan("gb300-nvl72", 1, first(64), 1 * GiB);
+  const nccl::P2pPlan p = plan("gb300-nvl72", 1, test::first_gpus(64), 1 * GiB);
   EXPECT_EQ(p.min_channels_per_op, 1);
   EXPECT_EQ(p.op_channels, 1);
   EXPECT_EQ(p.concurrent_pipelines, 63);
-  EXPECT_EQ(plan("gb300-nvl72", 1, first(64), 2 * GiB).op_channels, 2);
+  EXPECT_EQ(plan("gb300-nvl72", 1, test::first_gpus(64), 2 * GiB).op_channels, 2);
   // At most 8 operations per channel at a time: 32 x 8.
-  EXPECT_EQ(plan("gb300-nvl72", 1, first(64), 16 * GiB).concurrent_pipelines, 256);
+  EXPECT_EQ(plan("gb300-nvl72", 1, test::first_gpus(64), 16 * GiB).concurrent_pipelines, 256);
 }
 
 // Across nodes the chunk is the network's 128 KiB and a part at most one chunk; a peer across the network
 // gets 2 channels, halved while 2 x ranks > 4 x 32: two HGX B300 nodes 2, two GB300 racks of 64 GPUs 1.
 TEST(NcclP2p, AcrossNodesTheNetworkSetsChunkAndChannelsPerPeer) {
-  const nccl::P2pPlan two_nodes = plan("hgx-b300", 2, first(16), 8 * GiB);
+  const nccl::P2pPlan two_nodes = plan("hgx-b300", 2, test::first_gpus(16), 8 * GiB);
   EXPECT_EQ(two_nodes.chunk_bytes, 128 * 1024);
   EXPECT_EQ(two_nodes.channels_per_peer, 2);
   EXPECT_EQ(two_nodes.op_channels, 2);
@@ -91,7 +85,7 @@ Calibration pipelines_at(double GBps) {
 // the same scale, meets the closed form; the result says so; a rate of 0 changes nothing.
 TEST(NcclP2p, PipelineRateAddsItsTimeInTheClosedFormAndTheEngine) {
   const auto g = test::shipped("hgx-h100", 1);
-  CollectiveRequest r = test::make_request(CollectiveOp::all_to_all, "direct", first(8), std::uint64_t{64} << 20);
+  CollectiveRequest r = test::make_request(CollectiveOp::all_to_all, "direct", test::first_gpus(8), std::uint64_t{64} << 20);
   const double extra_s = 56.0 * MiB / 28 / 100e9;
   const ExecTerms e = exec_terms(g, r, pipelines_at(100));
   EXPECT_EQ(e.p2p_pipelines, 28);
@@ -105,7 +99,7 @@ TEST(NcclP2p, PipelineRateAddsItsTimeInTheClosedFormAndTheEngine) {
   const double engine = simulate_collective(g, r, pipelines_at(100)).time_s;
   EXPECT_NEAR(engine / with.time_s, 1.0, 0.02);
   // Other algorithms carry no pipelines.
-  EXPECT_EQ(p2p_pipeline_bytes(g, test::make_request(CollectiveOp::all_reduce, "ring", first(8), 1 << 26)), 0.0);
+  EXPECT_EQ(p2p_pipeline_bytes(g, test::make_request(CollectiveOp::all_reduce, "ring", test::first_gpus(8), 1 << 26)), 0.0);
 }
 
 // Across nodes only the peers of a GPU's own NVLink domain count: a peer across the network is fed through a
@@ -114,7 +108,7 @@ TEST(NcclP2p, PipelineRateAddsItsTimeInTheClosedFormAndTheEngine) {
 // 800 Gb/s NIC), keeps its time at a rate that slows the NVLink part; one GPU per node has no local pipeline.
 TEST(NcclP2p, AcrossNodesOnlyTheNvlinkPeersPipelinesCountAndTheNicsStillBind) {
   const auto g = test::shipped("hgx-b300", 2);
-  std::vector<int> two_nodes = first(8);
+  std::vector<int> two_nodes = test::first_gpus(8);
   for (int i = 8; i < 16; ++i) two_nodes.push_back(i);
   const CollectiveRequest r = test::make_request(CollectiveOp::all_to_all, "direct", two_nodes, std::uint64_t{8} << 30);
   int pipelines = 0;

@@ -39,13 +39,13 @@ const char* kMoeMtp = R"({"schema_version": 1, "id": "m6", "name": "m6", "source
   "attention": {"kind": "gqa", "heads": 16, "kv_heads": 8, "head_dim": 64},
   "moe": {"experts": 8, "top_k": 2, "expert_intermediate_size": 1024, "shared_experts": 1, "first_dense_layers": 1}})";
 
-struct Fixture {
+struct CachesFixture {
   TopologyGraph graph{SystemCatalog::shipped().load("gb200-nvl72"), 1};
   ComputeTable table = ComputeTable::shipped();
   SystemContext sys = make_system_context(graph, table);
   TrainingJob job;
   ModelSpec model = model_from_json_text(kMoeMtp, "m6");
-  Fixture() {
+  CachesFixture() {
     job.global_batch = 64;
     job.seq_len = 1024;
   }
@@ -100,7 +100,7 @@ std::vector<ParallelLayout> layouts() {
 }
 
 TEST(StepCaches, LayerCostCacheGivesTheUncachedEstimates) {
-  Fixture f;
+  CachesFixture f;
   const RankPlacement p(f.graph, 1, 8);
   std::vector<StepEstimate> fresh;
   std::vector<double> bounds;
@@ -124,7 +124,7 @@ TEST(StepCaches, LayerCostCacheGivesTheUncachedEstimates) {
 }
 
 TEST(StepCaches, LayerCostCacheKeysEveryShapeField) {
-  Fixture f;
+  CachesFixture f;
   step_detail::LayerCostCache cache(f.model, f.job, *f.sys.compute);
   const LayerType moe = f.model.layer_type(f.model.layers - 1);
   LayerShape s;
@@ -161,7 +161,7 @@ TEST(StepCaches, LayerCostCacheKeysEveryShapeField) {
 }
 
 TEST(StepCaches, MemoryFitterAgreesWithTheMemoryModelPerChoice) {
-  Fixture f;
+  CachesFixture f;
   for (const ParallelLayout& base : layouts()) {
     const std::vector<StageSlice> chunks = pipeline_chunks(f.model, f.job, f.sys, base);
     MemoryFitter fitter(f.model, f.job, base, chunks);
@@ -186,7 +186,7 @@ TEST(StepCaches, MemoryFitterAgreesWithTheMemoryModelPerChoice) {
 }
 
 TEST(StepCaches, TrainingMemoryIsItsParameterAndActivationParts) {
-  Fixture f;
+  CachesFixture f;
   const std::vector<StageSlice> chunks{StageSlice{0, 3, true, false, false}, StageSlice{3, 3, false, true, true}};
   TrainingMemoryConfig c;
   c.shape = ParallelShape{2, 1, 2, 1};

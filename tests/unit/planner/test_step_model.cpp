@@ -51,12 +51,12 @@ ComputeParams test_params() {
   return p;
 }
 
-struct Fixture {
+struct StepFixture {
   TopologyGraph graph{SystemCatalog::shipped().load("gb200-nvl72"), 1};
   ComputeTable table = ComputeTable::shipped();
   SystemContext sys = make_system_context(graph, table.lookup("gb200-nvl72", "b200"), test_params());
   TrainingJob job;
-  Fixture() {
+  StepFixture() {
     job.global_batch = 64;
     job.seq_len = 1024;
   }
@@ -65,7 +65,7 @@ struct Fixture {
 double sum(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0); }
 
 TEST(StepModel, PipelineBubbleAndSendRecv) {
-  Fixture f;
+  StepFixture f;
   const ModelSpec m = model_from_json_text(kDense, "d4");
   const RankPlacement p(f.graph, 1, 4);
   ParallelLayout l;
@@ -132,7 +132,7 @@ TEST(StepModel, MegatronPipelineLayouts) {
   EXPECT_TRUE(uniform_pp_chunks(61, 8).empty());
   // a pinned layout string prices that split: the uniform 2 + 2 split of d4 puts the LM head on top of
   // two layers on the last stage, the balanced one never gives the last stage more layers than the first
-  Fixture f;
+  StepFixture f;
   const ModelSpec d = model_from_json_text(kDense, "d4");
   const RankPlacement p(f.graph, 1, 4);
   ParallelLayout l;
@@ -150,7 +150,7 @@ TEST(StepModel, MegatronPipelineLayouts) {
 }
 
 TEST(StepModel, TensorAndFoldedExpertCollectivesPerLayer) {
-  Fixture f;
+  StepFixture f;
   const ModelSpec m = model_from_json_text(kMoe, "m4");
   const RankPlacement p(f.graph, 1, 8);
   ParallelLayout l;
@@ -191,7 +191,7 @@ TEST(StepModel, TensorAndFoldedExpertCollectivesPerLayer) {
 }
 
 TEST(StepModel, DataParallelOverlapWindow) {
-  Fixture f;
+  StepFixture f;
   const ModelSpec m = model_from_json_text(kDense, "d4");
   const RankPlacement p(f.graph, 1, 8);
   ParallelLayout l;
@@ -213,7 +213,7 @@ TEST(StepModel, DataParallelOverlapWindow) {
 }
 
 TEST(StepModel, HiddenTrafficHoldsSmsTheComputationLacks) {
-  Fixture f;
+  StepFixture f;
   const double sms = 152;  // GB200's B200 (topologies/gb200-nvl72.json)
   // FSDP: the hidden part of the gathers and reduce-scatters runs on 32 of the SMs: the computation beside
   // it loses 32 / 152 of that time, which the step pays.
@@ -253,7 +253,7 @@ TEST(StepModel, HiddenTrafficHoldsSmsTheComputationLacks) {
 }
 
 TEST(StepModel, PrecisionRecipesRunAtTheirTensorCoreRate) {
-  Fixture f;
+  StepFixture f;
   const ModelSpec m = model_from_json_text(kDense, "d4");
   const RankPlacement p(f.graph, 1, 1);
   ParallelLayout l;
@@ -275,7 +275,7 @@ TEST(StepModel, PrecisionRecipesRunAtTheirTensorCoreRate) {
 }
 
 TEST(StepModel, LowerBoundNeverExceedsTheStep) {
-  Fixture f;
+  StepFixture f;
   const ModelSpec m = model_from_json_text(kMoe, "m4");
   const RankPlacement p(f.graph, 1, 8);
   FixedCost comm(1e-3);

@@ -23,7 +23,7 @@ RowPrediction row(const std::string& model, const std::string& system, const std
 
 // Hopper dense: six Llama 3.1 8B rows on H100 off by +0.01 .. +0.06 (by model) and -0.02 x 6 (by system);
 // Blackwell MoE: two DeepSeek-V3 rows on B200 (+0.30, +0.10).
-std::pair<TrainingValidation, TrainingValidation> sample() {
+std::pair<TrainingValidation, TrainingValidation> sample_validations() {
   TrainingValidation by_model, by_system;
   by_model.rows_file = by_system.rows_file = "rows.json";
   for (int i = 1; i <= 6; ++i) {
@@ -43,7 +43,7 @@ const TrainingHeldoutClass* find(const TrainingHeldoutTable& t, const std::strin
 }
 
 TEST(TrainingHeldout, FiguresWorkedOutByHand) {
-  const auto [m, s] = sample();
+  const auto [m, s] = sample_validations();
   const TrainingHeldoutTable t = training_heldout_table(m, s);
   EXPECT_EQ(t.systems_fitted, (std::vector<std::string>{"hgx-b200", "hgx-h100"}));
   const TrainingHeldoutClass* dense = find(t, "hopper", "dense", "model");
@@ -66,7 +66,7 @@ TEST(TrainingHeldout, FiguresWorkedOutByHand) {
 }
 
 TEST(TrainingHeldout, WhatAPlanQuotes) {
-  const auto [m, s] = sample();
+  const auto [m, s] = sample_validations();
   const TrainingHeldoutTable t = training_heldout_table(m, s);
   // H100 has published runs: a new model's error only.
   const auto h100 = plan_heldout_error(t, "hopper", false, "hgx-h100");
@@ -84,7 +84,7 @@ TEST(TrainingHeldout, WhatAPlanQuotes) {
   EXPECT_FALSE(plan_heldout_error(t, "hopper", true, "hgx-h100"));
 }
 
-std::string error_of(const std::string& text) {
+std::string training_table_error_of(const std::string& text) {
   try {
     training_heldout_from_json_text(text, "t.json");
   } catch (const InputError& e) {
@@ -102,26 +102,26 @@ std::string with_field(const std::string& field, const std::string& value) {
   return nlohmann::json{{"schema_version", 1}, {"basis", "b"}, {"systems_fitted", {"hgx-h100"}}, {"min_rows", 5}, {"classes", {c}}}.dump();
 }
 
-TEST(TrainingHeldout, ValidFileReads) { EXPECT_EQ(error_of(with_field("rows", "6")), ""); }
-TEST(TrainingHeldout, RejectsUnknownKind) { EXPECT_NE(error_of(with_field("kind", "\"hybrid\"")).find("hybrid"), std::string::npos); }
+TEST(TrainingHeldout, ValidFileReads) { EXPECT_EQ(training_table_error_of(with_field("rows", "6")), ""); }
+TEST(TrainingHeldout, RejectsUnknownKind) { EXPECT_NE(training_table_error_of(with_field("kind", "\"hybrid\"")).find("hybrid"), std::string::npos); }
 TEST(TrainingHeldout, RejectsUnknownHeldOut) {
-  EXPECT_NE(error_of(with_field("held_out", "\"precision\"")).find("precision"), std::string::npos);
+  EXPECT_NE(training_table_error_of(with_field("held_out", "\"precision\"")).find("precision"), std::string::npos);
 }
-TEST(TrainingHeldout, RejectsEmptyGeneration) { EXPECT_NE(error_of(with_field("generation", "\"\"")).find("generation"), std::string::npos); }
-TEST(TrainingHeldout, RejectsZeroRows) { EXPECT_NE(error_of(with_field("rows", "0")).find("rows"), std::string::npos); }
-TEST(TrainingHeldout, RejectsNegativeError) { EXPECT_NE(error_of(with_field("worst_abs", "-1")).find("worst_abs"), std::string::npos); }
-TEST(TrainingHeldout, RejectsNonStringModel) { EXPECT_NE(error_of(with_field("models", "[1]")).find("models"), std::string::npos); }
-TEST(TrainingHeldout, RejectsMissingField) { EXPECT_NE(error_of(with_field("median_abs", "")).find("median_abs"), std::string::npos); }
-TEST(TrainingHeldout, RejectsUnknownKey) { EXPECT_NE(error_of(with_field("mean_abs", "0.1")).find("mean_abs"), std::string::npos); }
+TEST(TrainingHeldout, RejectsEmptyGeneration) { EXPECT_NE(training_table_error_of(with_field("generation", "\"\"")).find("generation"), std::string::npos); }
+TEST(TrainingHeldout, RejectsZeroRows) { EXPECT_NE(training_table_error_of(with_field("rows", "0")).find("rows"), std::string::npos); }
+TEST(TrainingHeldout, RejectsNegativeError) { EXPECT_NE(training_table_error_of(with_field("worst_abs", "-1")).find("worst_abs"), std::string::npos); }
+TEST(TrainingHeldout, RejectsNonStringModel) { EXPECT_NE(training_table_error_of(with_field("models", "[1]")).find("models"), std::string::npos); }
+TEST(TrainingHeldout, RejectsMissingField) { EXPECT_NE(training_table_error_of(with_field("median_abs", "")).find("median_abs"), std::string::npos); }
+TEST(TrainingHeldout, RejectsUnknownKey) { EXPECT_NE(training_table_error_of(with_field("mean_abs", "0.1")).find("mean_abs"), std::string::npos); }
 TEST(TrainingHeldout, RejectsDuplicateClass) {
   nlohmann::json doc = nlohmann::json::parse(with_field("rows", "6"));
   doc["classes"].push_back(doc["classes"][0]);
-  EXPECT_NE(error_of(doc.dump()).find("again"), std::string::npos);
+  EXPECT_NE(training_table_error_of(doc.dump()).find("again"), std::string::npos);
 }
 TEST(TrainingHeldout, RejectsOtherSchemaVersion) {
   nlohmann::json doc = nlohmann::json::parse(with_field("rows", "6"));
   doc["schema_version"] = 3;
-  EXPECT_NE(error_of(doc.dump()).find("schema_version"), std::string::npos);
+  EXPECT_NE(training_table_error_of(doc.dump()).find("schema_version"), std::string::npos);
 }
 
 TEST(TrainingHeldout, ShippedTableQuotesBothForGb200) {

@@ -8,7 +8,7 @@
 namespace racksim {
 namespace {
 
-RunResult sample() {
+RunResult sample_result() {
   RunResult r;
   r.system = "gb200-nvl72";
   r.racks = 1;
@@ -30,7 +30,7 @@ RunResult sample() {
 }
 
 TEST(ResultsIo, JsonFollowsTheCliContract) {
-  const auto j = nlohmann::json::parse(run_result_to_json_text(sample()));
+  const auto j = nlohmann::json::parse(run_result_to_json_text(sample_result()));
   for (const char* key : {"system", "racks", "op", "algo", "gpus", "bytes", "time_us", "algbw_GBps", "busbw_GBps",
                           "phases", "links", "calibration", "failures", "algo_note", "chunk_bytes"})
     EXPECT_TRUE(j.contains(key)) << key;
@@ -49,11 +49,11 @@ TEST(ResultsIo, JsonFollowsTheCliContract) {
   EXPECT_EQ(j["links"][1]["kind"], "pcie");
   EXPECT_DOUBLE_EQ(j["links"][1]["max_utilization"].get<double>(), 0.25);
   EXPECT_EQ(j["failures"][0], "switch-tray:0");
-  EXPECT_EQ(run_result_to_json_text(sample()), run_result_to_json_text(sample()));
+  EXPECT_EQ(run_result_to_json_text(sample_result()), run_result_to_json_text(sample_result()));
 }
 
 TEST(ResultsIo, NcclTestsLayout) {
-  const std::string table = nccl_tests_table({sample()}, "float");
+  const std::string table = nccl_tests_table({sample_result()}, "float");
   const std::string header =
       "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n";
   EXPECT_NE(table.find(header), std::string::npos) << table;
@@ -61,7 +61,7 @@ TEST(ResultsIo, NcclTestsLayout) {
   const std::string row = "  1073741824     268435456     float     sum      -1" + cell + cell + "\n";
   EXPECT_NE(table.find(row), std::string::npos) << table;
   EXPECT_NE(table.find("# Avg bus bandwidth    : 897.172"), std::string::npos) << table;
-  RunResult ag = sample();
+  RunResult ag = sample_result();
   ag.op = "all_gather";
   ag.time_s = 12.5e-6;
   const std::string t2 = nccl_tests_table({ag}, "bfloat16");
@@ -70,12 +70,12 @@ TEST(ResultsIo, NcclTestsLayout) {
 }
 
 TEST(ResultsIo, CsvAndTrace) {
-  const std::string csv = run_results_to_csv({sample()}, "float");
+  const std::string csv = run_results_to_csv({sample_result()}, "float");
   EXPECT_EQ(csv.substr(0, csv.find('\n')),
             "system,racks,op,algo,gpus,size_B,count,type,time_us,algbw_GBps,busbw_GBps,calibration");
   EXPECT_NE(csv.find("gb200-nvl72,1,all_reduce,ring,8,1073741824,268435456,float,2094.41,512.67,897.172,none"),
             std::string::npos);
-  const auto trace = nlohmann::json::parse(run_result_to_trace_json(sample()));
+  const auto trace = nlohmann::json::parse(run_result_to_trace_json(sample_result()));
   int complete = 0, names = 0;
   for (const auto& e : trace["traceEvents"]) {
     if (e["ph"] == "X") ++complete;

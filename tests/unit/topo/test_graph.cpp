@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "../collectives/collective_test_support.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/memory_budget.hpp"
 #include "sim/topo/routes.hpp"
@@ -9,14 +10,10 @@
 namespace racksim {
 namespace {
 
-TopologyGraph load(const std::string& id, int racks) {
-  return TopologyGraph(SystemCatalog(RACKSIM_TOPOLOGY_DIR).load(id), racks);
-}
-
 // The seed's rack totals (course module 5, sections 1-2): 72 GPUs, 36 Grace, 18 trays, 9 switch trays,
 // 18 chips, 18 links per GPU, 130 TB/s NVLink, 13.4 TB HBM, 17 TB LPDDR5X.
 TEST(TopologyGraph, Gb200Nvl72RackTotalsMatchTheSeed) {
-  const auto s = load("gb200-nvl72", 1).summary();
+  const auto s = test::shipped("gb200-nvl72", 1).summary();
   EXPECT_EQ(s.gpus, 72);
   EXPECT_EQ(s.cpus, 36);
   EXPECT_EQ(s.trays, 18);
@@ -31,7 +28,7 @@ TEST(TopologyGraph, Gb200Nvl72RackTotalsMatchTheSeed) {
 }
 
 TEST(TopologyGraph, RacksMultiplyEverything) {
-  const auto s = load("gb200-nvl72", 4).summary();
+  const auto s = test::shipped("gb200-nvl72", 4).summary();
   EXPECT_EQ(s.gpus, 288);
   EXPECT_EQ(s.nvlink_domains, 4);
   EXPECT_EQ(s.gpus_per_domain, 72);
@@ -79,7 +76,7 @@ TEST(TopologyGraph, RacksBeyondTheMemoryEstimateAreRefusedAtOnce) {
 }
 
 TEST(Routes, InsideTheDomainTwoStripedHopsAt900GBps) {
-  const auto g = load("gb200-nvl72", 1);
+  const auto g = test::shipped("gb200-nvl72", 1);
   const Route r = find_route(g, g.gpu_vertex(0), g.gpu_vertex(71));
   ASSERT_EQ(r.hops.size(), 2u);
   EXPECT_EQ(r.hops[0].links, 18);
@@ -92,7 +89,7 @@ TEST(Routes, InsideTheDomainTwoStripedHopsAt900GBps) {
 // (NCCL's path type P2C, src/graph/paths.cc:181): gpu -> grace (c2c) -> nic (pcie) -> leaf (nic port) ->
 // spine -> leaf -> nic -> grace -> gpu.
 TEST(Routes, Gb200AcrossRacksThroughC2cGraceAndTheNicRail) {
-  const auto g = load("gb200-nvl72", 2);
+  const auto g = test::shipped("gb200-nvl72", 2);
   const Route r = find_route(g, g.gpu_vertex(1), g.gpu_vertex(72 + 5));  // rail 1 -> rail 1
   ASSERT_EQ(r.hops.size(), 8u);
   EXPECT_EQ(r.hops[0].kind, LinkKind::c2c);
@@ -109,7 +106,7 @@ TEST(Routes, Gb200AcrossRacksThroughC2cGraceAndTheNicRail) {
 // GB300's ConnectX-8 sits on its GPU's PCIe Gen6 x16: no C2C hop (NVIDIA's Grace Blackwell CX8 GPUDirect
 // RDMA guide: "the Blackwell GPU and the CX8 NIC, connected by a PCIe Gen6 x16 link").
 TEST(Routes, Gb300AcrossRacksStraightToTheNic) {
-  const auto g = load("gb300-nvl72", 2);
+  const auto g = test::shipped("gb300-nvl72", 2);
   const Route r = find_route(g, g.gpu_vertex(1), g.gpu_vertex(72 + 5));
   ASSERT_EQ(r.hops.size(), 6u);
   EXPECT_EQ(r.hops[0].kind, LinkKind::pcie);
@@ -118,7 +115,7 @@ TEST(Routes, Gb300AcrossRacksStraightToTheNic) {
 }
 
 TEST(Routes, GpuToItsGraceOverC2C) {
-  const auto g = load("gb200-nvl72", 1);
+  const auto g = test::shipped("gb200-nvl72", 1);
   const Route r = find_route(g, g.gpu_vertex(1), g.cpu_of_gpu(g.gpu_vertex(1)));
   ASSERT_EQ(r.hops.size(), 1u);
   EXPECT_EQ(r.hops[0].kind, LinkKind::c2c);

@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "tiny_model.hpp"
 #include "models/workload/compute_model.hpp"
 #include "models/workload/gpu_compute.hpp"
 #include "models/workload/memory_fit.hpp"
@@ -14,10 +15,6 @@
 
 namespace racksim {
 namespace {
-
-const char* kTiny = R"({"schema_version": 1, "id": "tiny", "name": "tiny", "source": "test",
-  "layers": 2, "hidden_size": 8, "intermediate_size": 16, "vocab_size": 10,
-  "attention": {"kind": "gqa", "heads": 2, "kv_heads": 1, "head_dim": 4}})";
 
 TEST(MemoryFit, TinyModelByHand) {
   const ModelSpec m = model_from_json_text(kTiny, "tiny");

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "tiny_model.hpp"
 #include "models/workload/model_catalog.hpp"
 #include "models/workload/model_costs.hpp"
 #include "models/workload/model_spec.hpp"
@@ -13,10 +14,6 @@ namespace racksim {
 namespace {
 
 // A tiny dense model whose costs are worked out by hand below.
-const char* kTiny = R"({"schema_version": 1, "id": "tiny", "name": "tiny", "source": "test",
-  "layers": 2, "hidden_size": 8, "intermediate_size": 16, "vocab_size": 10,
-  "attention": {"kind": "gqa", "heads": 2, "kv_heads": 1, "head_dim": 4}})";
-
 TEST(ModelCosts, TinyParamsByHand) {
   const ModelSpec m = model_from_json_text(kTiny, "tiny");
   const ParamCounts c = count_params(m);
