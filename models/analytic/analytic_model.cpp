@@ -1,7 +1,5 @@
 #include "models/analytic/analytic_model.hpp"
 
-#include <optional>
-
 #include "models/analytic/cost_model.hpp"
 #include "models/analytic/flow_cost.hpp"
 #include "models/collectives/algorithm_support.hpp"
@@ -18,16 +16,8 @@ namespace racksim {
 AnalyticEstimate analytic_collective(const TopologyGraph& graph, const CollectiveRequest& request,
                                      const Calibration& calibration) {
   validate_request(request, graph);
-  // The routes, paths and per-link flow counts that exec_terms' passes and the cost model price again and again
-  // (a 576-GPU all-to-all: 330 k flows, each routed once instead of per pass), as build_schedule holds them,
-  // unless the caller holds a cache of this graph already (a planner search). Same arithmetic, the same results
-  // to the bit.
-  std::optional<FlowCache> flows;
-  std::optional<FlowCache::Scope> flows_scope;
-  if (FlowCache::Scope::active() == nullptr || &FlowCache::Scope::active()->graph() != &graph) {
-    flows.emplace(graph);
-    flows_scope.emplace(*flows);
-  }
+  // exec_terms' passes and the cost model price the same routes (a 576-GPU all-to-all: 330 k flows).
+  const FlowCacheUnlessActive flows(graph);
   if (request.algorithm != "auto") find_algorithm(request.op, request.algorithm);  // InputError listing the valid names
   const NcclChoice choice = resolve_request(request, graph);
   const CollectiveRequest& r = choice.request;

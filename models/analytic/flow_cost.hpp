@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -145,6 +146,23 @@ class FlowCache {
   std::unordered_map<std::vector<int>, FlowSet, VectorHash> all_to_all_;
   std::vector<int> scratch_;  // a flow set's raw path ids while it is looked up or counted (stage, all_to_all_stage)
   KeyCounter counter_;
+};
+
+// A FlowCache of `graph` made active for this object's life, unless one of that graph is active on this thread
+// already (a planner search's): what a single pricing (build_schedule, analytic_collective) holds so that its
+// passes route each flow once. Same arithmetic, the same results to the bit.
+class FlowCacheUnlessActive {
+ public:
+  explicit FlowCacheUnlessActive(const TopologyGraph& graph) {
+    if (FlowCache::Scope::active() == nullptr || &FlowCache::Scope::active()->graph() != &graph) {
+      cache_.emplace(graph);
+      scope_.emplace(*cache_);
+    }
+  }
+
+ private:
+  std::optional<FlowCache> cache_;
+  std::optional<FlowCache::Scope> scope_;
 };
 
 class FlowCoster {

@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <optional>
 
 #include "models/analytic/cost_model.hpp"
 #include "models/analytic/flow_cost.hpp"
@@ -156,12 +155,7 @@ Schedule build_schedule(const CollectiveRequest& request, const TopologyGraph& g
   // The routes, paths and per-link flow counts that the nominal model and exec_terms' bandwidth pass both
   // price (at 100 008 GPUs each pricing finds 0.2 M routes), unless the caller's search holds a cache of
   // this graph already (models/planner/comm_cost.cpp). Same arithmetic, the same results to the bit.
-  std::optional<FlowCache> flows;
-  std::optional<FlowCache::Scope> flows_scope;
-  if (FlowCache::Scope::active() == nullptr || &FlowCache::Scope::active()->graph() != &graph) {
-    flows.emplace(graph);
-    flows_scope.emplace(*flows);
-  }
+  const FlowCacheUnlessActive flows(graph);
   if (request.algorithm != "auto") find_algorithm(request.op, request.algorithm);  // unknown names first
   const NcclChoice choice = resolve_request(request, graph);
   check_schedule_size(choice.request, graph, request.chunk_bytes > 0);

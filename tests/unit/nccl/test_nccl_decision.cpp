@@ -14,11 +14,8 @@
 namespace racksim::nccl {
 namespace {
 
-TopologyGraph shipped(const std::string& id, int racks = 1) {
-  return TopologyGraph(SystemCatalog(RACKSIM_TOPOLOGY_DIR).load(id), racks);
-}
 NcclSystem view(const std::string& id, int gpus, int racks = 1) {
-  const auto g = shipped(id, racks);
+  const auto g = test::shipped(id, racks);
   return nccl_system(g, test::first_gpus(gpus));
 }
 constexpr std::uint64_t KiB = 1024, MiB = KiB * 1024, GiB = MiB * 1024;
