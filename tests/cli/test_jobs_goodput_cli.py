@@ -10,6 +10,7 @@ import tempfile
 
 BIN = os.environ["RACKSIM_BIN"]
 SOURCE = os.environ["RACKSIM_SOURCE_DIR"]
+TIMEOUT_SCALE = int(os.environ.get("RACKSIM_TEST_TIMEOUT_SCALE", "1"))  # 4 in the sanitizer build (tests/CMakeLists.txt)
 failures = []
 
 
@@ -20,7 +21,7 @@ def check(cond, what):
 
 
 def racksim(*args):
-    return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=300)
+    return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=300 * TIMEOUT_SCALE)
 
 
 scenario = os.path.join(SOURCE, "scenarios", "operator-tray7.json")
