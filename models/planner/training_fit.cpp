@@ -23,6 +23,10 @@ TrainingFitResult fit_training(const std::string& rows_file, const TrainingFitOp
   res.rows_file = rows_file;
   res.runs = load_published_runs(rows_file);
   Engine eng(o, res.runs);
+  if (!eng.unpriceable.empty()) {  // a fit names the row it cannot use (racksim plan --validate lists them and goes on)
+    const auto& [r, why] = eng.unpriceable.front();
+    throw InputError(rows_file, "/" + std::to_string(r->index), r->label, "a run racksim can price (" + why + ")");
+  }
   if (eng.used.empty()) throw InputError(rows_file, "", "no usable run", "published runs with a throughput racksim can price");
   const Eigen::VectorXd phi = eng.fit([](const PublishedRun&) { return true; }, start_vector(eng.ix), 12, &res.outer_iterations, &res.row_sigma, &res.jobs);
   for (int g = 0; g < 2; ++g) {

@@ -359,8 +359,16 @@ Engine::Engine(const TrainingFitOptions& o, const std::vector<PublishedRun>& run
   // Any parameters: the features do not depend on them.
   const ComputeModel cm(*probe.gpu, params_of(ix, start_vector(ix), 0), probe.hbm_Bps, probe.sm_count);
   for (const auto& p : probes) probe_features.push_back(probe_terms(cm, p));
-  for (const auto& r : runs)
-    if (r.excluded.empty()) used.push_back(&r);
+  for (const auto& r : runs) {
+    if (!r.excluded.empty()) continue;
+    try {
+      (void)pricer.price(r, params_of(ix, start_vector(ix), gen_index(r)));
+    } catch (const InputError& e) {
+      unpriceable.emplace_back(&r, e.what());
+      continue;
+    }
+    used.push_back(&r);
+  }
 }
 
 int Engine::gen_index(const PublishedRun& r) {

@@ -207,6 +207,9 @@ struct Engine {
   std::vector<ProbePoint> probes;
   std::vector<ProbeTerms> probe_features;  // probe_terms of each of `probes`
   std::vector<const PublishedRun*> used;
+  // Rows the loader kept that the step model cannot price (a recipe their GPU does not run, a layout their
+  // system cannot hold), with the error: left out of `used` rather than ending the whole fit or validation.
+  std::vector<std::pair<const PublishedRun*, std::string>> unpriceable;
 
   Engine(const TrainingFitOptions& o, const std::vector<PublishedRun>& runs);
   int gen_index(const PublishedRun& r);

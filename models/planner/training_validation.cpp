@@ -24,6 +24,7 @@ TrainingValidation validate_training(const std::string& rows_file, const Trainin
   for (const auto& r : runs)
     if (!r.excluded.empty()) v.excluded.push_back({fmt::format("#{} {}", r.index, r.label), r.excluded});
   Engine eng(o, runs);
+  for (const auto& [r, why] : eng.unpriceable) v.excluded.push_back({fmt::format("#{} {}", r->index, r->label), "cannot be priced: " + why});
   std::map<std::string, ComputeParams> shipped;
   {
     const ComputeTable t = o.compute_fit.empty() ? ComputeTable::shipped() : ComputeTable::load(ComputeTable::shipped_gpu_path(), o.compute_fit);
