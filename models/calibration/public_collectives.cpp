@@ -122,8 +122,9 @@ MeasurementSet load_public_collectives(const std::string& path) {
     const auto& gpus_v = r.raw("gpus");
     const auto& nodes_v = r.raw("nodes");
     const auto& per_node_v = r.raw("gpus_per_node");
-    const std::string model = canonical_gpu_model(r.string("gpu_model"));
+    std::string model = canonical_gpu_model(r.string("gpu_model"));
     const std::string net = r.string("interconnect");
+    model = rack_model_of(model, system_text + " " + net);  // "B200" on a GB200 NVL72 is the rack's
     const std::string collective = r.string("collective");
     const std::string algo = r.string("algo_if_known");
     const auto& bytes_v = r.raw("bytes");

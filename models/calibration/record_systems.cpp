@@ -228,9 +228,24 @@ std::string canonical_gpu_model(const std::string& text) {
   return m.empty() ? text : m;
 }
 
+std::string rack_model_of(const std::string& model, const std::string& machine_text) {
+  if (model != "B200" && model != "B300") return model;
+  static const std::regex superchip(R"((^|[^A-Za-z0-9])(GB200|GB300)([^A-Za-z0-9]|$))", std::regex::icase);
+  static const std::regex rack(R"((^|[^A-Za-z0-9])NVL\s*(72|36)([^0-9]|$))", std::regex::icase);
+  std::smatch m;
+  if (std::regex_search(machine_text, m, superchip)) {
+    std::string named = m[2].str();
+    for (char& c : named) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    if (named.substr(1) == model) return named;  // GB200 with B200, GB300 with B300; a mismatch stays the GPU's
+    return model;
+  }
+  if (std::regex_search(machine_text, rack)) return "G" + model;
+  return model;
+}
+
 RecordTarget record_target_from_text(const std::string& text, const std::string& algo, const std::string& notes, int gpus) {
   const AwsInstance* instance = aws_instance_named(text);
-  const std::string model = !model_named(text).empty() ? model_named(text) : instance ? instance->gpu : "";
+  const std::string model = rack_model_of(!model_named(text).empty() ? model_named(text) : instance ? instance->gpu : "", text);
   if (model.empty()) return refused("no GPU model racksim knows named in '" + text + "'");
   // The PCIe cards of a model are not its HGX board: an "H100 PCIe" (or a machine "without NVLink") has no
   // NVSwitch, and an "H100 NVL" / "H200 NVL" pairs or quads cards over NVLink bridges; racksim has a system for

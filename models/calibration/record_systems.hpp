@@ -27,6 +27,11 @@ struct RecordTarget {
 // -> "GB200"); the text itself when it names none racksim reads.
 std::string canonical_gpu_model(const std::string& text);
 
+// A GB200 (GB300) superchip's GPU is a B200 (B300): a record giving that GPU as its model on a machine whose
+// description names the superchip or an NVL72 / NVL36x2 rack is the rack, not an HGX board ("B200" on "GB200
+// NVL72, 2 racks" -> "GB200"). Any other model, or a text naming neither, is returned as it is.
+std::string rack_model_of(const std::string& model, const std::string& machine_text);
+
 // GPU model ("H100", "GB200", ...), interconnect text, NCCL settings text, notes, ranks, nodes (0: one) and
 // GPUs per node (0: ranks / nodes). HGX systems are one 8-GPU node per "rack" (racksim's racks of hgx-*:
 // one box each); NVL72 systems 72 GPUs per rack.

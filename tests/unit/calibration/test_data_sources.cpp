@@ -387,6 +387,44 @@ TEST(RecordSystems, FreeTextMachinesMapByTheRulesOfTheFieldRecords) {
   EXPECT_EQ(canonical_gpu_model("gb200"), "GB200");
   EXPECT_EQ(canonical_gpu_model("B200-SXM"), "B200");
   EXPECT_EQ(canonical_gpu_model("Gaudi 3"), "Gaudi 3");
+  // A GB200's GPU is a B200: named beside an NVL72 rack or the superchip, the machine is the rack.
+  t = record_target_from_text("NVL72 rack of B200 GPUs, 2 racks", "default", "", 144);
+  EXPECT_EQ(t.system, "gb200-nvl72");
+  EXPECT_EQ(t.racks, 2);
+  EXPECT_EQ(record_target_from_text("B300 NVL72", "default", "", 72).system, "gb300-nvl72");
+  EXPECT_EQ(rack_model_of("B200", "Grace Blackwell GB200 NVL72 (Lambda)"), "GB200");
+  EXPECT_EQ(rack_model_of("B300", "GB300 NVL72 x4 racks"), "GB300");
+  EXPECT_EQ(rack_model_of("B200", "HGX B200 x8 nodes (IB)"), "B200");   // an HGX board stays one
+  EXPECT_EQ(rack_model_of("B200", "GB300 NVL72"), "B200");              // a mismatch is not guessed at
+  EXPECT_EQ(rack_model_of("H100", "NVL72"), "H100");
+}
+
+// A record whose gpu_model is the superchip's GPU ("B200") on an NVL72 machine is priced on the rack, not on
+// 4-GPU HGX nodes (GB200's trays hold 4 GPUs: read as HGX B200 x54, a 216-GPU all-reduce came out 2.7x slow).
+TEST(PublicCollectives, TheGpuOfAnNvl72IsPricedOnTheRack) {
+  const std::string path = (std::filesystem::temp_directory_path() / "racksim-public-rack-gpu.json").string();
+  {
+    std::ofstream out(path);
+    auto record = [](const std::string& system, const std::string& model, int gpus, int nodes) {
+      return R"({"record_type": "collective", "system": ")" + system + R"(", "gpus": )" + std::to_string(gpus) +
+             R"(, "nodes": )" + std::to_string(nodes) + R"(, "gpus_per_node": 4, "gpu_model": ")" + model +
+             R"(", "interconnect": "MNNVL; InfiniBand across racks", "collective": "all_reduce", "algo_if_known": "default",
+             "bytes": 1073741824, "algbw_GBps": null, "busbw_GBps": null, "time_us": 4000,
+             "inplace": null, "nccl_version": null, "source": "s", "notes": "", "confidence": "high"})";
+    };
+    out << "[" << record("GB200 NVL72 x3 racks (a cloud)", "B200", 216, 54) << ","
+        << record("Grace Blackwell Ultra GB300 NVL72", "NVIDIA B300", 72, 18) << ","
+        << record("HGX B200 x2 (IB)", "B200", 8, 2) << "]";
+  }
+  const MeasurementSet s = load_public_collectives(path);
+  std::filesystem::remove(path);
+  ASSERT_EQ(s.measurements.size(), 3u);
+  EXPECT_EQ(s.measurements[0].system, "gb200-nvl72");
+  EXPECT_EQ(s.measurements[0].racks, 3);
+  EXPECT_EQ(s.measurements[1].system, "gb300-nvl72");
+  EXPECT_EQ(s.measurements[1].racks, 1);
+  EXPECT_EQ(s.measurements[2].system, "hgx-b200");
+  EXPECT_EQ(s.measurements[2].racks, 2);
 }
 
 TEST(PublishedData, AMachineTheTableDoesNotListIsReadFromItsTextAndNeverFitted) {
