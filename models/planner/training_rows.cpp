@@ -61,6 +61,16 @@ std::string system_key(const std::string& label) {
       k.erase(k.size() - std::string(suffix).size());
   return k;
 }
+// The first of the table's systems a longer label names as a word ("Lambda GB200 NVL72 cluster" -> "GB200"; GB200
+// is not read as B200), or "" when it names none.
+std::string system_named_in(const std::string& label) {
+  static const std::regex named(R"((^|[^A-Za-z0-9])(GB300|GB200|B300|B200|H200|H100)([^A-Za-z0-9]|$))", std::regex::icase);
+  std::smatch m;
+  if (!std::regex_search(label, m, named)) return "";
+  std::string k = m[2].str();
+  for (char& c : k) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return k;
+}
 // Normalised precisions -> recipes. Older NeMo rows print "FP8" without the scaling recipe: NeMo 2.0's
 // performance scripts default to per-tensor delayed scaling (the file's notes cite
 // scripts/performance/argument_parser.py), so they map to fp8-ds.
@@ -177,6 +187,7 @@ std::vector<PublishedRun> load_published_runs(const std::string& path) {
     else if (const std::string id = preset_id_of(x.model_label); !id.empty()) x.model = id;
     else exclude("model '" + x.model_label + "' has no preset (models/workload/presets; a row may name one by its id)");
     auto sit = kSystems.find(system_key(x.system_label));
+    if (sit == kSystems.end()) sit = kSystems.find(system_named_in(x.system_label));
     if (sit != kSystems.end()) x.system = sit->second;
     else exclude("system '" + x.system_label + "' has no topology (known: H100, H200, B200, B300, GB200, GB300)");
     x.precision = recipe_of(x.precision_label);

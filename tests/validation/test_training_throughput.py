@@ -185,6 +185,8 @@ for system in ("B200", "GB200", "GB300", "B300", "H200"):
     copies += [dict(x, system=system) for x in b200 if system != "H200" or x["precision_normalized"] in ("BF16", "FP8-CS")]
 # a model named by its preset id or in another case is the same model
 copies += [dict(b200[0], system="GB200", model="deepseek-v3" if "DeepSeek" in b200[0]["model"] else b200[0]["model"].upper())]
+# a system named inside a longer label is that system
+copies += [dict(b200[1], system="Lambda 1-Click GB200 NVL72 cluster")]
 # a row its GPU cannot run (MXFP8 on Hopper) is left out with the reason; the others are still priced
 mx = next(x for x in b200 if x["precision_normalized"] == "MXFP8")
 copies += [dict(mx, system="H200")]
