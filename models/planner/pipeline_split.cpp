@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "models/planner/step_costs.hpp"
+#include "sim/core/errors.hpp"
 
 namespace racksim {
 
@@ -42,6 +43,8 @@ std::vector<StageSlice> uniform_pp_chunks(int layers, int chunks) {
   }
   return out;
 }
+
+int pipeline_slots(const ModelSpec& model) { return model.layers + 2; }
 
 namespace {
 
@@ -160,6 +163,16 @@ std::vector<StageSlice> partition(const ModelSpec& model, const ParallelLayout& 
     if (l.pp_layout != "uniform") return parse_pp_layout(l.pp_layout, model, k);
     std::vector<StageSlice> u = uniform_pp_chunks(model.layers, k);
     if (!u.empty()) return u;
+  }
+  if (k > model.layers) {
+    // More chunks than layers: only Megatron's split that counts the embedding and the loss as layers cuts them
+    // (one layer a chunk, the embedding and the loss alone); the balanced split needs a layer in every chunk.
+    std::vector<StageSlice> u = uniform_pp_chunks(model.layers, k);
+    if (!u.empty()) return u;
+    throw InputError("--pp", "", fmt::format("PP x VP = {} pipeline chunks", k),
+                     fmt::format("at most {} for {} layers (the embedding and the loss counted as layers), or a "
+                                 "--pp-layout string placing them",
+                                 pipeline_slots(model), model.layers));
   }
   if (LayerCostCache* shared = LayerCostCache::active(costs.context()))
     return shared->balanced_chunks(costs.context(), k, [&] { return balanced_partition(model, l, costs); });

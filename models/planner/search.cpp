@@ -33,7 +33,7 @@ std::string rejection_text(const std::string& reason) {
       {"cp-seq", "CP does not divide the sequence into 2 x CP equal chunks"},
       {"pp-layout", "the pipeline layout string does not fit PP x VP or the model"},
       {"cp-mamba", "CP with Mamba-2 layers (their scan runs along the whole sequence; not searched)"},
-      {"pp-layers", "more pipeline chunks (PP x VP) than layers"},
+      {"pp-layers", "more pipeline chunks (PP x VP) than layers plus the embedding and the loss"},
       {"vp-microbatches", "interleaved schedule needs the micro-batches to be a multiple of PP"},
   };
   auto it = text.find(reason);
@@ -246,7 +246,7 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
           if (c.pp && *c.pp != pp) continue;
           const int dp = n / (tp * cp * pp);
           if (c.dp && *c.dp != dp) continue;
-          if (pp > model.layers) {
+          if (pp > pipeline_slots(model)) {
             reject("pp-layers", fmt::format("pp={}", pp), fmt::format("{} layers", model.layers));
             continue;
           }
@@ -320,7 +320,7 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
                     for (int extra = 0; extra <= 3; ++extra) even = even || (model.layers + extra) % (pp * v) == 0;
                     if (!even) continue;
                   }
-                  if (pp * v > model.layers) {
+                  if (pp * v > pipeline_slots(model)) {
                     reject("pp-layers", fmt::format("pp={} vp={}", pp, v), fmt::format("{} layers", model.layers));
                     continue;
                   }

@@ -132,6 +132,10 @@ std::vector<StageSlice> parse_pp_layout(const std::string& text, const ModelSpec
 // the loss as a layer each where needed for the count to divide (account_for_*_in_pipeline_split);
 // empty when no such split exists.
 std::vector<StageSlice> uniform_pp_chunks(int layers, int chunks);
+// The most pipeline chunks (PP x VP) Megatron's split can cut a model into without a layout string: one per layer,
+// the embedding and the loss each counted as a layer (Megatron-Bridge's Llama 3.1 405B recipe: PP 16 x VP 8 = 128
+// chunks for 126 layers, E|(t|)*126L). A --pp-layout string may place more (MTP modules, 'm').
+int pipeline_slots(const ModelSpec& model);
 
 // Memory of the fullest stage; `stage` receives its index. `chunks`: pipeline_chunks of the layout
 // (computed when null; they do not depend on the memory savers, so a search passes them once).

@@ -317,6 +317,18 @@ std::vector<PublishedRun> load_published_runs(const std::string& path) {
         x.layout.pp_layout = "uniform";
       }
     }
+    // Megatron cuts a model into at most one chunk per layer, the embedding and the loss counted as layers
+    // (pipeline_slots; the planner's search rejects more too, search.cpp's pp-layers): a record asking for more is
+    // left out, not priced with empty stages.
+    if (x.layout.pp > 1 && !x.model.empty() && x.layout.pp_layout == "uniform") {
+      const ModelSpec spec = catalog.load(x.model);
+      const int chunks = x.layout.pp * x.layout.virtual_stages;
+      if (chunks > pipeline_slots(spec)) {
+        const std::string why = fmt::format("PP x VP = {} pipeline chunks for {} layers (Megatron refuses it too)", chunks, spec.layers);
+        if (x.layout_problem.empty()) x.layout_problem = why;
+        if (x.excluded.empty()) x.excluded = why;
+      }
+    }
     if (x.tokens_per_s_per_gpu < 0) {
       const double step = -x.tokens_per_s_per_gpu;
       x.tokens_per_s_per_gpu = x.seq_len > 0 && x.gpus > 0 ? static_cast<double>(x.global_batch) * x.seq_len / (step * x.gpus) : 0;

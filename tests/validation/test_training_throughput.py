@@ -185,6 +185,9 @@ for system in ("B200", "GB200", "GB300", "B300", "H200"):
     copies += [dict(x, system=system) for x in b200 if system != "H200" or x["precision_normalized"] in ("BF16", "FP8-CS")]
 # a model named by its preset id or in another case is the same model
 copies += [dict(b200[0], system="GB200", model="deepseek-v3" if "DeepSeek" in b200[0]["model"] else b200[0]["model"].upper())]
+# a layout Megatron refuses (more pipeline chunks than layers) is left out, not priced with empty stages
+llama = next(x for x in b200 if x["model"].startswith("Llama") and (x.get("pp") or 1) > 1)
+copies += [dict(llama, system="H200", vp=1000)]
 # a system named inside a longer label is that system
 copies += [dict(b200[1], system="Lambda 1-Click GB200 NVL72 cluster")]
 # a row its GPU cannot run (MXFP8 on Hopper) is left out with the reason; the others are still priced
@@ -201,6 +204,8 @@ with tempfile.TemporaryDirectory() as tmp:
         check(not no_topology, f"no run left out for its system ({len(no_topology)})")
         no_preset = [e for e in doc["excluded"] if "has no preset" in e["why"]]
         check(not no_preset, f"no run left out for its model's spelling ({len(no_preset)})")
+        chunks = [e for e in doc["excluded"] if "pipeline chunks for" in e["why"]]
+        check(len(chunks) == 1 and "Megatron refuses it too" in chunks[0]["why"], f"VP 1000 is left out with its reason: {chunks}")
         unpriced = [e for e in doc["excluded"] if e["why"].startswith("cannot be priced:")]
         check(len(unpriced) == 1 and unpriced[0]["record"].split(" ", 2)[1] == "H200" and "'mxfp8' on NVIDIA H200" in unpriced[0]["why"],
               f"the MXFP8 run copied onto H200 is left out, its reason given: {unpriced}")

@@ -306,6 +306,32 @@ PlanRequest request(const std::string& model, int batch) {
   return q;
 }
 
+// Megatron-Bridge's Llama 3.1 405B recipe runs PP 16 x VP 8 = 128 chunks for 126 layers, the embedding and the loss
+// chunks of their own (E|(t|)*126L): pinned, it is priced (the search refused it as more chunks than layers until
+// session 37); one chunk more than layers + 2 is refused with the reason.
+TEST(Plan, ChunksForTheEmbeddingAndLossArePinnable) {
+  PlanRequest q = request("llama-3.1-405b", 64);
+  q.system = "hgx-b200";
+  q.racks = 16;
+  q.job.seq_len = 8192;
+  q.engine_top = 0;
+  q.constraints.tp = 4, q.constraints.cp = 2, q.constraints.pp = 16, q.constraints.dp = 1, q.constraints.vp = 8;
+  const PlanResult plan = run_plan(q);
+  ASSERT_FALSE(plan.search.ranked.empty());
+  const Candidate& best = plan.search.ranked.front();
+  EXPECT_EQ(best.layout.pp * best.layout.virtual_stages, 128);
+  EXPECT_GT(best.estimate.tokens_per_s_per_gpu, 0);
+  PlanRequest over = q;
+  over.constraints.pp = 8, over.constraints.dp = 2, over.constraints.vp = 32;  // 256 chunks
+  try {
+    run_plan(over);
+    FAIL() << "256 chunks for 126 layers accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("more pipeline chunks (PP x VP) than layers plus the embedding and the loss"),
+              std::string::npos) << e.what();
+  }
+}
+
 TEST(Plan, BadInput) {
   PlanRequest unknown = request("llama-9", 256);
   try {

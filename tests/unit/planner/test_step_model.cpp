@@ -130,6 +130,9 @@ TEST(StepModel, MegatronPipelineLayouts) {
   EXPECT_EQ(counts(uniform_pp_chunks(126, 64)).back(), 1);    // and the loss
   EXPECT_EQ(counts(uniform_pp_chunks(94, 8)), (std::vector<int>{11, 12, 12, 12, 12, 12, 12, 11}));
   EXPECT_TRUE(uniform_pp_chunks(61, 8).empty());
+  EXPECT_EQ(counts(uniform_pp_chunks(126, 128)).size(), 128u);  // one layer a chunk, the embedding and the loss alone
+  EXPECT_EQ(counts(uniform_pp_chunks(126, 128)).front(), 0);
+  EXPECT_EQ(counts(uniform_pp_chunks(126, 128)).back(), 0);
   // a pinned layout string prices that split: the uniform 2 + 2 split of d4 puts the LM head on top of
   // two layers on the last stage, the balanced one never gives the last stage more layers than the first
   StepFixture f;
