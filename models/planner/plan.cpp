@@ -170,7 +170,19 @@ PlanResult run_plan(const PlanRequest& req) {
   const ModelCatalog models = req.model_dir.empty() ? ModelCatalog::shipped() : ModelCatalog(req.model_dir);
   const ComputeTable table = compute_table_for(req);
   const TopologySpec spec = systems.load(req.system);
-  const int racks = req.racks.value_or(spec.rack.default_racks);
+  // --gpus without --racks: the fewest racks (whole NVLink domains) that hold them, the rule the comparison
+  // systems follow below ("--gpus 256" on gb200-nvl72 is 4 racks of 64, on hgx-b200 32 nodes).
+  int racks = req.racks.value_or(spec.rack.default_racks);
+  if (!req.racks && req.gpus && *req.gpus > 0) {
+    const int per_rack = spec.rack.trays * static_cast<int>(spec.tray.gpus.size());
+    const int domain_racks = spec.nvlink_domain ? spec.nvlink_domain->racks : 1;
+    const int needed = ceil_div(ceil_div(*req.gpus, per_rack), domain_racks) * domain_racks;
+    if (needed > spec.rack.max_racks)
+      throw InputError("--gpus", "", std::to_string(*req.gpus),
+                       fmt::format("at most {} on {} ({} racks of {} GPUs)", spec.rack.max_racks * per_rack, spec.id,
+                                   spec.rack.max_racks, per_rack));
+    racks = std::max(racks, needed);
+  }
   const TopologyGraph graph(spec, racks);
   const ModelSpec model = models.load(req.model);
   const GpuCompute& compute = table.lookup(spec.id, spec.tray.gpus.at(0).type);

@@ -332,6 +332,32 @@ TEST(Plan, ChunksForTheEmbeddingAndLossArePinnable) {
   }
 }
 
+// --gpus without --racks takes the fewest racks (whole NVLink domains) holding them; a system that cannot hold
+// them says how many it can.
+TEST(Plan, GpusAloneTakeTheRacksTheyNeed) {
+  for (const auto& [system, racks] : std::vector<std::pair<std::string, int>>{{"gb200-nvl72", 4}, {"hgx-b200", 32}}) {
+    PlanRequest q = request("llama-3.1-8b", 256);
+    q.system = system;
+    q.gpus = 256;
+    q.engine_top = 0;
+    q.constraints.tp = 1, q.constraints.cp = 1, q.constraints.pp = 1, q.constraints.dp = 256, q.constraints.micro_batch = 1;
+    const PlanResult plan = run_plan(q);
+    EXPECT_EQ(plan.racks, racks) << system;
+    ASSERT_FALSE(plan.search.ranked.empty()) << system;
+    EXPECT_EQ(plan.search.ranked.front().layout.gpus(), 256) << system;
+  }
+  PlanRequest one = request("llama-3.1-8b", 64);
+  one.system = "h200-pcie";
+  one.gpus = 2;
+  try {
+    run_plan(one);
+    FAIL() << "2 GPUs on a one-GPU host accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where(), "--gpus");
+    EXPECT_NE(e.allowed().find("at most 1 on h200-pcie"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Plan, BadInput) {
   PlanRequest unknown = request("llama-9", 256);
   try {
