@@ -12,7 +12,7 @@ namespace racksim::cli {
 
 void add_collective_options(CLI::App& cmd, CollectiveOptions& o, bool with_bytes) {
   cmd.add_option("--system", o.system, "system id (racksim systems) or path to a topology JSON file")->required();
-  cmd.add_option("--racks", o.racks, "number of racks (default: the system's default)");
+  cmd.add_option("--racks", o.racks, "number of racks (default: the system's default, or the fewest that hold --gpus)");
   cmd.add_option("--op", o.op, "all_reduce, all_gather, reduce_scatter, all_to_all, broadcast, reduce or send_recv")->required();
   cmd.add_option("--gpus", o.gpus, "ranks, placed in order over the trays, N/R per rack")->required();
   if (with_bytes)
@@ -79,7 +79,7 @@ CollectiveSetup setup_collective(const CollectiveOptions& o, const GlobalOptions
     if (spec.nic_types.empty()) throw InputError("--nic-GBps", "", std::to_string(*o.nic_GBps), "a system with scale-out NICs (" + spec.id + " has none)");
     for (auto& nic : spec.nic_types) nic.bandwidth_GBps = *o.nic_GBps;
   }
-  s.graph = std::make_unique<TopologyGraph>(spec, racks_or_default(o.racks, spec));
+  s.graph = std::make_unique<TopologyGraph>(spec, racks_for_gpus(o.racks, spec, o.gpus));
   if (!o.partitions.empty()) s.graph->apply_partitions(parse_partitions(o.partitions, *s.graph, "--partitions"));
   s.calibration = load_calibration(o.calibration);
   for (const auto& item : o.fail) s.failures.items.push_back(parse_failure_item(item));

@@ -47,6 +47,9 @@ void add_format_option(CLI::App& cmd, std::string& format, const std::string& de
                        std::initializer_list<std::string> allowed);
 // --racks as given, or the system's default when the option was not given.
 int racks_or_default(const std::optional<int>& racks_option, const TopologySpec& spec);
+// The same, but without --racks a --gpus count the default racks cannot hold takes the fewest racks (whole NVLink
+// domains) that hold it, as many as the system allows ("--gpus 144" on gb200-nvl72: 2 racks).
+int racks_for_gpus(const std::optional<int>& racks_option, const TopologySpec& spec, int gpus);
 // Keeps `object` alive until the process exits, never destroying it: a call's big objects (a sweep's
 // schedules of ~10 000 tasks each, the graph, the Simulation) are returned to the system at exit in one go
 // instead of block by block (freeing a 25-size sweep's schedules took ~10-25 ms, docs/performance.md).

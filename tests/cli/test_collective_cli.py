@@ -125,7 +125,9 @@ def test_bad_input():
     cases = [
         (base + ["--gpus", "8", "--bytes", "1M", "--algo", "warp"], ["--algo", "'warp'", "ring"]),
         (base + ["--racks", "2", "--gpus", "71", "--bytes", "1M"], ["--gpus", "71", "multiple of the 2 racks"]),
-        (base + ["--gpus", "73", "--bytes", "1M"], ["--gpus", "73", "[1, 72]"]),
+        (base + ["--racks", "1", "--gpus", "73", "--bytes", "1M"], ["--gpus", "73", "[1, 72]"]),
+        # without --racks, 73 GPUs take 2 racks, which must hold the same number of ranks each
+        (base + ["--gpus", "73", "--bytes", "1M"], ["--gpus", "73", "multiple of the 2 racks"]),
         (base + ["--gpus", "8", "--bytes", "0"], ["--bytes", "'0'", "1 TiB"]),
         (base + ["--gpus", "8", "--bytes", "2T"], ["--bytes", "'2T'", "1 TiB"]),
         (base + ["--gpus", "8", "--bytes", "1M", "--fail", "tray:99"], ["--fail", "tray:99", "[0, 17]"]),
@@ -213,8 +215,24 @@ def test_launch_across_domains_is_named():
     check(rack["time_us"] - node["time_us"] > 6 * per8, "the rack pays 7 units more than the node (less its faster links)")
 
 
+def test_gpus_alone_take_the_racks_they_need():
+    """Without --racks, a --gpus count the default racks cannot hold takes the fewest that hold it (whole NVLink
+    domains), N/R ranks each; with --racks the count is what the racks have."""
+    for system, gpus, racks in (("gb200-nvl72", 144, 2), ("gb200-nvl72", 576, 8), ("hgx-h100", 64, 8), ("gb200-nvl72", 72, 1)):
+        out = racksim("collective", "--system", system, "--gpus", str(gpus), "--op", "all_reduce", "--bytes", "1G",
+                      "--model", "analytic", "--format", "json")
+        check(out.returncode == 0, f"{system} --gpus {gpus}: exit 0 ({out.stderr.strip()})")
+        if out.returncode == 0:
+            j = json.loads(out.stdout)
+            check(j["racks"] == racks and j["gpus"] == gpus, f"{system} --gpus {gpus}: {j['racks']} racks (expected {racks})")
+            same = racksim("collective", "--system", system, "--racks", str(racks), "--gpus", str(gpus), "--op", "all_reduce",
+                           "--bytes", "1G", "--model", "analytic", "--format", "json")
+            check(same.stdout == out.stdout, f"{system} --gpus {gpus}: the same JSON as --racks {racks}")
+
+
 for test in [test_json_contract_and_values, test_determinism, test_failures_and_auto, test_trace, test_sweep,
-             test_bad_input, test_queue_pairs, test_older_nccl_takes_the_nearest_tables, test_launch_across_domains_is_named]:
+             test_bad_input, test_queue_pairs, test_older_nccl_takes_the_nearest_tables, test_launch_across_domains_is_named,
+             test_gpus_alone_take_the_racks_they_need]:
     test()
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)
