@@ -41,13 +41,17 @@ def main():
             if arg not in words:
                 failures.append("scripts/make-default-calibration.sh no longer passes %s: update this test" % arg)
         texts = []
-        for _ in range(2):
+        # Twice, to check the fit is deterministic; once in the sanitizer build, where ASan's allocator (a routing
+        # graph per record predicted) makes the fit ~18x slower than release (515 s against 28 s on the 2-core VM,
+        # session 37; twice went over the 1 200 s limit under load): there one run covers the memory and UB
+        # checks, and the release build's run checks determinism.
+        for _ in range(2 if TIMEOUT_SCALE == 1 else 1):
             run = subprocess.run(cmd, cwd=SRC, capture_output=True, text=True, timeout=300 * TIMEOUT_SCALE)
             if run.returncode != 0:
                 print(run.stdout, run.stderr)
                 return 1
             texts.append(open(os.path.join(tmp, "default.json")).read())
-        if texts[0] != texts[1]:
+        if len(texts) == 2 and texts[0] != texts[1]:
             failures.append("two fits of the same data differ: the fit is not deterministic")
         fresh = texts[0]
         report = json.load(open(os.path.join(tmp, "fit-report.json")))
