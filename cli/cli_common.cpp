@@ -97,12 +97,9 @@ int racks_or_default(const std::optional<int>& racks_option, const TopologySpec&
 int racks_for_gpus(const std::optional<int>& racks_option, const TopologySpec& spec, int gpus) {
   const int racks = racks_or_default(racks_option, spec);
   if (racks_option || gpus <= 0) return racks;
-  const long per_rack = static_cast<long>(spec.rack.trays) * static_cast<long>(spec.tray.gpus.size());
-  const long domain_racks = spec.nvlink_domain ? spec.nvlink_domain->racks : 1;
-  if (per_rack <= 0 || domain_racks <= 0) return racks;
-  const long needed = ((gpus + per_rack - 1) / per_rack + domain_racks - 1) / domain_racks * domain_racks;
+  const int needed = racks_to_hold(spec, gpus);
   // Beyond the system's cap the default stays, and the rank placement says how many GPUs it has.
-  return needed > racks && needed <= spec.rack.max_racks ? static_cast<int>(needed) : racks;
+  return needed > racks && needed <= spec.rack.max_racks ? needed : racks;
 }
 
 double round_significant(double value, int digits) {

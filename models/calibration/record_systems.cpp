@@ -230,17 +230,10 @@ std::string canonical_gpu_model(const std::string& text) {
 
 std::string rack_model_of(const std::string& model, const std::string& machine_text) {
   if (model != "B200" && model != "B300") return model;
-  static const std::regex superchip(R"((^|[^A-Za-z0-9])(GB200|GB300)([^A-Za-z0-9]|$))", std::regex::icase);
+  const std::string named = model_named(machine_text);
+  if (named == "GB200" || named == "GB300") return named == "G" + model ? named : model;  // a mismatch stays the GPU's
   static const std::regex rack(R"((^|[^A-Za-z0-9])NVL\s*(72|36)([^0-9]|$))", std::regex::icase);
-  std::smatch m;
-  if (std::regex_search(machine_text, m, superchip)) {
-    std::string named = m[2].str();
-    for (char& c : named) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    if (named.substr(1) == model) return named;  // GB200 with B200, GB300 with B300; a mismatch stays the GPU's
-    return model;
-  }
-  if (std::regex_search(machine_text, rack)) return "G" + model;
-  return model;
+  return std::regex_search(machine_text, rack) ? "G" + model : model;
 }
 
 RecordTarget record_target_from_text(const std::string& text, const std::string& algo, const std::string& notes, int gpus) {

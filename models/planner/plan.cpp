@@ -174,13 +174,13 @@ PlanResult run_plan(const PlanRequest& req) {
   // systems follow below ("--gpus 256" on gb200-nvl72 is 4 racks of 64, on hgx-b200 32 nodes).
   int racks = req.racks.value_or(spec.rack.default_racks);
   if (!req.racks && req.gpus && *req.gpus > 0) {
-    const int per_rack = spec.rack.trays * static_cast<int>(spec.tray.gpus.size());
-    const int domain_racks = spec.nvlink_domain ? spec.nvlink_domain->racks : 1;
-    const int needed = ceil_div(ceil_div(*req.gpus, per_rack), domain_racks) * domain_racks;
-    if (needed > spec.rack.max_racks)
+    const int needed = racks_to_hold(spec, *req.gpus);
+    if (needed > spec.rack.max_racks) {
+      const int per_rack = spec.rack.trays * static_cast<int>(spec.tray.gpus.size());
       throw InputError("--gpus", "", std::to_string(*req.gpus),
                        fmt::format("at most {} on {} ({} racks of {} GPUs)", spec.rack.max_racks * per_rack, spec.id,
                                    spec.rack.max_racks, per_rack));
+    }
     racks = std::max(racks, needed);
   }
   const TopologyGraph graph(spec, racks);
@@ -247,9 +247,7 @@ PlanResult run_plan(const PlanRequest& req) {
       const TopologySpec ospec = systems.load(other);
       cmp.system = ospec.id;
       if (ospec.id == spec.id) return cmp;
-      const int per_rack = ospec.rack.trays * static_cast<int>(ospec.tray.gpus.size());
-      const int domain_racks = ospec.nvlink_domain ? ospec.nvlink_domain->racks : 1;
-      cmp.racks = ceil_div(ceil_div(n, per_rack), domain_racks) * domain_racks;
+      cmp.racks = racks_to_hold(ospec, n);
       if (cmp.racks > ospec.rack.max_racks) {
         cmp.note = fmt::format("{} GPUs need {} racks, more than the {} the topology allows", n, cmp.racks, ospec.rack.max_racks);
         return cmp;

@@ -2,6 +2,8 @@
 
 #include "sim/topo/topology_cache.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include <set>
@@ -353,6 +355,13 @@ TopologySpec load_topology_file(const std::string& path) {
   return topology_files_read().value_for(std::move(text), cached_topology, cache_topology, [&](const std::string& json) {
     return topology_from_json(parse_json_text(json, path), path);
   });
+}
+
+int racks_to_hold(const TopologySpec& spec, int gpus) {
+  const long per_rack = std::max(1L, static_cast<long>(spec.rack.trays) * static_cast<long>(spec.tray.gpus.size()));
+  const long domain_racks = std::max(1, spec.nvlink_domain ? spec.nvlink_domain->racks : 1);
+  const long racks = (std::max(1L, static_cast<long>(gpus)) + per_rack - 1) / per_rack;
+  return static_cast<int>(std::min<long>((racks + domain_racks - 1) / domain_racks * domain_racks, kUncappedRacks));
 }
 
 std::string topology_json_text_of(const TopologySpec& spec) {

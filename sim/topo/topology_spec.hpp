@@ -177,6 +177,10 @@ struct TopologySpec {
   bool operator==(const TopologySpec&) const = default;
 };
 
+// The fewest racks, in whole NVLink domains, that hold `gpus` GPUs (one rack for 0 or fewer): 144 GPUs on
+// gb200-nvl72 are 2 racks, on hgx-b200 18 nodes. Not checked against rack.max_racks.
+int racks_to_hold(const TopologySpec& spec, int gpus);
+
 // Parses and validates; `where` names the origin in errors (usually the file path).
 TopologySpec topology_from_json_text(const std::string& text, const std::string& where);
 TopologySpec load_topology_file(const std::string& path);
