@@ -71,21 +71,9 @@ void check_ring_transfers(int n, int rings, long transfers) {
                              "); the analytic model prices it (--model analytic or auto, racksim.analytic, plan)");
 }
 
-void note_rings(ScheduleBuilder& b, const CollectiveRequest& request, const TopologyGraph& graph, int rings) {
+void note_rings(ScheduleBuilder& b, int rings) {
   if (rings <= 1) return;
   b.append_note(std::to_string(rings) + " rings, one per NIC rail (NCCL's ring channels)");
-  const auto nodes = nccl_nodes(request, graph);
-  std::size_t most = 0;
-  for (const auto& node : nodes) most = std::max(most, node.size());
-  if (nodes.size() <= 1 || most <= static_cast<std::size_t>(kSteadyRingRanksPerDomain)) return;
-  // The rings' one-chunk steps share every GPU's NVLink port and meet the NICs at different places; which
-  // ring waits for which then changes with a few per cent of size or rate, and with it the time. NCCL's
-  // 8-slot buffers and sliced steps smooth this on real hardware; the closed form charges the steady state.
-  b.append_warning("engine: " + std::to_string(rings) + " rings across " + std::to_string(nodes.size()) +
-                   " NVLink domains of up to " + std::to_string(most) +
-                   " ranks: the engine's time of such rings swings with small changes of size or rates (144 GPUs on two "
-                   "GB200 racks at 1 GiB: 0.85-1.24x the closed form as the ring's efficiency goes 0.90-0.97, busbw 448-512 "
-                   "GB/s between 1000 and 1060 MiB); the closed form (racksim.analytic) is the steadier estimate");
 }
 
 std::vector<std::vector<int>> nccl_chain_orders(const CollectiveRequest& request, const TopologyGraph& graph) {

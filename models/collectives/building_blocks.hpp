@@ -61,14 +61,8 @@ std::vector<std::vector<int>> nccl_ring_orders(const CollectiveRequest& request,
 // EngineLimitError (valid input the closed form prices: --model auto answers with it, saying why; a flat
 // ring through 8 GB200 racks at 1 GiB is 10.6 M).
 void check_ring_transfers(int n, int rings, long transfers);
-// The note of a schedule of `rings` such rings ("16 rings, one per NIC rail"), and where they cross NVLink domains
-// holding more than kSteadyRingRanksPerDomain of their ranks each, the warning that the engine's time of them
-// swings with small changes of size and rates (measured in docs/model.md section 4).
-void note_rings(ScheduleBuilder& b, const CollectiveRequest& request, const TopologyGraph& graph, int rings);
-// Ranks per NVLink domain up to which the engine's rings across domains were measured steady (within ~1 % as
-// sizes and rates move a little: 8-GPU HGX nodes, 8 GPUs per GB200 rack); at 32 per rack they swung by 6-10 %,
-// at 72 by up to ~50 % (docs/model.md section 4).
-inline constexpr int kSteadyRingRanksPerDomain = 8;
+// The note of a schedule of `rings` such rings ("16 rings, one per NIC rail").
+void note_rings(ScheduleBuilder& b, int rings);
 // NCCL's broadcast and reduce chains: its ring channels cut open at the root (enqueue.cc runs Broadcast and
 // Reduce on the ring graph, tuning.cc:273), so across nodes one chain per NIC rail as nccl_ring_orders, each
 // starting at request.root and carrying 1 / chains of the buffer. Inside one node: one chain in request order
@@ -85,7 +79,11 @@ std::vector<Segment> ring_segments(const std::vector<int>& order, int p, int rin
 
 // Ring reduce-scatter over `members` (ranks in ring order, g of them): in step s = 0..g-2 member i sends
 // segment (i - s - 1) mod g to member i+1, which reduces it. Segment i ends at member i, reduced over
-// the group. With `streams`, each member's sends form one stream (tag `stream_tag`).
+// the group. With `streams`, each member's sends form one stream (tag `stream_tag`): NCCL's connection to
+// its ring successor, which carries a channel's steps in order (its FIFO of NCCL_STEPS slots), so a step's
+// send waits for the previous one. NCCL's rings pass them: without that order a member that has the data of
+// several steps sends them all at once, and a ring whose NIC hop is slower than its NVLink hops bunches
+// its steps at that hop and starves it (2 GB200 racks, 144 ranks: 20 % slower than the steps' sum).
 void ring_reduce_scatter(ScheduleBuilder& b, const std::vector<int>& members, const std::vector<Segment>& segments,
                          int phase, Streams* streams = nullptr, int stream_tag = 0);
 // Ring all-gather: member i starts with segment i; in step s member i sends segment (i - s) mod g to

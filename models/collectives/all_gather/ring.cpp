@@ -18,11 +18,12 @@ Schedule build_all_gather_ring(const CollectiveRequest& request, const TopologyG
   ScheduleBuilder b(request, "all_gather/ring", rings * n * depth.depth);
   b.reserve(depth.tasks);
   const int ag_phase = b.phase("all-gather");
+  Streams connections;  // one per (ring, rank): NCCL's steps in order (building_blocks.hpp)
   for (int j = 0; j < rings; ++j) {
     const auto segments = ring_segments(orders[j], depth.depth, j, true);
-    ring_all_gather(b, orders[j], segments, ag_phase);
+    ring_all_gather(b, orders[j], segments, ag_phase, &connections, j);
   }
-  note_rings(b, request, graph, rings);
+  note_rings(b, rings);
   b.append_note(depth.note);
   return b.finish();
 }

@@ -23,12 +23,13 @@ Schedule build_all_reduce_ring(const CollectiveRequest& request, const TopologyG
   b.reserve(depth.tasks);
   const int rs_phase = b.phase("reduce-scatter");
   const int ag_phase = b.phase("all-gather");
+  Streams connections;  // one per (ring, rank): NCCL's steps in order (building_blocks.hpp)
   for (int j = 0; j < rings; ++j) {
     const auto segments = ring_segments(orders[j], depth.depth, j, false);
-    ring_reduce_scatter(b, orders[j], segments, rs_phase);
-    ring_all_gather(b, orders[j], segments, ag_phase);
+    ring_reduce_scatter(b, orders[j], segments, rs_phase, &connections, j);
+    ring_all_gather(b, orders[j], segments, ag_phase, &connections, j);
   }
-  note_rings(b, request, graph, rings);
+  note_rings(b, rings);
   b.append_note(depth.note);
   return b.finish();
 }

@@ -19,11 +19,12 @@ Schedule build_reduce_scatter_ring(const CollectiveRequest& request, const Topol
   ScheduleBuilder b(request, "reduce_scatter/ring", rings * n * depth.depth);
   b.reserve(depth.tasks);
   const int rs_phase = b.phase("reduce-scatter");
+  Streams connections;  // one per (ring, rank): NCCL's steps in order (building_blocks.hpp)
   for (int j = 0; j < rings; ++j) {
     const auto segments = ring_segments(orders[j], depth.depth, j, true);
-    ring_reduce_scatter(b, orders[j], segments, rs_phase);
+    ring_reduce_scatter(b, orders[j], segments, rs_phase, &connections, j);
   }
-  note_rings(b, request, graph, rings);
+  note_rings(b, rings);
   b.append_note(depth.note);
   return b.finish();
 }

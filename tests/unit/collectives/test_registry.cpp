@@ -128,31 +128,6 @@ TEST(Registry, RanksMustBeDistinctAndPresent) {
   expect_error(d, g, {"--outer-algorithm", "ring, tree"});
 }
 
-// The engine's rings across NVLink domains of many ranks swing with small changes of size or rate (docs/model.md):
-// their schedules say so, rings over 8-rank domains (measured steady) and inside one domain do not, and the
-// closed form, which this is about, carries no such warning.
-TEST(Registry, RingsAcrossLargeDomainsWarnThatTheEngineSwings) {
-  auto swings = [](const std::vector<std::string>& warnings) {
-    for (const auto& w : warnings)
-      if (w.find("swings with small changes") != std::string::npos) return true;
-    return false;
-  };
-  const auto two = test::shipped("gb200-nvl72", 2);
-  std::vector<int> eight_each = test::first_gpus(8);
-  for (int g : test::first_gpus(8, 72)) eight_each.push_back(g);
-  EXPECT_TRUE(swings(build_schedule(make_request(CollectiveOp::all_reduce, "ring", test::first_gpus(144), 1ULL << 30), two).warnings));
-  EXPECT_TRUE(swings(build_schedule(make_request(CollectiveOp::all_gather, "ring", test::first_gpus(144), 1ULL << 30), two).warnings));
-  EXPECT_TRUE(swings(build_schedule(make_request(CollectiveOp::reduce_scatter, "ring", test::first_gpus(144), 1ULL << 30), two).warnings));
-  EXPECT_FALSE(swings(build_schedule(make_request(CollectiveOp::all_reduce, "ring", eight_each, 1ULL << 30), two).warnings));
-  EXPECT_FALSE(swings(build_schedule(make_request(CollectiveOp::all_reduce, "ring", test::first_gpus(72), 1ULL << 30), two).warnings));
-  EXPECT_FALSE(swings(build_schedule(make_request(CollectiveOp::all_reduce, "ring", test::first_gpus(32), 1ULL << 30),
-                                     test::shipped("hgx-h100", 4)).warnings));
-  EXPECT_FALSE(swings(build_schedule(make_request(CollectiveOp::all_reduce, "nvls_tree", test::first_gpus(144), 1ULL << 30), two).warnings));
-  const CostModel closed = make_cost_model(two, make_request(CollectiveOp::all_reduce, "ring", test::first_gpus(144), 1ULL << 30),
-                                           Calibration::none());
-  EXPECT_FALSE(swings(closed.warnings));
-}
-
 TEST(Registry, AutoPicksAndSaysWhy) {
   const auto g = test::shipped("gb200-nvl72");
   const Schedule s = build_schedule(make_request(CollectiveOp::all_reduce, "auto", test::first_gpus(72), 1ULL << 30), g);

@@ -69,7 +69,7 @@ TEST(ScheduleIo, StrictReading) {
   };
   EXPECT_NE(schedule_error_of(replaced("\"schema_version\": 1", "\"schema_version\": 2")).find("/schema_version"), std::string::npos);
   EXPECT_NE(schedule_error_of(replaced("\"chunks\": 3", "\"chunks\": 3, \"colour\": 1")).find("colour"), std::string::npos);
-  EXPECT_NE(schedule_error_of(replaced("\"deps\":[0]", "\"deps\":[5]")).find("/tasks/4/deps/0"), std::string::npos);
+  EXPECT_NE(schedule_error_of(replaced("\"deps\":[0,1]", "\"deps\":[5,1]")).find("/tasks/4/deps/0"), std::string::npos);
   EXPECT_NE(schedule_error_of(replaced("\"src\":\"rank:0\"", "\"src\":\"rank:9\"")).find("rank:9"), std::string::npos);
   EXPECT_NE(schedule_error_of(replaced("\"src\":\"rank:0\"", "\"src\":\"gpu:0\"")).find("switch:<domain>"), std::string::npos);
   EXPECT_NE(schedule_error_of(replaced("\"id\":1,", "\"id\":7,")).find("/tasks/1/id"), std::string::npos);
