@@ -128,6 +128,9 @@ TEST(EngineVsAnalytic, RingsAcrossNodesAgreeWithTheirStepsInOrder) {
     for (CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::all_gather, CollectiveOp::reduce_scatter}) {
       if (c.gpus > 72 && op != CollectiveOp::all_reduce) continue;  // the same rings; keep the test short
       for (std::uint64_t bytes : {64ull << 10, 1ull << 30}) {
+        // 64 KiB over 144 ranks and 16 rings is 28-29 B a segment: too uneven for the exact aggregation, and
+        // its 658 944 tasks take ~30 s in full; the 72-GPU rings cover the small size.
+        if (c.gpus > 72 && bytes < (1ull << 20)) continue;
         const CollectiveRequest r = resolve_request(request(g, op, "ring", c.gpus, bytes), g).request;
         const RunResult engine = Simulation(g, shipped).run(build_schedule(r, g, shipped));
         const AnalyticEstimate analytic = analytic_collective(g, r, shipped);
