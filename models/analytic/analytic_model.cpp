@@ -22,10 +22,8 @@ AnalyticEstimate analytic_collective(const TopologyGraph& graph, const Collectiv
   const NcclChoice choice = resolve_request(request, graph);
   const CollectiveRequest& r = choice.request;
   const ExecTerms x = exec_terms(graph, r, calibration);
-  // Per step, as NCCL's model counts a ring's latency (ExecTerms::stepwise; the same time as x.flow's sum at
-  // launch, and phases that keep their steps' latencies).
-  CostModel model = find_algorithm(r.op, r.algorithm).cost(graph, r, calibration, x.stepwise);
-  model.terms = x.stepwise;
+  CostModel model = find_algorithm(r.op, r.algorithm).cost(graph, r, calibration, x.flow);
+  model.terms = x.flow;
   model.warnings = x.warnings;
   const int depth = x.depth;
   AnalyticEstimate e;

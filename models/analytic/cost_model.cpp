@@ -161,9 +161,8 @@ CostModel make_cost_model(const TopologyGraph& graph, const CollectiveRequest& r
   // Each algorithm's cost model lives in its own file next to its schedule builder (registry.cpp); the
   // NCCL protocol terms and the calibration of the GPU architecture come from exec_terms.
   const ExecTerms e = exec_terms(graph, request, calibration);
-  // The closed form sums a ring's steps' latencies (ExecTerms::stepwise); the engine takes their sum at launch.
-  CostModel m = find_algorithm(request.op, request.algorithm).cost(graph, request, calibration, e.stepwise);
-  m.terms = e.stepwise;
+  CostModel m = find_algorithm(request.op, request.algorithm).cost(graph, request, calibration, e.flow);
+  m.terms = e.flow;
   m.warnings = e.warnings;
   return m;
 }

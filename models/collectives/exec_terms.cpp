@@ -190,7 +190,7 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
     e.flow.intra_step_s = units::us_to_s(at.intra_step_us + cal.step_overhead_us);
     e.flow.net_step_s = units::us_to_s(at.net_step_us + cal.step_overhead_us);
     if (algo == nccl::Algo::ring) {
-      ring_latency_at_launch = true;  // the steps' latencies, summed below once the flows' rates are final
+      ring_latency_at_launch = true;  // per step here; the engine takes their sum at launch (registry.cpp)
     } else {
       // Pipelined (trees, NVLS, NVLS-tree): NCCL's latency counts each hop once, as the fill of a pipeline
       // whose later items overlap their latency (NCCL_STEPS slots per connection): charge it at launch.
@@ -345,20 +345,7 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
       }
     }
   }
-  if (ring_latency_at_launch) {
-    // A ring's latency: the closed form sums its steps' (NCCL's (steps - inter) x intra + inter x net,
-    // tuning.cc:376-377, each step no faster than its wire); the engine charges that sum at launch and runs
-    // the steps at their contended bandwidth alone, each connection's steps in order (building_blocks.hpp),
-    // so that where nothing contends both give the same time (test_engine_vs_analytic). Waiting each step's
-    // latency on its transfer instead let the engine hide it behind the next step on the NIC hop (8 H100
-    // nodes, 1 GiB: 6.5 % faster than the closed form) while NCCL's terms, which the calibration fits, pay it.
-    e.stepwise = e.flow;
-    const double stepwise_s = algo.cost(graph, request, calibration, e.stepwise).time(e.depth);
-    e.flow.launch_s = std::max(0.0, stepwise_s - bandwidth_part_s(e.flow));
-    e.flow.intra_step_s = e.flow.net_step_s = 0;
-    e.flow.latency_at_launch = true;
-  }
-  if (!ring_latency_at_launch) e.stepwise = e.flow;
+  e.engine_sums_step_latency = ring_latency_at_launch;
   return e;
 }
 

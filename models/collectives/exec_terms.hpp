@@ -17,10 +17,10 @@ class TopologyGraph;
 
 struct ExecTerms {
   FlowTerms flow;                     // what every flow of the algorithm gets
-  // Rings: NCCL's latency per step (launch_s its launch alone, intra/net_step_s per step), which the closed
-  // form sums over the steps; `flow` charges that sum at launch (latency_at_launch) so that the engine, which
-  // runs each connection's steps in order at their bandwidth, pays it once too. Others: `flow`.
-  FlowTerms stepwise;
+  // Rings: `flow` has NCCL's latency per step, which the closed form sums over the steps; the engine runs each
+  // connection's steps in order at their bandwidth and pays that sum once at launch instead (build_schedule,
+  // registry.cpp: engine_ring_terms), so that where nothing contends both give the same time.
+  bool engine_sums_step_latency = false;
   double physical_algbw_Bps = 0;      // the links' bound at the protocol's payload fraction
   double cap_algbw_Bps = 0;           // NCCL's explicit cap (0: none)
   std::string cap_source;

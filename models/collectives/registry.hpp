@@ -53,4 +53,10 @@ std::vector<std::string> algorithm_names(CollectiveOp op);  // without "auto"
 Schedule build_schedule(const CollectiveRequest& request, const TopologyGraph& graph);
 Schedule build_schedule(const CollectiveRequest& request, const TopologyGraph& graph, const Calibration& calibration);
 
+// The terms the engine runs a resolved request with (Schedule::exec): exec_terms' own, except a ring's, whose
+// per-step latencies it takes summed at launch (ExecTerms::engine_sums_step_latency).
+struct ExecTerms;
+FlowTerms engine_terms(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration,
+                       const ExecTerms& e);
+
 }  // namespace racksim

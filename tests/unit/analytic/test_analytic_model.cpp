@@ -40,9 +40,8 @@ double analytic(const TopologyGraph& g, const CollectiveRequest& r) {
 }
 
 // What the NCCL protocol of the resolved request adds to every flow, calibration none.
-// Rings: NCCL's per-step terms, which the closed form sums (ExecTerms::stepwise).
 FlowTerms nccl_terms(const TopologyGraph& g, const CollectiveRequest& r) {
-  return exec_terms(g, resolve_request(r, g).request, Calibration::none()).stepwise;
+  return exec_terms(g, resolve_request(r, g).request, Calibration::none()).flow;
 }
 
 // Ring all-reduce: T = L + 2(n-1) (max(alpha, l) + S / (n B e)), alpha = GPU -> switch -> GPU latency,
@@ -60,7 +59,7 @@ TEST(AnalyticClosedForm, RingAllReduceHgxH100EightGpus) {
   const double expected = t.launch_s + 2 * (n - 1) * (alpha + S / (n * f.port_Bps * t.efficiency));
   EXPECT_NEAR(analytic(g, req), expected, expected * 1e-12);
   // What the engine runs: the steps' latencies summed at launch, the transfers waiting none of their own.
-  const FlowTerms run = exec_terms(g, resolve_request(req, g).request, Calibration::none()).flow;
+  const ExecParams run = build_schedule(req, g).exec;
   EXPECT_TRUE(run.latency_at_launch);
   EXPECT_NEAR(run.launch_s, t.launch_s + 2 * (n - 1) * alpha, 1e-12);
   EXPECT_EQ(run.intra_step_s, 0);
@@ -215,7 +214,7 @@ TEST(AnalyticModel, CalibrationScalesBandwidthAndAddsLatency) {
   const CollectiveRequest resolved = resolve_request(req, g).request;
   // The algorithm entry adds to NCCL's launch and step latencies and scales its payload efficiency.
   const FlowTerms nominal = nccl_terms(g, req);
-  const FlowTerms t = exec_terms(g, resolved, c).stepwise;
+  const FlowTerms t = exec_terms(g, resolved, c).flow;
   EXPECT_NEAR(t.launch_s, nominal.launch_s + 10e-6, 1e-15);
   EXPECT_NEAR(t.intra_step_s, nominal.intra_step_s + 2e-6, 1e-15);
   EXPECT_NEAR(t.efficiency, nominal.efficiency * 0.9, 1e-15);
