@@ -168,7 +168,6 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   // NVLink only. The rings' and trees' caps are per channel, every hop of the channel included.
   bool cap_on_nvlink = false;
   double nic_line_GBps = 0;  // a NIC's line rate across nodes (NCCL's net bandwidth), 0 on one node
-  bool ring_latency_at_launch = false;
   if (nccl_algo) {
     // Timed as racksim times it: a transport's own step latency where the topology names one (EFA), not the
     // latency its plugin reports to steer NCCL's choice (nccl_system.hpp).
@@ -190,7 +189,7 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
     e.flow.intra_step_s = units::us_to_s(at.intra_step_us + cal.step_overhead_us);
     e.flow.net_step_s = units::us_to_s(at.net_step_us + cal.step_overhead_us);
     if (algo == nccl::Algo::ring) {
-      ring_latency_at_launch = true;  // per step here; the engine takes their sum at launch (registry.cpp)
+      e.engine_sums_step_latency = true;  // per step here; the engine takes their sum at launch (registry.cpp)
     } else {
       // Pipelined (trees, NVLS, NVLS-tree): NCCL's latency counts each hop once, as the fill of a pipeline
       // whose later items overlap their latency (NCCL_STEPS slots per connection): charge it at launch.
@@ -345,7 +344,6 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
       }
     }
   }
-  e.engine_sums_step_latency = ring_latency_at_launch;
   return e;
 }
 

@@ -19,7 +19,7 @@ struct ExecTerms {
   FlowTerms flow;                     // what every flow of the algorithm gets
   // Rings: `flow` has NCCL's latency per step, which the closed form sums over the steps; the engine runs each
   // connection's steps in order at their bandwidth and pays that sum once at launch instead (build_schedule,
-  // registry.cpp: engine_ring_terms), so that where nothing contends both give the same time.
+  // registry.cpp: engine_terms), so that where nothing contends both give the same time.
   bool engine_sums_step_latency = false;
   double physical_algbw_Bps = 0;      // the links' bound at the protocol's payload fraction
   double cap_algbw_Bps = 0;           // NCCL's explicit cap (0: none)

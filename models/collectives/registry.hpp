@@ -15,6 +15,7 @@ namespace racksim {
 
 class TopologyGraph;
 struct Calibration;
+struct ExecTerms;
 
 using ScheduleBuilderFn = Schedule (*)(const CollectiveRequest& request, const TopologyGraph& graph);
 using CostModelFn = CostModel (*)(const TopologyGraph& graph, const CollectiveRequest& request,
@@ -55,7 +56,6 @@ Schedule build_schedule(const CollectiveRequest& request, const TopologyGraph& g
 
 // The terms the engine runs a resolved request with (Schedule::exec): exec_terms' own, except a ring's, whose
 // per-step latencies it takes summed at launch (ExecTerms::engine_sums_step_latency).
-struct ExecTerms;
 FlowTerms engine_terms(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration,
                        const ExecTerms& e);
 
