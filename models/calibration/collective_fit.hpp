@@ -159,11 +159,31 @@ struct HeldOutPrediction {
   int gpus = 0, domains = 1;
   double bytes = 0, measured_s = 0, predicted_s = 0, latency_s = 0, bandwidth_s = 0, timer_floor_s = 0;
 };
+// Records the model cannot tell apart, measured apart: held-out points of one fold with the same system,
+// algorithm, protocol, GPU count, NVLink domains, size and prediction (nothing the model is given separates
+// them). For a group measured from lo to hi seconds no one prediction p has |p / m - 1| below
+// (hi - lo) / (hi + lo) for every one of them (the harmonic mean of lo and hi reaches it), whatever the
+// calibration: a floor under the worst error any fit of this model can reach on these records.
+struct SpreadGroup {
+  std::string what;            // "hgx-b200 all_reduce/nvls_tree Simple, 64 GPUs in 8 domain(s), 16 GiB"
+  int points = 0, series = 0;  // records, and the distinct series they come from
+  double bytes = 0, lo_s = 0, hi_s = 0;
+  double floor() const { return hi_s + lo_s > 0 ? (hi_s - lo_s) / (hi_s + lo_s) : 0; }
+};
+struct MeasurementSpread {
+  // Groups of two or more points and the points in them, below and at or above kLargeMessageBytes.
+  int groups_small = 0, groups_large = 0, points_small = 0, points_large = 0;
+  int large_beyond_15 = 0;     // groups at >= 64 MiB whose floor is above 15 % (issue 11's worst goal)
+  SpreadGroup worst_small, worst_large;  // the group with the highest floor in each band (points 0: none)
+};
+MeasurementSpread measurement_spread(const std::vector<HeldOutPrediction>& predictions);
+
 struct CrossValidation {
   std::string by;              // "system", "GPU count"
   std::vector<FoldError> folds;
   std::vector<HeldOutPrediction> predictions;  // every held-out point under its fold's calibration
   FoldError all;               // every held-out prediction together
+  MeasurementSpread spread;    // measurement_spread(predictions)
 };
 
 // Leave-one-fold-out over the training points: fold(point) names its fold (collective_cross_validation.cpp).

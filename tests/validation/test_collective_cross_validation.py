@@ -156,6 +156,54 @@ def small_domain_launch_errors(cvs):
             for p in cv["predictions"] if series in p["series"] and p["key"] == key and lo <= p["bytes"] <= hi]
 
 
+def spread_of(predictions):
+    """measurement_spread recomputed here: a fold's points with the same system, algorithm, protocol, GPUs,
+    domains, size and prediction, measured more than once; floor = (slowest - fastest) / (slowest + fastest)."""
+    groups = {}
+    for p in predictions:
+        key = (p["fold"], p["system"], p["key"], p["protocol"], p["gpus"], p["domains"], p["bytes"], p["predicted_s"])
+        groups.setdefault(key, []).append(p["measured_s"])
+    out = {"small": [], "large": []}
+    for key, times in groups.items():
+        if len(times) > 1:
+            out["large" if key[6] >= 64 * 2**20 else "small"].append(((max(times) - min(times)) / (max(times) + min(times)), len(times)))
+    return out
+
+
+# Session 39: the records the model cannot tell apart but that were measured apart set a floor under any fit's
+# worst error: at >= 64 MiB Together's two B200 clusters' NVLS-trees (slinky 1.31-1.42x MD1 at 16 GiB, the same
+# system, GPUs and size): 17.2 %, above the issue's 15 % (2 such groups of 118 with 329 points); below 64 MiB 58.8 %
+# (83 groups, 180 points). docs/calibration.md section 4.
+SPREAD_FLOOR_LARGE = 0.172
+
+
+def check_spread(cvs, failures):
+    for cv in cvs:
+        ours = spread_of(cv["predictions"])
+        theirs = cv["measurement_spread"]
+        for band, name in (("small", "below_64MiB"), ("large", "at_or_above_64MiB")):
+            floors = ours[band]
+            worst = theirs["worst_" + name]
+            if theirs["groups_" + name] != len(floors) or theirs["points_" + name] != sum(n for _, n in floors):
+                failures.append("%s: measurement_spread %s counts %d groups / %d points, recomputed %d / %d"
+                                % (cv["leave_one_out_by"], name, theirs["groups_" + name], theirs["points_" + name],
+                                   len(floors), sum(n for _, n in floors)))
+            top = max((f for f, _ in floors), default=None)
+            if (top is None) != (worst is None) or (top is not None and abs(worst["floor"] - top) > 1e-6):
+                failures.append("%s: measurement_spread worst %s floor %s, recomputed %s"
+                                % (cv["leave_one_out_by"], name, worst and worst["floor"], top))
+        beyond = sum(1 for f, _ in ours["large"] if f > 0.15)
+        if theirs["groups_at_or_above_64MiB_floor_above_15pct"] != beyond:
+            failures.append("%s: %d groups at >= 64 MiB with a floor above 15 %%, recomputed %d"
+                            % (cv["leave_one_out_by"], theirs["groups_at_or_above_64MiB_floor_above_15pct"], beyond))
+    floor = cvs[0]["measurement_spread"]["worst_at_or_above_64MiB"]
+    print("records priced alike, measured apart, >= 64 MiB: floor under any fit's worst error %.1f %% (%s; issue goal 15 %%)"
+          % (100 * floor["floor"], floor["what"]))
+    if abs(floor["floor"] - SPREAD_FLOOR_LARGE) > 0.001:
+        failures.append("the floor at >= 64 MiB is %.4f, measured %.3f: a record or the model's inputs changed; "
+                        "say so in docs/calibration.md and here" % (floor["floor"], SPREAD_FLOOR_LARGE))
+
+
 def by_points(cvs):
     return sum(cv["all"]["points"] for cv in cvs if cv["leave_one_out_by"] == "system")
 
@@ -229,6 +277,9 @@ def main():
     if n < 40 or median > ALL_TO_ALL_BOUNDS["median"] or worst > ALL_TO_ALL_BOUNDS["worst"]:
         failures.append("all-to-all held out: %d points, median %.1f %%, worst %.1f %% (bounds %d %% / %d %%)"
                         % (n, 100 * median, 100 * worst, 100 * ALL_TO_ALL_BOUNDS["median"], 100 * ALL_TO_ALL_BOUNDS["worst"]))
+    check_spread(cvs, failures)
+    if "cannot tell apart" not in run.stdout:
+        failures.append("validate did not print the records it cannot tell apart")
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0
