@@ -98,6 +98,7 @@ CrossValidation cross_validate(const std::vector<CollectivePoint>& points, const
     h.latency_s = p->latency_s;
     h.bandwidth_s = p->bandwidth_s + p->bandwidth_exempt_s;
     h.timer_floor_s = p->m->timer_floor_s;
+    h.in_place_s = p->m->in_place_time_s;
     cv.predictions.push_back(std::move(h));
   }
   cv.all = fold_error("all folds", small, large);
@@ -112,6 +113,10 @@ MeasurementSpread measurement_spread(const std::vector<HeldOutPrediction>& predi
   for (const auto& h : predictions)
     groups[{h.fold, h.system, h.key, h.protocol, h.gpus, h.domains, h.bytes, h.predicted_s}].push_back(&h);
   MeasurementSpread out;
+  auto describe = [](const HeldOutPrediction& h) {
+    return h.system + " " + h.key + " " + h.protocol + ", " + std::to_string(h.gpus) + " GPUs in " +
+           std::to_string(h.domains) + " domain(s), " + units::format_bytes(static_cast<std::uint64_t>(h.bytes));
+  };
   for (const auto& [key, members] : groups) {
     if (members.size() < 2) continue;
     SpreadGroup g;
@@ -125,9 +130,7 @@ MeasurementSpread measurement_spread(const std::vector<HeldOutPrediction>& predi
       series.insert(h->series);
     }
     g.series = static_cast<int>(series.size());
-    const HeldOutPrediction& h = *members.front();
-    g.what = h.system + " " + h.key + " " + h.protocol + ", " + std::to_string(h.gpus) + " GPUs in " +
-             std::to_string(h.domains) + " domain(s), " + units::format_bytes(static_cast<std::uint64_t>(h.bytes));
+    g.what = describe(*members.front());
     const bool large = g.bytes >= kLargeMessageBytes;
     (large ? out.groups_large : out.groups_small) += 1;
     (large ? out.points_large : out.points_small) += g.points;
@@ -135,6 +138,25 @@ MeasurementSpread measurement_spread(const std::vector<HeldOutPrediction>& predi
     SpreadGroup& worst = large ? out.worst_large : out.worst_small;
     if (worst.points == 0 || g.floor() > worst.floor()) worst = g;
   }
+  std::vector<double> twice_small, twice_large;
+  for (const auto& h : predictions) {
+    if (!(h.in_place_s > 0) || !(h.measured_s > 0)) continue;
+    SpreadGroup g;
+    g.what = describe(h) + " (" + h.id + ")";
+    g.points = 2;
+    g.series = 1;
+    g.bytes = h.bytes;
+    g.lo_s = std::min(h.measured_s, h.in_place_s);
+    g.hi_s = std::max(h.measured_s, h.in_place_s);
+    const bool large = g.bytes >= kLargeMessageBytes;
+    (large ? twice_large : twice_small).push_back(g.floor());
+    SpreadGroup& worst = large ? out.twice_worst_large : out.twice_worst_small;
+    if (worst.points == 0 || g.floor() > worst.floor()) worst = g;
+  }
+  out.twice_small = static_cast<int>(twice_small.size());
+  out.twice_large = static_cast<int>(twice_large.size());
+  out.twice_median_small = median(twice_small);
+  out.twice_median_large = median(twice_large);
   return out;
 }
 
@@ -145,6 +167,13 @@ std::string pct1(double x) {
   return b;
 }
 double r6(double v) { return std::round(v * 1e6) / 1e6; }
+// "0.08-0.32 ms" or "82.2-317.0 us": a group's fastest and slowest time.
+std::string times_text(const SpreadGroup& g) {
+  const bool ms = g.hi_s >= 1e-3;
+  char b[64];
+  std::snprintf(b, sizeof b, ms ? "%.2f-%.2f ms" : "%.1f-%.1f us", g.lo_s * (ms ? 1e3 : 1e6), g.hi_s * (ms ? 1e3 : 1e6));
+  return b;
+}
 }  // namespace
 
 std::vector<CrossValidation> cross_validate_collectives(const std::vector<Measurement>& data, const Predictor& predictor,
@@ -188,18 +217,32 @@ std::string cross_validation_text(const std::vector<CrossValidation>& cvs) {
         out += line;
         return;
       }
-      const bool ms = g.hi_s >= 1e-3;
-      char times[64];
-      std::snprintf(times, sizeof times, ms ? "%.2f-%.2f ms" : "%.1f-%.1f us", g.lo_s * (ms ? 1e3 : 1e6), g.hi_s * (ms ? 1e3 : 1e6));
       char wide[512];  // the group's description is as long as its system's and algorithm's names
       std::snprintf(wide, sizeof wide, "    %-10s %6d %6d %8s  %s: %d records of %d series, %s\n", name, groups, points,
-                    pct1(g.floor()).c_str(), g.what.c_str(), g.points, g.series, times);
+                    pct1(g.floor()).c_str(), g.what.c_str(), g.points, g.series, times_text(g).c_str());
       out += wide;
     };
     band("<64MiB", s.groups_small, s.points_small, s.worst_small);
     band(">=64MiB", s.groups_large, s.points_large, s.worst_large);
     std::snprintf(line, sizeof line, "    groups at >= 64 MiB whose floor is above %.0f %%: %d\n", 100 * kIssueWorstGoal, s.large_beyond_15);
     out += line;
+    out += "  nccl-tests' own two timings of one run (out of place, priced, and in place), where the source printed\n"
+           "  both: the same floor for each record's pair\n";
+    std::snprintf(line, sizeof line, "    %-10s %7s %8s %8s  %s\n", "size", "records", "median", "worst", "the record with the widest pair");
+    out += line;
+    auto twice = [&](const char* name, int records, double med, const SpreadGroup& g) {
+      if (records == 0) {
+        std::snprintf(line, sizeof line, "    %-10s %7d %8s %8s\n", name, 0, "-", "-");
+        out += line;
+        return;
+      }
+      char wide[512];
+      std::snprintf(wide, sizeof wide, "    %-10s %7d %8s %8s  %s, %s\n", name, records, pct1(med).c_str(), pct1(g.floor()).c_str(),
+                    g.what.c_str(), times_text(g).c_str());
+      out += wide;
+    };
+    twice("<64MiB", s.twice_small, s.twice_median_small, s.twice_worst_small);
+    twice(">=64MiB", s.twice_large, s.twice_median_large, s.twice_worst_large);
   }
   return out;
 }
@@ -226,7 +269,8 @@ std::string cross_validation_json(const std::vector<CrossValidation>& cvs) {
                        {"bytes", h.bytes}, {"measured_s", h.measured_s}, {"predicted_s", h.predicted_s},
                        {"abs_error", r6(std::fabs(h.predicted_s / h.measured_s - 1))},
                        {"model_latency_s", h.latency_s}, {"model_bandwidth_s", h.bandwidth_s},
-                       {"timer_floor_s", h.timer_floor_s}});
+                       {"timer_floor_s", h.timer_floor_s},
+                       {"measured_in_place_s", h.in_place_s > 0 ? nlohmann::ordered_json(h.in_place_s) : nlohmann::ordered_json(nullptr)}});
     auto group_json = [](const SpreadGroup& g) {
       return g.points == 0 ? nlohmann::ordered_json(nullptr)
                            : nlohmann::ordered_json{{"what", g.what},        {"points", g.points},
@@ -241,7 +285,13 @@ std::string cross_validation_json(const std::vector<CrossValidation>& cvs) {
                                         {"groups_at_or_above_64MiB", s.groups_large},
                                         {"points_at_or_above_64MiB", s.points_large},
                                         {"worst_at_or_above_64MiB", group_json(s.worst_large)},
-                                        {"groups_at_or_above_64MiB_floor_above_15pct", s.large_beyond_15}};
+                                        {"groups_at_or_above_64MiB_floor_above_15pct", s.large_beyond_15},
+                                        {"timed_twice_below_64MiB", s.twice_small},
+                                        {"timed_twice_median_floor_below_64MiB", r6(s.twice_median_small)},
+                                        {"timed_twice_worst_below_64MiB", group_json(s.twice_worst_small)},
+                                        {"timed_twice_at_or_above_64MiB", s.twice_large},
+                                        {"timed_twice_median_floor_at_or_above_64MiB", r6(s.twice_median_large)},
+                                        {"timed_twice_worst_at_or_above_64MiB", group_json(s.twice_worst_large)}};
     a.push_back({{"leave_one_out_by", cv.by}, {"folds", folds}, {"all", fold_json(cv.all)}, {"measurement_spread", spread},
                  {"predictions", preds}});
   }

@@ -158,6 +158,7 @@ struct HeldOutPrediction {
   std::string fold, id, series, system, arch, key, protocol;
   int gpus = 0, domains = 1;
   double bytes = 0, measured_s = 0, predicted_s = 0, latency_s = 0, bandwidth_s = 0, timer_floor_s = 0;
+  double in_place_s = 0;       // the same run's in-place time (Measurement::in_place_time_s), 0: not printed
 };
 // Records the model cannot tell apart, measured apart: held-out points of one fold with the same system,
 // algorithm, protocol, GPU count, NVLink domains, size and prediction (nothing the model is given separates
@@ -175,6 +176,12 @@ struct MeasurementSpread {
   int groups_small = 0, groups_large = 0, points_small = 0, points_large = 0;
   int large_beyond_15 = 0;     // groups at >= 64 MiB whose floor is above 15 % (issue 11's worst goal)
   SpreadGroup worst_small, worst_large;  // the group with the highest floor in each band (points 0: none)
+  // nccl-tests' own two timings of one run (out of place and in place) of the points whose source printed
+  // both: each a group of two measurements of the same collective, its floor the same (slower - faster) /
+  // (slower + faster). The median floor and the widest pair, per band.
+  int twice_small = 0, twice_large = 0;
+  double twice_median_small = 0, twice_median_large = 0;
+  SpreadGroup twice_worst_small, twice_worst_large;
 };
 MeasurementSpread measurement_spread(const std::vector<HeldOutPrediction>& predictions);
 

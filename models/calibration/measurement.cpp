@@ -1,5 +1,9 @@
 #include "models/calibration/measurement.hpp"
 
+#include <nlohmann/json.hpp>
+
+#include "sim/core/units.hpp"
+
 namespace racksim::calibration {
 
 const char* to_string(MeasurementKind kind) {
@@ -14,6 +18,13 @@ const char* to_string(MeasurementKind kind) {
 void MeasurementSet::append(MeasurementSet other) {
   for (auto& m : other.measurements) measurements.push_back(std::move(m));
   for (auto& s : other.skipped) skipped.push_back(std::move(s));
+}
+
+double in_place_time_s(const nlohmann::json& inplace) {
+  if (!inplace.is_object()) return 0;
+  const auto it = inplace.find("time_us");
+  if (it == inplace.end() || !it->is_number() || !(it->get<double>() > 0)) return 0;
+  return units::us_to_s(it->get<double>());
 }
 
 std::string size_band(double bytes) {

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "models/collectives/collective.hpp"
 
 namespace racksim::calibration {
@@ -62,6 +64,10 @@ struct Measurement {
   double reported_GBps = 0;  // the bandwidth the source printed: busbw for collectives, GB/s otherwise
   bool time_derived = false; // time_s came from reported_GBps (not printed by the source)
   double timer_floor_s = 0;  // measurement overhead inside time_s (probes: an empty CUDA event pair)
+  // nccl-tests times every size twice in one run, out of place (time_s) and in place: the in-place time
+  // where the source printed it, else 0. Not predicted (racksim prices the out-of-place run); it says how far
+  // one run's own two timings of the same collective are apart (collective_fit.hpp, MeasurementSpread).
+  double in_place_time_s = 0;
 
   std::string source;        // where the number is published or which file holds it
   std::string confidence;    // "high" | "medium" | "low" (published records), "measured" (probe files)
@@ -81,6 +87,10 @@ struct MeasurementSet {
   std::vector<SkippedRecord> skipped;
   void append(MeasurementSet other);
 };
+
+// A record's "inplace" value ({"time_us": ..., "algbw_GBps": ..., "busbw_GBps": ...} as nccl-tests prints its
+// in-place columns): its time in seconds when it is a positive number, else 0 (absent, null or no time).
+double in_place_time_s(const nlohmann::json& inplace);
 
 // Size bands used in summaries: "< 1 MiB", "1-64 MiB", ">= 64 MiB" (the validation bounds split at 64 MiB).
 std::string size_band(double bytes);

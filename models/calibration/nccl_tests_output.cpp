@@ -580,6 +580,7 @@ MeasurementSet nccl_tests_measurements(const std::string& spec) {
       m.bytes = static_cast<double>(row.bytes);
       m.time_s = units::us_to_s(row.out_of_place.time_us);
       m.reported_GBps = row.out_of_place.busbw_GBps;
+      if (row.in_place.present && row.in_place.time_us > 0) m.in_place_time_s = units::us_to_s(row.in_place.time_us);
       m.source = path;
       m.confidence = "measured";
       m.nccl_version = run.nccl_version;

@@ -131,7 +131,7 @@ MeasurementSet load_public_collectives(const std::string& path) {
     const auto& algbw_v = r.raw("algbw_GBps");
     const auto& busbw_v = r.raw("busbw_GBps");
     const auto& time_v = r.raw("time_us");
-    r.raw("inplace");
+    const auto& inplace_v = r.raw("inplace");
     const auto& nccl_v = r.raw("nccl_version");
     const std::string source = r.string("source");
     const std::string notes = r.raw("notes").is_string() ? r.raw("notes").get<std::string>() : "";
@@ -207,6 +207,7 @@ MeasurementSet load_public_collectives(const std::string& path) {
       continue;
     }
     m.reported_GBps = busbw_v.is_number() ? busbw_v.get<double>() : m.bytes * factor / m.time_s / 1e9;
+    m.in_place_time_s = in_place_time_s(inplace_v);
     out.measurements.push_back(std::move(m));
   }
   return out;

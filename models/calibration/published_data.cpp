@@ -184,7 +184,7 @@ void read_collective(JsonObjectReader& r, const std::string& id, const std::stri
   const auto& time_v = r.raw("time_us");
   const std::string source = r.string("source");
   const std::string notes = r.raw("notes").is_string() ? r.raw("notes").get<std::string>() : "";
-  r.raw("inplace");
+  const auto& inplace_v = r.raw("inplace");
   r.array("derived_fields");
   const auto& nccl_v = r.raw("nccl_version");
   const std::string confidence = r.one_of("confidence", {"high", "medium", "low"});
@@ -266,6 +266,7 @@ void read_collective(JsonObjectReader& r, const std::string& id, const std::stri
     return skip("no time and no single bandwidth (busbw " + json_excerpt(busbw_v) + ")");
   }
   m.reported_GBps = busbw ? *busbw : (algbw ? *algbw * factor : 0);
+  m.in_place_time_s = in_place_time_s(inplace_v);
   (void)where;
   out.measurements.push_back(std::move(m));
 }

@@ -76,5 +76,24 @@ TEST(MeasurementSpread, BandsSplitAt64MiBAndTheHighestFloorIsKept) {
   EXPECT_EQ(s.large_beyond_15, 0);
 }
 
+TEST(MeasurementSpread, EachRecordsTwoTimingsAreAPairOfTheirOwn) {
+  std::vector<HeldOutPrediction> p = {point("A", 1024 * kMiB, 10e-3, 9e-3), point("B", 1024 * kMiB, 12e-3, 8e-3),
+                                      point("C", 2 * kMiB, 100e-6, 90e-6), point("D", 4 * kMiB, 200e-6, 90e-6)};
+  p[0].in_place_s = 9e-3;    // floor 1 / 19
+  p[1].in_place_s = 12e-3;   // 0: the same time twice
+  p[2].in_place_s = 300e-6;  // 0.5
+  // p[3]: no in-place time printed
+  const MeasurementSpread s = measurement_spread(p);
+  EXPECT_EQ(s.twice_large, 2);
+  EXPECT_EQ(s.twice_small, 1);
+  EXPECT_NEAR(s.twice_median_large, 0.5 / 19, 1e-12);  // the median of 1/19 and 0
+  EXPECT_NEAR(s.twice_worst_large.floor(), 1.0 / 19, 1e-12);
+  EXPECT_EQ(s.twice_worst_large.what, "hgx-b200 all_reduce/nvls_tree Simple, 16 GPUs in 2 domain(s), 1 GiB ()");
+  EXPECT_NEAR(s.twice_median_small, 0.5, 1e-12);
+  EXPECT_NEAR(s.twice_worst_small.lo_s, 100e-6, 1e-18);
+  EXPECT_NEAR(s.twice_worst_small.hi_s, 300e-6, 1e-18);
+  EXPECT_EQ(s.groups_large + s.groups_small, 0);  // no two records priced alike
+}
+
 }  // namespace
 }  // namespace racksim::calibration
