@@ -220,7 +220,7 @@ nvls: False keeps auto off NVLS and NVLS-tree (NCCL_NVLS_ENABLE=0).
 collnet: True lets auto pick CollNet (IB SHARP) and NVLS over CollNet across nodes (NCCL_COLLNET_ENABLE=1).
 nccl_version: the NCCL whose tuner decides and prices the run: "2.28" (default) or a version from 2.18 on as
   NCCL prints it ("2.27.3"); 2.18-2.27 take NCCL 2.27's tuner tables (2.18-2.24, older than them, with a warning
-  saying how near), 2.29 and later 2.29's.
+  saying how near), 2.29 2.29's, 2.30 and later 2.30's.
 ib_qps_per_connection: queue pairs of each InfiniBand / RoCE connection across nodes, 0 (NCCL's default, one)
   or 1-128 (NCCL_IB_QPS_PER_CONNECTION); each moves at most a calibrated share of its NIC (docs/model.md).
 fail: a failure item or a list: "tray:T", "gpu:G", "switch-tray:S", "switch-chip:D.C", "nvlink:G.C",

@@ -41,7 +41,7 @@ void add_collective_options(CLI::App& cmd, CollectiveOptions& o, bool with_bytes
   cmd.add_option("--nccl-version", o.nccl_version,
                  "the NCCL whose tuner decides and prices the run: 2.28 (default) or a version from 2.18 on as NCCL "
                  "prints it (2.27.3, 2.26.6+cuda12.8); 2.18-2.27 take NCCL 2.27's tuner tables (2.18-2.24, older than "
-                 "them, with a warning saying how near), 2.29 and later 2.29's");
+                 "them, with a warning saying how near), 2.29 2.29's, 2.30 and later 2.30's");
   cmd.add_option("--inner,--inner-algorithm", o.inner, "hierarchical: algorithm inside each NVLink domain (ring, nvls, auto)");
   cmd.add_option("--outer,--outer-algorithm", o.outer, "hierarchical: algorithm across domains (ring, tree, sharp)");
   cmd.add_option("--fail", o.fail,

@@ -50,7 +50,7 @@ struct CollectiveRequest {
   int ib_qps_per_connection = 0;
   // The NCCL version whose tuner tables decide and price the run (nccl::tuner_release): "2.28" (the default,
   // the device machine's), or another from 2.18 on as NCCL prints it ("2.26.6+cuda12.8"): 2.18-2.27 take NCCL
-  // 2.27's tables (2.18-2.24, older than them, with a warning: nccl::tuner_release_caveat), 2.29 and later 2.29's.
+  // 2.27's tables (2.18-2.24, older than them, with a warning: nccl::tuner_release_caveat), 2.29 2.29's, 2.30 and later 2.30's.
   std::string nccl_version = "2.28";
   // hierarchical: the algorithms used inside each NVLink domain and across domains.
   std::string inner_algorithm = "auto";

@@ -69,6 +69,9 @@ inline constexpr std::array<double, 18> kSpeedInterSm100 = {96.0, 48.0, 45.1, 42
 inline constexpr std::array<double, 19> kSpeedInterSm100V2_29 = {96.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0,
                                                                 24.0, 22.0, 20.0, 17.5, 15.0, 12.0, 6.0,
                                                                 3.0,  2.4,  1.2,  0.24, 0.12};  // search.cc at v2.29.7-1:988
+inline constexpr std::array<double, 20> kSpeedInterSm100V2_30 = {96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0,
+                                                                30.0, 24.0, 22.0, 20.0, 17.5, 15.0, 12.0,
+                                                                6.0,  3.0,  2.4,  1.2,  0.24, 0.12};  // search.cc at v2.30.7-1:1064-1065
 
 inline constexpr int kMaxChannels = 64;          // MAXCHANNELS, device.h:86; rings search up to half (init.cc:1019)
 inline constexpr int kMaxNvlsArity = 32;         // NCCL_MAX_NVLS_ARITY, device.h:207
@@ -107,11 +110,13 @@ enum HwType { kHwNvlink = 0, kHwPci = 1, kHwNet = 2 };
 // v2.27.3-1 differ only in error handling there); 2.28 lowered Blackwell's Tree and LL128 caps, raised
 // NVLS-tree's network latency and priced NVLS by nvlsEfficiency (below); 2.29 set Blackwell's ring LL128 cap to
 // 40 GB/s per channel, corrects NVLS-tree's estimate by size on x86 Blackwell as the Tree's, and searches two
-// more speeds (tuning.cc and search.cc at v2.29.7-1). Later releases (2.30, 2.31: no source here) take 2.29's.
+// more speeds (tuning.cc and search.cc at v2.29.7-1); 2.30 raised Blackwell's NVLS-tree cap beyond two nodes, added a
+// speed and tunes NVLS's CTAs and chunks on Blackwell across nodes (v2.30.7-1). Later releases (2.31: no source
+// here) take 2.30's.
 // v2_26 (2.25 and 2.26) takes 2.27's tables; what sets it apart is the path a NIC behind a C2C-attached CPU
 // gets (NcclSystem::gpu_nic_path): 2.27 added PATH_P2C (topo.h at v2.27.3-1:83), 2.26 had none (topo.h at
 // v2.26.2-1:59-92), so GB200's GPU -> C2C -> Grace -> PCIe -> CX-7 path was PHB and LL128 stayed off across nodes.
-enum class TunerRelease { v2_26 = 0, v2_27 = 1, v2_28 = 2, v2_29 = 3 };
+enum class TunerRelease { v2_26 = 0, v2_27 = 1, v2_28 = 2, v2_29 = 3, v2_30 = 4 };
 struct TunerTables {
   float base_lat[kNumAlgos][kNumProtos];    // baseLatencies[algo][proto]
   float hw_lat[3][kNumAlgos][kNumProtos];   // hwLatencies[hw][algo][proto]
@@ -135,6 +140,10 @@ struct TunerTables {
   // 2.29: NVLS-tree all-reduce's bandwidth is corrected by size like the Tree's on sm100+ with an x86 CPU
   // (tuning.cc at v2.29.7-1:596).
   bool nvls_tree_size_correction_x86_sm100;
+  // 2.30: NVLS's CTAs, chunk and NVLS-tree's largest chunk on Blackwell across nodes follow the node count,
+  // the GPUs per node, the NIC's speed and the GPU's path to it (ncclNvlsTreeSm100Tuning, transport/nvls.cc at
+  // v2.30.7-1:161-199; NvlsTuning in nccl_graphs.hpp).
+  bool nvls_sm100_tuning;
 };
 
 // NCCL 2.28.9: tuning.cc:143-199.
@@ -151,6 +160,7 @@ inline constexpr TunerTables kTunerV2_28 = {
     true,
     kSpeedIntraSm100,
     kSpeedInterSm100,
+    false,
     false};
 
 // NCCL 2.29.7 (tuning.cc and search.cc at v2.29.7-1): 2.28.9's tables with the four things 2.29 changed.
@@ -162,6 +172,16 @@ constexpr TunerTables tuner_v2_29_from(TunerTables t) {
   return t;
 }
 inline constexpr TunerTables kTunerV2_29 = tuner_v2_29_from(kTunerV2_28);
+
+// NCCL 2.30.7 (tuning.cc, search.cc and transport/nvls.cc at v2.30.7-1): 2.29.7's tables with what 2.30 changed
+// there (the rest of tuning.cc is reformatted, not changed).
+constexpr TunerTables tuner_v2_30_from(TunerTables t) {
+  t.per_ch_max_nvls_tree_bw[3][2] = 80.0;        // Blackwell beyond two nodes, 43.8 in 2.28-2.29 (tuning.cc:211)
+  t.sm100_inter_speeds = kSpeedInterSm100V2_30;  // 86 between 96 and 80 (search.cc:1064-1065)
+  t.nvls_sm100_tuning = true;                    // transport/nvls.cc:161-199, 216-218
+  return t;
+}
+inline constexpr TunerTables kTunerV2_30 = tuner_v2_30_from(kTunerV2_29);
 
 // NCCL 2.25.1-2.27.x: tuning.cc at v2.27.3-1: baseLat :134-137 (PAT's 8 us in its latency formula),
 // hwLat :143-156 (no PAT row: 0), llMaxBws :165-170, perChMaxRingLL128Bws :172-177, perChMaxTreeLL128Bws
@@ -179,6 +199,7 @@ inline constexpr TunerTables kTunerV2_27 = {
     false,
     kSpeedIntraSm100,
     kSpeedInterSm100V2_27,
+    false,
     false};
 
 inline const TunerTables& tuner_tables(TunerRelease r) {
@@ -187,10 +208,11 @@ inline const TunerTables& tuner_tables(TunerRelease r) {
     case TunerRelease::v2_27: return kTunerV2_27;
     case TunerRelease::v2_28: return kTunerV2_28;
     case TunerRelease::v2_29: return kTunerV2_29;
+    case TunerRelease::v2_30: return kTunerV2_30;
   }
   return kTunerV2_28;
 }
-const char* release_name(TunerRelease r);  // "2.26", "2.27", "2.28", "2.29" (2.26 with 2.27's tables)
+const char* release_name(TunerRelease r);  // "2.26", "2.27", "2.28", "2.29", "2.30" (2.26 with 2.27's tables)
 
 // Tree correction by log2(bytes / 64), 64 B .. 512 MiB, per protocol (tuning.cc:578-582; 2.29 adds the 24th
 // entry, tuning.cc at v2.29.7-1:581-585). The Tree reads the first 23 in every release, NVLS-tree all 24.

@@ -157,6 +157,43 @@ Graph search(const NcclSystem& s, Pattern pattern, int min_channels, int max_cha
   return g;
 }
 
+// NCCL 2.30's NVLS tuning on Blackwell across nodes (ncclNvlsTreeSm100Tuning, transport/nvls.cc at
+// v2.30.7-1:161-199): CTAs, chunk and NVLS-tree's largest chunk from the node count, the fewest GPUs a node
+// has, the slowest GPU -> NIC path (comm->minNetBw, topo.cc:379-398: its links and the NIC's speed) and that
+// path's type. Where none of its cases applies it leaves them as before (0: not set).
+struct Sm100NvlsTuning {
+  int channels = 0, chunk = 0, tree_max_chunk = 0;
+};
+Sm100NvlsTuning sm100_nvls_tuning(const NcclSystem& s, int gpu_to_nic_path) {
+  Sm100NvlsTuning t;
+  const int nodes = s.n_nodes, ppn = s.min_local_ranks;
+  const double nic_bw = s.gpu_nic_bw > 0 && s.net_bw > 0 ? std::min(s.gpu_nic_bw, s.net_bw) : std::max(s.gpu_nic_bw, s.net_bw);
+  t.chunk = 128 * 1024;
+  if (nodes == 2 && nic_bw >= 48.0) {
+    t.channels = 32;
+    t.tree_max_chunk = 128 * 1024;
+    if (ppn <= 4) {
+      t.chunk = 256 * 1024;
+      t.tree_max_chunk = 256 * 1024;
+    } else if (ppn >= 16 || (ppn <= 8 && gpu_to_nic_path <= kPathPxb && nic_bw < 96.0)) {
+      t.tree_max_chunk = 64 * 1024;
+    }
+  } else if (nic_bw >= 96.0) {
+    if (ppn <= 8) {
+      t.channels = 24;
+      t.chunk = 256 * 1024;
+      t.tree_max_chunk = 256 * 1024;
+    } else {
+      t.channels = 32;
+      t.tree_max_chunk = ppn < 32 ? 128 * 1024 : 64 * 1024;
+    }
+  } else if (nic_bw >= 48.0) {
+    t.channels = 24;
+    t.tree_max_chunk = gpu_to_nic_path <= kPathPxb ? 64 * 1024 : 128 * 1024;
+  }
+  return t;
+}
+
 }  // namespace
 
 Graphs compute_graphs(const NcclSystem& s, const ChannelLimits& limits) {
@@ -183,9 +220,20 @@ Graphs compute_graphs(const NcclSystem& s, const ChannelLimits& limits) {
     // transport/nvls.cc:185-199: 16 CTAs on Hopper; on Blackwell 24 inside one node or MNNVL domain, 32
     // when the communicator spans several.
     int nvls = s.min_compcap >= 100 ? (s.n_nodes > 1 ? kNvlsChannelsSm100 : kNvlsChannelsSm100Nvl) : kNvlsChannelsSm90;
+    int chunk = 0, tree_max_chunk = 0;
+    if (tuner_tables(s.release).nvls_sm100_tuning && s.min_compcap >= 100 && s.n_nodes > 1) {  // nvls.cc:216-218
+      const Sm100NvlsTuning t = sm100_nvls_tuning(s, out.nvls.type_inter);
+      if (t.channels > 0) nvls = t.channels;
+      chunk = t.chunk;
+      tree_max_chunk = t.tree_max_chunk;
+    }
     if (limits.max_channels > 0) nvls = std::min(nvls, limits.max_channels);
     if (limits.min_channels > 0) nvls = std::max(nvls, std::min(limits.min_channels, kMaxChannels));
     out.nvls_channels = nvls;
+    // nvls.cc at v2.30.7-1:222-231: NCCL_NVLS_CHUNKSIZE (128 KiB) where the tuning set none; NVLS-tree's
+    // largest chunk 64 KiB from 4 nodes on, else the chunk (as enqueue.cc at v2.29.7-1:2174-2175 had it).
+    out.nvls_chunk = chunk > 0 ? chunk : kNvlsChunkSize;
+    out.nvls_tree_max_chunk = tree_max_chunk > 0 ? tree_max_chunk : (s.n_nodes >= 4 ? 65536 : out.nvls_chunk);
   }
   return out;
 }

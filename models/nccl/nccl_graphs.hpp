@@ -31,6 +31,11 @@ struct Graphs {
   int default_comm_channels = 0;  // comm->nChannels without the user's limits: what NCCL's per-channel constants
                                   // were tuned against (algo_terms scales its caps by comm / default channels)
   int nvls_channels = 0;     // comm->nvlsChannels: CTAs NVLS runs on (transport/nvls.cc:148-199), 0 without NVLS
+  // comm->nvlsChunkSize and NVLS-tree's largest chunk (NCCL_NVLSTREE_MAX_CHUNKSIZE's default): 128 KiB, and 64 KiB
+  // from 4 nodes on (enqueue.cc at v2.29.7-1:2173-2176); from 2.30 on Blackwell across nodes, what
+  // ncclNvlsTreeSm100Tuning sets (transport/nvls.cc at v2.30.7-1:161-199, 226-231).
+  int nvls_chunk = kNvlsChunkSize;
+  int nvls_tree_max_chunk = kNvlsChunkSize;
 };
 
 struct ChannelLimits {       // NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS (0: not set)

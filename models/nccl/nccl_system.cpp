@@ -99,7 +99,8 @@ std::optional<TunerRelease> tuner_release_if_known(const std::string& nccl_versi
   const int minor = nccl_minor(nccl_version);
   if (minor < kOldestMinor) return std::nullopt;
   if (minor <= 26) return TunerRelease::v2_26;
-  return minor == 27 ? TunerRelease::v2_27 : minor == 28 ? TunerRelease::v2_28 : TunerRelease::v2_29;
+  if (minor <= 29) return minor == 27 ? TunerRelease::v2_27 : minor == 28 ? TunerRelease::v2_28 : TunerRelease::v2_29;
+  return TunerRelease::v2_30;  // 2.30 and later (2.31: no source here) take 2.30.7's
 }
 
 const char* release_name(TunerRelease r) {
@@ -108,6 +109,7 @@ const char* release_name(TunerRelease r) {
     case TunerRelease::v2_27: return "2.27";
     case TunerRelease::v2_28: return "2.28";
     case TunerRelease::v2_29: return "2.29";
+    case TunerRelease::v2_30: return "2.30";
   }
   return "2.28";
 }
@@ -117,7 +119,7 @@ TunerRelease tuner_release(const std::string& nccl_version, const std::string& w
   throw InputError(where, "", nccl_version.empty() ? "(empty)" : nccl_version,
                    "an NCCL version from 2.18 on, as NCCL prints it (2.28, 2.27.3, 2.26.6+cuda12.8): 2.18-2.27 "
                    "take NCCL 2.27's tuner tables (2.18-2.24, older than racksim's tables, with a warning), 2.28 "
-                   "2.28's, 2.29 and later 2.29's");
+                   "2.28's, 2.29 2.29's, 2.30 and later 2.30's");
 }
 
 std::string tuner_release_caveat(const std::string& nccl_version) {

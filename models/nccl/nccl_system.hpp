@@ -70,7 +70,7 @@ NcclSystem nccl_system(const TopologyGraph& graph, const std::vector<int>& gpus,
 
 // The tuner tables of an NCCL version as nccl-tests and logs print it ("2.28", "2.27.3", "2.26.6+cuda12.8",
 // or the nccl-library code "22602"): 2.18-2.27 take 2.27's (2.18-2.24 are older than these tables, the
-// oldest racksim has: tuner_release_caveat says how near), 2.28 2.28's, 2.29 and later 2.29's. InputError
+// oldest racksim has: tuner_release_caveat says how near), 2.28 2.28's, 2.29 2.29's, 2.30 and later 2.30's. InputError
 // otherwise (`where` names the option or file field the version came from); 2.17 and older (no NVLS-tree) too.
 TunerRelease tuner_release(const std::string& nccl_version, const std::string& where = "--nccl-version");
 // The same, or nullopt where the text names no version racksim has tables for (published records).

@@ -416,16 +416,14 @@ Decision decide(const NcclSystem& s, const Graphs& g, const TuneTables& t, Func 
   if (d.proto == Proto::ll128) chunk = (chunk / kLl128LineElems) * kLl128DataElems;
   const auto co = static_cast<std::uint64_t>(d.channels) * std::max(1, d.nvls_heads);
   if (d.algo == Algo::nvls) {
-    long max_chunk = kNvlsChunkSize;
+    long max_chunk = g.nvls_chunk;  // comm->nvlsChunkSize (enqueue.cc at v2.30.7-1:2262)
     if (s.n_nodes > 1 && t.bandwidth[int(Func::all_reduce)][int(Algo::nvls)][int(Proto::simple)] < 150) max_chunk = 32768;
     chunk = std::min(chunk, max_chunk);
     if (bytes < 64 * co * chunk && chunk > 65536) chunk = 65536;
     if (bytes < 8 * co * chunk && chunk > 32768) chunk = 32768;
     if (bytes < 2 * co * chunk && chunk > 16384) chunk = 16384;
   } else if (d.algo == Algo::nvls_tree) {
-    chunk = kNvlsChunkSize;
-    const long max_chunk = s.n_nodes >= 4 ? 65536 : chunk;
-    chunk = std::min(chunk, max_chunk);
+    chunk = std::min(g.nvls_chunk, g.nvls_tree_max_chunk);  // enqueue.cc at v2.30.7-1:2281 (2.29: :2173-2176)
     if (bytes < 32 * co * chunk && chunk > 262144) chunk = 262144;
     if (bytes < 16 * co * chunk && chunk > 131072) chunk = 131072;
     if (bytes < 4 * co * chunk && chunk > 65536) chunk = 65536;

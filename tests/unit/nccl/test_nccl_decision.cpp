@@ -418,7 +418,11 @@ TEST(NcclRelease, VersionsAsNcclPrintsThemMapToTheirTunerTables) {
   EXPECT_EQ(tuner_release("2.28"), TunerRelease::v2_28);
   EXPECT_EQ(tuner_release("2.28.9"), TunerRelease::v2_28);
   EXPECT_EQ(tuner_release("2.29.7"), TunerRelease::v2_29);
-  EXPECT_EQ(tuner_release("2.31.2"), TunerRelease::v2_29);  // no later source here: 2.29's tables
+  EXPECT_EQ(tuner_release("2.29"), TunerRelease::v2_29);
+  EXPECT_EQ(tuner_release("2.30.7"), TunerRelease::v2_30);
+  EXPECT_EQ(tuner_release("23004"), TunerRelease::v2_30);
+  EXPECT_EQ(tuner_release("2.31.2"), TunerRelease::v2_30);  // no later source here: 2.30's tables
+  EXPECT_STREQ(release_name(TunerRelease::v2_30), "2.30");
   EXPECT_EQ(tuner_release("2.27.3+cuda12.9"), TunerRelease::v2_27);
   EXPECT_EQ(tuner_release("2.26.6+cuda12.8"), TunerRelease::v2_26);
   EXPECT_EQ(tuner_release("2.25.1"), TunerRelease::v2_26);
@@ -563,6 +567,55 @@ TEST(NcclRelease, Nccl229ChangesBlackwellSpeedsLl128CapAndNvlsTreeCorrection) {
   const double lat28 = t28.latency[int(Func::all_reduce)][int(Algo::nvls_tree)][int(Proto::simple)];
   const double bw28 = t28.bandwidth[int(Func::all_reduce)][int(Algo::nvls_tree)][int(Proto::simple)];
   EXPECT_NEAR(nvls_tree_time(s28, t28, 16 * MiB), lat28 + 16.0 * MiB / (1000.0 * bw28), 1e-6);
+}
+
+// NCCL 2.30 (v2.30.7-1): Blackwell's NVLS-tree cap beyond two nodes 80 GB/s per channel, 43.8 before (tuning.cc:211),
+// a search speed of 86 (search.cc:1064-1065), and NVLS's CTAs and chunks on Blackwell across nodes set by
+// ncclNvlsTreeSm100Tuning (transport/nvls.cc:161-199): two nodes with a 48 GB/s path to the NIC 32 CTAs,
+// NVLS-tree's largest chunk 128 KiB, 256 KiB (and a 256 KiB chunk) with <= 4 GPUs a node, 64 KiB with >= 16 or
+// with <= 8 behind a PCIe switch at < 96; beyond two nodes at >= 96 GB/s 24 CTAs and 256 KiB with <= 8 GPUs a
+// node, else 32 CTAs and 128 KiB (< 32 GPUs) or 64 KiB; at >= 48 GB/s 24 CTAs and 128 KiB, 64 KiB up to PXB.
+// One node, Hopper and releases before 2.30 keep 24 / 32 / 16 CTAs and 128 KiB, 64 KiB from 4 nodes on.
+TEST(NcclRelease, Nccl230TunesNvlsOnBlackwellAcrossNodes) {
+  EXPECT_DOUBLE_EQ(tuner_tables(TunerRelease::v2_30).per_ch_max_nvls_tree_bw[3][2], 80.0);
+  EXPECT_DOUBLE_EQ(tuner_tables(TunerRelease::v2_29).per_ch_max_nvls_tree_bw[3][2], 43.8);
+  EXPECT_DOUBLE_EQ(tuner_tables(TunerRelease::v2_30).sm100_inter_speeds[1], 86.0);
+  struct Case {
+    const char* system;
+    int racks, gpus;
+    int channels29, tree_max29, channels30, chunk30, tree_max30;
+  };
+  const Case cases[] = {
+      {"hgx-b200", 4, 32, 32, 64 * 1024, 24, 128 * 1024, 64 * 1024},      // 48 GB/s, PIX
+      {"hgx-b200", 2, 16, 32, 128 * 1024, 32, 128 * 1024, 64 * 1024},     // two nodes, 8 GPUs behind PIX at < 96
+      {"gb200-nvl72", 2, 144, 32, 128 * 1024, 32, 128 * 1024, 64 * 1024}, // two racks, 72 GPUs a node
+      {"gb200-nvl72", 4, 288, 32, 64 * 1024, 24, 128 * 1024, 128 * 1024}, // 48 GB/s over C2C (P2C)
+      {"gb300-nvl72", 4, 288, 32, 64 * 1024, 32, 128 * 1024, 64 * 1024},  // 96 GB/s, 72 GPUs a node
+      {"hgx-b300", 4, 32, 32, 64 * 1024, 24, 256 * 1024, 256 * 1024},     // 96 GB/s, 8 GPUs a node
+      {"hgx-b200", 1, 8, 24, 128 * 1024, 24, 128 * 1024, 128 * 1024},     // one node: not tuned
+      {"hgx-h100", 4, 32, 16, 64 * 1024, 16, 128 * 1024, 64 * 1024},      // Hopper: not tuned
+  };
+  for (const Case& c : cases) {
+    const TopologyGraph g(SystemCatalog(RACKSIM_TOPOLOGY_DIR).load(c.system), c.racks);
+    const Graphs g29 = compute_graphs(nccl_system(g, test::first_gpus(c.gpus), TunerRelease::v2_29));
+    const Graphs g30 = compute_graphs(nccl_system(g, test::first_gpus(c.gpus), TunerRelease::v2_30));
+    EXPECT_EQ(g29.nvls_channels, c.channels29) << c.system << " x" << c.racks;
+    EXPECT_EQ(g29.nvls_chunk, 128 * 1024) << c.system << " x" << c.racks;
+    EXPECT_EQ(g29.nvls_tree_max_chunk, c.tree_max29) << c.system << " x" << c.racks;
+    EXPECT_EQ(g30.nvls_channels, c.channels30) << c.system << " x" << c.racks;
+    EXPECT_EQ(g30.nvls_chunk, c.chunk30) << c.system << " x" << c.racks;
+    EXPECT_EQ(g30.nvls_tree_max_chunk, c.tree_max30) << c.system << " x" << c.racks;
+  }
+  // What an 8 GiB NVLS-tree all-reduce on four HGX B300 nodes runs: 24 CTAs of 256 KiB chunks (2.29: 32 of 64 KiB).
+  const TopologyGraph b300(SystemCatalog(RACKSIM_TOPOLOGY_DIR).load("hgx-b300"), 4);
+  Overrides nvls_tree;
+  nvls_tree.algos = {Algo::nvls_tree};
+  const Decision d29 = decide(nccl_system(b300, test::first_gpus(32), TunerRelease::v2_29), Func::all_reduce, 8 * GiB, nvls_tree);
+  const Decision d30 = decide(nccl_system(b300, test::first_gpus(32), TunerRelease::v2_30), Func::all_reduce, 8 * GiB, nvls_tree);
+  EXPECT_EQ(d29.channels, 32);
+  EXPECT_EQ(d29.chunk_bytes, 64 * KiB);
+  EXPECT_EQ(d30.channels, 24);
+  EXPECT_EQ(d30.chunk_bytes, 256 * KiB);
 }
 
 }  // namespace
