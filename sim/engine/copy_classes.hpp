@@ -53,8 +53,11 @@ struct Partition {
 };
 
 // The coarsest equitable partition of the run (classes of copies), or an empty one with `why_not` set when the
-// classes do not settle within their round limit or do not shrink the run by half.
-Partition refine(const Structure& s, const CompiledRun& r, const PlatformModel& model, std::string& why_not);
+// classes do not settle within their round limit or do not shrink the run by half. `seed_chains`: start from the
+// tasks' chain hashes (invariants of that partition, copy_classes.cpp), which changes only the rounds it takes
+// (off: for the test that says so); `rounds`, when given, receives them.
+Partition refine(const Structure& s, const CompiledRun& r, const PlatformModel& model, std::string& why_not,
+                 bool seed_chains = true, int* rounds = nullptr);
 // Whether the partition is equitable exactly (refine's hashes could collide).
 bool verify(const Structure& s, const CompiledRun& r, const PlatformModel& model, const Partition& part);
 
