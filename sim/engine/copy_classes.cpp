@@ -365,10 +365,22 @@ namespace {
 // over links and hosts of equal classes, and equal multisets of predecessor and successor classes). Seeding with
 // such invariants leaves that partition, and so the quotient and its numbering, as it was; only the rounds it
 // takes change. Collisions are caught by verify(), as for every hash here.
+// Kahn's order from the dependency counts (launch tasks come after their schedules' tasks in numbering but
+// are roots); shorter than the run where it is not a DAG (compile_run rules that out).
+std::vector<int> topological_order(const Structure& s, const CompiledRun& r) {
+  std::vector<int> order, waiting(r.pending.begin(), r.pending.end());
+  order.reserve(static_cast<std::size_t>(s.tasks));
+  for (int t = 0; t < s.tasks; ++t)
+    if (waiting[t] == 0) order.push_back(t);
+  for (std::size_t i = 0; i < order.size(); ++i)
+    for (int k = s.succ.begin(order[i]); k < s.succ.end(order[i]); ++k)
+      if (--waiting[s.succ.items[k]] == 0) order.push_back(s.succ.items[k]);
+  return order;
+}
+
 void seed_with_chains(const Structure& s, const CompiledRun& r, const std::vector<std::uint64_t>& hp,
                       const std::vector<std::uint64_t>& hl, const std::vector<std::uint64_t>& hh, std::vector<std::uint64_t>& ht) {
-  std::vector<std::uint64_t> own(s.tasks);
-  for (int t = 0; t < s.tasks; ++t) {
+  for (int t = 0; t < s.tasks; ++t) {  // the task's own colour with its transfers'
     std::uint64_t parts = 0;
     for (int p = r.part_offset[t]; p < r.part_offset[t + 1]; ++p) {
       std::uint64_t links = 0;
@@ -377,31 +389,23 @@ void seed_with_chains(const Structure& s, const CompiledRun& r, const std::vecto
       h = combine(h, hh[s.part_src[p]]);
       parts += mix(combine(h, hh[s.part_dst[p]] ^ 5));
     }
-    own[t] = combine(ht[t], parts);
+    ht[t] = combine(ht[t], parts);
   }
-  // Topological order (Kahn's, from the dependency counts; launch tasks come after their schedules' tasks in
-  // numbering but are roots).
-  std::vector<int> order, waiting(r.pending.begin(), r.pending.end());
-  order.reserve(static_cast<std::size_t>(s.tasks));
-  for (int t = 0; t < s.tasks; ++t)
-    if (waiting[t] == 0) order.push_back(t);
-  for (std::size_t i = 0; i < order.size(); ++i)
-    for (int k = s.succ.begin(order[i]); k < s.succ.end(order[i]); ++k)
-      if (--waiting[s.succ.items[k]] == 0) order.push_back(s.succ.items[k]);
-  if (order.size() != static_cast<std::size_t>(s.tasks)) return;  // not a DAG: no seeds (compile_run rules it out)
+  const std::vector<int> order = topological_order(s, r);
+  if (order.size() != static_cast<std::size_t>(s.tasks)) return;
   std::vector<std::uint64_t> up(s.tasks), down(s.tasks);
   for (int t : order) {
     std::uint64_t preds = 0;
     for (int k = s.pred.begin(t); k < s.pred.end(t); ++k) preds += mix(up[s.pred.items[k]] ^ 1);
-    up[t] = combine(own[t], preds);
+    up[t] = combine(ht[t], preds);
   }
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const int t = *it;
     std::uint64_t succs = 0;
     for (int k = s.succ.begin(t); k < s.succ.end(t); ++k) succs += mix(down[s.succ.items[k]] ^ 2);
-    down[t] = combine(own[t], succs);
+    down[t] = combine(ht[t], succs);
   }
-  for (int t = 0; t < s.tasks; ++t) ht[t] = combine(combine(ht[t], up[t]), down[t]);
+  for (int t = 0; t < s.tasks; ++t) ht[t] = combine(up[t], down[t]);
 }
 }  // namespace
 
