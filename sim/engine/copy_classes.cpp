@@ -355,16 +355,6 @@ std::vector<int> depths(const Structure& s, const CompiledRun& r) {
 }
 
 namespace {
-// Seeds the tasks' colours with what every member of a final class shares however far it lies along the DAG, so
-// that the rounds below start near the end instead of splitting a ring's positions one hop a round (48 rounds
-// on a flat ring over four racks, most of the refinement's time). A task's chain hash going up is its own
-// attributes and its transfers' (their initial colours, with their links' and hosts' initial colours), combined
-// with the multiset of its predecessors' chain hashes; going down, the same with its successors'. Each is
-// computed in one pass in (reverse) topological order, and is equal on every class of the coarsest equitable
-// partition (by induction along that order: a class's members have equal attributes, transfers of equal classes
-// over links and hosts of equal classes, and equal multisets of predecessor and successor classes). Seeding with
-// such invariants leaves that partition, and so the quotient and its numbering, as it was; only the rounds it
-// takes change. Collisions are caught by verify(), as for every hash here.
 // Kahn's order from the dependency counts (launch tasks come after their schedules' tasks in numbering but
 // are roots); shorter than the run where it is not a DAG (compile_run rules that out).
 std::vector<int> topological_order(const Structure& s, const CompiledRun& r) {
@@ -378,6 +368,16 @@ std::vector<int> topological_order(const Structure& s, const CompiledRun& r) {
   return order;
 }
 
+// Seeds the tasks' colours with what every member of a final class shares however far it lies along the DAG, so
+// that the rounds below start near the end instead of splitting a ring's positions one hop a round (48 rounds
+// on a flat ring over four racks, most of the refinement's time). A task's chain hash going up is its own
+// attributes and its transfers' (their initial colours, with their links' and hosts' initial colours), combined
+// with the multiset of its predecessors' chain hashes; going down, the same with its successors'. Each is
+// computed in one pass in (reverse) topological order, and is equal on every class of the coarsest equitable
+// partition (by induction along that order: a class's members have equal attributes, transfers of equal classes
+// over links and hosts of equal classes, and equal multisets of predecessor and successor classes). Seeding with
+// such invariants leaves that partition, and so the quotient and its numbering, as it was; only the rounds it
+// takes change. Collisions are caught by verify(), as for every hash here.
 void seed_with_chains(const Structure& s, const CompiledRun& r, const std::vector<std::uint64_t>& hp,
                       const std::vector<std::uint64_t>& hl, const std::vector<std::uint64_t>& hh, std::vector<std::uint64_t>& ht) {
   for (int t = 0; t < s.tasks; ++t) {  // the task's own colour with its transfers'
