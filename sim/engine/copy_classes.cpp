@@ -336,24 +336,6 @@ Structure structure_of(const PlatformModel& model, const CompiledRun& r) {
   return s;
 }
 
-// Longest path from a root, in tasks: the same for every member of an equitable class, and what lets the
-// refinement settle in a few rounds instead of one round per ring step.
-std::vector<int> depths(const Structure& s, const CompiledRun& r) {
-  std::vector<int> depth(s.tasks, 0), waiting(r.pending.begin(), r.pending.end()), ready;
-  for (int t = 0; t < s.tasks; ++t)
-    if (waiting[t] == 0) ready.push_back(t);
-  while (!ready.empty()) {
-    const int t = ready.back();
-    ready.pop_back();
-    for (int i = s.succ.begin(t); i < s.succ.end(t); ++i) {
-      const int u = s.succ.items[i];
-      depth[u] = std::max(depth[u], depth[t] + 1);
-      if (--waiting[u] == 0) ready.push_back(u);
-    }
-  }
-  return depth;
-}
-
 namespace {
 // Kahn's order from the dependency counts (launch tasks come after their schedules' tasks in numbering but
 // are roots); shorter than the run where it is not a DAG (compile_run rules that out).
@@ -368,6 +350,19 @@ std::vector<int> topological_order(const Structure& s, const CompiledRun& r) {
   return order;
 }
 
+std::vector<int> depths_along(const Structure& s, const std::vector<int>& order) {
+  std::vector<int> depth(s.tasks, 0);
+  for (int t : order)
+    for (int k = s.succ.begin(t); k < s.succ.end(t); ++k) depth[s.succ.items[k]] = std::max(depth[s.succ.items[k]], depth[t] + 1);
+  return depth;
+}
+}  // namespace
+
+// Longest path from a root, in tasks: the same for every member of an equitable class, and what lets the
+// refinement settle in a few rounds instead of one round per ring step.
+std::vector<int> depths(const Structure& s, const CompiledRun& r) { return depths_along(s, topological_order(s, r)); }
+
+namespace {
 // Seeds the tasks' colours with what every member of a final class shares however far it lies along the DAG, so
 // that the rounds below start near the end instead of splitting a ring's positions one hop a round (48 rounds
 // on a flat ring over four racks, most of the refinement's time). A task's chain hash going up is its own
@@ -378,7 +373,7 @@ std::vector<int> topological_order(const Structure& s, const CompiledRun& r) {
 // over links and hosts of equal classes, and equal multisets of predecessor and successor classes). Seeding with
 // such invariants leaves that partition, and so the quotient and its numbering, as it was; only the rounds it
 // takes change. Collisions are caught by verify(), as for every hash here.
-void seed_with_chains(const Structure& s, const CompiledRun& r, const std::vector<std::uint64_t>& hp,
+void seed_with_chains(const Structure& s, const CompiledRun& r, const std::vector<int>& order, const std::vector<std::uint64_t>& hp,
                       const std::vector<std::uint64_t>& hl, const std::vector<std::uint64_t>& hh, std::vector<std::uint64_t>& ht) {
   for (int t = 0; t < s.tasks; ++t) {  // the task's own colour with its transfers'
     std::uint64_t parts = 0;
@@ -391,7 +386,6 @@ void seed_with_chains(const Structure& s, const CompiledRun& r, const std::vecto
     }
     ht[t] = combine(ht[t], parts);
   }
-  const std::vector<int> order = topological_order(s, r);
   if (order.size() != static_cast<std::size_t>(s.tasks)) return;
   std::vector<std::uint64_t> up(s.tasks), down(s.tasks);
   for (int t : order) {
@@ -412,13 +406,14 @@ void seed_with_chains(const Structure& s, const CompiledRun& r, const std::vecto
 Partition refine(const Structure& s, const CompiledRun& r, const PlatformModel& model, std::string& why_not, bool seed_chains,
                  int* rounds) {
   Partition part;
-  const std::vector<int> depth = depths(s, r);
+  const std::vector<int> order = topological_order(s, r);
+  const std::vector<int> depth = depths_along(s, order);
   std::vector<std::uint64_t> ht(s.tasks), hp(s.parts), hl(s.dlinks), hh(s.hosts);
   for (int t = 0; t < s.tasks; ++t) ht[t] = combine(task_attributes(s, r, t), static_cast<std::uint64_t>(depth[t]));
   for (int p = 0; p < s.parts; ++p) hp[p] = part_attributes(s, r, p);
   for (int d = 0; d < s.dlinks; ++d) hl[d] = mix(bits_of(model.links()[d / 2].bandwidth_Bps));
   for (int h = 0; h < s.hosts; ++h) hh[h] = combine(mix(bits_of(s.host_speed[h])), static_cast<std::uint64_t>(s.host_cores[h]));
-  if (seed_chains) seed_with_chains(s, r, hp, hl, hh, ht);
+  if (seed_chains) seed_with_chains(s, r, order, hp, hl, hh, ht);
   Relabeler relabel;
   part.tasks = relabel(ht, part.task);
   part.parts = relabel(hp, part.part);
