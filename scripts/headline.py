@@ -198,9 +198,9 @@ WHY = {
             "across racks: one ring per NIC rail, as NCCL's channels run, instead of one ring through one NIC",
     "nvls": "NCCL's NVLS bandwidth (heads x bwIntra x nvlsEfficiency, tuning.cc:285-300), about half the switch "
             "ports' line rate, as the 835-919 GB/s measured on NVL72 racks say",
-    "hier-nvls": "racksim's own algorithm: GB200's NICs behind Grace (C2C + PCIe, NCCL's P2C path) and the "
-                 "per-architecture calibration (kappa, launch)",
-    "hier-ring": "as hier. NVLS+ring",
+    "hier-nvls": "racksim's own algorithm: inside each rack NCCL's NVLS as on one rack (its bandwidth and "
+                 "calibration: = NVLS on 1 rack), GB200's NICs behind Grace (C2C + PCIe, NCCL's P2C path)",
+    "hier-ring": "as hier. NVLS+ring, with NCCL's ring and its calibration inside each rack",
 }
 
 
@@ -283,7 +283,7 @@ def figure(results, rows, path):
     if hier["available"]:
         ax2.annotate("hierarchical: GB200 and GB300 engine curves overlap:\nthe NIC phase (S/72 per GPU) pipelines "
                      "under the\nNVLS phases: CX-8's doubled bandwidth does not show at 1 GiB",
-                     xy=(144, hier["result"]["time_us"]), xytext=(100, 4.5e3), fontsize=7,
+                     xy=(144, hier["result"]["time_us"]), xytext=(150, 1.9e3), fontsize=7,
                      arrowprops={"arrowstyle": "->", "color": "0.4"})
     plotting.gpu_axis(ax2, gpus, label="GPUs in the all-reduce (72 per rack: 1, 2, 4, 8 racks; log scale)")
     plotting.time_axis(ax2)

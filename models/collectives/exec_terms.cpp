@@ -134,6 +134,36 @@ double qp_connection_bytes(const CollectiveRequest& request, int domains) {
 namespace {
 // Terms results should name, one after another.
 void add_note(ExecTerms& e, const std::string& said) { e.note = e.note.empty() ? said : e.note + "; " + said; }
+
+// racksim's hierarchical all-reduce runs NCCL's NVLS or ring inside each NVLink domain (hierarchical.cpp): what
+// that algorithm is held to inside one node (its cap, its calibration), for the flows that stay on NVLink.
+// Without it the inside ran at the links' rate: on one GB200 rack, where hierarchical is NVLS and nothing else,
+// 1.55 ms at 1 GiB (1 367 GB/s busbw) against NVLS's 3.01 ms, both calibrated, where NVL72 racks measure NVLS at
+// 700-920 GB/s (docs/model.md section 7).
+struct InsideDomain {
+  std::string inner;         // "nvls" or "ring"
+  std::string key;           // "all_reduce/" + inner: the calibration its NVLink flows take
+  double cap_algbw_Bps = 0;  // NCCL's cap of that algorithm on one domain's GPUs (0: none)
+  std::string cap_source;
+};
+InsideDomain hierarchical_inside(const TopologyGraph& graph, const CollectiveRequest& request) {
+  InsideDomain in;
+  in.inner = hierarchical_inner(request, graph);
+  in.key = "all_reduce/" + in.inner;
+  const DomainGroups groups = domain_groups(request, graph);
+  if (groups.ranks.empty() || groups.per_domain < 2) return in;
+  CollectiveRequest one = request;  // the first domain's GPUs: NCCL's view of one node of the run
+  one.gpus.clear();
+  for (int r : groups.ranks[0]) one.gpus.push_back(request.gpus[static_cast<std::size_t>(r)]);
+  const nccl::NcclSystem s = nccl::timing_view(nccl_system_of(graph, one));
+  nccl::ChannelLimits limits;
+  if (request.channels > 0) limits = {request.channels, request.channels};
+  const nccl::AlgoTerms at = nccl::algo_terms(s, nccl::compute_graphs(s, limits), nccl::Func::all_reduce,
+                                              nccl::algo_from_string(in.inner), nccl::Proto::simple);
+  in.cap_algbw_Bps = units::GBps_to_Bps(at.algbw_cap_GBps);
+  in.cap_source = at.cap_source;
+  return in;
+}
 }  // namespace
 
 ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration) {
@@ -143,13 +173,19 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   e.flow.arch = arch;
   std::string borrowed;
   const AlgorithmCalibration& cal = calibration.algorithm(key, arch, &borrowed);
+  const bool hierarchical = request.op == CollectiveOp::all_reduce && request.algorithm == "hierarchical";
+  const InsideDomain inside = hierarchical ? hierarchical_inside(graph, request) : InsideDomain{};
   std::set<int> domains;
   for (int g : request.gpus) domains.insert(graph.vertices()[graph.gpu_vertex(g)].domain);
   const bool spans_domains = domains.size() > 1;
   const double launch_units = scale_out_launch_units(key, static_cast<int>(request.gpus.size()), static_cast<int>(domains.size()));
   const double extra_launch_us = cal.launch_us(spans_domains, launch_units);
   if (const std::string caveat = nccl::tuner_release_caveat(request.nccl_version); !caveat.empty()) e.warnings.push_back(caveat);
-  if (calibration.has_algorithm_entries() && !calibration.calibrates(key, arch))
+  if (hierarchical && calibration.has_algorithm_entries() && !calibration.calibrates(key, arch))
+    e.warnings.push_back(key + ": racksim's own algorithm, no measurement of it: inside each NVLink domain it takes " +
+                         inside.key + "'s calibration and NCCL's cap on it inside one node, across domains the links' "
+                         "calibration alone");
+  else if (calibration.has_algorithm_entries() && !calibration.calibrates(key, arch))
     e.warnings.push_back(key + ": calibration '" + calibration.name + "' has no entry for it on any architecture (no data: " +
                          "the links' calibration and NCCL's terms alone, kappa 1)");
   if (!borrowed.empty())
@@ -217,6 +253,18 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   } else {
     e.flow.launch_s = units::us_to_s(extra_launch_us);
     e.flow.intra_step_s = e.flow.net_step_s = units::us_to_s(cal.step_overhead_us);
+    if (hierarchical && inside.cap_algbw_Bps > 0) {
+      cap_on_nvlink = true;  // the NICs' part runs at their own rate, as NVLS-tree's does
+      e.cap_algbw_Bps = inside.cap_algbw_Bps;
+      e.cap_source = "inside each domain, " + inside.cap_source;
+    }
+    if (hierarchical)
+      add_note(e, fmt::format("inside each domain as NCCL's {} inside one node{}{}", inside.inner,
+                              inside.cap_algbw_Bps > 0 ? fmt::format(": at most {:.4g} GB/s of algorithm bandwidth ({})",
+                                                                     units::Bps_to_GBps(inside.cap_algbw_Bps), inside.cap_source)
+                                                       : std::string(),
+                              calibration.calibrates(inside.key, arch) ? fmt::format(", calibration '{}:{}'", arch, inside.key)
+                                                                       : std::string()));
   }
   // The fitted launch across domains is often most of a small run's time (a 64-GPU rack's 340 us): say what it
   // is and where it comes from, so that the total can be checked.
@@ -270,7 +318,9 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   } else if (e.cap_algbw_Bps > 0 && e.physical_algbw_Bps > e.cap_algbw_Bps) {
     factor = e.cap_algbw_Bps / e.physical_algbw_Bps;
   }
-  const double kappa = cal.efficiency_at(static_cast<double>(request.bytes), ramp_gpus(graph, request));
+  // Flows crossing a NIC take no kappa (below), so the inner algorithm's is the hierarchical run's NVLink part's.
+  const AlgorithmCalibration& kappa_cal = hierarchical ? calibration.algorithm(inside.key, arch) : cal;
+  const double kappa = kappa_cal.efficiency_at(static_cast<double>(request.bytes), ramp_gpus(graph, request));
   e.flow.efficiency = payload * factor * (kappa > 0 ? kappa : 1);
   e.flow.kappa = kappa > 0 ? kappa : 1;
   e.flow.kappa_on_network = is_collnet_algorithm(request.algorithm);
@@ -286,15 +336,16 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   // the engine meets the same time. Across domains the NICs set the pace and the SMs have slack.
   if (!spans_domains) {
     const int n = static_cast<int>(request.gpus.size());
-    e.ring_sending_steps = ring_sending_steps(key, n);
-    if (e.ring_sending_steps > 0 && cal.ring_copy_GBps > 0 && e.bandwidth_s > 0) {
+    e.ring_sending_steps = ring_sending_steps(hierarchical ? inside.key : key, n);
+    if (e.ring_sending_steps > 0 && kappa_cal.ring_copy_GBps > 0 && e.bandwidth_s > 0) {
       const double links_Bps = ring_links_Bps(static_cast<double>(request.bytes), e.ring_sending_steps, n, e.bandwidth_s * e.flow.kappa);
-      const double rate = ring_copy_rate(e.ring_sending_steps, links_Bps, cal.ring_copy_GBps);
+      const double rate = ring_copy_rate(e.ring_sending_steps, links_Bps, kappa_cal.ring_copy_GBps);
       e.flow.efficiency *= rate;
       e.bandwidth_s /= rate;
       const std::string said = fmt::format("a ring loop's {} sending step(s) at {:.0f} GB/s and its local copy at {:.0f} GB/s "
                                            "(calibration '{}:{}'): {:.3g} of the links' rate",
-                                           e.ring_sending_steps, units::Bps_to_GBps(links_Bps), cal.ring_copy_GBps, arch, key, rate);
+                                           e.ring_sending_steps, units::Bps_to_GBps(links_Bps), kappa_cal.ring_copy_GBps, arch,
+                                           hierarchical ? inside.key : key, rate);
       add_note(e, said);
     }
   }

@@ -40,10 +40,15 @@ void reject_unknown(const nlohmann::json& object, const std::string& where, cons
 std::string name_or(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : json_excerpt(v); }
 
 JobCollective read_collective(JsonObjectReader r, const nlohmann::json& object) {
-  reject_unknown(object, r.where(), r.pointer(), {"op", "bytes", "algo", "dim", "repeat"});
+  reject_unknown(object, r.where(), r.pointer(), {"op", "bytes", "algo", "inner", "dim", "repeat"});
   JobCollective c;
   c.op = collective_op_from_string(r.string("op"), r.where() + " " + r.pointer_of("op"));
   c.algorithm = r.string_or("algo", "auto");
+  if (r.has("inner")) {  // the CLI's --inner: what racksim's hierarchical runs inside each NVLink domain
+    if (c.algorithm != "hierarchical")
+      r.fail("inner", json_excerpt(r.raw("inner")), "no \"inner\" unless \"algo\" is \"hierarchical\" (the algorithm inside each NVLink domain)");
+    c.inner_algorithm = r.one_of("inner", {"auto", "ring", "nvls"});
+  }
   const nlohmann::json& bytes = r.raw("bytes");
   const std::string where = r.where() + " " + r.pointer_of("bytes");
   if (bytes.is_string()) {

@@ -34,6 +34,7 @@ struct JobCollective {
   std::uint64_t bytes = 0;          // nccl-tests' size, as in `racksim collective --bytes`
   std::string dim;                  // "" = every rank of the job; else a mesh dimension: every group along it
   int repeat = 1;
+  std::string inner_algorithm = "auto";  // hierarchical only: ring or nvls inside each NVLink domain (--inner)
 };
 
 // A training step from the layout planner instead of a list of collectives: the planner's best layout for

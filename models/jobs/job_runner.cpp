@@ -130,6 +130,7 @@ BuiltJob build_job(const JobSpec& job, const TopologyGraph& g, const Calibration
         CollectiveRequest r;
         r.op = jc.op;
         r.algorithm = jc.algorithm;
+        r.inner_algorithm = jc.inner_algorithm;
         r.gpus = group;
         r.bytes = jc.bytes;
         b.schedules.push_back(build_schedule(r, g, cal));  // auto picks with the mix's calibration

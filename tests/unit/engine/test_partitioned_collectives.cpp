@@ -59,13 +59,16 @@ TEST(PartitionedCollectives, TwelveGpusInThreeFourGpuPartitionsAreNicBound) {
   EXPECT_NE(run(g, "auto", gpu_range(0, 12), 64 << 20).algorithm, "hierarchical");
   const RunResult r = run(g, "hierarchical", gpu_range(0, 12), kOneGiB);
   // Each GPU's S/d slice crosses the D = 3 partitions in a ring over its own 400 Gb/s NIC:
-  // 2 (D - 1) / D x (S / d) / B_nic. The rest (NVLink phases, per-step NIC latency) hides or is small.
+  // 2 (D - 1) / D x (S / d) / B_nic. The rest mostly hides: the NVLS phases inside each 4-GPU partition run at
+  // NCCL's NVLS rate there (4 heads: ~266 GB/s of algorithm bandwidth, S / cap ~ 4.0 ms), of which the first
+  // block's reduce-scatter and the last one's all-gather do not overlap the NICs (2 of 13 blocks: ~0.62 ms,
+  // 9 % of the NIC bound), plus the per-step NIC latency.
   const int D = 3, d = 4;
   const double B_nic = test::route_numbers(g, 0, 4).B;
   EXPECT_NEAR(B_nic, 50e9, 1);
   const double nic_bound = 2.0 * (D - 1) / D * (static_cast<double>(kOneGiB) / d) / B_nic;
   EXPECT_GE(r.time_s, nic_bound);
-  EXPECT_LE(r.time_s, 1.10 * nic_bound);
+  EXPECT_LE(r.time_s, 1.12 * nic_bound);
   EXPECT_NEAR(nic_max_utilization(r), 1.0, 1e-9);
   // The partitions cost this all-reduce a factor 3 or more against one partition of the same 12 GPUs.
   auto one = test::load_graph("gb200-nvl72", 1);

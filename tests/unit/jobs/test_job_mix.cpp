@@ -74,6 +74,35 @@ TEST(JobMix, StrictJsonNamesTheBadValue) {
   EXPECT_NE(job_mix_error_of(R"({"schema_version": 1, "system": "gb200-nvl72", "failures": ["tray"], "jobs": [)" + ok_job + "]}")
                 .find("--fail"),
             std::string::npos);
+  // "inner" (the CLI's --inner) only with racksim's hierarchical, and only ring, nvls or auto.
+  EXPECT_EQ(job_mix_error_of(head + R"({"name": "j", "trays": "0-1", "collectives": [{"op": "all_reduce", "bytes": "1M",
+                              "algo": "hierarchical", "inner": "ring"}]}]})"),
+            "");
+  EXPECT_NE(job_mix_error_of(head + R"({"name": "j", "trays": "0-1", "collectives": [{"op": "all_reduce", "bytes": "1M",
+                              "algo": "ring", "inner": "ring"}]}]})")
+                .find("unless \"algo\" is \"hierarchical\""),
+            std::string::npos);
+  EXPECT_NE(job_mix_error_of(head + R"({"name": "j", "trays": "0-1", "collectives": [{"op": "all_reduce", "bytes": "1M",
+                              "algo": "hierarchical", "inner": "tree"}]}]})")
+                .find("\"tree\"; allowed: one of auto, ring, nvls"),
+            std::string::npos);
+}
+
+// "inner" reaches the run: ring inside the domain is the closed form's 2 (d - 1) steps of S / d on the ports,
+// where the default (NVLS) is NCCL's NVLS rate; the two differ.
+TEST(JobMix, InnerAlgorithmOfAHierarchicalCollectiveReachesTheRun) {
+  auto mix = [](const std::string& inner) {
+    return R"({"schema_version": 1, "system": "gb200-nvl72", "calibration": "none", "jobs": [{"name": "j", "trays": "0-1",
+      "collectives": [{"op": "all_reduce", "bytes": "1G", "algo": "hierarchical")" +
+           (inner.empty() ? std::string() : R"(, "inner": ")" + inner + "\"") + "}]}]}";
+  };
+  const double nvls = run_job_mix(job_mix_from_json_text(mix(""), "mix")).jobs.front().alone_s;
+  EXPECT_EQ(nvls, run_job_mix(job_mix_from_json_text(mix("nvls"), "mix")).jobs.front().alone_s);
+  const double ring = run_job_mix(job_mix_from_json_text(mix("ring"), "mix")).jobs.front().alone_s;
+  const double S = 1ull << 30, d = 8, port_Bps = 18 * 50e9;  // 8 GPUs, 18 NVLink 5 links of 50 GB/s each way
+  EXPECT_GT(ring, 2 * (d - 1) * (S / d) / port_Bps);
+  EXPECT_NEAR(ring, 2 * (d - 1) * (S / d) / port_Bps, 0.05 * ring);
+  EXPECT_NE(ring, nvls);
 }
 
 TEST(JobMix, MeshGroupsFollowTorchRowMajorOrder) {
