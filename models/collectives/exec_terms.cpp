@@ -140,28 +140,54 @@ void add_note(ExecTerms& e, const std::string& said) { e.note = e.note.empty() ?
 // Without it the inside ran at the links' rate: on one GB200 rack, where hierarchical is NVLS and nothing else,
 // 1.55 ms at 1 GiB (1 367 GB/s busbw) against NVLS's 3.01 ms, both calibrated, where NVL72 racks measure NVLS at
 // 700-920 GB/s (docs/model.md section 7).
+// Its latency likewise, NCCL's terms summed and paid at launch as NCCL's own model does (its steps' latencies
+// once, not once per pipelined block): the inner algorithm's inside one node (NVLS: NCCL's NVLS latency; ring: its
+// base latency and 2 (d - 1) step latencies) and the outer one's steps across domains (ring: 2 (D - 1) network
+// steps, tree: two per level). Without them a 72-GPU hierarchical all-reduce of 8 KiB on one rack took 0.5 us
+// (NVLS 54.5 us).
 struct InsideDomain {
   std::string inner;         // "nvls" or "ring"
   std::string key;           // "all_reduce/" + inner: the calibration its NVLink flows take
   double cap_algbw_Bps = 0;  // NCCL's cap of that algorithm on one domain's GPUs (0: none)
   std::string cap_source;
+  double latency_us = 0;     // NCCL's latency of the inner and outer algorithms' steps, paid at launch
+  int steps = 0;             // those dependent steps (a calibration's step overhead is paid on each)
 };
 InsideDomain hierarchical_inside(const TopologyGraph& graph, const CollectiveRequest& request) {
   InsideDomain in;
   in.inner = hierarchical_inner(request, graph);
   in.key = "all_reduce/" + in.inner;
   const DomainGroups groups = domain_groups(request, graph);
-  if (groups.ranks.empty() || groups.per_domain < 2) return in;
-  CollectiveRequest one = request;  // the first domain's GPUs: NCCL's view of one node of the run
-  one.gpus.clear();
-  for (int r : groups.ranks[0]) one.gpus.push_back(request.gpus[static_cast<std::size_t>(r)]);
-  const nccl::NcclSystem s = nccl::timing_view(nccl_system_of(graph, one));
+  if (groups.ranks.empty()) return in;
   nccl::ChannelLimits limits;
   if (request.channels > 0) limits = {request.channels, request.channels};
-  const nccl::AlgoTerms at = nccl::algo_terms(s, nccl::compute_graphs(s, limits), nccl::Func::all_reduce,
-                                              nccl::algo_from_string(in.inner), nccl::Proto::simple);
-  in.cap_algbw_Bps = units::GBps_to_Bps(at.algbw_cap_GBps);
-  in.cap_source = at.cap_source;
+  if (groups.per_domain > 1) {
+    CollectiveRequest one = request;  // the first domain's GPUs: NCCL's view of one node of the run
+    one.gpus.clear();
+    for (int r : groups.ranks[0]) one.gpus.push_back(request.gpus[static_cast<std::size_t>(r)]);
+    const nccl::NcclSystem s = nccl::timing_view(nccl_system_of(graph, one));
+    const nccl::Graphs g = nccl::compute_graphs(s, limits);
+    const nccl::Algo algo = nccl::algo_from_string(in.inner);
+    const nccl::AlgoTerms at = nccl::algo_terms(s, g, nccl::Func::all_reduce, algo, nccl::Proto::simple);
+    in.cap_algbw_Bps = units::GBps_to_Bps(at.algbw_cap_GBps);
+    in.cap_source = at.cap_source;
+    if (algo == nccl::Algo::ring) {
+      in.steps = 2 * (groups.per_domain - 1);
+      in.latency_us = at.launch_us + in.steps * at.intra_step_us;
+    } else {
+      in.steps = 1;
+      in.latency_us = nccl::tune_model(s, g).latency[int(nccl::Func::all_reduce)][int(algo)][int(nccl::Proto::simple)];
+    }
+  }
+  if (groups.domains > 1) {
+    const nccl::NcclSystem all = nccl::timing_view(nccl_system_of(graph, request));
+    const std::string outer = hierarchical_outer(request);
+    const nccl::Algo algo = outer == "tree" ? nccl::Algo::tree : nccl::Algo::ring;
+    const int steps = outer == "ring" ? 2 * (groups.domains - 1) : 2 * (outer == "tree" ? tree_levels(groups.domains) : 1);
+    in.steps += steps;
+    in.latency_us += steps * nccl::algo_terms(all, nccl::compute_graphs(all, limits), nccl::Func::all_reduce, algo,
+                                              nccl::Proto::simple).net_step_us;
+  }
   return in;
 }
 }  // namespace
@@ -175,11 +201,15 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   const AlgorithmCalibration& cal = calibration.algorithm(key, arch, &borrowed);
   const bool hierarchical = request.op == CollectiveOp::all_reduce && request.algorithm == "hierarchical";
   const InsideDomain inside = hierarchical ? hierarchical_inside(graph, request) : InsideDomain{};
+  // What the run's NVLink part is calibrated by: hierarchical's inner algorithm's entry (its kappa, and its
+  // overheads inside a domain: an inner algorithm's fitted launch across domains is its own run's, not this
+  // one's), every other algorithm's own.
+  const AlgorithmCalibration& inner_cal = hierarchical ? calibration.algorithm(inside.key, arch) : cal;
   std::set<int> domains;
   for (int g : request.gpus) domains.insert(graph.vertices()[graph.gpu_vertex(g)].domain);
   const bool spans_domains = domains.size() > 1;
   const double launch_units = scale_out_launch_units(key, static_cast<int>(request.gpus.size()), static_cast<int>(domains.size()));
-  const double extra_launch_us = cal.launch_us(spans_domains, launch_units);
+  const double extra_launch_us = hierarchical ? inner_cal.launch_us(false) : cal.launch_us(spans_domains, launch_units);
   if (const std::string caveat = nccl::tuner_release_caveat(request.nccl_version); !caveat.empty()) e.warnings.push_back(caveat);
   if (hierarchical && calibration.has_algorithm_entries() && !calibration.calibrates(key, arch))
     e.warnings.push_back(key + ": racksim's own algorithm, no measurement of it: inside each NVLink domain it takes " +
@@ -253,6 +283,11 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   } else {
     e.flow.launch_s = units::us_to_s(extra_launch_us);
     e.flow.intra_step_s = e.flow.net_step_s = units::us_to_s(cal.step_overhead_us);
+    if (hierarchical) {
+      e.flow.launch_s = units::us_to_s(extra_launch_us + inside.latency_us + inside.steps * inner_cal.step_overhead_us);
+      e.flow.intra_step_s = e.flow.net_step_s = 0;
+      e.flow.latency_at_launch = true;
+    }
     if (hierarchical && inside.cap_algbw_Bps > 0) {
       cap_on_nvlink = true;  // the NICs' part runs at their own rate, as NVLS-tree's does
       e.cap_algbw_Bps = inside.cap_algbw_Bps;
@@ -319,8 +354,7 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
     factor = e.cap_algbw_Bps / e.physical_algbw_Bps;
   }
   // Flows crossing a NIC take no kappa (below), so the inner algorithm's is the hierarchical run's NVLink part's.
-  const AlgorithmCalibration& kappa_cal = hierarchical ? calibration.algorithm(inside.key, arch) : cal;
-  const double kappa = kappa_cal.efficiency_at(static_cast<double>(request.bytes), ramp_gpus(graph, request));
+  const double kappa = inner_cal.efficiency_at(static_cast<double>(request.bytes), ramp_gpus(graph, request));
   e.flow.efficiency = payload * factor * (kappa > 0 ? kappa : 1);
   e.flow.kappa = kappa > 0 ? kappa : 1;
   e.flow.kappa_on_network = is_collnet_algorithm(request.algorithm);
@@ -337,14 +371,14 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   if (!spans_domains) {
     const int n = static_cast<int>(request.gpus.size());
     e.ring_sending_steps = ring_sending_steps(hierarchical ? inside.key : key, n);
-    if (e.ring_sending_steps > 0 && kappa_cal.ring_copy_GBps > 0 && e.bandwidth_s > 0) {
+    if (e.ring_sending_steps > 0 && inner_cal.ring_copy_GBps > 0 && e.bandwidth_s > 0) {
       const double links_Bps = ring_links_Bps(static_cast<double>(request.bytes), e.ring_sending_steps, n, e.bandwidth_s * e.flow.kappa);
-      const double rate = ring_copy_rate(e.ring_sending_steps, links_Bps, kappa_cal.ring_copy_GBps);
+      const double rate = ring_copy_rate(e.ring_sending_steps, links_Bps, inner_cal.ring_copy_GBps);
       e.flow.efficiency *= rate;
       e.bandwidth_s /= rate;
       const std::string said = fmt::format("a ring loop's {} sending step(s) at {:.0f} GB/s and its local copy at {:.0f} GB/s "
                                            "(calibration '{}:{}'): {:.3g} of the links' rate",
-                                           e.ring_sending_steps, units::Bps_to_GBps(links_Bps), kappa_cal.ring_copy_GBps, arch,
+                                           e.ring_sending_steps, units::Bps_to_GBps(links_Bps), inner_cal.ring_copy_GBps, arch,
                                            hierarchical ? inside.key : key, rate);
       add_note(e, said);
     }

@@ -176,7 +176,14 @@ void Executor::count_comm(int route, bool started) {
       }
     } else if (--s.active == 0) {
       s.busy_s += now - s.busy_since;
-      if (options_.record_trace || run_.classes) s.intervals.emplace_back(s.busy_since, now);
+      if (options_.record_trace || run_.classes) {
+        // A flow that starts as the last one ends keeps the link busy: one span, as the union of a quotient
+        // run's directed links gives (link_stat), whatever order the end and the start were processed in.
+        if (!s.intervals.empty() && s.intervals.back().second >= s.busy_since)
+          s.intervals.back().second = std::max(s.intervals.back().second, now);
+        else
+          s.intervals.emplace_back(s.busy_since, now);
+      }
       const int moved = active_links_.back();
       active_links_[s.active_pos] = moved;
       link_stats_[moved].active_pos = s.active_pos;

@@ -136,12 +136,13 @@ TEST(AnalyticClosedForm, NvlsGb200SeventyTwoGpus) {
 }
 
 // Hierarchical over two racks of gb200-nvl72, one block (chunk_bytes = S: the phases run one after the
-// other). NVLS inside: reduce-scatter = a_u + S/B (every GPU sends S up) + S/P (the plane reduces the d
-// slices at the summed port bandwidth of its 72 GPUs) + a_d + (S/d)/B (slice back);
-// ring across the 2 racks on S/d over the NIC: 2(D-1) (a_net + (S/d/D)/B_nic); all-gather = a_u + (S/d)/B
-// + a_d + (d-1)(S/d)/B (d-1 multicasts share each GPU's port). a_net = GPU -c2c-> Grace -pcie-> NIC
-// -port-> leaf -> spine -> leaf -port-> NIC -pcie-> Grace -c2c-> GPU (GB200's ConnectX-7s hang off the
-// Grace CPUs: NCCL's P2C path).
+// other). NVLS inside: reduce-scatter = S/B (every GPU sends S up) + S/P (the plane reduces the d slices at
+// the summed port bandwidth of its 72 GPUs) + (S/d)/B (slice back); ring across the 2 racks on S/d over the
+// NIC: 2(D-1) (S/d/D)/B_nic; all-gather = (S/d)/B + (d-1)(S/d)/B (d-1 multicasts share each GPU's port). Its
+// latency is NCCL's, paid once at launch as NCCL's model does (exec_terms.cpp, hierarchical_inside): NVLS's
+// inside one node and 2(D-1) network steps of NCCL's ring, each above the wire's own a_net = GPU -c2c-> Grace
+// -pcie-> NIC -port-> leaf -> spine -> leaf -port-> NIC -pcie-> Grace -c2c-> GPU (GB200's ConnectX-7s hang
+// off the Grace CPUs: NCCL's P2C path).
 TEST(AnalyticClosedForm, HierarchicalTwoRacks) {
   const auto g = test::shipped("gb200-nvl72", 2);
   const auto f = nvlink_figures(g);
@@ -151,46 +152,56 @@ TEST(AnalyticClosedForm, HierarchicalTwoRacks) {
                        2 * spec.nic_types[0].latency_us * 1e-6 + 3 * spec.scale_out->switch_latency_us * 1e-6;
   EXPECT_NEAR(a_net, 4.9e-6, 1e-15);
   const double S = 144.0 * (1 << 20), d = 72, D = 2, B = f.port_Bps;
-  const double a_u = f.link_s + f.switch_s, a_d = f.link_s;
   auto req = make_request(CollectiveOp::all_reduce, "hierarchical", test::first_gpus(144), static_cast<std::uint64_t>(S),
                           static_cast<std::uint64_t>(S));
+  const FlowTerms t = nccl_terms(g, req);
+  EXPECT_TRUE(t.latency_at_launch);
+  EXPECT_EQ(t.intra_step_s, 0);
+  EXPECT_EQ(t.net_step_s, 0);
+  // NVLS's latency on one 72-GPU node (what `--algo nvls` pays on one rack) and two network steps above the wire.
+  auto one_rack = make_request(CollectiveOp::all_reduce, "nvls", test::first_gpus(72), static_cast<std::uint64_t>(S));
+  const double nvls_latency_s = nccl_terms(test::shipped("gb200-nvl72", 1), one_rack).launch_s;
+  EXPECT_GT(t.launch_s, nvls_latency_s + 2 * (D - 1) * a_net);
+  EXPECT_LT(t.launch_s, nvls_latency_s + 2 * (D - 1) * 50e-6);
   const double P = 72 * B;
-  const double rs = a_u + S / B + S / P + a_d + S / d / B;
-  const double outer = 2 * (D - 1) * (a_net + S / d / D / nic_Bps);
-  const double ag = a_u + S / d / B + a_d + (d - 1) * (S / d) / B;
+  const double rs = S / B + S / P + S / d / B;
+  const double outer = 2 * (D - 1) * (S / d / D / nic_Bps);
+  const double ag = S / d / B + (d - 1) * (S / d) / B;
   const auto e = analytic_collective(g, req, Calibration::none());
-  EXPECT_NEAR(e.time_s, rs + outer + ag, (rs + outer + ag) * 1e-12);
+  EXPECT_NEAR(e.time_s, t.launch_s + rs + outer + ag, (rs + outer + ag) * 1e-12);
   ASSERT_EQ(e.phases.size(), 3u);
-  EXPECT_NEAR(e.phases[1].time_s, outer, outer * 1e-12);
 
-  // Ring inside: (d-1) steps of S/d for each of the reduce-scatter and the all-gather.
+  // Ring inside: (d-1) steps of S/d for each of the reduce-scatter and the all-gather, with NCCL's ring latency:
+  // its base latency and 2(d-1) NVLink steps inside, 2(D-1) network steps across.
   req.inner_algorithm = "ring";
-  const double ring_inner = 2 * (d - 1) * (2 * f.link_s + f.switch_s + S / d / B);
-  EXPECT_NEAR(analytic(g, req), ring_inner + outer, (ring_inner + outer) * 1e-12);
+  const FlowTerms tr = nccl_terms(g, req);
+  EXPECT_GT(tr.launch_s, 2 * (d - 1) * (2 * f.link_s + f.switch_s) + 2 * (D - 1) * a_net);
+  const double ring_inner = 2 * (d - 1) * (S / d / B);
+  EXPECT_NEAR(analytic(g, req), tr.launch_s + ring_inner + outer, (ring_inner + outer) * 1e-12);
 
   // By default NVLS blocks pipeline: a block's outer phase and all-gather overlap the next block's
   // reduce-scatter, so the links alone would let the domain part approach the port bound S (1 + 1/d) / B (each
   // GPU sends S + S/d and receives S/d + (d-1) S/d), ~2x faster than the phases in sequence. Inside each domain
   // the NVLS flows are held to NCCL's NVLS inside one node (heads x bwIntra x nvlsEfficiency, tuning.cc:285-300:
   // about half the ports' rate, what NVL72 racks measure), as NCCL's own NVLS on one rack is; the NIC phase
-  // (S/d per GPU) hides under it, so the run takes S / cap and a little more (the fill and the last block's
-  // outer phase and all-gather).
+  // (S/d per GPU) hides under it entirely, so the run takes its latency and S / cap (exec_terms scales the
+  // NVLink flows so that the run's NVLink part alone takes S / cap: FlowTerms::nvlink_scale).
   req.chunk_bytes = 0;
   req.inner_algorithm = "auto";
   const double pipelined = analytic(g, req);
   const double cap_Bps = exec_terms(g, resolve_request(req, g).request, Calibration::none()).cap_algbw_Bps;
   ASSERT_GT(cap_Bps, 0);
   EXPECT_LT(cap_Bps, B * d / (d + 1));  // the cap binds: below the links' pipelined rate
-  EXPECT_GT(pipelined, S / cap_Bps);
-  EXPECT_LT(pipelined, 1.05 * S / cap_Bps);
-  EXPECT_LT(pipelined, rs + outer + ag);
+  EXPECT_NEAR(pipelined, t.launch_s + S / cap_Bps, pipelined * 1e-9);
+  EXPECT_LT(pipelined, t.launch_s + rs + outer + ag);
   // Ring inside pipelines only on request: the default is one block.
   req.inner_algorithm = "ring";
-  EXPECT_NEAR(analytic(g, req), ring_inner + outer, (ring_inner + outer) * 1e-12);
+  EXPECT_NEAR(analytic(g, req), tr.launch_s + ring_inner + outer, (ring_inner + outer) * 1e-12);
 }
 
 // Hierarchical on HGX H100: 2 nodes x 8, NVLS inside, tree across 2 nodes (height 1: one level up, one
-// down, each piece S/(2d) per tree on every NIC in both directions at once).
+// down, each piece S/(2d) per tree on every NIC in both directions at once). NCCL's latencies at launch: NVLS's
+// inside one node and the tree's two network steps.
 TEST(AnalyticClosedForm, HierarchicalHgxTwoNodesTreeOutside) {
   const auto g = test::shipped("hgx-h100", 2);
   const auto f = nvlink_figures(g);
@@ -198,13 +209,14 @@ TEST(AnalyticClosedForm, HierarchicalHgxTwoNodesTreeOutside) {
   auto req = make_request(CollectiveOp::all_reduce, "hierarchical", test::first_gpus(16), static_cast<std::uint64_t>(S),
                           static_cast<std::uint64_t>(S));
   req.outer_algorithm = "tree";
-  const double a_u = f.link_s + f.switch_s, a_d = f.link_s;
-  const double rs = a_u + S / B + S / (8 * B) + a_d + S / d / B;  // the plane reduces at 8 ports' rate
+  const FlowTerms t = nccl_terms(g, req);
+  EXPECT_GT(t.launch_s, 2 * a_net);
+  const double rs = S / B + S / (8 * B) + S / d / B;  // the plane reduces at 8 ports' rate
   // Two trees of 2 members, mirrored: going up, tree 0 sends 1 -> 0 while tree 1 sends 0 -> 1 (one flow
   // per NIC direction, S/(2d) each); coming down the same. One block: nothing else overlaps.
-  const double outer = 2 * (a_net + (S / d / 2) / nic);
-  const double ag = a_u + S / d / B + a_d + (d - 1) * (S / d) / B;
-  EXPECT_NEAR(analytic(g, req), rs + outer + ag, (rs + outer + ag) * 1e-12);
+  const double outer = 2 * ((S / d / 2) / nic);
+  const double ag = S / d / B + (d - 1) * (S / d) / B;
+  EXPECT_NEAR(analytic(g, req), t.launch_s + rs + outer + ag, (rs + outer + ag) * 1e-12);
 }
 
 TEST(AnalyticModel, CalibrationScalesBandwidthAndAddsLatency) {
