@@ -309,11 +309,14 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
                             extra_launch_us, per_hop ? cal.scale_out_hop_overhead_us : cal.scale_out_launch_us_per_8_gpus,
                             per_hop ? "hop of the tree" : "8 GPUs of each domain", launch_units, arch, key));
   }
-  if (request.op == CollectiveOp::all_to_all) {
+  if (request.op == CollectiveOp::all_to_all || request.op == CollectiveOp::send_recv) {
     // One kernel like a collective's: NCCL's base latency of a Simple ring (tuning.cc:143-148), which the
-    // tuner never charges a p2p group itself; measured 2-GPU H200 floors are 8.5-9 us.
+    // tuner never charges a p2p group itself; measured 2-GPU H200 floors are 8.5-9 us. (A send/recv paid only
+    // its wire's latency until session 41: 0.5 us for 8 KiB between two GB200 GPUs.)
     e.flow.launch_s += units::us_to_s(
         nccl::tuner_tables(nccl::tuner_release(request.nccl_version)).base_lat[int(nccl::Algo::ring)][int(nccl::Proto::simple)]);
+  }
+  if (request.op == CollectiveOp::all_to_all) {
     e.flow.launch_s += p2p_rounds_extra_latency_s(graph, request, calibration, e.flow);
     // A measured effect the model has no term for, as for LL128 above: on one HGX B200 (2-8 of its GPUs in one
     // process) the 2- and 3-GPU all-to-alls ran 18-23 % slower than racksim's at 256 MiB-16 GiB while 4-8 GPUs
