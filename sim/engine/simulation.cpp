@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "models/collectives/algorithm_support.hpp"
 #include "models/collectives/exec_terms.hpp"
 #include "sim/calib/heldout_errors.hpp"
 #include "sim/core/errors.hpp"
@@ -93,9 +94,12 @@ std::optional<HeldoutError> collective_heldout_error(const TopologyGraph& graph,
     if (g < 0 || g >= graph.gpu_count()) return std::nullopt;
     domains.insert(graph.vertices()[graph.gpu_vertex(g)].domain);
   }
+  std::string key = std::string(to_string(request.op)) + "/" + algorithm;
+  // racksim's hierarchical on one NVLink domain is its inner algorithm, priced as NCCL's (exec_terms.cpp): that
+  // algorithm's held-out error. Across domains nothing measures it: the pooled class says "(any algorithm)".
+  if (key == "all_reduce/hierarchical" && domains.size() == 1) key = "all_reduce/" + hierarchical_inner(request, graph);
   return heldout_error_for(calibration, request_architecture(graph, request),  // "" for no GPUs: none
-                           std::string(to_string(request.op)) + "/" + algorithm, domains.size() > 1,
-                           static_cast<double>(request.bytes));
+                           key, domains.size() > 1, static_cast<double>(request.bytes));
 }
 
 Simulation::Simulation(const TopologyGraph& graph, Calibration calibration, FailureScenario failures)
