@@ -287,19 +287,18 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
       e.flow.launch_s = units::us_to_s(extra_launch_us + inside.latency_us + inside.steps * inner_cal.step_overhead_us);
       e.flow.intra_step_s = e.flow.net_step_s = 0;
       e.flow.latency_at_launch = true;
-    }
-    if (hierarchical && inside.cap_algbw_Bps > 0) {
-      cap_on_nvlink = true;  // the NICs' part runs at their own rate, as NVLS-tree's does
-      e.cap_algbw_Bps = inside.cap_algbw_Bps;
-      e.cap_source = "inside each domain, " + inside.cap_source;
-    }
-    if (hierarchical)
+      if (inside.cap_algbw_Bps > 0) {
+        cap_on_nvlink = true;  // the NICs' part runs at their own rate, as NVLS-tree's does
+        e.cap_algbw_Bps = inside.cap_algbw_Bps;
+        e.cap_source = "inside each domain, " + inside.cap_source;
+      }
       add_note(e, fmt::format("inside each domain as NCCL's {} inside one node{}{}", inside.inner,
                               inside.cap_algbw_Bps > 0 ? fmt::format(": at most {:.4g} GB/s of algorithm bandwidth ({})",
                                                                      units::Bps_to_GBps(inside.cap_algbw_Bps), inside.cap_source)
                                                        : std::string(),
                               calibration.calibrates(inside.key, arch) ? fmt::format(", calibration '{}:{}'", arch, inside.key)
                                                                        : std::string()));
+    }
   }
   // The fitted launch across domains is often most of a small run's time (a 64-GPU rack's 340 us): say what it
   // is and where it comes from, so that the total can be checked.
