@@ -108,9 +108,14 @@ struct BuiltJob {
 
 BuiltJob build_job(const JobSpec& job, const TopologyGraph& g, const Calibration& cal) {
   BuiltJob b;
-  if (job.planned) {  // the step's compute: a pure delay (the launch overhead of a task-less schedule)
+  if (job.planned) {  // the step's compute: a pure delay (the launch of a task-less schedule)
     Schedule compute;
     compute.algorithm = compute_algorithm(job);
+    // Carried by the schedule itself, as build_schedule's NCCL terms are: a calibration entry under a name
+    // that is no collective ("jobs/compute-x") was refused by the engine process that re-reads the
+    // calibration (`racksim jobs planner-steps` failed until session 41).
+    compute.exec.set = true;
+    compute.exec.launch_s = job.planned->compute_s;
     compute.request.gpus = {job.gpus.front()};
     compute.request.bytes = 1;
     b.schedules.push_back(std::move(compute));
@@ -243,16 +248,10 @@ MixResult run_job_mix(const JobMix& mix, const std::vector<std::string>& extra_f
   }
   TopologyGraph graph(spec, mix.racks ? *mix.racks : spec.rack.default_racks);
   if (!mix.partitions.empty()) graph.apply_partitions(parse_partitions(mix.partitions, graph, "partitions"));
-  Calibration cal = load_calibration(mix.calibration);
+  const Calibration cal = load_calibration(mix.calibration);
   std::vector<JobSpec> jobs = resolve_jobs(mix, graph);
   for (auto& j : jobs)
-    if (j.step) {
-      plan_step(j, mix, graph.racks(), topology_dir);
-      AlgorithmCalibration delay;
-      delay.launch_overhead_us = j.planned->compute_s * 1e6;
-      delay.source = "the planner's step time less its data-parallel traffic (" + j.planned->layout + ")";
-      cal.algorithms[compute_algorithm(j)] = delay;
-    }
+    if (j.step) plan_step(j, mix, graph.racks(), topology_dir);
 
   MixResult out;
   out.name = mix.name;

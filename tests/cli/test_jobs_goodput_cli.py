@@ -50,6 +50,16 @@ x = {j["name"]: j for j in s["failure"]["jobs"]}["x"]
 check(x["fate"] == "restarts" and x["slowdown_after"] > 0 and "PXN" in x["reason"],
       f"a dead NIC: restart through PXN, slower ({x['slowdown_after']:+.3f}), not an error")
 
+# A planner step as a job through the CLI (its engine runs in the daemon, which re-reads the calibration: the
+# step's compute once went there as a calibration entry it refused, and the command failed).
+steps = racksim("jobs", "planner-steps", "--format", "json")
+check(steps.returncode == 0, f"jobs planner-steps: exit {steps.returncode} {steps.stderr.strip()[:300]}")
+if steps.returncode == 0:
+    for j in json.loads(steps.stdout)["jobs"]:
+        delay = j["collectives"][0]
+        check(delay["algo"] == "delay" and abs(delay["alone_us"] - j["step"]["compute_us"]) <= 1e-6 * j["step"]["compute_us"],
+              f"planner-steps {j['name']}: the compute delay is the planner's step less its DP traffic")
+
 gp = ["goodput", "--gpus", "4608", "--step-s", "10", "--checkpoint-bytes", "5700GB", "--spare-trays", "2", "--trials", "100"]
 a, b = racksim(*gp, "--format", "json"), racksim(*gp, "--format", "json")
 check(a.returncode == 0 and a.stdout == b.stdout, "goodput: the same seed gives byte-identical JSON")
