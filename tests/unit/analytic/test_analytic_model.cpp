@@ -170,6 +170,7 @@ TEST(AnalyticClosedForm, HierarchicalTwoRacks) {
   const auto e = analytic_collective(g, req, Calibration::none());
   EXPECT_NEAR(e.time_s, t.launch_s + rs + outer + ag, (rs + outer + ag) * 1e-12);
   ASSERT_EQ(e.phases.size(), 3u);
+  EXPECT_NEAR(e.phases[1].time_s, outer, outer * 1e-12);  // a phase's own time: the latency is the launch's
 
   // Ring inside: (d-1) steps of S/d for each of the reduce-scatter and the all-gather, with NCCL's ring latency:
   // its base latency and 2(d-1) NVLink steps inside, 2(D-1) network steps across.
