@@ -95,6 +95,12 @@ std::string request_architecture(const TopologyGraph& graph, const CollectiveReq
   return request.gpus.empty() ? "" : architecture_of(cc);
 }
 
+std::string nvlink_calibration_key(const TopologyGraph& graph, const CollectiveRequest& request) {
+  if (request.op == CollectiveOp::all_reduce && request.algorithm == "hierarchical")
+    return "all_reduce/" + hierarchical_inner(request, graph);
+  return std::string(to_string(request.op)) + "/" + request.algorithm;
+}
+
 int ring_sending_steps(const std::string& key, int n) {
   if (n < 2) return 0;
   if (key == "all_reduce/ring") return 2 * (n - 1);
@@ -156,7 +162,7 @@ struct InsideDomain {
 InsideDomain hierarchical_inside(const TopologyGraph& graph, const CollectiveRequest& request) {
   InsideDomain in;
   in.inner = hierarchical_inner(request, graph);
-  in.key = "all_reduce/" + in.inner;
+  in.key = nvlink_calibration_key(graph, request);
   const DomainGroups groups = domain_groups(request, graph);
   if (groups.ranks.empty()) return in;
   nccl::ChannelLimits limits;
@@ -204,7 +210,8 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   // What the run's NVLink part is calibrated by: hierarchical's inner algorithm's entry (its kappa, and its
   // overheads inside a domain: an inner algorithm's fitted launch across domains is its own run's, not this
   // one's), every other algorithm's own.
-  const AlgorithmCalibration& inner_cal = hierarchical ? calibration.algorithm(inside.key, arch) : cal;
+  const std::string inner_key = hierarchical ? inside.key : key;
+  const AlgorithmCalibration& inner_cal = hierarchical ? calibration.algorithm(inner_key, arch) : cal;
   std::set<int> domains;
   for (int g : request.gpus) domains.insert(graph.vertices()[graph.gpu_vertex(g)].domain);
   const bool spans_domains = domains.size() > 1;
@@ -372,7 +379,7 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   // the engine meets the same time. Across domains the NICs set the pace and the SMs have slack.
   if (!spans_domains) {
     const int n = static_cast<int>(request.gpus.size());
-    e.ring_sending_steps = ring_sending_steps(hierarchical ? inside.key : key, n);
+    e.ring_sending_steps = ring_sending_steps(inner_key, n);
     if (e.ring_sending_steps > 0 && inner_cal.ring_copy_GBps > 0 && e.bandwidth_s > 0) {
       const double links_Bps = ring_links_Bps(static_cast<double>(request.bytes), e.ring_sending_steps, n, e.bandwidth_s * e.flow.kappa);
       const double rate = ring_copy_rate(e.ring_sending_steps, links_Bps, inner_cal.ring_copy_GBps);
@@ -381,7 +388,7 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
       const std::string said = fmt::format("a ring loop's {} sending step(s) at {:.0f} GB/s and its local copy at {:.0f} GB/s "
                                            "(calibration '{}:{}'): {:.3g} of the links' rate",
                                            e.ring_sending_steps, units::Bps_to_GBps(links_Bps), inner_cal.ring_copy_GBps, arch,
-                                           hierarchical ? inside.key : key, rate);
+                                           inner_key, rate);
       add_note(e, said);
     }
   }

@@ -82,4 +82,9 @@ double p2p_pipeline_bytes(const TopologyGraph& graph, const CollectiveRequest& r
 // The GPU architecture of a request's ranks for calibration lookups ("hopper", "blackwell", ...).
 std::string request_architecture(const TopologyGraph& graph, const CollectiveRequest& request);
 
+// The calibration entry ("op/algorithm") that prices a resolved request's flows on NVLink: its own, except
+// racksim's hierarchical all-reduce, which runs NCCL's NVLS or ring inside each domain and takes that
+// algorithm's ("all_reduce/nvls", "all_reduce/ring").
+std::string nvlink_calibration_key(const TopologyGraph& graph, const CollectiveRequest& request);
+
 }  // namespace racksim

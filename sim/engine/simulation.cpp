@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <set>
 
-#include "models/collectives/algorithm_support.hpp"
 #include "models/collectives/exec_terms.hpp"
 #include "sim/calib/heldout_errors.hpp"
 #include "sim/core/errors.hpp"
@@ -94,10 +93,15 @@ std::optional<HeldoutError> collective_heldout_error(const TopologyGraph& graph,
     if (g < 0 || g >= graph.gpu_count()) return std::nullopt;
     domains.insert(graph.vertices()[graph.gpu_vertex(g)].domain);
   }
+  // On one NVLink domain a run is what prices its NVLink flows (racksim's hierarchical: NCCL's inner algorithm,
+  // exec_terms.hpp), so that algorithm's held-out error; across domains its own (hierarchical: nothing measures it,
+  // the pooled class says "(any algorithm)").
   std::string key = std::string(to_string(request.op)) + "/" + algorithm;
-  // racksim's hierarchical on one NVLink domain is its inner algorithm, priced as NCCL's (exec_terms.cpp): that
-  // algorithm's held-out error. Across domains nothing measures it: the pooled class says "(any algorithm)".
-  if (key == "all_reduce/hierarchical" && domains.size() == 1) key = "all_reduce/" + hierarchical_inner(request, graph);
+  if (domains.size() == 1) {
+    CollectiveRequest resolved = request;
+    resolved.algorithm = algorithm;
+    key = nvlink_calibration_key(graph, resolved);
+  }
   return heldout_error_for(calibration, request_architecture(graph, request),  // "" for no GPUs: none
                            key, domains.size() > 1, static_cast<double>(request.bytes));
 }
