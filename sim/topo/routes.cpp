@@ -163,6 +163,29 @@ bool scale_out_route(const TopologyGraph& g, int src, int dst, Route& out) {
   return true;
 }
 
+// GPU -> [CPU ->] NIC -> leaf [-> spine]: a GPU to its own rail's leaf or spine switch (CollNet's fabric
+// plane sits at the spine, sim/platform), built directly as scale_out_route builds its half; `reverse` gives
+// the way back. Without it every CollNet flow's route was a Dijkstra over a freshly built copy of the graph
+// (racksim validate spent most of its time there). False where the switch is not the GPU's own rail's.
+bool gpu_fabric_route(const TopologyGraph& g, int gpu, int fabric_switch, bool reverse, Route& out) {
+  const int nic = g.nic_of_gpu(gpu);
+  if (nic < 0) return false;
+  int leaf = -1;
+  for (int e : g.incident_edges(nic))
+    if (g.edges()[e].kind == LinkKind::nic) leaf = g.other_end(e, nic);
+  if (leaf < 0) return false;
+  std::vector<int> path = gpu_to_nic(g, gpu, nic);
+  if (path.empty()) return false;
+  path.push_back(leaf);
+  if (fabric_switch != leaf) {
+    if (edge_between(g, leaf, fabric_switch) < 0 || g.vertices()[fabric_switch].rack >= 0) return false;
+    path.push_back(fabric_switch);
+  }
+  if (reverse) std::reverse(path.begin(), path.end());
+  for (std::size_t i = 0; i + 1 < path.size(); ++i) out.hops.push_back(edge_hop(g, edge_between(g, path[i], path[i + 1]), path[i]));
+  return true;
+}
+
 // Lowest-latency path (a tiny per-hop cost breaks ties towards fewer hops) that passes through no GPU
 // other than the endpoints and no NVSwitch chip (NVLink traffic between GPUs takes the striped plane).
 bool shortest_route(const TopologyGraph& g, int src, int dst, Route& out) {
@@ -223,6 +246,9 @@ Route find_route(const TopologyGraph& g, int src, int dst) {
     if (scale_out_route(g, src, dst, r)) return finish(r);
     r.hops.clear();
   }
+  if (vs.kind == VertexKind::gpu && vd.kind == VertexKind::ib_switch && gpu_fabric_route(g, src, dst, false, r)) return finish(r);
+  if (vs.kind == VertexKind::ib_switch && vd.kind == VertexKind::gpu && gpu_fabric_route(g, dst, src, true, r)) return finish(r);
+  r.hops.clear();
   if (!shortest_route(g, src, dst, r))
     throw InputError("route", "", vs.name + " -> " + vd.name,
                      "two devices connected without passing through another GPU");

@@ -114,6 +114,38 @@ TEST(Routes, Gb300AcrossRacksStraightToTheNic) {
   for (const auto& h : r.hops) EXPECT_NE(h.kind, LinkKind::c2c);
 }
 
+// CollNet's flows go from a GPU to its rail's spine and back (models/analytic/flow_cost.cpp, fabric_path). The
+// route is built directly (routes.cpp, gpu_fabric_route); it must be the lowest-latency one the graph search
+// found before: own NIC (through Grace on GB200), its leaf, the spine; the way back mirrors it.
+TEST(Routes, GpuToItsRailsSpineAndBack) {
+  const auto g = test::shipped("gb200-nvl72", 2);
+  const int gpu = g.gpu_vertex(72 + 5);
+  const int spine = g.spine_of_rail(g.vertices()[g.nic_of_gpu(gpu)].local);
+  ASSERT_GE(spine, 0);
+  const Route up = find_route(g, gpu, spine);
+  ASSERT_EQ(up.hops.size(), 4u);
+  EXPECT_EQ(up.hops[0].kind, LinkKind::c2c);
+  EXPECT_EQ(up.hops[1].kind, LinkKind::pcie);
+  EXPECT_EQ(up.hops[2].kind, LinkKind::nic);
+  EXPECT_EQ(up.hops[3].to, spine);
+  const Route down = find_route(g, spine, gpu);
+  ASSERT_EQ(down.hops.size(), 4u);
+  EXPECT_EQ(down.hops[0].from, spine);
+  EXPECT_EQ(down.hops[3].kind, LinkKind::c2c);
+  EXPECT_EQ(down.hops[3].to, gpu);
+  EXPECT_NEAR(down.latency_s, up.latency_s - g.vertices()[spine].switch_latency_s + g.vertices()[gpu].switch_latency_s, 1e-15);
+  EXPECT_NEAR(up.bottleneck_Bps, 50e9, 1);  // ConnectX-7, 400 Gb/s
+
+  const auto h = test::shipped("hgx-h100", 2);
+  const int hgpu = h.gpu_vertex(8 + 3);
+  const int hspine = h.spine_of_rail(h.vertices()[h.nic_of_gpu(hgpu)].local);
+  const Route hup = find_route(h, hgpu, hspine);
+  ASSERT_EQ(hup.hops.size(), 3u);  // GPU -> NIC over PCIe, NIC -> leaf, leaf -> spine
+  EXPECT_EQ(hup.hops[0].kind, LinkKind::pcie);
+  EXPECT_EQ(hup.hops[1].kind, LinkKind::nic);
+  EXPECT_EQ(find_route(h, hspine, hgpu).hops.size(), 3u);
+}
+
 TEST(Routes, GpuToItsGraceOverC2C) {
   const auto g = test::shipped("gb200-nvl72", 1);
   const Route r = find_route(g, g.gpu_vertex(1), g.cpu_of_gpu(g.gpu_vertex(1)));
