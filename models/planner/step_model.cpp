@@ -74,6 +74,9 @@ namespace {
 // to and from host memory, by the memory model (models/memory/offload.hpp) for a whole tray doing the
 // same, with `compute_s` of compute to hide behind.
 double offload_time(const SystemContext& sys, double optimizer_params, double activation_bytes, double compute_s) {
+  // Nothing to stream (a layout that offloads activations of a stage that keeps none, e.g. one-token
+  // sequences): no time, and no request to the memory model, which refuses an offload of nothing.
+  if (!(optimizer_params > 0) && !(activation_bytes > 0)) return 0;
   SystemContext::OffloadMemo& memo = *sys.offload_streaming;
   const std::lock_guard<std::mutex> lock(memo.mutex);
   auto& streaming = memo.seconds;

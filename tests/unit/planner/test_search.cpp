@@ -352,6 +352,20 @@ TEST(Plan, GpusAloneTakeTheRacksTheyNeed) {
   }
 }
 
+// One-token sequences leave some stages no activations to offload; such a layout offloads nothing and costs
+// nothing to stream. The whole plan used to fail with the memory model's "--offload: invalid value (nothing)",
+// an option the user had not given.
+TEST(Plan, OneTokenSequencesArePricedNotRefused) {
+  for (const int seq_len : {1, 2}) {
+    PlanRequest q = request("llama-3-8b", 64);
+    q.job.seq_len = seq_len;
+    q.engine_top = 0;
+    const PlanResult plan = run_plan(q);
+    ASSERT_FALSE(plan.search.ranked.empty()) << seq_len;
+    EXPECT_GT(plan.search.ranked.front().estimate.tokens_per_s_per_gpu, 0) << seq_len;
+  }
+}
+
 TEST(Plan, BadInput) {
   PlanRequest unknown = request("llama-9", 256);
   try {
