@@ -28,7 +28,7 @@ void add_collective_options(CLI::App& cmd, CollectiveOptions& o, bool with_bytes
                  "auto (what NCCL 2.28 would run; CollNet only when named or with --collnet on, NCCL_COLLNET_ENABLE being off by default) or "
                  "one of the op's algorithms (" + per_op + "); like NCCL_ALGO");
   cmd.add_option("--protocol", o.protocol, "auto (NCCL's choice), LL, LL128 or Simple; like NCCL_PROTO");
-  cmd.add_option("--channels", o.channels, "NCCL channels (CTAs), 1-64; default NCCL's choice; like NCCL_MIN/MAX_NCHANNELS");
+  cmd.add_option("--channels", o.channels, "NCCL channels (CTAs), 1-64, or 0 (the default): NCCL's choice; like NCCL_MIN/MAX_NCHANNELS");
   cmd.add_option("--ib-qps-per-connection", o.ib_qps,
                  "queue pairs of each InfiniBand / RoCE connection across nodes, 1-128; default NCCL's one; like "
                  "NCCL_IB_QPS_PER_CONNECTION");
@@ -74,8 +74,10 @@ CollectiveSetup setup_collective(const CollectiveOptions& o, const GlobalOptions
   TopologySpec spec = SystemCatalog(global.topology_dir).load(o.system);
   if (o.nic_GBps) {
     // Same bound as a topology file's bandwidths: finite and > 0 (1e6 GB/s: far above any link).
-    if (!(*o.nic_GBps > 0 && *o.nic_GBps <= 1e6))
-      throw InputError("--nic-GBps", "", std::to_string(*o.nic_GBps), "a bandwidth in (0, 1e6] GB/s per direction");
+    if (!(*o.nic_GBps >= kMinLinkBandwidth_GBps && *o.nic_GBps <= kMaxBandwidth_GBps))
+      throw InputError("--nic-GBps", "", fmt::format("{:g}", *o.nic_GBps),
+                       fmt::format("a bandwidth in [{:g}, {:g}] GB/s per direction (what a topology file allows)", kMinLinkBandwidth_GBps,
+                                   kMaxBandwidth_GBps));
     if (spec.nic_types.empty()) throw InputError("--nic-GBps", "", std::to_string(*o.nic_GBps), "a system with scale-out NICs (" + spec.id + " has none)");
     for (auto& nic : spec.nic_types) nic.bandwidth_GBps = *o.nic_GBps;
   }

@@ -54,6 +54,23 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::ConversionError& e) {
+    // Values are checked on their text first (cli_common.cpp: a whole number that fits 64 bits); what still
+    // fails to convert is a whole number beyond a 32-bit option's range. CLI11 says "Could not convert:
+    // NAME = VALUE", which names neither what is allowed nor the limit.
+    const std::string what = e.what(), prefix = "Could not convert: ";
+    const std::size_t eq = what.find(" = ");
+    if (what.rfind(prefix, 0) == 0 && eq != std::string::npos) {
+      const std::string name = what.substr(prefix.size(), eq - prefix.size()), value = what.substr(eq + 3);
+      std::cerr << "racksim: error: "
+                << racksim::one_line(name + ": '" + value + "' is out of range; allowed: a whole number in [-2147483648, 2147483647] "
+                                     "(the option's own limits: racksim --help)",
+                                     racksim::kMaxMessageBytes)
+                << "\n";
+    } else {
+      std::cerr << "racksim: error: " << racksim::one_line(what, racksim::kMaxMessageBytes) << " (see racksim --help)\n";
+    }
+    return 2;
   } catch (const CLI::ParseError& e) {
     std::cerr << "racksim: error: " << racksim::one_line(e.what(), racksim::kMaxMessageBytes) << " (see racksim --help)\n";
     return 2;

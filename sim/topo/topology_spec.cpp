@@ -112,7 +112,6 @@ std::vector<T> read_array(JsonObjectReader& parent, const std::string& key, F re
   return out;
 }
 
-constexpr double kMaxBandwidth_GBps = 1e6;   // 1 PB/s: far above any link; larger is a typo
 constexpr double kMaxLatency_us = 1e6;       // 1 s
 constexpr double kMaxCapacity_GB = 1e6;
 
@@ -175,7 +174,7 @@ TopologySpec topology_from_json(const nlohmann::json& doc, const std::string& wh
     t.id = r.string("id");
     claim_id(nic_ids, t.id, r);
     t.name = r.string("name");
-    t.bandwidth_GBps = r.number_in("bandwidth_GBps", 1e-6, kMaxBandwidth_GBps);
+    t.bandwidth_GBps = r.number_in("bandwidth_GBps", kMinLinkBandwidth_GBps, kMaxBandwidth_GBps);
     t.latency_us = r.number_in("latency_us", 0, kMaxLatency_us);
     t.source = sources.read(r);
     return t;
@@ -185,7 +184,7 @@ TopologySpec topology_from_json(const nlohmann::json& doc, const std::string& wh
     t.id = r.string("id");
     claim_id(link_ids, t.id, r);
     t.kind = *link_kind_from_string(r.one_of("kind", kLinkKindNames));
-    t.bandwidth_GBps = r.number_in("bandwidth_GBps", 1e-6, kMaxBandwidth_GBps);
+    t.bandwidth_GBps = r.number_in("bandwidth_GBps", kMinLinkBandwidth_GBps, kMaxBandwidth_GBps);
     t.latency_us = r.number_in("latency_us", 0, kMaxLatency_us);
     t.lanes = static_cast<int>(r.integer_in("lanes", 1, 1024));
     t.source = sources.read(r);

@@ -11,6 +11,9 @@
 namespace racksim {
 
 inline constexpr int kTopologySchemaVersion = 1;
+// A link's or NIC's bandwidth in a topology file (and --nic-GBps): [kMinLinkBandwidth_GBps, kMaxBandwidth_GBps].
+inline constexpr double kMinLinkBandwidth_GBps = 1e-6;  // 1 kB/s: slower is a typo (or a unit mix-up)
+inline constexpr double kMaxBandwidth_GBps = 1e6;       // 1 PB/s: far above any link; larger is a typo
 
 enum class LinkKind { nvlink, c2c, pcie, cpu_cpu, nic, ib };
 const char* to_string(LinkKind kind);
