@@ -6,6 +6,7 @@
 #include <optional>
 #include <thread>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <map>
 
 #include "models/planner/comm_cost.hpp"
@@ -228,10 +229,26 @@ PlanResult run_plan(const PlanRequest& req) {
   out.search = search_layouts(model, job, sys, out.shapes, req.constraints, comm, keep, req.constraints.pinned());
   if (out.search.ranked.empty()) {
     const int n = out.shapes.empty() ? 0 : out.shapes.front().gpus();
+    const std::string searched = fmt::format("searched {}{}", n, out.shapes.size() > 1 ? fmt::format(" down to {}", out.shapes.back().gpus()) : "");
+    // Degrees the user fixed: when nothing fits, they are what to change, so the message names them, not
+    // the GPU count (--tp 3 on Llama 3 8B's 32 heads said "--racks: invalid value 1 rack(s)").
+    std::vector<std::string> where, values;
+    const SearchConstraints& c = req.constraints;
+    for (const auto& [name, value] : std::vector<std::pair<std::string, std::optional<int>>>{
+             {"--tp", c.tp}, {"--cp", c.cp}, {"--pp", c.pp}, {"--dp", c.dp}, {"--ep", c.ep}, {"--etp", c.etp}, {"--edp", c.edp},
+             {"--vp", c.vp}, {"--micro-batch", c.micro_batch}})
+      if (value) {
+        where.push_back(name);
+        values.push_back(fmt::format("{} {}", name, *value));
+      }
+    if (where.size() == 1) values = {values.front().substr(where.front().size() + 1)};  // "--tp: invalid value 3"
+    if (!where.empty())
+      throw InputError(fmt::format("{}", fmt::join(where, "/")), "", fmt::format("{}", fmt::join(values, " ")),
+                       fmt::format("{} with which some layout of {} on {} GPUs can run ({}): {}", where.size() == 1 ? "a degree" : "degrees",
+                                   model.id, n, searched, reasons_text(out.search)));
     throw InputError(req.gpus ? "--gpus" : "--racks", "",
                      req.gpus ? std::to_string(*req.gpus) + " GPUs" : fmt::format("{} rack(s) ({} GPUs)", racks, graph.gpu_count()),
-                     fmt::format("a GPU count that some TP x EP x CP x PP x DP layout of {} can use (searched {}{}): {}", model.id,
-                                 n, out.shapes.size() > 1 ? fmt::format(" down to {}", out.shapes.back().gpus()) : "",
+                     fmt::format("a GPU count that some TP x EP x CP x PP x DP layout of {} can use ({}): {}", model.id, searched,
                                  reasons_text(out.search)));
   }
   if (static_cast<int>(out.search.ranked.size()) > req.top) out.search.ranked.resize(req.top);

@@ -407,6 +407,17 @@ TEST(Plan, BadInput) {
   }
   PlanRequest zero_batch = request("llama-3.1-8b", 0);
   EXPECT_THROW(run_plan(zero_batch), InputError);
+  // A fixed degree no layout can use: the message names that option and why, not the GPU count
+  PlanRequest odd_tp = request("llama-3.1-8b", 256);
+  odd_tp.constraints.tp = 3;
+  try {
+    run_plan(odd_tp);
+    FAIL() << "--tp 3 accepted for 32 heads";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where(), "--tp");
+    EXPECT_NE(std::string(e.what()).find("invalid value 3"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("TP does not divide the attention"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
