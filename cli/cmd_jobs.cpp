@@ -19,7 +19,7 @@ struct JobsOptions {
 
 void set_duration(Duration& d, const std::optional<double>& value, const std::string& option) {
   if (!value) return;
-  if (!(*value >= 0 && *value <= 1e7)) throw InputError(option, "", std::to_string(*value), "seconds in [0, 1e7]");
+  if (!(*value >= 0 && *value <= 1e7)) throw InputError(option, "", number_text(*value), "seconds in [0, 1e7]");
   d = {*value, "given (" + option + ")"};
 }
 

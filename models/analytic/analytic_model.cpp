@@ -49,20 +49,20 @@ AnalyticEstimate analytic_collective(const TopologyGraph& graph, const Collectiv
 // all-gather); 0 for a single GPU. (Our reading: the caption does not say how many phases pay L.)
 double fig4_allreduce_time_s(const Fig4Inputs& in) {
   const std::string where = "fig4";
-  if (!(in.bytes > 0)) throw InputError(where, "/bytes", std::to_string(in.bytes), "> 0");
+  if (!(in.bytes > 0)) throw InputError(where, "/bytes", number_text(in.bytes), "> 0");
   if (in.gpus_per_domain < 1) throw InputError(where, "/gpus_per_domain", std::to_string(in.gpus_per_domain), ">= 1");
   if (in.domains < 1) throw InputError(where, "/domains", std::to_string(in.domains), ">= 1");
-  if (in.phase_latency_s < 0) throw InputError(where, "/phase_latency_s", std::to_string(in.phase_latency_s), ">= 0");
+  if (in.phase_latency_s < 0) throw InputError(where, "/phase_latency_s", number_text(in.phase_latency_s), ">= 0");
   const double S = in.bytes, d = in.gpus_per_domain, D = in.domains;
   double t = 0;
   int phases = 0;
   if (in.gpus_per_domain > 1) {
-    if (!(in.nvlink_Bps > 0)) throw InputError(where, "/nvlink_Bps", std::to_string(in.nvlink_Bps), "> 0");
+    if (!(in.nvlink_Bps > 0)) throw InputError(where, "/nvlink_Bps", number_text(in.nvlink_Bps), "> 0");
     t += in.nvls ? S / in.nvlink_Bps : 2 * (d - 1) / d * S / in.nvlink_Bps;
     phases += in.domains > 1 ? 2 : 1;
   }
   if (in.domains > 1) {
-    if (!(in.nic_Bps > 0)) throw InputError(where, "/nic_Bps", std::to_string(in.nic_Bps), "> 0");
+    if (!(in.nic_Bps > 0)) throw InputError(where, "/nic_Bps", number_text(in.nic_Bps), "> 0");
     t += 2 * (D - 1) / D * (S / d) / in.nic_Bps;
     phases += 1;
   }

@@ -25,7 +25,7 @@ double gpu_nic_Bps(const TopologyGraph& g, int gpu_vertex) {
 double override_or(const std::optional<double>& gbps, double fallback_Bps, const std::string& name) {
   if (!gbps) return fallback_Bps;
   if (!(*gbps > 0) || *gbps > 1e6)
-    throw InputError(name, "", std::to_string(*gbps), "a bandwidth in (0, 1e6] GB/s (1e9 bytes/s per direction)");
+    throw InputError(name, "", number_text(*gbps), "a bandwidth in (0, 1e6] GB/s (1e9 bytes/s per direction)");
   return units::GBps_to_Bps(*gbps);
 }
 
@@ -41,9 +41,9 @@ Fig4Result fig4_on_system(const TopologyGraph& g, int gpus, std::uint64_t bytes,
     return where + n;
   };
   if (!(o.efficiency > 0 && o.efficiency <= 1))
-    throw InputError(name("efficiency"), "", std::to_string(o.efficiency), "a fraction of the vendor peak in (0, 1]");
+    throw InputError(name("efficiency"), "", number_text(o.efficiency), "a fraction of the vendor peak in (0, 1]");
   if (!(o.phase_latency_us >= 0 && o.phase_latency_us <= 1e6))
-    throw InputError(name("phase_latency_us"), "", std::to_string(o.phase_latency_us), "microseconds in [0, 1e6]");
+    throw InputError(name("phase_latency_us"), "", number_text(o.phase_latency_us), "microseconds in [0, 1e6]");
   CollectiveRequest request;
   request.gpus = place_ranks(g, gpus, name("gpus"));
   Fig4Result r;

@@ -264,7 +264,7 @@ struct RunShape {
 
 RunShape run_shape(const GoodputRequest& r, GoodputResult& out) {
   auto check = [](bool ok, const std::string& what, double value, const std::string& allowed) {
-    if (!ok) throw InputError(what, "", std::to_string(value), allowed);
+    if (!ok) throw InputError(what, "", number_text(value), allowed);
   };
   check(r.units >= 1 && r.units <= 100000, "units", r.units, "1 to 100000 allocation units");
   check(r.trays_per_unit >= 1 && r.trays_per_unit <= 1024, "trays per unit", r.trays_per_unit, "1 to 1024");

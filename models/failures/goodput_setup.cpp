@@ -60,7 +60,7 @@ GoodputRequest goodput_request(const GoodputSetup& s, GoodputRequest r) {
                      "0 to " + std::to_string(u.trays_per_unit - 1) + " trays of a " + s.unit + " unit on " + spec.id);
   if (s.hot_spares < 0 || s.hot_spares > 100000) throw InputError("--hot-spares", "", std::to_string(s.hot_spares), "0 to 100000 units");
   if (!(s.storage_GBps_per_gpu > 0 && s.storage_GBps_per_gpu <= 1e4))
-    throw InputError("--storage-GBps", "", std::to_string(s.storage_GBps_per_gpu), "(0, 1e4] GB/s per GPU");
+    throw InputError("--storage-GBps", "", number_text(s.storage_GBps_per_gpu), "(0, 1e4] GB/s per GPU");
   r.label = spec.id + " " + (s.unit == "rack" ? "racks" : s.unit) +
             (s.spare_trays ? " +" + std::to_string(s.spare_trays) + " spare tray(s)" : "") +
             (s.hot_spares ? " +" + std::to_string(s.hot_spares) + " hot spare(s)" : "");
@@ -130,13 +130,13 @@ std::vector<GoodputRequest> goodput_call_requests(const GoodputCall& c) {
   base.mode = partition_mode_from_string(c.partition_mode, "--partition-mode");
   base.adaptive_slowdown = c.adaptive_slowdown;
   base.interval_s = c.interval_s;
-  if (!(c.days > 0 && c.days <= 3650)) throw InputError("--days", "", std::to_string(c.days), "(0, 3650] days");
+  if (!(c.days > 0 && c.days <= 3650)) throw InputError("--days", "", number_text(c.days), "(0, 3650] days");
   base.work_hours = c.days * 24;
   base.trials = c.trials;
   base.seed = c.seed;
   auto given = [](Duration& d, const std::optional<double>& v, double scale, const std::string& option) {
     if (!v) return;
-    if (!(*v >= 0 && *v * scale <= 1e7)) throw InputError(option, "", std::to_string(*v), "a non-negative time up to 1e7 s");
+    if (!(*v >= 0 && *v * scale <= 1e7)) throw InputError(option, "", number_text(*v), "a non-negative time up to 1e7 s");
     d = {*v * scale, "given (" + option + ")"};
   };
   given(base.recovery.restart, c.restart_s, 1, "--restart-s");

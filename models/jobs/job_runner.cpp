@@ -243,7 +243,7 @@ MixResult run_job_mix(const JobMix& mix, const std::vector<std::string>& extra_f
   TopologySpec spec = catalog.load(mix.system);
   if (mix.oversubscription) {
     if (!spec.scale_out)
-      throw InputError("oversubscription", "", std::to_string(*mix.oversubscription), "a system with a scale-out fabric");
+      throw InputError("oversubscription", "", number_text(*mix.oversubscription), "a system with a scale-out fabric");
     spec.scale_out->oversubscription = *mix.oversubscription;
   }
   TopologyGraph graph(spec, mix.racks ? *mix.racks : spec.rack.default_racks);

@@ -69,14 +69,14 @@ double parse_param_count(const std::string& text, const std::string& where) {
 }
 
 OffloadResult offload_step(const TopologySpec& spec, const OffloadRequest& q, const TrayAssumptions& assumptions) {
-  if (!(q.params >= 0) || !std::isfinite(q.params)) throw InputError("--params", "", std::to_string(q.params), "a parameter count >= 0 such as 70B");
+  if (!(q.params >= 0) || !std::isfinite(q.params)) throw InputError("--params", "", number_text(q.params), "a parameter count >= 0 such as 70B");
   if (!(q.activation_bytes >= 0) || !(q.kv_bytes >= 0)) throw InputError("--activations/--kv", "", "negative", "sizes >= 0");
   if (!(q.link_efficiency > 0 && q.link_efficiency <= 1))
-    throw InputError("--efficiency", "", std::to_string(q.link_efficiency), "a fraction in (0, 1]");
+    throw InputError("--efficiency", "", number_text(q.link_efficiency), "a fraction in (0, 1]");
   if (q.weight_reads_per_step < 0) throw InputError("--weight-reads", "", std::to_string(q.weight_reads_per_step), ">= 0");
   for (double b : {q.weight_bytes_per_param, q.grad_bytes_per_param, q.optimizer_bytes_per_param})
-    if (!(b >= 0) || !std::isfinite(b)) throw InputError("--*-bytes-per-param", "", std::to_string(b), "a number of bytes >= 0");
-  if (!(q.compute_time_s >= 0)) throw InputError("--compute-time", "", std::to_string(q.compute_time_s), "seconds >= 0");
+    if (!(b >= 0) || !std::isfinite(b)) throw InputError("--*-bytes-per-param", "", number_text(b), "a number of bytes >= 0");
+  if (!(q.compute_time_s >= 0)) throw InputError("--compute-time", "", number_text(q.compute_time_s), "seconds >= 0");
   if (!(q.offload_weights || q.offload_grads || q.offload_optimizer || q.offload_activations || q.offload_kv))
     throw InputError("--offload", "", "(nothing)", "one or more of weights, grads, optimizer, activations, kv");
 

@@ -25,7 +25,7 @@ std::uint64_t int_sqrt(std::uint64_t x) {
 
 void check_assumptions(const TrayAssumptions& a) {
   auto positive = [](double v, const char* name) {
-    if (!(v > 0) || !std::isfinite(v)) throw InputError("memory assumptions", "", std::string(name) + "=" + std::to_string(v), "a positive number");
+    if (!(v > 0) || !std::isfinite(v)) throw InputError("memory assumptions", "", std::string(name) + "=" + number_text(v), "a positive number");
   };
   if (!(a.os_reserved_GB_per_cpu_node >= 0)) throw InputError("memory assumptions", "", "os_reserved_GB_per_cpu_node", ">= 0");
   if (!(a.gpu_driver_reserved_GB >= 0)) throw InputError("memory assumptions", "", "gpu_driver_reserved_GB", ">= 0");
@@ -35,7 +35,7 @@ void check_assumptions(const TrayAssumptions& a) {
   positive(a.ats_outstanding_misses, "ats_outstanding_misses");
   positive(a.kernel_zeroing_GBps, "kernel_zeroing_GBps");
   if (!(a.c2c_efficiency > 0 && a.c2c_efficiency <= 1))
-    throw InputError("memory assumptions", "", "c2c_efficiency=" + std::to_string(a.c2c_efficiency), "in (0, 1]");
+    throw InputError("memory assumptions", "", "c2c_efficiency=" + number_text(a.c2c_efficiency), "in (0, 1]");
   if (a.gpu_numa_stride < 1) throw InputError("memory assumptions", "", "gpu_numa_stride", ">= 1");
 }
 

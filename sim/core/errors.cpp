@@ -1,5 +1,7 @@
 #include "sim/core/errors.hpp"
 
+#include <fmt/format.h>
+
 namespace racksim {
 
 namespace {
@@ -97,5 +99,7 @@ InputError::InputError(std::string where, std::string json_path, std::string val
       allowed_(std::move(allowed)) {}
 
 InputError::InputError(const std::string& message) : std::runtime_error(one_line(message, kMaxMessageBytes)) {}
+
+std::string number_text(double value) { return fmt::format("{}", value); }
 
 }  // namespace racksim

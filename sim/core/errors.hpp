@@ -25,6 +25,11 @@ class InputError : public std::runtime_error {
   std::string where_, json_path_, value_, allowed_;
 };
 
+// A number as an error message shows it: the shortest text that reads back as the same double ("1.0000001",
+// "1e+300", "0.5"), never std::to_string's fixed six decimals ("1.000000" for 1.0000001, 0.000000 for 1e-7,
+// 309 digits for 1e300).
+std::string number_text(double value);
+
 // Text from the user made safe to echo on one line: control characters become \n, \t, \r or \xNN,
 // bytes that are not valid UTF-8 become \xNN (so the text can also go into JSON), and text longer than
 // `max_bytes` keeps its head and its last 40 bytes around " ... (N bytes) ... ". Every error message goes

@@ -43,6 +43,11 @@ def cases(tmp):
          ["--global-batch", "'99999999999' is out of range", "[-2147483648, 2147483647]"]),
         (["collective", "--system", "hgx-h100", "--gpus", "8", "--op", "all_reduce", "--bytes", "1G", "--channels", "4294967296"],
          ["--channels", "'4294967296' is out of range"]),
+        # numbers echoed as given, not with std::to_string's six decimals (1.000000 for 1.0000001, 309 digits for 1e300)
+        (["sweep", "--system", "gb200-nvl72", "--op", "all_reduce", "--gpus", "72", "-b", "1K", "-e", "16G", "--step-factor", "1.0000001"],
+         ["--step-factor", "invalid value 1.0000001;", "at most 1000 sizes"]),
+        (["goodput", "--gpus", "72", "--step-s", "10", "--checkpoint-bytes", "1GB", "--days", "1e300"],
+         ["--days", "invalid value 1e+300;", "(0, 3650] days"]),
     ]
 
 
