@@ -170,9 +170,12 @@ bool scale_out_route(const TopologyGraph& g, int src, int dst, Route& out) {
 bool gpu_fabric_route(const TopologyGraph& g, int gpu, int fabric_switch, bool reverse, Route& out) {
   const int nic = g.nic_of_gpu(gpu);
   if (nic < 0) return false;
-  int leaf = -1;
+  int leaf = -1;  // the NIC's first port, as scale_out_route takes it
   for (int e : g.incident_edges(nic))
-    if (g.edges()[e].kind == LinkKind::nic) leaf = g.other_end(e, nic);
+    if (g.edges()[e].kind == LinkKind::nic) {
+      leaf = g.other_end(e, nic);
+      break;
+    }
   if (leaf < 0) return false;
   std::vector<int> path = gpu_to_nic(g, gpu, nic);
   if (path.empty()) return false;
