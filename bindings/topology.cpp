@@ -46,7 +46,9 @@ py::dict route_dict(const SystemHandle& s, const std::string& src, const std::st
     if (v < 0) throw InputError(which, "", "'" + name + "'", "gpuN, cpuN, nicN or a device name");
     return v;
   };
-  const Route r = find_route(g, resolve(src, "src"), resolve(dst, "dst"));
+  const int a = resolve(src, "src"), b = resolve(dst, "dst");
+  if (a == b) throw InputError("dst", "", "'" + dst + "' (the source itself)", "a device other than the source");
+  const Route r = find_route(g, a, b);
   py::list hops;
   for (const auto& h : r.hops) {
     py::dict hop;

@@ -38,7 +38,10 @@ static void add_route_command(CLI::App& app, const GlobalOptions& global) {
   cmd->callback([&global, opts] {
     const TopologySpec spec = SystemCatalog(global.topology_dir).load(opts->system);
     const TopologyGraph graph(spec, racks_or_default(opts->racks, spec));
-    const Route route = find_route(graph, resolve(graph, opts->src, "src"), resolve(graph, opts->dst, "dst"));
+    const int src = resolve(graph, opts->src, "src"), dst = resolve(graph, opts->dst, "dst");
+    if (src == dst)  // a path of no hops has no bottleneck to report (it printed "0.0 GB/s")
+      throw InputError("dst", "", "'" + opts->dst + "' (the source itself)", "a device other than the source");
+    const Route route = find_route(graph, src, dst);
     if (opts->format == "json") {
       nlohmann::json hops = nlohmann::json::array();
       for (const auto& h : route.hops)

@@ -38,6 +38,7 @@ def cases(tmp):
         (["show", os.path.join(tmp, "missing.json")], ["missing.json", "no such file"]),
         (["route", "gb200-nvl72", "gpu0", "gpu9999"], ["dst", "'gpu9999'", "gpuN (0..71)"]),
         (["route", "gb200-nvl36x2", "gpu0", "gpu1", "--racks", "1"], ["--racks", "invalid value 1", "a multiple of 2"]),
+        (["route", "gb200-nvl72", "gpu0", "r0.t0.gpu0"], ["dst", "'r0.t0.gpu0' (the source itself)", "a device other than the source"]),
         # A whole number past a 32-bit option (past 64 bits is caught on its text): CLI11 said only "Could not convert"
         (["plan", "--model", "llama-3-8b", "--global-batch", "99999999999", "--seq-len", "4096"],
          ["--global-batch", "'99999999999' is out of range", "[-2147483648, 2147483647]"]),

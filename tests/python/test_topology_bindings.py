@@ -44,3 +44,5 @@ def test_bad_input_raises_input_error_a_value_error():
         racksim.load("gb200-nvl72", racks=0)
     with pytest.raises(racksim.InputError, match="gpu9999"):
         racksim.load("gb200-nvl72").route("gpu0", "gpu9999")
+    with pytest.raises(racksim.InputError, match="the source itself"):
+        racksim.load("gb200-nvl72").route("gpu0", "r0.t0.gpu0")
