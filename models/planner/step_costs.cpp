@@ -18,6 +18,13 @@ LayerShape layer_shape(const TrainingJob& job, const ParallelLayout& l) {
   return s;
 }
 
+LayerType recipe_layer_type(const ModelSpec& model, const TrainingJob& job, int layer) {
+  LayerType t = model.layer_type(layer);
+  if (job.precision.id == "nvfp4")
+    t.bf16_gemms = layer < model.nvfp4_bf16_at_start || layer >= model.layers - model.nvfp4_bf16_at_end;
+  return t;
+}
+
 namespace {
 
 // Forward compute of the items of a layer's work that `keep` accepts (by recompute module), `passes`
@@ -163,7 +170,7 @@ ChunkCost chunk_cost(const StageSlice& st, Costs& costs) {
   const CostContext& cx = costs.context();
   ChunkCost c;
   for (int i = 0; i < st.layers; ++i)
-    c.add(costs.layer(cx.model.layer_type(st.first_layer + i), full_recompute_at(cx.layout.recompute, i)));
+    c.add(costs.layer(recipe_layer_type(cx.model, cx.job, st.first_layer + i), full_recompute_at(cx.layout.recompute, i)));
   if (st.has_head) c.add(costs.head());
   if (st.has_mtp && cx.job.mtp && cx.model.mtp_layers > 0)
     for (int k = 0; k < cx.model.mtp_layers; ++k) {
@@ -200,7 +207,7 @@ SavedActivations& LayerCostCache::saved_activations(const LayerShape& shape) {
 }
 
 LayerCostCache::WorkKey LayerCostCache::work_key(WorkKind kind, const LayerType& t, const LayerShape& s) {
-  return {code(static_cast<int>(kind)), code(t.attention), code(t.ffn), code(t.mamba), code(s.par.tp), code(s.par.cp),
+  return {code(static_cast<int>(kind)), code(t.attention), code(t.ffn), code(t.mamba + 2 * t.bf16_gemms), code(s.par.tp), code(s.par.cp),
           code(s.par.ep), code(s.par.etp), code(s.micro_batch), code(s.seq_len), bits(s.imbalance), bits(s.saved_input_bytes)};
 }
 

@@ -25,6 +25,9 @@ constexpr double kAttentionBackward = 2.5;  // flash-attention's backward / forw
 constexpr double kOtherBackward = 2;        // GEMMs: dgrad + wgrad; elementwise, scan: assumption
 
 LayerShape layer_shape(const TrainingJob& job, const ParallelLayout& l);
+// A layer's type as the job's precision recipe runs it: under NVFP4, the model's first nvfp4_bf16_at_start
+// and last nvfp4_bf16_at_end layers keep their GEMMs in BF16 (Megatron's first_last_layers_bf16).
+LayerType recipe_layer_type(const ModelSpec& model, const TrainingJob& job, int layer);
 
 // Everything one layer type costs per micro-batch on one GPU, as Work.
 struct LayerCost {

@@ -275,6 +275,10 @@ LayerWork layer_work(const ModelSpec& m, const LayerType& type, const LayerShape
   if (s.par.cp > 1 && type.attention != LayerType::no_attention) w.cp_steps = s.par.cp - 1;
   else w.cp_bytes = 0;
   w.input_bytes = b.tsp * b.h * kAct;
+  if (type.bf16_gemms) {  // the recipe keeps this layer in BF16: its GEMMs run, and are not quantised, in BF16
+    w.gemms.all_in_bf16();
+    w.quantize_fwd = w.quantize_bwd = 0;
+  }
   return w;
 }
 

@@ -93,6 +93,9 @@ class GemmList {
   const GemmItem* begin() const { return items_.data(); }
   const GemmItem* end() const { return items_.data() + n_; }
   std::size_t size() const { return static_cast<std::size_t>(n_); }
+  void all_in_bf16() {  // a layer the precision recipe keeps in BF16
+    for (int i = 0; i < n_; ++i) items_[static_cast<std::size_t>(i)].low_precision = false;
+  }
 
  private:
   std::array<GemmItem, 32> items_{};

@@ -25,6 +25,7 @@ std::string LayerType::text() const {
   if (attention == windowed) add("windowed-attention");
   if (ffn == dense) add("mlp");
   if (ffn == moe) add("moe");
+  if (bf16_gemms) add("bf16");
   return out.empty() ? "empty" : out;
 }
 
@@ -190,6 +191,16 @@ ModelSpec model_from_json_text(const std::string& text, const std::string& where
     r.fail("intermediate_size", "0 (missing)",
            "a dense FFN width > 0: " + std::to_string(m.dense_layer_count()) + " layer(s) have a dense FFN");
   m.cache_layer_types();
+  if (r.has("nvfp4_bf16_layers")) {
+    JsonObjectReader q = r.object("nvfp4_bf16_layers");
+    m.nvfp4_bf16_at_start = static_cast<int>(q.integer_in_or("at_start", 0, m.layers, 0));
+    m.nvfp4_bf16_at_end = static_cast<int>(q.integer_in_or("at_end", 0, m.layers, 0));
+    m.nvfp4_bf16_source = q.string("source");
+    if (m.nvfp4_bf16_at_start + m.nvfp4_bf16_at_end > m.layers)
+      q.fail("at_end", std::to_string(m.nvfp4_bf16_at_end),
+             "at most " + std::to_string(m.layers - m.nvfp4_bf16_at_start) + " (layers less at_start)");
+    q.finish();
+  }
   if (r.has("published")) {
     JsonObjectReader p = r.object("published");
     m.published_total_params = p.positive("total_params");
@@ -259,6 +270,8 @@ std::string model_to_json_text(const ModelSpec& m) {
     j["mtp_layers"] = m.mtp_layers;
     if (!m.mtp_pattern.empty()) j["mtp_pattern"] = m.mtp_pattern;
   }
+  if (m.nvfp4_bf16_at_start > 0 || m.nvfp4_bf16_at_end > 0)
+    j["nvfp4_bf16_layers"] = {{"at_start", m.nvfp4_bf16_at_start}, {"at_end", m.nvfp4_bf16_at_end}, {"source", m.nvfp4_bf16_source}};
   if (m.published_total_params > 0) {
     nlohmann::ordered_json p;
     p["total_params"] = m.published_total_params;

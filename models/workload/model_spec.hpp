@@ -72,10 +72,18 @@ struct LayerType {
   int attention = no_attention;
   int ffn = no_ffn;
   bool mamba = false;
+  // The precision recipe keeps this layer's GEMMs in BF16 (Megatron's first_last_layers_bf16: ModelSpec's
+  // nvfp4_bf16_at_start / _at_end under NVFP4); set per job by recipe_layer_type, never by the model alone.
+  bool bf16_gemms = false;
   bool operator<(const LayerType& o) const {
-    return attention != o.attention ? attention < o.attention : ffn != o.ffn ? ffn < o.ffn : mamba < o.mamba;
+    return attention != o.attention ? attention < o.attention
+           : ffn != o.ffn           ? ffn < o.ffn
+           : mamba != o.mamba       ? mamba < o.mamba
+                                    : bf16_gemms < o.bf16_gemms;
   }
-  bool operator==(const LayerType& o) const { return attention == o.attention && ffn == o.ffn && mamba == o.mamba; }
+  bool operator==(const LayerType& o) const {
+    return attention == o.attention && ffn == o.ffn && mamba == o.mamba && bf16_gemms == o.bf16_gemms;
+  }
   std::string text() const;  // "attention+moe", "mamba", ...
 };
 
@@ -99,6 +107,11 @@ struct ModelSpec {
   // head again. Trained with the model, left out of its published parameter count.
   int mtp_layers = 0;
   std::string mtp_pattern;
+  // Layers an NVFP4 recipe for this model keeps in BF16 (Megatron's first_last_layers_bf16 with
+  // num_layers_at_start_in_bf16 / num_layers_at_end_in_bf16), and where that recipe says so; 0: none (the
+  // generic bf16_with_nvfp4_mixed keeps none).
+  int nvfp4_bf16_at_start = 0, nvfp4_bf16_at_end = 0;
+  std::string nvfp4_bf16_source;
   // Published parameter counts, for validation (0 = not given) and their source.
   double published_total_params = 0;
   double published_active_params = 0;

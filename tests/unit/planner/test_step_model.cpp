@@ -277,6 +277,44 @@ TEST(StepModel, PrecisionRecipesRunAtTheirTensorCoreRate) {
   EXPECT_NEAR(mx.memory.weights / bf16.memory.weights, (2 + 2.0625) / 2, 1e-9);
 }
 
+// A model's nvfp4_bf16_layers are the layers its NVFP4 recipe keeps in BF16 (Megatron's first_last_layers_bf16):
+// under NVFP4 their GEMMs are BF16 work, unquantised; every layer so kept gives the BF16 recipe's GEMM work;
+// other precisions ignore the field.
+TEST(StepModel, Nvfp4LayersKeptInBf16RunAtTheBf16Rate) {
+  StepFixture f;
+  const RankPlacement p(f.graph, 1, 1);
+  ParallelLayout l;
+  l.micro_batches = 64;
+  FixedCost comm(0);
+  auto with_tail = [](int at_start, int at_end) {
+    std::string text = kDense;
+    text.insert(text.rfind('}'), ", \"nvfp4_bf16_layers\": {\"at_start\": " + std::to_string(at_start) +
+                                      ", \"at_end\": " + std::to_string(at_end) + ", \"source\": \"test\"}");
+    return model_from_json_text(text, "d4");
+  };
+  const ModelSpec plain = model_from_json_text(kDense, "d4"), tail = with_tail(0, 1), all = with_tail(1, 3);
+  EXPECT_EQ(tail.nvfp4_bf16_at_end, 1);
+  const StepEstimate bf16 = estimate_step(plain, f.job, f.sys, p, l, comm);
+  f.job.precision = f.table.precision("nvfp4");
+  const StepEstimate fp4 = estimate_step(plain, f.job, f.sys, p, l, comm);
+  const StepEstimate one = estimate_step(tail, f.job, f.sys, p, l, comm);
+  const StepEstimate every = estimate_step(all, f.job, f.sys, p, l, comm);
+  EXPECT_GT(fp4.work.x[kGemmFp4], 0);
+  // one of four layers back to BF16: a quarter of the layers' FP4 GEMM work leaves, a quarter of the BF16 recipe's arrives
+  const double layers_bf16 = bf16.work.x[kGemmBf16] - fp4.work.x[kGemmBf16];  // the LM head is BF16 in both
+  EXPECT_NEAR(one.work.x[kGemmFp4], 0.75 * fp4.work.x[kGemmFp4], 1e-9 * fp4.work.x[kGemmFp4]);
+  EXPECT_NEAR(one.work.x[kGemmBf16], fp4.work.x[kGemmBf16] + 0.25 * layers_bf16, 1e-9 * bf16.work.x[kGemmBf16]);
+  EXPECT_GT(one.step_s, fp4.step_s);
+  // all four: the BF16 recipe's GEMMs and no quantisation traffic, but NVFP4's smaller saved inputs stay
+  EXPECT_EQ(every.work.x[kGemmFp4], 0);
+  EXPECT_NEAR(every.work.x[kGemmBf16], bf16.work.x[kGemmBf16], 1e-9 * bf16.work.x[kGemmBf16]);
+  EXPECT_NEAR(every.work.x[kHbm], bf16.work.x[kHbm], 1e-9 * bf16.work.x[kHbm]);
+  f.job.precision = f.table.precision("mxfp8");
+  EXPECT_EQ(estimate_step(tail, f.job, f.sys, p, l, comm).step_s, estimate_step(plain, f.job, f.sys, p, l, comm).step_s);
+  // more layers kept than the model has: refused naming the key
+  EXPECT_THROW(with_tail(2, 3), InputError);
+}
+
 TEST(StepModel, LowerBoundNeverExceedsTheStep) {
   StepFixture f;
   const ModelSpec m = model_from_json_text(kMoe, "m4");
