@@ -7,7 +7,10 @@ With --readme it also re-runs the README's `racksim plan` example (about a minut
 that console block the docs test compares (tests/docs/test_console_blocks.py): the header, rank 1 up to its
 MFU, and the comparison lines up to their DeviceMesh.
 
-    calibrate/training/docs_tables.py [--readme] [path/to/racksim]   (default: $RACKSIM_BIN, else build/cli/racksim)
+    calibrate/training/docs_tables.py [--readme | --check] [path/to/racksim]   (default: $RACKSIM_BIN, else build/cli/racksim)
+
+--check writes nothing and exits 1 when a generated table of docs/planner.md differs from what it would write
+(tests/docs/test_planner_tables.py; the held-out table went stale for several sessions before it was generated).
 """
 import json
 import os
@@ -106,10 +109,23 @@ def refresh_readme(bin_):
     open(path, "w").write("\n".join(lines) + "\n")
 
 
+def heldout_table(h):
+    """The held-out classes of calibrate/training/heldout_errors.json (what every plan quotes), in that file's order."""
+    out = ["| generation, kind | held out | rows | median | 90th pct | worst | signed median |", "|---|---|---|---|---|---|---|"]
+    for c in h["classes"]:
+        other = {"blackwell": "B200 from H100", "hopper": "H100 from B200"}.get(c["generation"], "another system")
+        held = "model" if c["held_out"] == "model" else f"system ({other})"
+        kind = "dense" if c["kind"] == "dense" else "MoE"
+        out.append(f"| {c['generation']} {kind} | {held} | {c['rows']} | {pct(c['median_abs'])} | {pct(c['p90_abs'])} | "
+                   f"{pct(c['worst_abs'])} | {100 * c['median_signed']:+.1f} % |")
+    return "\n".join(out)
+
+
 def main():
-    args = [a for a in sys.argv[1:] if a != "--readme"]
+    args = [a for a in sys.argv[1:] if a not in ("--readme", "--check")]
     bin_ = args[0] if args else os.environ.get("RACKSIM_BIN", os.path.join(ROOT, "build", "cli", "racksim"))
-    if "--readme" in sys.argv[1:]:
+    check = "--check" in sys.argv[1:]
+    if "--readme" in sys.argv[1:] and not check:
         refresh_readme(bin_)
     fit = json.load(open(os.path.join(ROOT, "calibrate", "training", "compute-fit.json")))
     r = subprocess.run([bin_, "plan", "--validate", ROWS, "--format", "json"], cwd=ROOT, capture_output=True, text=True, check=True)
@@ -119,6 +135,17 @@ def main():
     text = replace_block(text, "fit parameters", params_table(fit))
     text = replace_block(text, "validation", table)
     text = replace_block(text, "worst runs", worst)
+    heldout = json.load(open(os.path.join(ROOT, "calibrate", "training", "heldout_errors.json")))
+    text = replace_block(text, "held-out classes", heldout_table(heldout))
+    if check:  # tests/docs/test_planner_tables.py: the shipped page against what this script writes now
+        if text != open(DOC).read():
+            old_lines, new_lines = open(DOC).read().splitlines(), text.splitlines()
+            first = next((i for i, (a, b) in enumerate(zip(old_lines, new_lines)) if a != b), min(len(old_lines), len(new_lines)))
+            sys.exit(f"docs/planner.md's generated tables are stale from line {first + 1}: run "
+                     f"calibrate/training/docs_tables.py (fit.sh does)\n  shipped: {old_lines[first] if first < len(old_lines) else ''}\n"
+                     f"  now:     {new_lines[first] if first < len(new_lines) else ''}")
+        print("docs/planner.md's generated tables are current")
+        return
     open(DOC, "w").write(text)
 
 
