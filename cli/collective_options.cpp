@@ -73,12 +73,12 @@ CollectiveSetup setup_collective(const CollectiveOptions& o, const GlobalOptions
   CollectiveSetup s;
   TopologySpec spec = SystemCatalog(global.topology_dir).load(o.system);
   if (o.nic_GBps) {
-    // Same bound as a topology file's bandwidths: finite and > 0 (1e6 GB/s: far above any link).
+    // Same bounds as a topology file's bandwidths (topology_spec.hpp).
     if (!(*o.nic_GBps >= kMinLinkBandwidth_GBps && *o.nic_GBps <= kMaxBandwidth_GBps))
-      throw InputError("--nic-GBps", "", fmt::format("{:g}", *o.nic_GBps),
+      throw InputError("--nic-GBps", "", number_text(*o.nic_GBps),
                        fmt::format("a bandwidth in [{:g}, {:g}] GB/s per direction (what a topology file allows)", kMinLinkBandwidth_GBps,
                                    kMaxBandwidth_GBps));
-    if (spec.nic_types.empty()) throw InputError("--nic-GBps", "", std::to_string(*o.nic_GBps), "a system with scale-out NICs (" + spec.id + " has none)");
+    if (spec.nic_types.empty()) throw InputError("--nic-GBps", "", number_text(*o.nic_GBps), "a system with scale-out NICs (" + spec.id + " has none)");
     for (auto& nic : spec.nic_types) nic.bandwidth_GBps = *o.nic_GBps;
   }
   s.graph = std::make_unique<TopologyGraph>(spec, racks_for_gpus(o.racks, spec, o.gpus));
