@@ -120,14 +120,16 @@ std::vector<int> gpu_to_nic(const TopologyGraph& g, int gpu, int nic) {
 
 // GPU -> [CPU ->] NIC -> leaf -> spine [-> core -> spine] -> leaf -> NIC [-> CPU] -> GPU, built directly (hot path for
 // cross-domain collectives; equal to what the shortest-path search finds on a rail-optimised tree).
+// The leaf switch behind a NIC: its first NIC port's far end (-1: none).
+int leaf_of(const TopologyGraph& g, int nic) {
+  for (int e : g.incident_edges(nic))
+    if (g.edges()[e].kind == LinkKind::nic) return g.other_end(e, nic);
+  return -1;
+}
+
 bool scale_out_route(const TopologyGraph& g, int src, int dst, Route& out) {
   const int nic_s = g.nic_of_gpu(src), nic_d = g.nic_of_gpu(dst);
   if (nic_s < 0 || nic_d < 0) return false;
-  auto leaf_of = [&](int nic) {
-    for (int e : g.incident_edges(nic))
-      if (g.edges()[e].kind == LinkKind::nic) return g.other_end(e, nic);
-    return -1;
-  };
   auto spine_of = [&](int leaf) {
     for (int e : g.incident_edges(leaf)) {
       const int o = g.other_end(e, leaf);
@@ -135,7 +137,7 @@ bool scale_out_route(const TopologyGraph& g, int src, int dst, Route& out) {
     }
     return -1;
   };
-  const int leaf_s = leaf_of(nic_s), leaf_d = leaf_of(nic_d);
+  const int leaf_s = leaf_of(g, nic_s), leaf_d = leaf_of(g, nic_d);
   if (leaf_s < 0 || leaf_d < 0) return false;
   const std::vector<int> up = gpu_to_nic(g, src, nic_s), down = gpu_to_nic(g, dst, nic_d);
   if (up.empty() || down.empty()) return false;
@@ -170,12 +172,7 @@ bool scale_out_route(const TopologyGraph& g, int src, int dst, Route& out) {
 bool gpu_fabric_route(const TopologyGraph& g, int gpu, int fabric_switch, bool reverse, Route& out) {
   const int nic = g.nic_of_gpu(gpu);
   if (nic < 0) return false;
-  int leaf = -1;  // the NIC's first port, as scale_out_route takes it
-  for (int e : g.incident_edges(nic))
-    if (g.edges()[e].kind == LinkKind::nic) {
-      leaf = g.other_end(e, nic);
-      break;
-    }
+  const int leaf = leaf_of(g, nic);
   if (leaf < 0) return false;
   std::vector<int> path = gpu_to_nic(g, gpu, nic);
   if (path.empty()) return false;
