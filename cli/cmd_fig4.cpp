@@ -86,9 +86,9 @@ static void add_fig4_command(CLI::App& app, const GlobalOptions& global) {
       return;
     }
     const auto& first = rows[0];
-    std::cout << fmt::format("{} x{} rack(s): course Fig 4 model, all_reduce {} on {} GPUs ({} domain(s) x {}), NVLink {} GB/s, "
+    std::cout << fmt::format("{} x{}: course Fig 4 model, all_reduce {} on {} GPUs ({} domain(s) x {}), NVLink {} GB/s, "
                              "NIC {} GB/s, efficiency {}, {} us per phase\n",
-                             spec.id, graph.racks(), first["algo"].get<std::string>(), o->gpus, first["domains"].get<int>(),
+                             spec.id, spec.rack.count_label(graph.racks()), first["algo"].get<std::string>(), o->gpus, first["domains"].get<int>(),
                              first["gpus_per_domain"].get<int>(), first["nvlink_GBps"].get<double>(),
                              first["nic_GBps"].get<double>(), o->model.efficiency, first["phase_latency_us"].get<double>());
     std::cout << fmt::format("{:>14} {:>14} {:>10} {:>10}\n", "size (B)", "time (us)", "algbw GB/s", "busbw GB/s");

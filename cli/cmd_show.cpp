@@ -53,7 +53,7 @@ static void add_show_command(CLI::App& app, const GlobalOptions& global) {
       std::cout << dump_json(j, 2) << "\n";
       return;
     }
-    std::cout << fmt::format("{} x{} rack(s): {}\n", spec.id, s.racks, spec.description);
+    std::cout << fmt::format("{} x{}: {}\n", spec.id, spec.rack.count_label(s.racks), spec.description);
     auto row = [](const std::string& name, const std::string& value) {
       std::cout << fmt::format("  {:<26}{}\n", name, value);
     };

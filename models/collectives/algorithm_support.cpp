@@ -17,7 +17,7 @@ namespace racksim {
 
 namespace {
 std::string system_label(const TopologyGraph& graph) {
-  return graph.spec().id + " x" + std::to_string(graph.racks()) + " rack(s)";
+  return graph.spec().id + " x" + graph.spec().rack.count_label(graph.racks());
 }
 }  // namespace
 

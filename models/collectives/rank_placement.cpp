@@ -8,7 +8,7 @@ namespace racksim {
 std::vector<int> place_ranks(const TopologyGraph& graph, int ranks, const std::string& where) {
   const int racks = graph.racks();
   const int per_rack_gpus = graph.gpu_count() / racks;
-  const std::string system = graph.spec().id + " x" + std::to_string(racks) + " rack(s)";
+  const std::string system = graph.spec().id + " x" + graph.spec().rack.count_label(racks);
   if (ranks < 1 || ranks > graph.gpu_count())
     throw InputError(where, "", std::to_string(ranks),
                      "an integer in [1, " + std::to_string(graph.gpu_count()) + "]: the GPUs of " + system);

@@ -82,8 +82,8 @@ std::string mix_result_to_json_text(const MixResult& m) {
 }
 
 std::string mix_result_to_table(const MixResult& m) {
-  std::string out = fmt::format("{}{} x{} rack(s), partition mode {}, calibration {}\n",
-                                m.name.empty() ? "" : m.name + ": ", m.system, m.racks, m.mode, m.calibration);
+  std::string out = fmt::format("{}{} x{} {}(s), partition mode {}, calibration {}\n",
+                                m.name.empty() ? "" : m.name + ": ", m.system, m.racks, m.rack_unit, m.mode, m.calibration);
   if (!m.partitions.empty()) {
     out += "  partitions:";
     for (const auto& [name, trays] : m.partitions)

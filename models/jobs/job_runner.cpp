@@ -257,6 +257,7 @@ MixResult run_job_mix(const JobMix& mix, const std::vector<std::string>& extra_f
   out.name = mix.name;
   out.system = spec.id;
   out.racks = graph.racks();
+  out.rack_unit = spec.rack.unit;
   out.calibration = cal.name;
   out.mode = to_string(mix.mode);
   out.partitions_spec = mix.partitions;

@@ -71,6 +71,7 @@ struct FailureOutcome {
 struct MixResult {
   std::string name, system, calibration, mode;
   int racks = 0;
+  std::string rack_unit = "rack";  // the topology's rack.unit: "node" on HGX (tables only)
   std::string partitions_spec;
   std::vector<std::pair<std::string, std::vector<int>>> partitions;  // (name, trays)
   std::vector<JobResult> jobs;

@@ -46,7 +46,7 @@ std::vector<MeshShape> shapes_for(const TopologyGraph& graph, const std::optiona
   const int domains = graph.gpu_count() / d;
   if (gpus) {
     if (*gpus < 1 || *gpus > graph.gpu_count())
-      throw InputError("--gpus", "", std::to_string(*gpus), fmt::format("1 to {} (the GPUs of {} rack(s))", graph.gpu_count(), graph.racks()));
+      throw InputError("--gpus", "", std::to_string(*gpus), fmt::format("1 to {} (the GPUs of {})", graph.gpu_count(), graph.spec().rack.count_label(graph.racks())));
     const int used = ceil_div(*gpus, d);
     if (*gpus % used != 0)
       throw InputError("--gpus", "", std::to_string(*gpus),
@@ -196,6 +196,7 @@ PlanResult run_plan(const PlanRequest& req) {
   out.system = spec.id;
   out.system_description = spec.description;
   out.racks = racks;
+  out.rack_unit = spec.rack.unit;
   out.system_gpus = graph.gpu_count();
   out.gpus_per_domain = graph.gpus_per_domain();
   out.gpus_per_tray = graph.gpus_per_tray();
@@ -247,7 +248,7 @@ PlanResult run_plan(const PlanRequest& req) {
                        fmt::format("{} with which some layout of {} on {} GPUs can run ({}): {}", where.size() == 1 ? "a degree" : "degrees",
                                    model.id, n, searched, reasons_text(out.search)));
     throw InputError(req.gpus ? "--gpus" : "--racks", "",
-                     req.gpus ? std::to_string(*req.gpus) + " GPUs" : fmt::format("{} rack(s) ({} GPUs)", racks, graph.gpu_count()),
+                     req.gpus ? std::to_string(*req.gpus) + " GPUs" : fmt::format("{} ({} GPUs)", graph.spec().rack.count_label(racks), graph.gpu_count()),
                      fmt::format("a GPU count that some TP x EP x CP x PP x DP layout of {} can use ({}): {}", model.id, searched,
                                  reasons_text(out.search)));
   }
@@ -266,7 +267,7 @@ PlanResult run_plan(const PlanRequest& req) {
       if (ospec.id == spec.id) return cmp;
       cmp.racks = racks_to_hold(ospec, n);
       if (cmp.racks > ospec.rack.max_racks) {
-        cmp.note = fmt::format("{} GPUs need {} racks, more than the {} the topology allows", n, cmp.racks, ospec.rack.max_racks);
+        cmp.note = fmt::format("{} GPUs need {} {}s, more than the {} the topology allows", n, cmp.racks, ospec.rack.unit, ospec.rack.max_racks);
         return cmp;
       }
       const TopologyGraph ograph(ospec, cmp.racks);

@@ -70,6 +70,7 @@ struct SystemComparison {
 struct PlanResult {
   std::string system, system_description;
   int racks = 0, system_gpus = 0, gpus_per_domain = 0, gpus_per_tray = 0;
+  std::string rack_unit = "rack";  // the topology's rack.unit: "node" on HGX (tables only)
   std::string model_id, model_name, model_source;
   double model_params = 0, model_active_params = 0;
   TrainingJob job;

@@ -280,8 +280,8 @@ std::string plan_heldout_text(const PlanResult& p) {
 
 std::string plan_to_table_text(const PlanResult& p) {
   std::string o;
-  o += fmt::format("racksim plan: {} ({:.1f} B parameters, {:.1f} B active) on {} x{} rack(s), {} GPUs\n", p.model_id,
-                   p.model_params / 1e9, p.model_active_params / 1e9, p.system, p.racks, p.system_gpus);
+  o += fmt::format("racksim plan: {} ({:.1f} B parameters, {:.1f} B active) on {} x{} {}(s), {} GPUs\n", p.model_id,
+                   p.model_params / 1e9, p.model_active_params / 1e9, p.system, p.racks, p.rack_unit, p.system_gpus);
   o += fmt::format("job: global batch {} x {} tokens = {:.2f} M tokens per step, {}; GPU: {:.0f} TFLOP/s dense x {:.3f} GEMM efficiency ({})\n",
                    p.job.global_batch, p.job.seq_len, p.job.global_batch * static_cast<double>(p.job.seq_len) / 1e6, p.job.precision.id,
                    p.peak_TFLOPs, p.gemm_efficiency,

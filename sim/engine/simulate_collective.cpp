@@ -30,6 +30,7 @@ RunResult analytic_run_result(const TopologyGraph& graph, const CollectiveReques
   RunResult r;
   r.system = graph.spec().id;
   r.racks = graph.racks();
+  r.rack_unit = graph.spec().rack.unit;
   r.op = to_string(request.op);
   r.algorithm = e.algorithm;
   r.algorithm_note = e.note;

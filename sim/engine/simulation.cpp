@@ -67,6 +67,7 @@ struct Simulation::Impl {
     for (auto& r : results) {
       r.system = graph.spec().id;
       r.racks = graph.racks();
+      r.rack_unit = graph.spec().rack.unit;
       r.calibration = calibration.name;
       r.failures.clear();
       for (const auto& item : failures.items) r.failures.push_back(item.text);
@@ -213,6 +214,7 @@ RunResult Simulation::run_transfers(const std::vector<DeviceTransfer>& transfers
   r.gpus = static_cast<int>(transfers.size());
   r.system = impl.graph.spec().id;
   r.racks = impl.graph.racks();
+  r.rack_unit = impl.graph.spec().rack.unit;
   r.calibration = impl.calibration.name;
   for (const auto& item : impl.failures.items) r.failures.push_back(item.text);
   return r;

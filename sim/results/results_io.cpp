@@ -142,7 +142,7 @@ std::string run_results_to_json_text(const std::vector<RunResult>& results) {
 
 std::string run_result_to_table(const RunResult& r) {
   std::string out;
-  out += fmt::format("{} x{} rack(s): {} {} on {} GPUs, {} per rank ({} B), calibration {}\n", r.system, r.racks, r.op,
+  out += fmt::format("{} x{} {}(s): {} {} on {} GPUs, {} per rank ({} B), calibration {}\n", r.system, r.racks, r.rack_unit, r.op,
                      r.algorithm, r.gpus, units::format_bytes(r.bytes), r.bytes, r.calibration);
   if (!r.protocol.empty()) out += fmt::format("  nccl: {} {} on {} channel(s)\n", r.algorithm, r.protocol, r.channels);
   if (!r.algorithm_note.empty()) out += "  note: " + r.algorithm_note + "\n";
@@ -181,7 +181,7 @@ std::string nccl_tests_table(const std::vector<RunResult>& rows, const std::stri
   std::string out;
   if (!rows.empty()) {
     const RunResult& f = rows.front();
-    out += fmt::format("# racksim sweep: {} x{} rack(s), {}/{}, {} ranks, calibration {}{}\n", f.system, f.racks, f.op,
+    out += fmt::format("# racksim sweep: {} x{} {}(s), {}/{}, {} ranks, calibration {}{}\n", f.system, f.racks, f.rack_unit, f.op,
                        f.algorithm, f.gpus, f.calibration, f.failures.empty() ? "" : ", with failures");
   }
   out += "#\n";

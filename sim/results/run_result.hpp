@@ -40,6 +40,8 @@ struct EngineRun {            // how the discrete-event engine ran it (empty mod
 struct RunResult {
   std::string system;
   int racks = 1;
+  std::string rack_unit = "rack";  // what one of `racks` is called: the topology's rack.unit ("node" on HGX);
+                                   // tables only, JSON keeps "racks"
   std::string op, algorithm;   // algorithm: what ran ("nvls"); auto's pick is reported here
   std::string algorithm_note;  // why auto picked it, inner/outer choices
   std::string protocol;        // NCCL protocol the run used: LL, LL128, Simple

@@ -22,11 +22,11 @@ static_assert(sizeof(TrayGpu) == 96, "TrayGpu changed: update put/get below");
 static_assert(sizeof(TrayNic) == 96, "TrayNic changed: update put/get below");
 static_assert(sizeof(TrayLink) == 128, "TrayLink changed: update put/get below");
 static_assert(sizeof(TraySpec) == 160, "TraySpec changed: update put/get below");
-static_assert(sizeof(RackSpec) == 48, "RackSpec changed: update put/get below");
+static_assert(sizeof(RackSpec) == 80, "RackSpec changed: update put/get below");
 static_assert(sizeof(NvlinkDomainSpec) == 160, "NvlinkDomainSpec changed: update put/get below");
 static_assert(sizeof(NetTransportSpec) == 88, "NetTransportSpec changed: update put/get below");
 static_assert(sizeof(ScaleOutSpec) == 176, "ScaleOutSpec changed: update put/get below");
-static_assert(sizeof(TopologySpec) == 776, "TopologySpec changed: update encode_topology/decode_topology");
+static_assert(sizeof(TopologySpec) == 808, "TopologySpec changed: update encode_topology/decode_topology");
 
 constexpr const char* kWhat = "cached topology";
 constexpr const char* kKind = "topology";
@@ -188,12 +188,14 @@ void put(Writer& w, const RackSpec& k) {
   w.pod(k.trays);
   w.pod(k.default_racks);
   w.pod(k.max_racks);
+  w.str(k.unit);
   w.str(k.source);
 }
 void get(Reader& r, RackSpec& k) {
   k.trays = r.pod<int>();
   k.default_racks = r.pod<int>();
   k.max_racks = r.pod<int>();
+  k.unit = r.str();
   k.source = r.str();
 }
 

@@ -101,11 +101,11 @@ TopologyGraph::TopologyGraph(const TopologySpec& spec, int racks) : spec_(spec),
     std::snprintf(counts, sizeof counts, "%.3g vertices, %.3g edges", estimate.vertices, estimate.edges);
     throw InputError(where, "", std::to_string(racks) + " (a graph of " + counts + ", ~" + format_MB(estimate.bytes) +
                                     " to build)",
-                     "at most " + std::to_string(fit) + " racks of " + spec.id + " in the memory budget of " +
+                     "at most " + std::to_string(fit) + " " + spec.rack.unit + "s of " + spec.id + " in the memory budget of " +
                          budget.describe());
   }
   if (racks > spec.rack.max_racks)  // kUncappedRacks: only a topology of very small racks gets here
-    throw InputError(where, "", std::to_string(racks), "at most " + std::to_string(spec.rack.max_racks) + " racks");
+    throw InputError(where, "", std::to_string(racks), "at most " + std::to_string(spec.rack.max_racks) + " " + spec.rack.unit + "s");
   const int domain_racks = spec.nvlink_domain ? spec.nvlink_domain->racks : 1;
   if (racks % domain_racks != 0)
     throw InputError(where, "", std::to_string(racks),

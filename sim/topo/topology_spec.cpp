@@ -235,6 +235,7 @@ TopologySpec topology_from_json(const nlohmann::json& doc, const std::string& wh
     // Absent: no fixed cap (kUncappedRacks), the memory estimate decides (issue 14).
     spec.rack.max_racks = static_cast<int>(rk.integer_in_or("max_racks", 1, kUncappedRacks - 1, kUncappedRacks));
     spec.rack.default_racks = static_cast<int>(rk.integer_in_or("default_racks", 1, spec.rack.max_racks, 1));
+    spec.rack.unit = rk.one_of_or("unit", {"rack", "node"}, "rack");
     spec.rack.source = sources.read(rk);
     rk.finish();
   }
@@ -406,6 +407,7 @@ std::string topology_to_json_text(const TopologySpec& s) {
   if (!tray.contains("links")) tray["links"] = json::array();
   j["tray"] = tray;
   j["rack"] = {{"trays", s.rack.trays}, {"default_racks", s.rack.default_racks}, {"source", s.rack.source}};
+  if (s.rack.unit != "rack") j["rack"]["unit"] = s.rack.unit;
   if (s.rack.capped()) j["rack"]["max_racks"] = s.rack.max_racks;
   if (s.nvlink_domain) {
     const auto& d = *s.nvlink_domain;

@@ -103,8 +103,13 @@ struct RackSpec {
   int trays = 1;          // compute trays (or nodes) per rack
   int default_racks = 1;  // racks when the user does not say (gb200-nvl36x2: 2)
   int max_racks = kUncappedRacks;  // a fixed, physical cap (single hosts: 1), or kUncappedRacks
+  // What one of `--racks` is called in what racksim prints: "rack" (NVL72: 18 trays) or "node" (HGX and
+  // single hosts, where a "rack" is one 8-GPU node): "hgx-h100 x8 node(s)", not "x8 rack(s)".
+  std::string unit = "rack";
   std::string source;
   bool capped() const { return max_racks < kUncappedRacks; }
+  // "4 rack(s)" / "4 node(s)".
+  std::string count_label(long count) const { return std::to_string(count) + " " + unit + "(s)"; }
   bool operator==(const RackSpec&) const = default;
 };
 

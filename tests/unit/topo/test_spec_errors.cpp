@@ -296,6 +296,12 @@ TEST(SpecErrors, DefaultRacksNotAMultipleOfTheDomainRacks) {
   expect_error([&] { load(d); }, {"at /rack/default_racks", "invalid value 1", "a multiple of nvlink_domain.racks (2)"});
 }
 
+TEST(SpecErrors, RackUnitIsRackOrNode) {
+  json d = with_rack_scope_domain();
+  d["rack"]["unit"] = "pod";
+  expect_error([&] { load(d); }, {"at /rack/unit", "invalid value \"pod\"", "one of rack, node"});
+}
+
 TEST(SpecErrors, TransportReadsAndWritesBack) {
   const TopologySpec spec = load(with_transport());
   ASSERT_TRUE(spec.scale_out && spec.scale_out->transport);

@@ -33,9 +33,21 @@ TEST(Systems, EveryFileRoundTripsThroughToJson) {
     const TopologySpec spec = catalog().load(id);
     EXPECT_EQ(spec.id, id) << "the file name must be the id";
     const std::string once = topology_to_json_text(spec);
-    const std::string twice = topology_to_json_text(topology_from_json_text(once, id + " (re-read)"));
+    const TopologySpec reread = topology_from_json_text(once, id + " (re-read)");
+    const std::string twice = topology_to_json_text(reread);
     EXPECT_EQ(once, twice) << id;
+    // Every field, not only the ones the writer knows: a field it leaves out reads back as its default.
+    EXPECT_TRUE(reread == spec) << id << ": a field did not survive topology_to_json_text";
   }
+}
+
+// What one of --racks is called in what racksim prints: a node on HGX and single hosts, a rack on NVL72.
+TEST(Systems, HgxCountsNodesNvl72CountsRacks) {
+  EXPECT_EQ(catalog().load("hgx-h100").rack.count_label(8), "8 node(s)");
+  EXPECT_EQ(catalog().load("aws-p5").rack.unit, "node");
+  EXPECT_EQ(catalog().load("h200-pcie").rack.unit, "node");
+  EXPECT_EQ(catalog().load("gb200-nvl72").rack.count_label(2), "2 rack(s)");
+  EXPECT_EQ(catalog().load("gb200-nvl36x2").rack.unit, "rack");
 }
 
 // Inside one NVLink domain the route is the GPU's NVLink port on both sides: nvlink_ports x link bandwidth,
