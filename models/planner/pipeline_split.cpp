@@ -190,7 +190,7 @@ std::vector<StageSlice> balanced_partition(const ModelSpec& model, const Paralle
   std::vector<double> w(static_cast<std::size_t>(n));
   std::map<LayerType, double> by_type;
   for (int i = 0; i < n; ++i) {
-    const LayerType t = recipe_layer_type(model, costs.context().job, i);
+    const LayerType t = recipe_layer_type(model, costs.context().bf16_layers, i);
     auto it = by_type.find(t);
     if (it == by_type.end()) it = by_type.emplace(t, layer_weight(costs, t)).first;
     w[static_cast<std::size_t>(i)] = it->second;

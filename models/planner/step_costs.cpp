@@ -18,11 +18,8 @@ LayerShape layer_shape(const TrainingJob& job, const ParallelLayout& l) {
   return s;
 }
 
-LayerType recipe_layer_type(const ModelSpec& model, const TrainingJob& job, int layer) {
-  LayerType t = model.layer_type(layer);
-  if (job.precision.id == "nvfp4")
-    t.bf16_gemms = layer < model.nvfp4_bf16_at_start || layer >= model.layers - model.nvfp4_bf16_at_end;
-  return t;
+bool keeps_bf16_layers(const ModelSpec& model, const TrainingJob& job) {
+  return job.precision.id == "nvfp4" && (model.nvfp4_bf16_at_start > 0 || model.nvfp4_bf16_at_end > 0);
 }
 
 namespace {
@@ -170,7 +167,7 @@ ChunkCost chunk_cost(const StageSlice& st, Costs& costs) {
   const CostContext& cx = costs.context();
   ChunkCost c;
   for (int i = 0; i < st.layers; ++i)
-    c.add(costs.layer(recipe_layer_type(cx.model, cx.job, st.first_layer + i), full_recompute_at(cx.layout.recompute, i)));
+    c.add(costs.layer(recipe_layer_type(cx.model, cx.bf16_layers, st.first_layer + i), full_recompute_at(cx.layout.recompute, i)));
   if (st.has_head) c.add(costs.head());
   if (st.has_mtp && cx.job.mtp && cx.model.mtp_layers > 0)
     for (int k = 0; k < cx.model.mtp_layers; ++k) {
@@ -257,7 +254,7 @@ LayerCost Costs::cost(WorkKind kind, const LayerType& t, bool full, int moe_top_
 
 CostContext context_for(const ModelSpec& model, const TrainingJob& job, const SystemContext& sys, const ParallelLayout& l,
                         const MeshGroups* groups, CommCost* comm) {
-  return CostContext{model, job, sys, l, groups, comm, layer_shape(job, l)};
+  return CostContext{model, job, sys, l, groups, comm, layer_shape(job, l), keeps_bf16_layers(model, job)};
 }
 
 double layer_weight(Costs& costs, const LayerType& t) {
