@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "cli/commands.hpp"
@@ -84,6 +85,40 @@ void harden(CLI::App& app) {
 }  // namespace
 
 void check_option_values(CLI::App& app) { harden(app); }
+
+namespace {
+// A number the validators below can judge, or nullopt (not a number, inf, nan: check_option_values words it
+// too, but a range check runs first and must not pass them).
+std::optional<double> finite_number(const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+CLI::Validator number_at_least(bool zero_allowed, bool whole) {
+  const std::string allowed = std::string(whole ? "a whole number " : "a finite number ") + (zero_allowed ? ">= 0" : "> 0");
+  return CLI::Validator(
+      [zero_allowed, allowed](std::string& text) -> std::string {
+        const auto v = finite_number(text);
+        if (v && (zero_allowed ? *v >= 0 : *v > 0)) return "";
+        return "'" + one_line(text) + "'; allowed: " + allowed;
+      },
+      zero_allowed ? "NONNEGATIVE" : "POSITIVE", allowed);
+}
+}  // namespace
+
+CLI::Validator non_negative_number(bool whole) { return number_at_least(true, whole); }
+CLI::Validator positive_number(bool whole) { return number_at_least(false, whole); }
+CLI::Validator number_in(double lo, double hi) {
+  const std::string allowed = "a number in [" + number_text(lo) + ", " + number_text(hi) + "]";
+  return CLI::Validator(
+      [lo, hi, allowed](std::string& text) -> std::string {
+        const auto v = finite_number(text);
+        if (v && *v >= lo && *v <= hi) return "";
+        return "'" + one_line(text) + "'; allowed: " + allowed;
+      },
+      "[" + number_text(lo) + " - " + number_text(hi) + "]", allowed);
+}
 
 void keep_until_exit(std::shared_ptr<const void> object) {
   static auto* kept = new std::vector<std::shared_ptr<const void>>;  // never destroyed (see the header)

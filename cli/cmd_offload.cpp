@@ -39,13 +39,13 @@ static void add_offload_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--offload", o->offload, "what lives in CPU memory, comma-separated: weights, grads, optimizer, activations, kv (default optimizer)");
   cmd->add_option("--gpus", o->gpus, "GPUs that stream: a count (the tray's first N) or ids like gpu0,gpu2 (default 1)");
   cmd->add_option("--link", o->link, "GPU-CPU link: topology (the system's), c2c, pcie4 or pcie5 (x16 per GPU)");
-  cmd->add_option("--weight-bytes", o->weight_bytes, "bytes per parameter of weights (bf16: 2)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--grad-bytes", o->grad_bytes, "bytes per parameter of gradients (bf16: 2)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--optimizer-bytes", o->optimizer_bytes, "bytes per parameter of optimizer states (fp32 master + Adam m, v: 12)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--weight-bytes", o->weight_bytes, "bytes per parameter of weights (bf16: 2)")->check(non_negative_number());
+  cmd->add_option("--grad-bytes", o->grad_bytes, "bytes per parameter of gradients (bf16: 2)")->check(non_negative_number());
+  cmd->add_option("--optimizer-bytes", o->optimizer_bytes, "bytes per parameter of optimizer states (fp32 master + Adam m, v: 12)")->check(non_negative_number());
   cmd->add_option("--activations", o->activations, "activation bytes saved per step, all GPUs (e.g. 200GB)");
   cmd->add_option("--kv", o->kv, "KV cache bytes, all GPUs (read every step when offloaded)");
-  cmd->add_option("--weight-reads", o->weight_reads, "times offloaded weights are read per step (training 2, inference 1)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--compute-time", o->compute_time, "compute seconds per step to hide the streaming behind")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--weight-reads", o->weight_reads, "times offloaded weights are read per step (training 2, inference 1)")->check(non_negative_number(true));
+  cmd->add_option("--compute-time", o->compute_time, "compute seconds per step to hide the streaming behind")->check(non_negative_number());
   cmd->add_option("--efficiency", o->efficiency, "achieved / peak bandwidth on the GPU-CPU link, (0, 1] (default 1: vendor peak)");
   cmd->add_option("--c2c-shared", o->c2c_shared, "a superchip's two GPUs share one C2C: 1 (default, seed s4) or 0")->check(CLI::IsMember({"0", "1"}));
   add_format_option(*cmd, o->format, "text", {"text", "json"});

@@ -45,8 +45,8 @@ static void add_place_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--c2c-shared", o->c2c_shared, "a superchip's two GPUs share one C2C: 1 (default, seed s4) or 0")->check(CLI::IsMember({"0", "1"}));
   cmd->add_option("--access-counter-migration", o->access_counter_migration, "assume hot malloc'd pages migrate to HBM in NUMA mode: 0 or 1")
       ->check(CLI::IsMember({"0", "1"}));
-  cmd->add_option("--gpu-numa-first-id", o->gpu_numa_first_id, "NUMA id of gpu0's node (default: after the CPU nodes)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--gpu-numa-stride", o->gpu_numa_stride, "NUMA ids between GPU nodes (GH200-style MIG placeholders: 8)")->check(CLI::PositiveNumber);
+  cmd->add_option("--gpu-numa-first-id", o->gpu_numa_first_id, "NUMA id of gpu0's node (default: after the CPU nodes)")->check(non_negative_number(true));
+  cmd->add_option("--gpu-numa-stride", o->gpu_numa_stride, "NUMA ids between GPU nodes (GH200-style MIG placeholders: 8)")->check(positive_number(true));
   cmd->add_option("--reader", o->reader, "report every allocation's access cost as read by this device (gpuN, cpuN)");
   cmd->add_flag("--no-checklist", o->no_checklist, "leave the tuning checklist out");
   add_format_option(*cmd, o->format, "text", {"text", "json"});

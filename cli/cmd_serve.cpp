@@ -65,7 +65,7 @@ static void add_serve_command(CLI::App& app, const GlobalOptions& global) {
   auto* cmd = app.add_subcommand("serve", "the course's interactive figures and a JSON API of the CLI, on http://127.0.0.1:PORT/");
   cmd->add_option("--port", o->port, "TCP port on 127.0.0.1 (default 8080; 0: any free port, printed)")->check(CLI::Range(0, 65535));
   cmd->add_option("--workers", o->workers, "requests computed at once (default: the CPU count, at least 2)")->check(CLI::Range(1, 64));
-  cmd->add_option("--timeout", o->timeout_s, "wall-clock limit of one request, seconds (default 60)")->check(CLI::Range(1.0, 3600.0));
+  cmd->add_option("--timeout", o->timeout_s, "wall-clock limit of one request, seconds (default 60)")->check(number_in(1, 3600));
   cmd->add_option("--web-dir", o->web_dir, "directory of the page (default: the source tree's web/)")->check(CLI::ExistingDirectory);
   cmd->add_flag("--quiet", o->quiet, "do not log requests on stderr");
   cmd->callback([&app, &global, o] {

@@ -43,6 +43,13 @@ void add_registered_commands(CLI::App& app, const GlobalOptions& global, const s
 void check_option_values(CLI::App& app);
 
 // Shared option helpers.
+// In place of CLI::NonNegativeNumber / CLI::PositiveNumber, whose failures read "Value -1 not in range
+// 0.000000 to 1797693...(309 digits).000000" (and for 0 under PositiveNumber the same range, which holds 0):
+// "'-1'; allowed: a finite number >= 0" / "'0'; allowed: a whole number > 0" (`whole`: an integer option).
+// number_in: for a range of floating-point values, in place of CLI::Range's six decimals.
+CLI::Validator non_negative_number(bool whole = false);
+CLI::Validator positive_number(bool whole = false);
+CLI::Validator number_in(double lo, double hi);
 void add_format_option(CLI::App& cmd, std::string& format, const std::string& default_format,
                        std::initializer_list<std::string> allowed);
 // --racks as given, or the system's default when the option was not given.

@@ -25,7 +25,7 @@ void add_dask_options(CLI::App& cmd, DaskOptions& o) {
                  "run the work units on the Dask cluster whose scheduler is at this address (tcp://HOST:PORT; "
                  "workers need racksim's Python package; docs/dask.md)");
   cmd.add_option("--dask-timeout", o.timeout_s, "seconds to wait for the Dask scheduler to answer (default 10)")
-      ->check(CLI::Range(0.1, 3600.0));
+      ->check(number_in(0.1, 3600));
 }
 
 namespace {

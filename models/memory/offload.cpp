@@ -65,11 +65,15 @@ double parse_param_count(const std::string& text, const std::string& where) {
   else if (suffix == "T") scale = 1e12;
   else if (!suffix.empty()) throw InputError(where, "", "'" + text + "'", allowed);
   if (!(v > 0) || !std::isfinite(v * scale)) throw InputError(where, "", "'" + text + "'", allowed + " (> 0)");
+  if (v * scale > kMaxParams)
+    throw InputError(where, "", "'" + text + "'", allowed + ", at most " + number_text(kMaxParams) +
+                                                    " (a thousand times today's largest models: larger is a typo)");
   return v * scale;
 }
 
 OffloadResult offload_step(const TopologySpec& spec, const OffloadRequest& q, const TrayAssumptions& assumptions) {
-  if (!(q.params >= 0) || !std::isfinite(q.params)) throw InputError("--params", "", number_text(q.params), "a parameter count >= 0 such as 70B");
+  if (!(q.params >= 0) || !(q.params <= kMaxParams))
+    throw InputError("--params", "", number_text(q.params), "a parameter count in [0, " + number_text(kMaxParams) + "] such as 70B");
   if (!(q.activation_bytes >= 0) || !(q.kv_bytes >= 0)) throw InputError("--activations/--kv", "", "negative", "sizes >= 0");
   if (!(q.link_efficiency > 0 && q.link_efficiency <= 1))
     throw InputError("--efficiency", "", number_text(q.link_efficiency), "a fraction in (0, 1]");

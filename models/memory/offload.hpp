@@ -67,6 +67,9 @@ struct OffloadResult {
 };
 
 // "70B" -> 7e10, "1.5T", "175M", "7e10"; InputError naming `where` otherwise.
+// Parameters a model may have here: a thousand times the largest published models' ~1e12. More is a typo
+// (1e30 was priced as 2e21 GB of weights).
+inline constexpr double kMaxParams = 1e15;
 double parse_param_count(const std::string& text, const std::string& where);
 
 // Throws InputError for a request that makes no sense (no params and no bytes, nothing offloaded, an

@@ -49,6 +49,17 @@ def cases(tmp):
          ["--step-factor", "invalid value 1.0000001;", "at most 1000 sizes"]),
         (["goodput", "--gpus", "72", "--step-s", "10", "--checkpoint-bytes", "1GB", "--days", "1e300"],
          ["--days", "invalid value 1e+300;", "(0, 3650] days"]),
+        # CLI11's own range checks said "Value -1 not in range 0.000000 to 1797693...(309 digits).000000"
+        (["offload", "--system", "gb200-nvl72", "--params", "70B", "--weight-bytes", "-1"],
+         ["--weight-bytes", "'-1'; allowed: a finite number >= 0"]),
+        (["offload", "--system", "gb200-nvl72", "--params", "70B", "--compute-time", "inf"],
+         ["--compute-time", "'inf'; allowed: a finite number >= 0"]),
+        (["offload", "--system", "gb200-nvl72", "--params", "70B", "--weight-reads", "-1"],
+         ["--weight-reads", "'-1'; allowed: a whole number >= 0"]),
+        (["place", "--system", "gb200-nvl72", "--gpu-numa-stride", "0"], ["--gpu-numa-stride", "'0'; allowed: a whole number > 0"]),
+        (["serve", "--timeout", "0.5"], ["--timeout", "'0.5'; allowed: a number in [1, 3600]"]),
+        # an absurd model size was priced (1e30 parameters: 2e21 GB of weights)
+        (["offload", "--system", "gb200-nvl72", "--params", "1e30"], ["--params", "invalid value '1e30'", "at most 1000000000000000"]),
     ]
 
 
