@@ -277,7 +277,7 @@ RunShape run_shape(const GoodputRequest& r, GoodputResult& out) {
   check(r.storage_Bps > 0 && r.storage_Bps <= 1e15, "--storage-GBps", r.storage_Bps / 1e9, "(0, 1e6] GB/s");
   check(r.work_hours > 0 && r.work_hours <= 24 * 365 * 10, "--days", r.work_hours / 24, "(0, 3650] days");
   check(r.trials >= 2 && r.trials <= 100000, "--trials", r.trials, "2 to 100000");
-  check(r.adaptive_slowdown >= 0 && r.adaptive_slowdown < 1, "adaptive slowdown", r.adaptive_slowdown, "[0, 1)");
+  check(r.adaptive_slowdown >= 0 && r.adaptive_slowdown < 1, "--adaptive-slowdown", r.adaptive_slowdown, "[0, 1)");
   for (const Duration* d : {&r.recovery.restart, &r.recovery.hardware_repair, &r.recovery.switch_repair})
     check(d->seconds >= 0 && d->seconds <= 1e7, "recovery time", d->seconds, "[0, 1e7] seconds");
 

@@ -136,7 +136,11 @@ std::vector<GoodputRequest> goodput_call_requests(const GoodputCall& c) {
   base.seed = c.seed;
   auto given = [](Duration& d, const std::optional<double>& v, double scale, const std::string& option) {
     if (!v) return;
-    if (!(*v >= 0 && *v * scale <= 1e7)) throw InputError(option, "", number_text(*v), "a non-negative time up to 1e7 s");
+    // In the option's own unit: "--repair-h 1e9" was told "up to 1e7 s".
+    const double most = scale == 1 ? 1e7 : 2777;  // hours: the whole hours within the 1e7 s every recovery is held to
+    if (!(*v >= 0 && *v <= most))
+      throw InputError(option, "", number_text(*v),
+                       scale == 1 ? "a time in [0, 1e7] seconds" : "a time in [0, 2777] hours (the 1e7 s any recovery is held to)");
     d = {*v * scale, "given (" + option + ")"};
   };
   given(base.recovery.restart, c.restart_s, 1, "--restart-s");

@@ -58,6 +58,11 @@ def cases(tmp):
          ["--weight-reads", "'-1'; allowed: a whole number >= 0"]),
         (["place", "--system", "gb200-nvl72", "--gpu-numa-stride", "0"], ["--gpu-numa-stride", "'0'; allowed: a whole number > 0"]),
         (["serve", "--timeout", "0.5"], ["--timeout", "'0.5'; allowed: a number in [1, 3600]"]),
+        # the limit in the option's unit (it said "up to 1e7 s" of an option in hours), the option by its name
+        (["goodput", "--gpus", "72", "--step-s", "10", "--checkpoint-bytes", "1GB", "--repair-h", "1e9"],
+         ["--repair-h", "invalid value 1000000000;", "[0, 2777] hours"]),
+        (["goodput", "--gpus", "72", "--step-s", "10", "--checkpoint-bytes", "1GB", "--adaptive-slowdown", "2"],
+         ["--adaptive-slowdown", "invalid value 2;", "[0, 1)"]),
         # an absurd model size was priced (1e30 parameters: 2e21 GB of weights)
         (["offload", "--system", "gb200-nvl72", "--params", "1e30"], ["--params", "invalid value '1e30'", "at most 1000000000000000"]),
     ]
