@@ -100,8 +100,15 @@ CollectiveRequest make_request(const TopologyGraph& graph, const RequestArgs& a)
   request.gpus = place_ranks(graph, a.gpus, "gpus");
   request.bytes = a.bytes;
   request.chunk_bytes = a.chunk_bytes;
+  // As the CLI: a part of the hierarchical algorithm named for another algorithm is refused, not ignored.
+  for (const auto& [name, value] : {std::pair{"inner", &a.inner}, std::pair{"outer", &a.outer}})
+    if (*value && !value->is_none() && a.algo != "hierarchical")
+      throw InputError(name, "", "'" + py::str(*value).cast<std::string>() + "'",
+                       "None unless algo='hierarchical' (the algorithm it chooses parts of; algo is '" + a.algo + "')");
   if (a.inner && !a.inner.is_none()) request.inner_algorithm = a.inner.cast<std::string>();
   if (a.outer && !a.outer.is_none()) request.outer_algorithm = a.outer.cast<std::string>();
+  if (!a.nvls && (a.algo == "nvls" || a.algo == "nvls_tree" || a.algo == "nvls_collnet"))
+    throw InputError("algo", "", "'" + a.algo + "' with nvls=False", "an algorithm without NVLS, or nvls=True (NCCL_NVLS_ENABLE=0 leaves NCCL no NVLS to run)");
   dtype_size_bytes(a.dtype, "dtype");
   request.dtype = a.dtype;
   request.root = a.root;

@@ -54,13 +54,13 @@ static void add_fig4_command(CLI::App& app, const GlobalOptions& global) {
   auto o = std::make_shared<Fig4CliOptions>();
   auto* cmd = app.add_subcommand("fig4", "the course's Fig 4 all-reduce model (bandwidth only, fixed latency per phase) on a system");
   cmd->add_option("--system", o->system, "system id (racksim systems) or path to a topology JSON file")->required();
-  cmd->add_option("--racks", o->racks, "number of racks (default: the system's default)");
+  cmd->add_option("--racks", o->racks, "number of racks (default: the system's default, or the fewest that hold --gpus)");
   cmd->add_option("--gpus", o->gpus, "ranks, placed in order over the trays as in collective")->required();
   auto* bytes = cmd->add_option("--bytes", o->bytes, "one size per rank: 1G, 512M, 64K or a number of bytes");
   auto* min = cmd->add_option("--min-bytes,-b", o->min_bytes, "a sweep of sizes from this one (with --max-bytes)");
   auto* max = cmd->add_option("--max-bytes,-e", o->max_bytes, "largest size of the sweep");
-  cmd->add_option("--step-factor,-f", o->step_factor, "size multiplier between sweep rows (default 2)");
-  bytes->excludes(min)->excludes(max);
+  auto* step = cmd->add_option("--step-factor,-f", o->step_factor, "size multiplier between sweep rows (default 2)");
+  bytes->excludes(min)->excludes(max)->excludes(step);  // a step with one size was ignored without a word
   min->needs(max);
   max->needs(min);
   cmd->add_flag("--nvls", o->model.nvls, "NVLS inside each NVLink domain (S / B_nvl) instead of a ring (2(d-1)/d S / B_nvl)");
@@ -78,7 +78,7 @@ static void add_fig4_command(CLI::App& app, const GlobalOptions& global) {
     else sizes = sweep_sizes(parse_size_option(o->min_bytes, "--min-bytes"), parse_size_option(o->max_bytes, "--max-bytes"),
                              o->step_factor);
     const TopologySpec spec = SystemCatalog(global.topology_dir).load(o->system);
-    const TopologyGraph graph(spec, racks_or_default(o->racks, spec));
+    const TopologyGraph graph(spec, racks_for_gpus(o->racks, spec, o->gpus));  // as racksim collective
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
     for (std::uint64_t size : sizes) rows.push_back(to_json(graph, fig4_on_system(graph, o->gpus, size, o->model), o->model.efficiency));
     if (o->format == "json") {

@@ -102,9 +102,17 @@ CollectiveSetup setup_collective(const CollectiveOptions& o, const GlobalOptions
   if (!o.chunk_bytes.empty()) r.chunk_bytes = parse_size_option(o.chunk_bytes, "--chunk-bytes");
   dtype_size_bytes(o.dtype, "--dtype");
   r.dtype = o.dtype;
-  r.root = o.root;
-  r.inner_algorithm = o.inner;
-  r.outer_algorithm = o.outer;
+  // What does not apply is refused, not ignored (the run would not be the one asked for).
+  if (o.root && r.op != CollectiveOp::broadcast && r.op != CollectiveOp::reduce && r.op != CollectiveOp::send_recv)
+    throw InputError("--root", "", std::to_string(*o.root), "only with --op broadcast, reduce or send_recv (" + o.op + " has no root)");
+  r.root = o.root.value_or(0);
+  for (const auto& [name, value] : {std::pair{"--inner", o.inner}, std::pair{"--outer", o.outer}})
+    if (value && o.algo != "hierarchical")
+      throw InputError(name, "", "'" + *value + "'", "only with --algo hierarchical (the algorithm it chooses parts of; --algo is " + o.algo + ")");
+  r.inner_algorithm = o.inner.value_or("auto");
+  r.outer_algorithm = o.outer.value_or("ring");
+  if (!r.nvls_enabled && (o.algo == "nvls" || o.algo == "nvls_tree" || o.algo == "nvls_collnet"))
+    throw InputError("--algo", "", "'" + o.algo + "' with --nvls off", "an algorithm without NVLS, or --nvls on (NCCL_NVLS_ENABLE=0 leaves NCCL no NVLS to run)");
   return s;
 }
 

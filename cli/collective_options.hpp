@@ -15,12 +15,16 @@
 namespace racksim::cli {
 
 struct CollectiveOptions {
-  std::string system, op, bytes, algo = "auto", inner = "auto", outer = "ring", chunk_bytes;
+  std::string system, op, bytes, algo = "auto", chunk_bytes;
+  // Given or not: each applies to one algorithm (--inner/--outer: hierarchical) or to some ops (--root), and
+  // one given where it does not apply is refused rather than ignored (setup_collective).
+  std::optional<std::string> inner, outer;
+  std::optional<int> root;
   std::string calibration = "default", format, trace, dtype = "float";
   std::optional<int> racks;
   std::optional<double> nic_GBps;  // --nic-GBps: every scale-out NIC of the system at this speed
   std::string protocol = "auto", nvls = "on", collnet = "off", nccl_version = "2.28";
-  int gpus = 0, root = 0, channels = 0, ib_qps = 0;
+  int gpus = 0, channels = 0, ib_qps = 0;
   std::vector<std::string> fail;
   std::string partitions, partition_mode = "full-bandwidth";
   std::string aggregation = "auto";  // collective only: the engine's exact aggregation (sim/engine/aggregation.hpp)

@@ -63,6 +63,14 @@ def cases(tmp):
          ["--repair-h", "invalid value 1000000000;", "[0, 2777] hours"]),
         (["goodput", "--gpus", "72", "--step-s", "10", "--checkpoint-bytes", "1GB", "--adaptive-slowdown", "2"],
          ["--adaptive-slowdown", "invalid value 2;", "[0, 1)"]),
+        # an option that does not apply to the run asked for was ignored: refused, naming what it needs
+        (["collective", "--system", "hgx-h100", "--op", "all_reduce", "--gpus", "8", "--bytes", "1G", "--inner", "ring"],
+         ["--inner", "'ring'", "only with --algo hierarchical", "--algo is auto"]),
+        (["collective", "--system", "hgx-h100", "--op", "all_reduce", "--gpus", "8", "--bytes", "1G", "--root", "3"],
+         ["--root", "invalid value 3", "only with --op broadcast, reduce or send_recv"]),
+        (["collective", "--system", "hgx-h100", "--op", "all_reduce", "--gpus", "8", "--bytes", "1G", "--algo", "nvls", "--nvls", "off"],
+         ["--algo", "'nvls' with --nvls off"]),
+        (["fig4", "--system", "gb200-nvl72", "--gpus", "72", "--bytes", "1G", "--step-factor", "4"], ["--bytes excludes --step-factor"]),
         # an absurd model size was priced (1e30 parameters: 2e21 GB of weights)
         (["offload", "--system", "gb200-nvl72", "--params", "1e30"], ["--params", "invalid value '1e30'", "at most 1000000000000000"]),
     ]

@@ -40,6 +40,8 @@ ring4 = fig4("--system", "gb200-nvl72", "--racks", "4", "--gpus", "288", "--byte
 want = 2 * 71 / 72 * S / 900e3 + 2 * 3 / 4 * (S / 72) / 50e3 + 3 * 5
 check(close(ring4["time_us"], want) and ring4["domains"] == 4 and ring4["gpus_per_domain"] == 72,
       f"GB200 4 racks ring+ring 1 GiB: {ring4['time_us']} us = {want:.6g} us")
+# Without --racks, the fewest racks that hold --gpus, as racksim collective (it refused 288 GPUs on 1 rack)
+check(fig4("--system", "gb200-nvl72", "--gpus", "288", "--bytes", "1G") == ring4, "--gpus 288 takes 4 racks by itself")
 slow = fig4("--system", "gb300-nvl72", "--racks", "2", "--gpus", "144", "--bytes", "1G", "--nvls", "--nic-GBps", "25",
             "--efficiency", "0.8", "--phase-latency-us", "0")
 want = S / (900e3 * 0.8) + 2 * 1 / 2 * (S / 72) / (25e3 * 0.8)

@@ -38,6 +38,19 @@ def test_queue_pairs_outside_1_to_128_are_refused(h100, value):
         assert "ib_qps_per_connection" in str(e.value) and "1 to 128" in str(e.value) and len(str(e.value).splitlines()) == 1
 
 
+@pytest.mark.parametrize("kwargs, words", [
+    (dict(inner="ring"), ["inner", "'ring'", "algo='hierarchical'"]),
+    (dict(algo="ring", outer="tree"), ["outer", "'tree'", "algo is 'ring'"]),
+    (dict(algo="nvls", nvls=False), ["algo", "'nvls' with nvls=False"]),
+])
+def test_an_argument_that_does_not_apply_is_refused_not_ignored(h100, kwargs, words):
+    for call in (h100.collective, h100.analytic):
+        with pytest.raises(racksim.InputError) as e:
+            call("all_reduce", 8, "1M", **kwargs)
+        assert all(w in str(e.value) for w in words) and len(str(e.value).splitlines()) == 1, str(e.value)
+    assert h100.analytic("all_reduce", 8, "1M", algo="hierarchical", inner="ring")["algo"] == "hierarchical"
+
+
 def test_two_queue_pairs_lift_the_four_node_nvls_tree_to_its_nics():
     """As the CLI's --ib-qps-per-connection (tests/cli/test_collective_cli.py): one queue pair binds four H100 nodes'
     NVLS-tree at 16 x 0.386 x 50 GB/s a node each way, two let the NICs bind; engine and closed form agree."""
