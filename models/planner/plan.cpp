@@ -186,6 +186,19 @@ PlanResult run_plan(const PlanRequest& req) {
   }
   const TopologyGraph graph(spec, racks);
   const ModelSpec model = models.load(req.model);
+  // A model without routed experts runs EP = ETP = 1 in every layout: a pin of more was dropped without a word.
+  if (!model.is_moe())
+    for (const auto& [name, v] : {std::pair{"--ep", req.constraints.ep}, std::pair{"--etp", req.constraints.etp}})
+      if (v && *v > 1) throw InputError(name, "", std::to_string(*v), "1: " + model.id + " has no routed experts");
+  // A system to compare with that does not load is the user's typo: refused before the search (it was a note
+  // in the comparison table, after the whole plan).
+  for (const auto& other : req.compare) {
+    try {
+      (void)systems.load(other);
+    } catch (const InputError& e) {
+      throw InputError("--compare", "", "'" + other + "'", "shipped system ids or topology files, comma-separated, or none (" + std::string(e.what()) + ")");
+    }
+  }
   const GpuCompute& compute = table.lookup(spec.id, spec.tray.gpus.at(0).type);
   TrainingJob job = req.job;
   job.precision = precision_for(table, req.precision, compute);

@@ -35,6 +35,7 @@ std::string rejection_text(const std::string& reason) {
       {"cp-mamba", "CP with Mamba-2 layers (their scan runs along the whole sequence; not searched)"},
       {"pp-layers", "more pipeline chunks (PP x VP) than layers plus the embedding and the loss"},
       {"vp-microbatches", "interleaved schedule needs the micro-batches to be a multiple of PP"},
+      {"vp-pp1", "a fixed virtual-pipeline degree > 1 needs PP > 1"},
   };
   auto it = text.find(reason);
   return it == text.end() ? reason : it->second;
@@ -282,6 +283,11 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
           for (const auto& [ep, etp] : moe_options) {
             ParallelLayout base;
             base.tp = tp, base.cp = cp, base.pp = pp, base.dp = dp, base.ep = ep, base.etp = etp;
+            // --vp 3 asks for an interleaved pipeline: a layout of one stage has none (it kept vp=1, the pin dropped).
+            if (pp == 1 && c.vp && *c.vp > 1) {
+              reject("vp-pp1", base.degrees(), "one pipeline stage");
+              continue;
+            }
             Degrees deg;
             deg.shape = static_cast<int>(si);
             for (const auto& order : mesh_orders(base, c.pp_outermost)) {

@@ -71,6 +71,10 @@ def cases(tmp):
         (["collective", "--system", "hgx-h100", "--op", "all_reduce", "--gpus", "8", "--bytes", "1G", "--algo", "nvls", "--nvls", "off"],
          ["--algo", "'nvls' with --nvls off"]),
         (["fig4", "--system", "gb200-nvl72", "--gpus", "72", "--bytes", "1G", "--step-factor", "4"], ["--bytes excludes --step-factor"]),
+        (["plan", "--model", "llama-3-8b", "--global-batch", "64", "--seq-len", "4096", "--ep", "4"],
+         ["--ep", "invalid value 4", "llama-3-8b has no routed experts"]),
+        (["plan", "--model", "llama-3-8b", "--global-batch", "64", "--seq-len", "4096", "--compare", "hgx-b200,foo"],
+         ["--compare", "invalid value 'foo'", "unknown system"]),
         # an absurd model size was priced (1e30 parameters: 2e21 GB of weights)
         (["offload", "--system", "gb200-nvl72", "--params", "1e30"], ["--params", "invalid value '1e30'", "at most 1000000000000000"]),
     ]

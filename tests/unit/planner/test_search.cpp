@@ -418,6 +418,42 @@ TEST(Plan, BadInput) {
     EXPECT_NE(std::string(e.what()).find("invalid value 3"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("TP does not divide the attention"), std::string::npos) << e.what();
   }
+  // Expert degrees on a dense model, and a system to compare with that does not exist: refused up front
+  // (they were dropped: every layout ran EP 1, and the comparison printed the typo as a note)
+  for (const bool etp : {false, true}) {
+    PlanRequest dense = request("llama-3.1-8b", 256);
+    (etp ? dense.constraints.etp : dense.constraints.ep) = 4;
+    try {
+      run_plan(dense);
+      FAIL() << "an expert degree accepted on a dense model";
+    } catch (const InputError& e) {
+      EXPECT_EQ(e.where(), etp ? "--etp" : "--ep");
+      EXPECT_NE(std::string(e.what()).find("has no routed experts"), std::string::npos) << e.what();
+    }
+  }
+  PlanRequest typo = request("llama-3.1-8b", 256);
+  typo.compare = {"hgx-b200", "gb300-nvl27"};
+  try {
+    run_plan(typo);
+    FAIL() << "an unknown --compare system accepted";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.where(), "--compare");
+    EXPECT_NE(std::string(e.what()).find("'gb300-nvl27'"), std::string::npos) << e.what();
+  }
+}
+
+// A pinned virtual-pipeline degree > 1 is an interleaved pipeline: layouts of one stage cannot have it (they
+// were searched with VP 1 and could win, the pin dropped without a word).
+TEST(Plan, PinnedVirtualStagesKeepOneStageLayoutsOut) {
+  PlanRequest q = request("llama-3.1-8b", 64);
+  q.constraints.vp = 3;
+  q.engine_top = 0;
+  const PlanResult plan = run_plan(q);
+  ASSERT_FALSE(plan.search.ranked.empty());
+  for (const auto& c : plan.search.ranked) {
+    EXPECT_EQ(c.layout.virtual_stages, 3) << c.layout.degrees();
+    EXPECT_GT(c.layout.pp, 1) << c.layout.degrees();
+  }
 }
 
 }  // namespace
