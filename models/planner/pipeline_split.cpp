@@ -159,8 +159,10 @@ std::vector<StageSlice> balanced_partition(const ModelSpec& model, const Paralle
 
 std::vector<StageSlice> partition(const ModelSpec& model, const ParallelLayout& l, Costs& costs) {
   const int k = l.pp * l.virtual_stages;
+  // A layout string is checked against every layout, one of one chunk too: an 8-chunk string let PP 1 through
+  // with the string unread (it won, the pin dropped).
+  if (!l.pp_layout.empty() && l.pp_layout != "uniform") return parse_pp_layout(l.pp_layout, model, k);
   if (k > 1 && !l.pp_layout.empty()) {
-    if (l.pp_layout != "uniform") return parse_pp_layout(l.pp_layout, model, k);
     std::vector<StageSlice> u = uniform_pp_chunks(model.layers, k);
     if (!u.empty()) return u;
   }

@@ -258,7 +258,8 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
           const int fold = tp * cp * dp;
           std::vector<std::pair<int, int>> moe_options;  // (ep, etp)
           if (!model.is_moe()) {
-            moe_options.push_back({1, 1});
+            // EP = ETP = 1: TP x EP is TP and EDP is TP x CP x DP, so those pins still choose (they were ignored)
+            if ((!c.tp_times_ep || tp == *c.tp_times_ep) && (!c.edp || fold == *c.edp)) moe_options.push_back({1, 1});
           } else {
             for (int ep : divisors(fold)) {
               if (c.ep && *c.ep != ep) continue;

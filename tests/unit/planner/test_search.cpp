@@ -456,5 +456,26 @@ TEST(Plan, PinnedVirtualStagesKeepOneStageLayoutsOut) {
   }
 }
 
+// Pins that were dropped on a dense model or a one-stage layout: TP x EP (EP is 1: it fixes TP), EDP (TP x CP x
+// DP) and a pipeline layout string (9 chunks: only PP x VP = 9 can run it).
+TEST(Plan, DenseModelsAndOneStageLayoutsKeepTheirPins) {
+  PlanRequest q = request("llama-3.1-8b", 64);
+  q.engine_top = 0;
+  q.constraints.tp_times_ep = 4;
+  const PlanResult tp4 = run_plan(q);
+  ASSERT_FALSE(tp4.search.ranked.empty());
+  for (const auto& c : tp4.search.ranked) EXPECT_EQ(c.layout.tp, 4) << c.layout.degrees();
+  q.constraints.tp_times_ep.reset();
+  q.constraints.edp = 8;
+  const PlanResult edp8 = run_plan(q);
+  ASSERT_FALSE(edp8.search.ranked.empty());
+  for (const auto& c : edp8.search.ranked) EXPECT_EQ(c.layout.tp * c.layout.cp * c.layout.dp, 8) << c.layout.degrees();
+  q.constraints.edp.reset();
+  q.constraints.pp_layout = "Et*4|(t*4|)*7L";
+  const PlanResult laid = run_plan(q);
+  ASSERT_FALSE(laid.search.ranked.empty());
+  for (const auto& c : laid.search.ranked) EXPECT_EQ(c.layout.pp * c.layout.virtual_stages, 9) << c.layout.degrees();
+}
+
 }  // namespace
 }  // namespace racksim
