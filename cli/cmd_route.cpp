@@ -58,7 +58,7 @@ static void add_route_command(CLI::App& app, const GlobalOptions& global) {
     }
     std::cout << fmt::format("{} -> {} on {} x{}: {} hop(s), bottleneck {:.1f} GB/s per direction, latency {:.2f} us\n",
                              graph.vertices()[route.src].name, graph.vertices()[route.dst].name, spec.id,
-                             graph.racks(), route.hops.size(), units::Bps_to_GBps(route.bottleneck_Bps),
+                             spec.rack.count_label(graph.racks()), route.hops.size(), units::Bps_to_GBps(route.bottleneck_Bps),
                              units::s_to_us(route.latency_s));
     for (const auto& h : route.hops)
       std::cout << fmt::format("  {:<22} -> {:<22} {:<8} x{:<3} {:>8.1f} GB/s  {:.2f} us\n", h.from_name, h.to_name,

@@ -40,7 +40,7 @@ std::pair<int, int> parse_pair(const std::string& arg, const std::string& text, 
 
 std::string range(int count) { return "[0, " + std::to_string(count - 1) + "]"; }
 
-std::string system_label(const TopologyGraph& g) { return g.spec().id + " x" + std::to_string(g.racks()); }
+std::string system_label(const TopologyGraph& g) { return g.spec().id + " x" + g.spec().rack.count_label(g.racks()); }
 
 std::string edge_list_text(const TopologyGraph& g) {
   std::string examples;
