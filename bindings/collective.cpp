@@ -42,7 +42,7 @@ using SystemClass = py::class_<SystemHandle, std::shared_ptr<SystemHandle>>;
 
 RequestArgs request_args(const std::string& op, int gpus, std::uint64_t bytes, const std::string& algo,
                          const py::object& chunk_bytes, const py::object& inner, const py::object& outer,
-                         const std::string& dtype, int root, const std::string& protocol, const py::object& channels,
+                         const std::string& dtype, const py::object& root, const std::string& protocol, const py::object& channels,
                          bool nvls, bool collnet, const std::string& nccl_version, int ib_qps_per_connection) {
   RequestArgs a;
   a.ib_qps_per_connection = ib_qps_per_connection;
@@ -59,14 +59,14 @@ RequestArgs request_args(const std::string& op, int gpus, std::uint64_t bytes, c
   a.inner = inner;
   a.outer = outer;
   a.dtype = dtype;
-  a.root = root;
+  if (!root.is_none()) a.root = optional_int_arg(root, "root", 0, 1 << 30, 0, "rank 0");
   return a;
 }
 
 py::object collective(const SystemHandle& s, const std::string& op, int gpus, const py::object& bytes,
                       const std::string& algo, const py::object& fail, const py::object& calibration,
                       const py::object& chunk_bytes, const py::object& inner, const py::object& outer,
-                      const std::string& dtype, int root, const py::object& trace, const std::string& partition_mode,
+                      const std::string& dtype, const py::object& root, const py::object& trace, const std::string& partition_mode,
                       const std::string& protocol, const py::object& channels, bool nvls, bool aggregate,
                       bool collnet, const std::string& nccl_version, int ib_qps_per_connection, const std::string& model) {
   // As `racksim collective --model`: the closed form has no failures, timeline or aggregation.
@@ -112,7 +112,7 @@ py::object collective(const SystemHandle& s, const std::string& op, int gpus, co
 py::object sweep(const SystemHandle& s, const std::string& op, int gpus, const py::object& min_bytes,
                  const py::object& max_bytes, double step_factor, const std::string& algo, const py::object& fail,
                  const py::object& calibration, const py::object& chunk_bytes, const py::object& inner,
-                 const py::object& outer, const std::string& dtype, int root, const py::object& jobs_arg,
+                 const py::object& outer, const std::string& dtype, const py::object& root, const py::object& jobs_arg,
                  const std::string& partition_mode, const std::string& protocol, const py::object& channels, bool nvls,
                  const py::object& client, const py::object& progress, bool collnet, const std::string& nccl_version,
                  int ib_qps_per_connection, const std::string& model) {
@@ -202,7 +202,7 @@ void add_collective_bindings(py::module_& m) {
   cls.def("collective", &collective, py::arg("op"), py::arg("gpus"), py::arg("bytes"), py::arg("algo") = "auto",
           py::arg("fail") = py::none(), py::arg("calibration") = "default", py::arg("chunk_bytes") = py::none(),
           py::arg("inner") = py::none(), py::arg("outer") = py::none(), py::arg("dtype") = "float",
-          py::arg("root") = 0, py::arg("trace") = py::none(), py::arg("partition_mode") = "full-bandwidth",
+          py::arg("root") = py::none(), py::arg("trace") = py::none(), py::arg("partition_mode") = "full-bandwidth",
           py::arg("protocol") = "auto", py::arg("channels") = py::none(), py::arg("nvls") = true,
           py::arg("aggregate") = true, py::arg("collnet") = false, py::arg("nccl_version") = "2.28",
           py::arg("ib_qps_per_connection") = 0, py::arg("model") = "auto",
@@ -231,7 +231,7 @@ calibration: "default" (the shipped calibration), "none" (vendor peaks), a calib
 chunk_bytes: pipelining chunk in bytes (None: the algorithm's default).
 inner, outer: hierarchical's in-domain (auto | ring | nvls) and cross-domain (ring | tree | sharp) algorithms.
 dtype: element type (float, half, bfloat16, double, int8, ...: nccl-tests' count column, reduction cost).
-root: broadcast / reduce root, send_recv first rank.
+root: broadcast / reduce root, send_recv first rank (None: rank 0; refused for an op without a root).
 trace: a path; writes a Chrome/Perfetto trace of the run there.
 aggregate: True (default): the engine simulates each class of symmetric copies once (exact; the full run
   where symmetry is weak; 'engine' in the result says which ran); False: every transfer, the reference.
@@ -249,7 +249,7 @@ racksim.SimulationError when the run cannot happen (e.g. a rank on a failed tray
           py::arg("max_bytes") = py::str("16G"), py::arg("step_factor") = 2.0, py::arg("algo") = "auto",
           py::arg("fail") = py::none(), py::arg("calibration") = "default", py::arg("chunk_bytes") = py::none(),
           py::arg("inner") = py::none(), py::arg("outer") = py::none(), py::arg("dtype") = "float",
-          py::arg("root") = 0, py::arg("jobs") = py::none(), py::arg("partition_mode") = "full-bandwidth",
+          py::arg("root") = py::none(), py::arg("jobs") = py::none(), py::arg("partition_mode") = "full-bandwidth",
           py::arg("protocol") = "auto", py::arg("channels") = py::none(), py::arg("nvls") = true,
           py::arg("client") = py::none(), py::arg("progress") = py::none(), py::arg("collnet") = false,
           py::arg("nccl_version") = "2.28", py::arg("ib_qps_per_connection") = 0, py::arg("model") = "auto",

@@ -111,7 +111,9 @@ CollectiveRequest make_request(const TopologyGraph& graph, const RequestArgs& a)
     throw InputError("algo", "", "'" + a.algo + "' with nvls=False", "an algorithm without NVLS, or nvls=True (NCCL_NVLS_ENABLE=0 leaves NCCL no NVLS to run)");
   dtype_size_bytes(a.dtype, "dtype");
   request.dtype = a.dtype;
-  request.root = a.root;
+  if (a.root && request.op != CollectiveOp::broadcast && request.op != CollectiveOp::reduce && request.op != CollectiveOp::send_recv)
+    throw InputError("root", "", std::to_string(*a.root), "None unless op is broadcast, reduce or send_recv (" + a.op + " has no root)");
+  request.root = a.root.value_or(0);
   request.protocol = a.protocol;
   request.channels = a.channels;
   request.nvls_enabled = a.nvls;

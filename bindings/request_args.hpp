@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "models/collectives/collective.hpp"
@@ -37,7 +38,7 @@ struct RequestArgs {
   std::uint64_t chunk_bytes = 0;
   pybind11::object inner, outer;  // None or a name
   std::string dtype = "float";
-  int root = 0;
+  std::optional<int> root;        // None: rank 0 where the op has a root; given for an op without one: refused
   std::string protocol = "auto";  // NCCL_PROTO
   int channels = 0;               // NCCL_MIN/MAX_NCHANNELS (0: NCCL's choice)
   bool nvls = true;               // NCCL_NVLS_ENABLE

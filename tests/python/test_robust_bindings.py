@@ -51,6 +51,16 @@ def test_an_argument_that_does_not_apply_is_refused_not_ignored(h100, kwargs, wo
     assert h100.analytic("all_reduce", 8, "1M", algo="hierarchical", inner="ring")["algo"] == "hierarchical"
 
 
+def test_a_root_is_only_for_ops_that_have_one(h100):
+    with pytest.raises(racksim.InputError) as e:
+        h100.collective("all_reduce", 8, "1M", root=3)
+    assert "root" in str(e.value) and "all_reduce has no root" in str(e.value), str(e.value)
+    with pytest.raises(racksim.InputError) as e:
+        h100.collective("broadcast", 8, "1M", root=-1)
+    assert "root" in str(e.value), str(e.value)
+    assert h100.collective("broadcast", 8, "1M", root=3)["algo"] == "ring"
+
+
 def test_two_queue_pairs_lift_the_four_node_nvls_tree_to_its_nics():
     """As the CLI's --ib-qps-per-connection (tests/cli/test_collective_cli.py): one queue pair binds four H100 nodes'
     NVLS-tree at 16 x 0.386 x 50 GB/s a node each way, two let the NICs bind; engine and closed form agree."""
