@@ -121,7 +121,7 @@ static void add_plan_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--fit", o->fit, "fit the compute parameters on this file's published runs (and the H200 GEMM probe)");
   cmd->add_option("--fit-out", o->fit_out, "with --fit: write the parameters here (default: print them)");
   cmd->add_option("--fit-report", o->fit_report, "with --fit: write the Markdown report (rows used and left out, errors) here");
-  cmd->callback([&global, o] {
+  cmd->callback([&global, o, cmd] {
     PlanRequest req = o->request;
     req.topology_dir = global.topology_dir;
     if (!o->heldout_table.empty() && (o->validate.empty() || o->every_layout))
@@ -190,6 +190,8 @@ static void add_plan_command(CLI::App& app, const GlobalOptions& global) {
                                                                                                           : MoeDispatcher::alltoall;
     req.job.ep_overlap = o->ep_overlap;
     req.job.mtp = !o->no_mtp;
+    for (const char* name : {"--moe-imbalance", "--force-balanced", "--moe-dispatcher", "--ep-overlap"})
+      if (cmd->count(name) > 0) req.moe_options_given.emplace_back(name);
     req.compare = split_list(o->compare);
     req.failures = !o->no_failures;
     const PlanResult plan = run_plan(req);

@@ -187,9 +187,13 @@ PlanResult run_plan(const PlanRequest& req) {
   const TopologyGraph graph(spec, racks);
   const ModelSpec model = models.load(req.model);
   // A model without routed experts runs EP = ETP = 1 in every layout: a pin of more was dropped without a word.
-  if (!model.is_moe())
+  if (!model.is_moe()) {
     for (const auto& [name, v] : {std::pair{"--ep", req.constraints.ep}, std::pair{"--etp", req.constraints.etp}})
       if (v && *v > 1) throw InputError(name, "", std::to_string(*v), "1: " + model.id + " has no routed experts");
+    if (!req.moe_options_given.empty())
+      throw InputError(req.moe_options_given.front(), "", "for " + model.id,
+                       "a model with routed experts (" + model.id + " has none: the option would change nothing)");
+  }
   // A system to compare with that does not load is the user's typo: refused before the search (it was a note
   // in the comparison table, after the whole plan).
   for (const auto& other : req.compare) {

@@ -32,6 +32,9 @@ struct PlanRequest {
   std::string model_dir;                  // "" = the shipped presets
   std::string compute_table;              // "" = models/workload/gpu_compute.json
   std::string compute_fit;                // "" = calibrate/training/compute-fit.json
+  // The MoE options the caller was given (the CLI's --moe-imbalance, --force-balanced, --moe-dispatcher,
+  // --ep-overlap): refused for a model without routed experts, where they would change nothing.
+  std::vector<std::string> moe_options_given;
 };
 
 // Where one rank group of the best layout runs: a tray and the ranks on it.

@@ -75,6 +75,8 @@ def cases(tmp):
          ["--ep", "invalid value 4", "llama-3-8b has no routed experts"]),
         (["plan", "--model", "llama-3-8b", "--global-batch", "64", "--seq-len", "4096", "--compare", "hgx-b200,foo"],
          ["--compare", "invalid value 'foo'", "unknown system"]),
+        (["plan", "--model", "llama-3-8b", "--global-batch", "64", "--seq-len", "4096", "--ep-overlap"],
+         ["--ep-overlap", "invalid value for llama-3-8b", "a model with routed experts"]),
         # an absurd model size was priced (1e30 parameters: 2e21 GB of weights)
         (["offload", "--system", "gb200-nvl72", "--params", "1e30"], ["--params", "invalid value '1e30'", "at most 1000000000000000"]),
     ]
