@@ -122,12 +122,14 @@ py::object sweep(const SystemHandle& s, const std::string& op, int gpus, const p
   const bool engine_only = check_model_choice(
       "model", model,
       given({{"fail=", !fail.is_none()}, {"client=", !client.is_none()}, {"jobs > 1", !jobs_arg.is_none() && jobs != 1}}));
-  const auto sizes = sweep_sizes(bytes_arg(min_bytes, "min_bytes"), bytes_arg(max_bytes, "max_bytes"), step_factor,
+  const auto asked = sweep_sizes(bytes_arg(min_bytes, "min_bytes"), bytes_arg(max_bytes, "max_bytes"), step_factor,
                                  {"min_bytes", "max_bytes", "step_factor"});
-  const RequestArgs args =
-      request_args(op, gpus, sizes.front(), algo, chunk_bytes, inner, outer, dtype, root, protocol, channels, nvls, collnet,
-                   nccl_version, ib_qps_per_connection);
+  RequestArgs args = request_args(op, gpus, asked.back(), algo, chunk_bytes, inner, outer, dtype, root, protocol, channels, nvls,
+                                  collnet, nccl_version, ib_qps_per_connection);
+  args.bytes_name = "max_bytes";
   const CollectiveRequest base = make_request(*s.graph, args);
+  // As `racksim sweep`: the sizes nccl-tests runs, those below one element per rank left out
+  const auto sizes = nccl_tests_sizes(asked, base.op, dtype_size_bytes(base.dtype), static_cast<int>(base.gpus.size()), "min_bytes");
   const Calibration cal = calibration_arg(calibration);
   const FailureScenario failures = failures_arg(fail, partition_mode);
   std::vector<RunResult> results(sizes.size());

@@ -3,6 +3,7 @@
 #include <pybind11/stl.h>
 
 #include "models/collectives/rank_placement.hpp"
+#include "models/collectives/sweep_sizes.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/units.hpp"
 #include "sim/results/results_io.hpp"
@@ -114,6 +115,7 @@ CollectiveRequest make_request(const TopologyGraph& graph, const RequestArgs& a)
   if (a.root && request.op != CollectiveOp::broadcast && request.op != CollectiveOp::reduce && request.op != CollectiveOp::send_recv)
     throw InputError("root", "", std::to_string(*a.root), "None unless op is broadcast, reduce or send_recv (" + a.op + " has no root)");
   request.root = a.root.value_or(0);
+  if (request.bytes > 0) request.bytes = nccl_tests_bytes_of(request, request.bytes, a.bytes_name);
   request.protocol = a.protocol;
   request.channels = a.channels;
   request.nvls_enabled = a.nvls;

@@ -33,7 +33,8 @@ std::uint64_t chunk_bytes_arg(const pybind11::handle& value);
 struct RequestArgs {
   std::string op;
   int gpus = 0;
-  std::uint64_t bytes = 0;
+  std::uint64_t bytes = 0;          // nccl-tests' size: make_request runs whole elements (nccl_tests_bytes_of)
+  std::string bytes_name = "bytes";  // what an error calls it
   std::string algo = "auto";
   std::uint64_t chunk_bytes = 0;
   pybind11::object inner, outer;  // None or a name

@@ -158,8 +158,12 @@ static void add_sweep_command(CLI::App& app, const GlobalOptions& global) {
     // The closed form has no failures and runs no engine processes: refused with --model analytic; with auto
     // they keep an engine refusal.
     const bool engine_only = cli::engine_only(*cmd, *opts, {"--jobs", "--dask", "--dask-timeout"});
-    const std::vector<std::uint64_t> sizes = sweep_sizes(*opts);
     CollectiveSetup setup = setup_collective(*opts, global);
+    // The sizes nccl-tests runs: whole elements (per rank for all_gather, reduce_scatter, alltoall); those below one
+    // element per rank are left out (nccl-tests prints them as 0-byte rows), repeats once.
+    const std::vector<std::uint64_t> sizes =
+        nccl_tests_sizes(sweep_sizes(*opts), setup.request.op, dtype_size_bytes(setup.request.dtype), static_cast<int>(setup.request.gpus.size()),
+                         "--min-bytes");
     const auto print = [&opts](const std::vector<RunResult>& results) {
       if (opts->format == "json") std::cout << run_results_to_json_text(results);
       else if (opts->format == "csv") std::cout << run_results_to_csv(results, opts->dtype);

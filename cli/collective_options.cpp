@@ -2,6 +2,7 @@
 
 #include "models/collectives/rank_placement.hpp"
 #include "models/collectives/registry.hpp"
+#include "models/collectives/sweep_sizes.hpp"
 #include "models/nccl/nccl_system.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/units.hpp"
@@ -109,6 +110,8 @@ CollectiveSetup setup_collective(const CollectiveOptions& o, const GlobalOptions
   for (const auto& [name, value] : {std::pair{"--inner", o.inner}, std::pair{"--outer", o.outer}})
     if (value && o.algo != "hierarchical")
       throw InputError(name, "", "'" + *value + "'", "only with --algo hierarchical (the algorithm it chooses parts of; --algo is " + o.algo + ")");
+  // nccl-tests' size: whole elements (per rank for all_gather, reduce_scatter, alltoall), as it runs and prints them
+  if (r.bytes > 0) r.bytes = nccl_tests_bytes_of(r, r.bytes, "--bytes");
   r.inner_algorithm = o.inner.value_or("auto");
   r.outer_algorithm = o.outer.value_or("ring");
   if (!r.nvls_enabled && (o.algo == "nvls" || o.algo == "nvls_tree" || o.algo == "nvls_collnet"))

@@ -77,6 +77,9 @@ def cases(tmp):
          ["--compare", "invalid value 'foo'", "unknown system"]),
         (["plan", "--model", "llama-3-8b", "--global-batch", "64", "--seq-len", "4096", "--ep-overlap"],
          ["--ep-overlap", "invalid value for llama-3-8b", "a model with routed experts"]),
+        # nccl-tests runs whole elements per rank: 100 B of all_gather on 72 ranks is none (it ran 100 B)
+        (["collective", "--system", "gb200-nvl72", "--op", "all_gather", "--gpus", "72", "--bytes", "100"],
+         ["--bytes", "100 B of float for all_gather on 72 ranks", "288 B"]),
         # an absurd model size was priced (1e30 parameters: 2e21 GB of weights)
         (["offload", "--system", "gb200-nvl72", "--params", "1e30"], ["--params", "invalid value '1e30'", "at most 1000000000000000"]),
     ]

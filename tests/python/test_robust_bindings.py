@@ -97,3 +97,13 @@ def test_messages_are_one_line(h100):
     with pytest.raises(racksim.InputError) as e:
         h100.collective("all\nreduce", 8, "1M")
     assert "\n" not in str(e.value) and "all\\nreduce" in str(e.value)
+
+
+def test_sizes_are_whole_elements_per_rank_as_nccl_tests_runs_them():
+    rack = racksim.load("gb200-nvl72")
+    assert rack.analytic("all_gather", 72, 1024)["bytes"] == 864  # 3 floats per rank x 72
+    swept = rack.sweep("all_gather", 72, min_bytes=8, max_bytes=4096, model="analytic")
+    assert list(swept["bytes"]) == [288, 864, 2016, 4032]  # 8-256 B: no float per rank, left out
+    with pytest.raises(racksim.InputError) as e:
+        rack.analytic("all_gather", 72, 100)
+    assert "288 B" in str(e.value), str(e.value)
