@@ -146,10 +146,13 @@ CollectiveRequest as_hierarchical(const CollectiveRequest& request, const std::s
 }
 
 std::string hierarchical_inner(const CollectiveRequest& request, const TopologyGraph& graph) {
-  if (request.inner_algorithm == "auto") return system_has_nvls(graph) ? "nvls" : "ring";
+  // --nvls off (NCCL_NVLS_ENABLE=0) holds inside the hierarchical algorithm too: auto takes the ring there.
+  if (request.inner_algorithm == "auto") return system_has_nvls(graph) && request.nvls_enabled ? "nvls" : "ring";
   if (request.inner_algorithm == "nvls" && !system_has_nvls(graph))
     throw InputError("--inner-algorithm", "", "'nvls' on " + graph.spec().id,
                      "ring or auto (the system's switches cannot reduce and multicast)");
+  if (request.inner_algorithm == "nvls" && !request.nvls_enabled)
+    throw InputError("--inner-algorithm", "", "'nvls' with --nvls off", "ring or auto, or --nvls on (NCCL_NVLS_ENABLE=0 leaves no NVLS)");
   if (request.inner_algorithm != "ring" && request.inner_algorithm != "nvls")
     throw InputError("--inner-algorithm", "", "'" + request.inner_algorithm + "'", "one of auto, ring, nvls");
   return request.inner_algorithm;

@@ -71,6 +71,8 @@ def cases(tmp):
         (["collective", "--system", "hgx-h100", "--op", "all_reduce", "--gpus", "8", "--bytes", "1G", "--algo", "nvls", "--nvls", "off"],
          ["--algo", "'nvls' with --nvls off"]),
         (["fig4", "--system", "gb200-nvl72", "--gpus", "72", "--bytes", "1G", "--step-factor", "4"], ["--bytes excludes --step-factor"]),
+        (["collective", "--system", "gb200-nvl72", "--racks", "2", "--op", "all_reduce", "--gpus", "144", "--bytes", "1G",
+          "--algo", "hierarchical", "--inner", "nvls", "--nvls", "off"], ["--inner-algorithm", "'nvls' with --nvls off"]),
         (["plan", "--model", "llama-3-8b", "--global-batch", "64", "--seq-len", "4096", "--ep", "4"],
          ["--ep", "invalid value 4", "llama-3-8b has no routed experts"]),
         (["plan", "--model", "llama-3-8b", "--global-batch", "64", "--seq-len", "4096", "--compare", "hgx-b200,foo"],

@@ -85,6 +85,10 @@ def test_failures_and_auto():
     healthy, pxn = json.loads(collective(*two)), json.loads(collective(*two, "--fail", "nic:0"))
     check(pxn["time_us"] > healthy["time_us"] and pxn["failures"] == ["nic:0"],
           f"NIC down: PXN {pxn['time_us']:.1f} us > healthy {healthy['time_us']:.1f} us")
+    # --nvls off holds inside racksim's hierarchical too: its inner auto is the ring there (it ran NVLS)
+    no_nvls = json.loads(collective("--racks", "2", "--op", "all_reduce", "--gpus", "144", "--bytes", "1G", "--algo",
+                                    "hierarchical", "--nvls", "off", "--model", "analytic"))
+    check("NCCL's ring inside one node" in no_nvls["algo_note"], f"hierarchical with --nvls off: {no_nvls['algo_note'][:120]}")
     auto = json.loads(collective("--op", "all_reduce", "--gpus", "72", "--bytes", "1G", "--calibration", "none"))
     check(auto["algo"] in ("nvls", "ring", "tree", "hierarchical") and auto["algo_note"], "auto reports its pick")
 
