@@ -93,6 +93,11 @@ py::object plan(const py::object& system, std::optional<int> racks, const py::ob
                        : moe_dispatcher == "hybridep" ? MoeDispatcher::hybridep
                                                       : MoeDispatcher::alltoall;
   req.job.ep_overlap = ep_overlap;
+  // As the CLI: MoE options that differ from their defaults are refused for a model without routed experts
+  // (moe_imbalance's default 1.2 cannot be told from one given as 1.2, so only another value counts).
+  for (const auto& [name, given] : {std::pair{"--ep-overlap", ep_overlap}, std::pair{"--force-balanced", force_balanced},
+                                    std::pair{"--moe-dispatcher", moe_dispatcher != "alltoall"}, std::pair{"--moe-imbalance", moe_imbalance != 1.2}})
+    if (given) req.moe_options_given.emplace_back(name);
   req.job.mtp = mtp;
   req.job.memory_reserve = memory_reserve;
   req.job.grad_bytes = one_of("grad_dtype", grad_dtype, {"fp32", "bf16"}) == "bf16" ? 2 : 4;
