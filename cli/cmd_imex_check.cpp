@@ -96,6 +96,7 @@ static void add_imex_check_command(CLI::App& app, const GlobalOptions& global) {
     ImexReport r;
     r.system = spec.id;
     r.racks = graph.racks();
+    r.rack_unit = spec.rack.unit;
     r.job = job;
     r.verdict = check_job(graph, in, job);
     const ResolvedFabric rf = resolve_fabric(graph, in);

@@ -63,7 +63,7 @@ std::string imex_report_to_text(const ImexReport& r) {
   const auto& v = r.verdict;
   std::string trays;
   for (int t : v.trays) trays += (trays.empty() ? "" : ",") + std::to_string(t);
-  std::string s = fmt::format("{} x{}: job of {} GPU(s) on tray(s) {}, NCCL {} (NCCL_MNNVL_ENABLE={}{})\n", r.system, r.racks,
+  std::string s = fmt::format("{} x{} {}(s): job of {} GPU(s) on tray(s) {}, NCCL {} (NCCL_MNNVL_ENABLE={}{})\n", r.system, r.racks, r.rack_unit,
                               r.job.gpus.size(), trays, r.job.nccl.version, r.job.nccl.mnnvl_enable,
                               r.job.nccl.p2p_disable ? ", NCCL_P2P_DISABLE=1" : "");
   for (const auto& c : v.checks) s += fmt::format("  [{}] {:<13} {}  ({})\n", c.ok ? " ok " : "FAIL", c.name, c.detail, c.command);

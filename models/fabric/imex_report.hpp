@@ -10,6 +10,7 @@ namespace racksim::fabric {
 struct ImexReport {
   std::string system;
   int racks = 1;
+  std::string rack_unit = "rack";         // the topology's rack.unit: "node" on HGX (text only)
   JobRequest job;
   JobVerdict verdict;
   std::vector<GpuFabricInfo> gpus;        // the job's GPUs (or all, when asked)
