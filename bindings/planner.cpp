@@ -75,7 +75,7 @@ py::object plan(const py::object& system, std::optional<int> racks, const py::ob
                 std::optional<int> pp, std::optional<int> dp, std::optional<int> ep, std::optional<int> etp,
                 std::optional<int> edp, std::optional<int> vp, std::optional<int> tp_x_ep, std::optional<int> micro_batch,
                 const std::string& pp_layout, const std::string& mesh_order, const std::string& schedule, const py::object& zero, std::optional<int> fsdp,
-                const std::string& recompute, const std::string& offload, const std::string& precision, double moe_imbalance,
+                const std::string& recompute, const std::string& offload, const std::string& precision, std::optional<double> moe_imbalance,
                 bool force_balanced, const std::string& moe_dispatcher, bool ep_overlap, bool mtp, const std::string& grad_dtype,
                 double memory_reserve, const py::object& compare, bool failures, const std::string& calibration,
                 const std::string& compute_fit) {
@@ -87,16 +87,15 @@ py::object plan(const py::object& system, std::optional<int> racks, const py::ob
   req.job.global_batch = global_batch;
   req.job.seq_len = seq_len;
   req.precision = precision;
-  req.job.moe_imbalance = force_balanced ? 1.0 : moe_imbalance;
+  req.job.moe_imbalance = force_balanced ? 1.0 : moe_imbalance.value_or(req.job.moe_imbalance);  // None: the CLI's 1.2
   one_of("moe_dispatcher", moe_dispatcher, {"alltoall", "deepep", "hybridep"});
   req.job.dispatcher = moe_dispatcher == "deepep" ? MoeDispatcher::deepep
                        : moe_dispatcher == "hybridep" ? MoeDispatcher::hybridep
                                                       : MoeDispatcher::alltoall;
   req.job.ep_overlap = ep_overlap;
-  // As the CLI: MoE options that differ from their defaults are refused for a model without routed experts
-  // (moe_imbalance's default 1.2 cannot be told from one given as 1.2, so only another value counts).
+  // As the CLI: MoE options given for a model without routed experts are refused (moe_imbalance: given, not None).
   for (const auto& [name, given] : {std::pair{"--ep-overlap", ep_overlap}, std::pair{"--force-balanced", force_balanced},
-                                    std::pair{"--moe-dispatcher", moe_dispatcher != "alltoall"}, std::pair{"--moe-imbalance", moe_imbalance != 1.2}})
+                                    std::pair{"--moe-dispatcher", moe_dispatcher != "alltoall"}, std::pair{"--moe-imbalance", moe_imbalance.has_value()}})
     if (given) req.moe_options_given.emplace_back(name);
   req.job.mtp = mtp;
   req.job.memory_reserve = memory_reserve;
@@ -172,7 +171,7 @@ void add_planner_bindings(py::module_& m) {
         py::arg("vp") = py::none(), py::arg("tp_x_ep") = py::none(), py::arg("micro_batch") = py::none(),
         py::arg("pp_layout") = "balanced", py::arg("mesh_order") = "auto", py::arg("schedule") = "auto", py::arg("zero") = "auto", py::arg("fsdp") = py::none(),
         py::arg("recompute") = "auto", py::arg("offload") = "auto", py::arg("precision") = "bf16",
-        py::arg("moe_imbalance") = 1.2, py::arg("force_balanced") = false, py::arg("moe_dispatcher") = "alltoall",
+        py::arg("moe_imbalance") = py::none(), py::arg("force_balanced") = false, py::arg("moe_dispatcher") = "alltoall",
         py::arg("ep_overlap") = false, py::arg("mtp") = true, py::arg("grad_dtype") = "fp32", py::arg("memory_reserve") = 0.10,
         py::arg("compare") = "gb200-nvl72,gb300-nvl72,hgx-b200", py::arg("failures") = true, py::arg("calibration") = "default",
         py::arg("compute_fit") = "",

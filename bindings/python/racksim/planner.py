@@ -86,7 +86,7 @@ def plan(*, system="gb200-nvl72", racks=None, model, global_batch, seq_len, top=
     ("auto", "1f1b", "interleaved"), zero ("auto" or 0-3), fsdp (ZeRO-3 shard group: 0 = FSDP, N = HSDP),
     recompute ("auto", "none", "selective", "full", "selective:layernorm,moe_act,...", "full:block:4"),
     offload ("auto", "none", "optimizer", "activations", "both"), precision ("bf16", "fp8-ds", "fp8-cs",
-    "fp8-block", "mxfp8", "nvfp4"), moe_imbalance (busiest EP rank / mean) or force_balanced=True,
+    "fp8-block", "mxfp8", "nvfp4"), moe_imbalance (busiest EP rank / mean; None: 1.2) or force_balanced=True,
     moe_dispatcher ("alltoall", "deepep", "hybridep"), ep_overlap (the recipe overlaps the all-to-all),
     mtp (train multi-token prediction), grad_dtype ("fp32", "bf16"), memory_reserve (HBM fraction kept
     free), compare (system ids as "a,b", a list, or None), failures (False: skip the tray-failure
