@@ -161,10 +161,11 @@ static void add_sweep_command(CLI::App& app, const GlobalOptions& global) {
     CollectiveSetup setup = setup_collective(*opts, global);
     // The sizes nccl-tests runs: whole elements (per rank for all_gather, reduce_scatter, alltoall); those below one
     // element per rank are left out (nccl-tests prints them as 0-byte rows), repeats once.
+    std::vector<std::uint64_t> left_out;
     const std::vector<std::uint64_t> sizes =
         nccl_tests_sizes(sweep_sizes(*opts), setup.request.op, dtype_size_bytes(setup.request.dtype), static_cast<int>(setup.request.gpus.size()),
-                         "--min-bytes");
-    const auto print = [&opts](const std::vector<RunResult>& results) {
+                         "--min-bytes", &left_out);
+    const auto print = [&opts, &left_out](const std::vector<RunResult>& results) {
       if (opts->format == "json") std::cout << run_results_to_json_text(results);
       else if (opts->format == "csv") std::cout << run_results_to_csv(results, opts->dtype);
       else std::cout << nccl_tests_table(results, opts->dtype);
@@ -174,6 +175,11 @@ static void add_sweep_command(CLI::App& app, const GlobalOptions& global) {
       for (const auto& r : results)
         if (r.engine.mode == "analytic") closed += " " + std::to_string(r.bytes);
       if (!closed.empty()) std::cout << "# Priced by the closed form (the engine did not run them):" << closed << "\n";
+      if (!left_out.empty()) {
+        std::string sizes_text;
+        for (std::uint64_t s : left_out) sizes_text += " " + std::to_string(s);
+        std::cout << "# Not run (no element per rank; nccl-tests prints them as 0-byte rows):" << sizes_text << "\n";
+      }
     };
     const auto request_of = [&setup](std::uint64_t size) {
       CollectiveRequest r = setup.request;

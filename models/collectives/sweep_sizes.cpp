@@ -51,10 +51,11 @@ std::uint64_t nccl_tests_bytes_of(const CollectiveRequest& r, std::uint64_t byte
 }
 
 std::vector<std::uint64_t> nccl_tests_sizes(const std::vector<std::uint64_t>& sizes, CollectiveOp op, std::uint64_t element_bytes,
-                                            int ranks, const std::string& min_name) {
+                                            int ranks, const std::string& min_name, std::vector<std::uint64_t>* left_out) {
   std::vector<std::uint64_t> out;
   for (std::uint64_t s : sizes) {
     const std::uint64_t b = nccl_tests_bytes(op, s, element_bytes, ranks);
+    if (b == 0 && left_out) left_out->push_back(s);
     if (b > 0 && (out.empty() || out.back() != b)) out.push_back(b);
   }
   if (out.empty() && !sizes.empty())

@@ -30,7 +30,8 @@ std::uint64_t least_nccl_tests_bytes(CollectiveOp op, std::uint64_t element_byte
 
 // A sweep's sizes as nccl-tests runs them (nccl_tests_bytes), those that come to 0 left out, as are repeats.
 // InputError naming `min_name` when none is left (a sweep whose every size is below one element per rank).
+// `left_out`, when given, receives the sizes asked for that came to 0.
 std::vector<std::uint64_t> nccl_tests_sizes(const std::vector<std::uint64_t>& sizes, CollectiveOp op, std::uint64_t element_bytes,
-                                            int ranks, const std::string& min_name);
+                                            int ranks, const std::string& min_name, std::vector<std::uint64_t>* left_out = nullptr);
 
 }  // namespace racksim

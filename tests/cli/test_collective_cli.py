@@ -123,6 +123,13 @@ def test_sweep():
     check([r["bytes"] for r in j] == [1 << 20, 2 << 20, 4 << 20, 8 << 20], "sweep JSON: one object per size")
     check(all(float(r[5]) == round(o["time_us"], 2) for r, o in zip(rows, j) if float(r[5]) < 100),
           "sweep table and JSON agree")
+    # nccl-tests' sizes on 72 ranks: whole floats per rank (1 KiB -> 864 B), the sizes with none named under the table
+    ag = racksim("sweep", "--system", "gb200-nvl72", "--op", "all_gather", "--gpus", "72", "-b", "64", "-e", "2K",
+                 "--model", "analytic")
+    ag_rows = [l.split() for l in ag.stdout.splitlines() if l and not l.startswith("#")]
+    check([(int(r[0]), int(r[1])) for r in ag_rows] == [(288, 1), (864, 3), (2016, 7)], f"all_gather sizes as nccl-tests: {ag_rows}")
+    check("# Not run (no element per rank; nccl-tests prints them as 0-byte rows): 64 128 256" in ag.stdout.splitlines(),
+          "the sizes left out are named")
 
 
 def test_bad_input():

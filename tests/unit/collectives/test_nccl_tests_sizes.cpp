@@ -27,6 +27,9 @@ TEST(NcclTestsSizes, ASweepDropsSizesBelowOneElementPerRank) {
   const std::vector<std::uint64_t> asked{8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096};
   EXPECT_EQ(nccl_tests_sizes(asked, CollectiveOp::all_gather, 4, 72, "--min-bytes"),
             (std::vector<std::uint64_t>{288, 864, 2016, 4032}));
+  std::vector<std::uint64_t> left_out;
+  nccl_tests_sizes(asked, CollectiveOp::all_gather, 4, 72, "--min-bytes", &left_out);
+  EXPECT_EQ(left_out, (std::vector<std::uint64_t>{8, 16, 32, 64, 128, 256}));
   EXPECT_EQ(nccl_tests_sizes(asked, CollectiveOp::all_reduce, 4, 72, "--min-bytes"),
             (std::vector<std::uint64_t>{8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096}));
   try {
