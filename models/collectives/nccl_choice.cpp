@@ -58,6 +58,11 @@ NcclChoice resolve_request(const CollectiveRequest& in, const TopologyGraph& gra
   if (!collective || (in.algorithm != "auto" && !is_nccl_algorithm(in.algorithm))) {
     // racksim's own algorithms (and point-to-point ops): NCCL's Simple protocol, its channel count.
     if (r.algorithm == "auto") r.algorithm = in.op == CollectiveOp::all_to_all ? "direct" : "ring";
+    // Priced with Simple's terms: another protocol asked for was reported as run and priced as Simple.
+    if (r.protocol != "auto" && r.protocol != "Simple")
+      throw InputError("--protocol", "", "'" + in.protocol + "' for " + (collective ? "racksim's " + r.algorithm : to_string(in.op)),
+                       "auto or Simple (racksim prices " + std::string(collective ? "its own algorithms" : "point-to-point") +
+                           " with NCCL's Simple protocol)");
     if (r.protocol == "auto") r.protocol = "Simple";
     if (r.channels == 0) {
       const nccl::NcclSystem s = nccl_system_of(graph, in);

@@ -82,6 +82,9 @@ def cases(tmp):
         # nccl-tests runs whole elements per rank: 100 B of all_gather on 72 ranks is none (it ran 100 B)
         (["collective", "--system", "gb200-nvl72", "--op", "all_gather", "--gpus", "72", "--bytes", "100"],
          ["--bytes", "100 B of float for all_gather on 72 ranks", "288 B"]),
+        # racksim prices its own algorithms and point-to-point with Simple: another protocol was reported as run
+        (["collective", "--system", "hgx-h100", "--op", "all_to_all", "--gpus", "8", "--bytes", "1K", "--protocol", "LL"],
+         ["--protocol", "'LL' for all_to_all", "auto or Simple"]),
         # an absurd model size was priced (1e30 parameters: 2e21 GB of weights)
         (["offload", "--system", "gb200-nvl72", "--params", "1e30"], ["--params", "invalid value '1e30'", "at most 1000000000000000"]),
     ]
