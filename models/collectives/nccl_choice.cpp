@@ -64,6 +64,11 @@ NcclChoice resolve_request(const CollectiveRequest& in, const TopologyGraph& gra
                        "auto or Simple (racksim prices " + std::string(collective ? "its own algorithms" : "point-to-point") +
                            " with NCCL's Simple protocol)");
     if (r.protocol == "auto") r.protocol = "Simple";
+    // Only all_to_all's price has a channel term (its p2p pipelines); elsewhere here a count asked for was echoed
+    // in the result and changed nothing.
+    if (in.channels > 0 && in.op != CollectiveOp::all_to_all)
+      throw InputError("--channels", "", std::to_string(in.channels) + " for " + (collective ? "racksim's " + r.algorithm : to_string(in.op)),
+                       "0 (NCCL's choice): racksim's price of it has no channel term");
     if (r.channels == 0) {
       const nccl::NcclSystem s = nccl_system_of(graph, in);
       r.channels = std::max(1, nccl::compute_graphs(s).comm_channels);

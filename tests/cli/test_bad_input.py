@@ -85,6 +85,8 @@ def cases(tmp):
         # racksim prices its own algorithms and point-to-point with Simple: another protocol was reported as run
         (["collective", "--system", "hgx-h100", "--op", "all_to_all", "--gpus", "8", "--bytes", "1K", "--protocol", "LL"],
          ["--protocol", "'LL' for all_to_all", "auto or Simple"]),
+        (["collective", "--system", "hgx-h100", "--op", "send_recv", "--gpus", "8", "--bytes", "1G", "--channels", "4"],
+         ["--channels", "4 for send_recv", "no channel term"]),
         # an absurd model size was priced (1e30 parameters: 2e21 GB of weights)
         (["offload", "--system", "gb200-nvl72", "--params", "1e30"], ["--params", "invalid value '1e30'", "at most 1000000000000000"]),
     ]
