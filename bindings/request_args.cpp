@@ -108,11 +108,11 @@ CollectiveRequest make_request(const TopologyGraph& graph, const RequestArgs& a)
                        "None unless algo='hierarchical' (the algorithm it chooses parts of; algo is '" + a.algo + "')");
   if (a.inner && !a.inner.is_none()) request.inner_algorithm = a.inner.cast<std::string>();
   if (a.outer && !a.outer.is_none()) request.outer_algorithm = a.outer.cast<std::string>();
-  if (!a.nvls && (a.algo == "nvls" || a.algo == "nvls_tree" || a.algo == "nvls_collnet"))
+  if (!a.nvls && algorithm_uses_nvls(a.algo))
     throw InputError("algo", "", "'" + a.algo + "' with nvls=False", "an algorithm without NVLS, or nvls=True (NCCL_NVLS_ENABLE=0 leaves NCCL no NVLS to run)");
   dtype_size_bytes(a.dtype, "dtype");
   request.dtype = a.dtype;
-  if (a.root && request.op != CollectiveOp::broadcast && request.op != CollectiveOp::reduce && request.op != CollectiveOp::send_recv)
+  if (a.root && !op_has_root(request.op))
     throw InputError("root", "", std::to_string(*a.root), "None unless op is broadcast, reduce or send_recv (" + a.op + " has no root)");
   request.root = a.root.value_or(0);
   if (request.bytes > 0) request.bytes = nccl_tests_bytes_of(request, request.bytes, a.bytes_name);

@@ -104,7 +104,7 @@ CollectiveSetup setup_collective(const CollectiveOptions& o, const GlobalOptions
   dtype_size_bytes(o.dtype, "--dtype");
   r.dtype = o.dtype;
   // What does not apply is refused, not ignored (the run would not be the one asked for).
-  if (o.root && r.op != CollectiveOp::broadcast && r.op != CollectiveOp::reduce && r.op != CollectiveOp::send_recv)
+  if (o.root && !op_has_root(r.op))
     throw InputError("--root", "", std::to_string(*o.root), "only with --op broadcast, reduce or send_recv (" + o.op + " has no root)");
   r.root = o.root.value_or(0);
   for (const auto& [name, value] : {std::pair{"--inner", o.inner}, std::pair{"--outer", o.outer}})
@@ -114,7 +114,7 @@ CollectiveSetup setup_collective(const CollectiveOptions& o, const GlobalOptions
   if (r.bytes > 0) r.bytes = nccl_tests_bytes_of(r, r.bytes, "--bytes");
   r.inner_algorithm = o.inner.value_or("auto");
   r.outer_algorithm = o.outer.value_or("ring");
-  if (!r.nvls_enabled && (o.algo == "nvls" || o.algo == "nvls_tree" || o.algo == "nvls_collnet"))
+  if (!r.nvls_enabled && algorithm_uses_nvls(o.algo))
     throw InputError("--algo", "", "'" + o.algo + "' with --nvls off", "an algorithm without NVLS, or --nvls on (NCCL_NVLS_ENABLE=0 leaves NCCL no NVLS to run)");
   return s;
 }

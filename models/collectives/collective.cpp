@@ -52,6 +52,14 @@ std::vector<CollectiveOp> all_collective_ops() {
   return ops;
 }
 
+bool op_has_root(CollectiveOp op) {
+  return op == CollectiveOp::broadcast || op == CollectiveOp::reduce || op == CollectiveOp::send_recv;
+}
+
+bool algorithm_uses_nvls(const std::string& algorithm) {
+  return algorithm == "nvls" || algorithm == "nvls_tree" || algorithm == "nvls_collnet";
+}
+
 const char* to_string(CollectiveOp op) {
   for (const auto& [o, name] : kOps)
     if (o == op) return name;

@@ -11,6 +11,10 @@ enum class CollectiveOp { all_reduce, all_gather, reduce_scatter, all_to_all, br
 // Every op, in the order above.
 std::vector<CollectiveOp> all_collective_ops();
 const char* to_string(CollectiveOp op);
+// Whether `root` means anything for the op: broadcast and reduce, and send_recv's first rank.
+bool op_has_root(CollectiveOp op);
+// Whether the algorithm (a registry name) runs NVLS, which NCCL_NVLS_ENABLE=0 (--nvls off) takes away.
+bool algorithm_uses_nvls(const std::string& algorithm);
 // "all_reduce", ...; InputError listing the valid names otherwise.
 CollectiveOp collective_op_from_string(const std::string& text, const std::string& where = "--op");
 const std::vector<std::string>& collective_op_names();

@@ -257,9 +257,12 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
           }
           const int fold = tp * cp * dp;
           std::vector<std::pair<int, int>> moe_options;  // (ep, etp)
+          // The TP x EP and EDP pins, for a dense model too (EP = ETP = 1 there: they fix TP and TP x CP x DP).
+          auto expert_pins_hold = [&](int ep, int etp) {
+            return (!c.tp_times_ep || tp * ep == *c.tp_times_ep) && (!c.edp || fold / (ep * etp) == *c.edp);
+          };
           if (!model.is_moe()) {
-            // EP = ETP = 1: TP x EP is TP and EDP is TP x CP x DP, so those pins still choose (they were ignored)
-            if ((!c.tp_times_ep || tp == *c.tp_times_ep) && (!c.edp || fold == *c.edp)) moe_options.push_back({1, 1});
+            if (expert_pins_hold(1, 1)) moe_options.push_back({1, 1});
           } else {
             for (int ep : divisors(fold)) {
               if (c.ep && *c.ep != ep) continue;
@@ -274,7 +277,7 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
                   reject("etp-width", fmt::format("etp={}", etp), fmt::format("expert width {}", model.moe.expert_intermediate_size));
                   continue;
                 }
-                if (c.edp && fold / (ep * etp) != *c.edp) continue;
+                if (!expert_pins_hold(ep, etp)) continue;
                 moe_options.push_back({ep, etp});
               }
             }
