@@ -138,6 +138,7 @@ py::object plan(const py::object& system, std::optional<int> racks, const py::ob
     std::string where = e.where().substr(2);
     for (char& ch : where)
       if (ch == '-') ch = '_';
+    if (where == "no_mtp") throw InputError("mtp", e.json_path(), "False " + e.value(), e.allowed());  // the CLI's flag is mtp=False
     throw InputError(where, e.json_path(), e.value(), e.allowed());
   }
   return json_loads(text);

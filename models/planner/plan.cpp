@@ -194,6 +194,10 @@ PlanResult run_plan(const PlanRequest& req) {
       throw InputError(req.moe_options_given.front(), "", "for " + model.id,
                        "a model with routed experts (" + model.id + " has none: the option would change nothing)");
   }
+  // The same for the multi-token-prediction modules: turning off what the model does not have changed nothing.
+  if (!req.job.mtp && model.mtp_layers == 0)
+    throw InputError("--no-mtp", "", "for " + model.id,
+                     "a model with multi-token-prediction modules (" + model.id + " has none: the option would change nothing)");
   // A system to compare with that does not load is the user's typo: refused before the search (it was a note
   // in the comparison table, after the whole plan).
   for (const auto& other : req.compare) {

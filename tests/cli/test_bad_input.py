@@ -79,6 +79,8 @@ def cases(tmp):
          ["--compare", "invalid value 'foo'", "unknown system"]),
         (["plan", "--model", "llama-3-8b", "--global-batch", "64", "--seq-len", "4096", "--ep-overlap"],
          ["--ep-overlap", "invalid value for llama-3-8b", "a model with routed experts"]),
+        (["plan", "--model", "llama-3-8b", "--global-batch", "64", "--seq-len", "4096", "--no-mtp"],
+         ["--no-mtp", "invalid value for llama-3-8b", "a model with multi-token-prediction modules"]),
         # nccl-tests runs whole elements per rank: 100 B of all_gather on 72 ranks is none (it ran 100 B)
         (["collective", "--system", "gb200-nvl72", "--op", "all_gather", "--gpus", "72", "--bytes", "100"],
          ["--bytes", "100 B of float for all_gather on 72 ranks", "288 B"]),

@@ -153,3 +153,6 @@ def test_moe_options_on_a_dense_model_are_refused():
     with pytest.raises(racksim.InputError) as e:
         racksim.plan(system="gb200-nvl72", model="llama-3-8b", global_batch=64, seq_len=4096, ep_overlap=True, engine_top=0)
     assert str(e.value).startswith("ep_overlap:") and "a model with routed experts" in str(e.value), str(e.value)
+    with pytest.raises(racksim.InputError) as e:
+        racksim.plan(system="gb200-nvl72", model="llama-3-8b", global_batch=64, seq_len=4096, mtp=False, engine_top=0)
+    assert str(e.value).startswith("mtp:") and "multi-token-prediction" in str(e.value), str(e.value)
