@@ -81,6 +81,7 @@ std::vector<CollectivePoint> collective_points(const std::vector<Measurement>& d
       p.domains = std::max<int>(1, static_cast<int>(domains.size()));
       p.ramp_gpus = ramp_gpus(g, req);
       p.scale_out_units = scale_out_launch_units(p.key, static_cast<int>(m.gpus.size()), p.domains);
+      p.domain_gpus = p.domains > 1 ? 0 : static_cast<int>(m.gpus.size());
       // Inside one domain the pipelines' time adds to the bandwidth part; across domains it adds to the NVLink
       // part only, under the NICs in every all-to-all record (B300 x2, GB300 over two racks): taken as none.
       p.p2p_pipeline_bytes = p.domains > 1 ? 0 : p2p_pipeline_bytes(g, resolved);
@@ -141,7 +142,7 @@ double predict_time_at(const CollectivePoint& p, const Calibration& c, double et
   const AlgorithmCalibration& a = c.algorithm(p.key, p.arch);
   double kappa = a.efficiency_at(p.m->bytes, p.ramp_gpus);
   kappa *= ring_copy_rate(p.ring_sending_steps, p.ring_links_Bps, a.ring_copy_GBps);  // exec_terms: the ring's local copy
-  return a.launch_us(p.domains > 1, p.scale_out_units) * 1e-6 + p.latency_s +
+  return a.launch_us(p.domains > 1, p.scale_out_units, p.domain_gpus) * 1e-6 + p.latency_s +
          std::max(bandwidth_part_s(p, kappa, eta), qp_floor_s(p, a.qp_line_fraction)) + p2p_s(p, a.p2p_pipeline_GBps) +
          p.m->timer_floor_s;
 }
@@ -233,6 +234,14 @@ static GroupFit fit_group(const std::string& arch, const std::string& key, const
   for (const auto* p : pts)
     short_in = short_in || (p->domains <= 1 && p->bandwidth_s + p->bandwidth_exempt_s + p->latency_s < kLaunchVisibleModelS);
   const bool fit_L_in = latency_seen && sizes_in.size() >= 2 && short_in;
+  // NVLS inside one domain: the launch's part that grows with the multicast group's GPUs (calibration.hpp),
+  // determinable where the group's points below 64 MiB come from two GPU counts or more (OCI's GB300 on 8 and
+  // 64 GPUs); else the one in-domain L covers every count.
+  std::set<int> gpu_counts_in;
+  for (const auto* p : pts)
+    if (p->domains <= 1 && p->m->bytes < kLargeMessageBytes) gpu_counts_in.insert(p->domain_gpus);
+  const bool nvls_key = key.size() > 5 && key.compare(key.size() - 5, 5, "/nvls") == 0;
+  const bool fit_L_gpu = fit_L_in && nvls_key && gpu_counts_in.size() >= 2;
   const bool fit_L_out = latency_seen && sizes_out.size() >= 2 && *sizes_out.begin() < kLargeMessageBytes;
   f.kappa_fixed = !bandwidth_seen;
   f.launch_fixed = !fit_L_in;
@@ -258,21 +267,30 @@ static GroupFit fit_group(const std::string& arch, const std::string& key, const
     return p.bandwidth_s * (S + 2 * k) / (S + k);
   };
   struct Solution {
-    double theta[3] = {0, 0, 1};
+    double theta[4] = {0, 0, 1, 0};  // L_in, L_out, u = 1 / kappa, L_in per 8 GPUs of the domain
     double objective = 0;
+  };
+  // A point's regressors: the in-domain L, the L across domains (per unit), the bandwidth part, and the in-domain
+  // L's part per 8 GPUs of the domain.
+  auto regressors = [&](const CollectivePoint& p, double ramp, double x[4]) {
+    x[0] = p.domains > 1 ? 0.0 : 1.0;
+    x[1] = p.domains > 1 ? p.scale_out_units : 0.0;
+    x[2] = ramped(p, ramp);
+    x[3] = p.domains > 1 ? 0.0 : p.domain_gpus / 8.0;
   };
   auto solve = [&](double ramp) {
   Solution sol;
   double* theta = sol.theta;
-  double M[3][3] = {}, v[3] = {};
+  double M[4][4] = {}, v[4] = {};
   for (const auto* p : pts) {
     const double y = p->m->time_s - p->m->timer_floor_s;
     const double w = 1.0 / (y * y * series_points[p->m->series]);
-    const double x[3] = {p->domains > 1 ? 0.0 : 1.0, p->domains > 1 ? p->scale_out_units : 0.0, ramped(*p, ramp)};
+    double x[4];
+    regressors(*p, ramp, x);
     const double r = y - fixed_s(*p);
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < 4; ++i) {
       v[i] += w * x[i] * r;
-      for (int j = 0; j < 3; ++j) M[i][j] += w * x[i] * x[j];
+      for (int j = 0; j < 4; ++j) M[i][j] += w * x[i] * x[j];
     }
   }
   M[2][2] += kKappaPriorSeries;
@@ -292,17 +310,17 @@ static GroupFit fit_group(const std::string& arch, const std::string& key, const
   }
   // Parameters held: L's not determinable (0), kappa without a bandwidth point (u = 1); L's that come out
   // negative are held at 0 and the rest solved again (active set).
-  bool held[3] = {!fit_L_in, !fit_L_out, f.kappa_fixed};
-  double held_value[3] = {held_launch_in_s, 0.0, 1.0};
-  for (int iter = 0; iter < 4; ++iter) {
-    int idx[3], n = 0;
-    for (int i = 0; i < 3; ++i)
+  bool held[4] = {!fit_L_in, !fit_L_out, f.kappa_fixed, !fit_L_gpu};
+  double held_value[4] = {held_launch_in_s, 0.0, 1.0, 0.0};
+  for (int iter = 0; iter < 6; ++iter) {
+    int idx[4], n = 0;
+    for (int i = 0; i < 4; ++i)
       if (!held[i]) idx[n++] = i;
-    double A[3][4] = {};
+    double A[4][5] = {};
     for (int a = 0; a < n; ++a) {
       for (int b = 0; b < n; ++b) A[a][b] = M[idx[a]][idx[b]];
       double rhs = v[idx[a]];
-      for (int k = 0; k < 3; ++k)
+      for (int k = 0; k < 4; ++k)
         if (held[k]) rhs -= M[idx[a]][k] * held_value[k];
       A[a][n] = rhs;
     }
@@ -320,10 +338,10 @@ static GroupFit fit_group(const std::string& arch, const std::string& key, const
         for (int k = c; k <= n; ++k) A[r2][k] -= fct * A[c][k];
       }
     }
-    for (int i = 0; i < 3; ++i) theta[i] = held[i] ? held_value[i] : theta[i];
+    for (int i = 0; i < 4; ++i) theta[i] = held[i] ? held_value[i] : theta[i];
     for (int a = 0; a < n && ok; ++a) theta[idx[a]] = A[a][n] / A[a][a];
     bool again = false;
-    for (int i = 0; i < 2; ++i)
+    for (int i : {0, 1, 3})
       if (!held[i] && theta[i] < 0) {
         held[i] = true;
         theta[i] = 0;
@@ -335,8 +353,9 @@ static GroupFit fit_group(const std::string& arch, const std::string& key, const
   for (const auto* p : pts) {
     const double y = p->m->time_s - p->m->timer_floor_s;
     const double w = 1.0 / (y * y * series_points[p->m->series]);
-    const double x[3] = {p->domains > 1 ? 0.0 : 1.0, p->domains > 1 ? p->scale_out_units : 0.0, ramped(*p, ramp)};
-    const double e = y - fixed_s(*p) - (x[0] * theta[0] + x[1] * theta[1] + x[2] * theta[2]);
+    double x[4];
+    regressors(*p, ramp, x);
+    const double e = y - fixed_s(*p) - (x[0] * theta[0] + x[1] * theta[1] + x[2] * theta[2] + x[3] * theta[3]);
     sol.objective += w * e * e;
   }
   sol.objective += kKappaPriorSeries * (theta[2] - 1) * (theta[2] - 1) + latency_prior * theta[1] * theta[1];
@@ -367,6 +386,7 @@ static GroupFit fit_group(const std::string& arch, const std::string& key, const
   if (!(u > 0)) u = 1;
   f.bandwidth_efficiency = sig4(std::clamp(1 / u, 0.05, 2.0));
   f.launch_overhead_us = sig4(std::min(theta[0] * 1e6, 1e5));
+  f.launch_us_per_8_gpus = fit_L_gpu ? sig4(std::min(theta[3] * 1e6, 1e5)) : 0;
   if (hop_scaled_launch(key)) {
     f.scale_out_hop_overhead_us = fit_L_out ? sig4(std::min(theta[1] * 1e6, 1e5)) : -1;
   } else {
@@ -374,10 +394,11 @@ static GroupFit fit_group(const std::string& arch, const std::string& key, const
   }
   AlgorithmCalibration launch;  // the fitted launch terms, priced by the calibration's own law (launch_us)
   launch.launch_overhead_us = f.launch_overhead_us;
+  launch.launch_us_per_8_gpus = f.launch_us_per_8_gpus;
   launch.scale_out_launch_us_per_8_gpus = f.scale_out_launch_us_per_8_gpus;
   launch.scale_out_hop_overhead_us = f.scale_out_hop_overhead_us;
   record_quality(f, pts, [&](const CollectivePoint& p) {
-    return launch.launch_us(p.domains > 1, p.scale_out_units) * 1e-6 + fixed_s(p) + ramped(p, ramp) / f.bandwidth_efficiency +
+    return launch.launch_us(p.domains > 1, p.scale_out_units, p.domain_gpus) * 1e-6 + fixed_s(p) + ramped(p, ramp) / f.bandwidth_efficiency +
            p.m->timer_floor_s;
   });
   return f;
@@ -432,6 +453,7 @@ std::vector<GroupFit> fit_collective_groups(const std::vector<const CollectivePo
       b.borrowed_from = f->arch;
       b.arch = arch;
       b.launch_overhead_us = pooled_us;
+      b.launch_us_per_8_gpus = 0;  // the in-domain launch is all the architecture's own pooled figure
       b.scale_out_launch_us_per_8_gpus = -1;
       b.scale_out_hop_overhead_us = -1;
       b.launch_pooled = true;
@@ -705,6 +727,7 @@ void apply_collective_fits(Calibration& c, const std::vector<GroupFit>& fits) {
     AlgorithmCalibration a;
     a.bandwidth_efficiency = f.bandwidth_efficiency;
     a.launch_overhead_us = f.launch_overhead_us;
+    a.launch_us_per_8_gpus = f.launch_us_per_8_gpus;
     a.scale_out_launch_us_per_8_gpus = f.scale_out_launch_us_per_8_gpus;
     a.scale_out_hop_overhead_us = f.scale_out_hop_overhead_us;
     a.ramp_bytes_per_gpu = f.ramp_bytes_per_gpu;
@@ -740,6 +763,9 @@ void apply_collective_fits(Calibration& c, const std::vector<GroupFit>& fits) {
     if (f.ring_copy_GBps > 0)
       a.source += fmt::format("ring_copy_GBps fitted on every architecture's ring points in one NVLink domain together (a loop's "
                               "local copy at {:g} GB/s); ", f.ring_copy_GBps);
+    if (f.launch_us_per_8_gpus > 0)
+      a.source += fmt::format("launch_us_per_8_gpus fitted with launch_overhead_us on points of several GPU counts in one NVLink "
+                              "domain (the in-domain launch {:g} + {:g} us per 8 GPUs); ", f.launch_overhead_us, f.launch_us_per_8_gpus);
     a.source += series_list(f);
     a.fit = summary_of(f);
     c.arch_algorithms[f.arch][f.key] = a;

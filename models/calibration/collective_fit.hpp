@@ -45,6 +45,9 @@ struct CollectivePoint {
   // The unit of the launch across domains: NCCL's tree latency hops for hop-scaled algorithms
   // (calibration.hpp tree_latency_hops), else 1.
   double scale_out_units = 1;
+  // Inside one NVLink domain: the run's GPUs there (the unit of the in-domain launch's part per 8 GPUs,
+  // AlgorithmCalibration::launch_us_per_8_gpus); 0 across domains.
+  int domain_gpus = 0;
   // all_to_all/direct in one NVLink domain: the bytes one of NCCL's p2p pipelines carries (exec_terms.hpp
   // p2p_pipeline_bytes), which the calibrated pipeline rate turns into time (AlgorithmCalibration::
   // p2p_pipeline_GBps); 0 else (across domains the NICs bind the all-to-all records, collective_points).
@@ -88,6 +91,7 @@ struct GroupFit : FitQuality {
   bool launch_pooled = false;  // launch_fixed, and L is its architecture's pooled value (collective_fit.cpp)
   std::string borrowed_from;   // no data of its own: another architecture's fit with this one's pooled L
   bool kappa_fixed = false;    // no point whose model time is mostly bandwidth: kappa = 1
+  double launch_us_per_8_gpus = 0;  // NVLS groups inside one domain: the launch's part per 8 GPUs (0: none, or not determinable)
   double scale_out_launch_us_per_8_gpus = -1;  // across NVLink domains; -1: not determinable, launch_overhead_us
   bool scale_out_launch_fitted = false;
   double scale_out_hop_overhead_us = -1;  // hop-scaled algorithms: the launch across domains per hop

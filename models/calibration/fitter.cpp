@@ -379,6 +379,11 @@ FitResult fit_calibration(const std::vector<Measurement>& data, const Predictor&
     if (g.scale_out_launch_fitted)
       f.values.push_back(g.scale_out_hop_overhead_us >= 0 ? std::make_pair(std::string("scale_out_hop_overhead_us"), g.scale_out_hop_overhead_us)
                                                           : std::make_pair(std::string("scale_out_launch_us_per_8_gpus"), g.scale_out_launch_us_per_8_gpus));
+    if (g.launch_us_per_8_gpus > 0) {
+      f.free_parameters.push_back("launch_us_per_8_gpus");
+      f.values.push_back({"launch_us_per_8_gpus", g.launch_us_per_8_gpus});
+      f.notes.push_back("launch_us_per_8_gpus: the in-domain launch's part per 8 GPUs of the domain, fitted with launch_overhead_us where the points come from several GPU counts in one domain");
+    }
     if (g.p2p_pipeline_GBps > 0) {
       f.free_parameters.push_back("p2p_pipeline_GBps");
       f.values.push_back({"p2p_pipeline_GBps", g.p2p_pipeline_GBps});

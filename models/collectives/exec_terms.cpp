@@ -158,6 +158,7 @@ struct InsideDomain {
   std::string cap_source;
   double latency_us = 0;     // NCCL's latency of the inner and outer algorithms' steps, paid at launch
   int steps = 0;             // those dependent steps (a calibration's step overhead is paid on each)
+  int per_domain = 0;        // the run's GPUs in each domain (the inner algorithm's in-domain launch grows with them)
 };
 InsideDomain hierarchical_inside(const TopologyGraph& graph, const CollectiveRequest& request) {
   InsideDomain in;
@@ -165,6 +166,7 @@ InsideDomain hierarchical_inside(const TopologyGraph& graph, const CollectiveReq
   in.key = nvlink_calibration_key(graph, request);
   const DomainGroups groups = domain_groups(request, graph);
   if (groups.ranks.empty()) return in;
+  in.per_domain = groups.per_domain;
   nccl::ChannelLimits limits;
   if (request.channels > 0) limits = {request.channels, request.channels};
   if (groups.per_domain > 1) {
@@ -216,7 +218,10 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   for (int g : request.gpus) domains.insert(graph.vertices()[graph.gpu_vertex(g)].domain);
   const bool spans_domains = domains.size() > 1;
   const double launch_units = scale_out_launch_units(key, static_cast<int>(request.gpus.size()), static_cast<int>(domains.size()));
-  const double extra_launch_us = hierarchical ? inner_cal.launch_us(false) : cal.launch_us(spans_domains, launch_units);
+  // Inside one domain, the part of the launch that grows with its GPUs (NVLS's multicast group) counts the run's
+  // GPUs there: all of them, or a hierarchical run's per domain.
+  const double extra_launch_us = hierarchical ? inner_cal.launch_us(false, 1, inside.per_domain)
+                                              : cal.launch_us(spans_domains, launch_units, static_cast<double>(request.gpus.size()));
   if (const std::string caveat = nccl::tuner_release_caveat(request.nccl_version); !caveat.empty()) e.warnings.push_back(caveat);
   if (hierarchical && calibration.has_algorithm_entries() && !calibration.calibrates(key, arch))
     e.warnings.push_back(key + ": racksim's own algorithm, no measurement of it: inside each NVLink domain it takes " +

@@ -259,6 +259,7 @@ Calibration calibration_from_json(const nlohmann::json& doc, const std::string& 
       JsonObjectReader r = algos.object(key);
       AlgorithmCalibration a;
       a.launch_overhead_us = r.non_negative_or("launch_overhead_us", 0.0);
+      a.launch_us_per_8_gpus = r.non_negative_or("launch_us_per_8_gpus", 0.0);
       // Until session 33 the launch across domains was one figure per collective; it is now per 8 GPUs of each
       // domain (AlgorithmCalibration), so a file with the old key would be read 8x off on a rack: refused.
       if (r.has("scale_out_launch_overhead_us"))
@@ -370,6 +371,7 @@ std::string calibration_to_json_text(const Calibration& c) {
                   {"bandwidth_efficiency", a.bandwidth_efficiency},
                   {"half_efficiency_bytes", a.half_efficiency_bytes},
                   {"source", a.source}};
+    if (a.launch_us_per_8_gpus > 0) algos[key]["launch_us_per_8_gpus"] = a.launch_us_per_8_gpus;
     if (a.scale_out_launch_us_per_8_gpus >= 0) algos[key]["scale_out_launch_us_per_8_gpus"] = a.scale_out_launch_us_per_8_gpus;
     if (a.scale_out_hop_overhead_us >= 0) algos[key]["scale_out_hop_overhead_us"] = a.scale_out_hop_overhead_us;
     if (a.ramp_bytes_per_gpu > 0) algos[key]["ramp_bytes_per_gpu"] = a.ramp_bytes_per_gpu;

@@ -53,11 +53,19 @@ struct AlgorithmCalibration {
   // NCCL's terms at 8 B, Lambda's two 8-GPU B200 nodes ~15 us, Nebius's H100 nodes ~9 us, 0.6-0.9 us per
   // hop for all three (docs/calibration.md section 3). < 0: not given.
   double scale_out_hop_overhead_us = -1.0;
+  // Inside one NVLink domain, the extra launch's part that grows with the GPUs of the domain the collective
+  // runs on, per 8 of them (NVLS entries: every GPU of the multicast group joins its barriers through the
+  // switches). OCI's GB300 NVLS all-reduce takes 19-20 us longer on 64 GPUs than on 8 at both 4 and 8 MiB, a
+  // latency, not a bandwidth (docs/calibration.md section 3, session 44). Fitted where an entry's data has two
+  // GPU counts inside one domain; 0: none (the one in-domain figure, launch_overhead_us, for every size).
+  double launch_us_per_8_gpus = 0.0;
   // The extra launch: across domains, per unit of scale_out_launch_units (`units`: the tree's hops, else the
-  // GPUs per domain / 8) where the entry has a figure across domains, else the in-domain one.
-  double launch_us(bool spans_domains, double units = 1) const {
+  // GPUs per domain / 8) where the entry has a figure across domains, else the in-domain one, with its part per
+  // 8 of the `domain_gpus` (0: that part left out).
+  double launch_us(bool spans_domains, double units = 1, double domain_gpus = 0) const {
     if (spans_domains && scale_out_hop_overhead_us >= 0) return scale_out_hop_overhead_us * units;
-    return spans_domains && scale_out_launch_us_per_8_gpus >= 0 ? scale_out_launch_us_per_8_gpus * units : launch_overhead_us;
+    if (spans_domains && scale_out_launch_us_per_8_gpus >= 0) return scale_out_launch_us_per_8_gpus * units;
+    return launch_overhead_us + launch_us_per_8_gpus * domain_gpus / 8;
   }
   // NVLS's ramp to full bandwidth (NVLS and NVLS-tree entries; 0: none). The first S_k bytes of a collective
   // move at half its asymptotic bandwidth, S_k = ramp_bytes_per_gpu x ramp_gpus (exec_terms.hpp): d x

@@ -16,7 +16,7 @@ using wire::Writer;
 // silently different calibration).
 static_assert(sizeof(FitSummary) == 80, "FitSummary changed: update encode_fit/decode_fit");
 static_assert(sizeof(LinkCalibration) == 128, "LinkCalibration changed: update encode_link/decode_link");
-static_assert(sizeof(AlgorithmCalibration) == 224, "AlgorithmCalibration changed: update encode_algo/decode_algo");
+static_assert(sizeof(AlgorithmCalibration) == 232, "AlgorithmCalibration changed: update encode_algo/decode_algo");
 static_assert(sizeof(ProtocolCalibration) == 120, "ProtocolCalibration changed: update encode_protocol/decode_protocol");
 static_assert(sizeof(Calibration) == 352, "Calibration changed: update encode_calibration/decode_calibration");
 
@@ -65,6 +65,7 @@ void encode_algo(Writer& w, const AlgorithmCalibration& a) {
   w.str(a.source);
   encode_fit(w, a.fit);
   w.pod(a.scale_out_launch_us_per_8_gpus);
+  w.pod(a.launch_us_per_8_gpus);
   w.pod(a.scale_out_hop_overhead_us);
   w.pod(a.ramp_bytes_per_gpu);
   w.str(a.borrowed_from);
@@ -81,6 +82,7 @@ AlgorithmCalibration decode_algo(Reader& r) {
   a.source = r.str();
   a.fit = decode_fit(r);
   a.scale_out_launch_us_per_8_gpus = r.pod<double>();
+  a.launch_us_per_8_gpus = r.pod<double>();
   a.scale_out_hop_overhead_us = r.pod<double>();
   a.ramp_bytes_per_gpu = r.pod<double>();
   a.borrowed_from = r.str();

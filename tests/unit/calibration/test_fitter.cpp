@@ -705,3 +705,47 @@ TEST(Fitter, RingCopyRateIsRecoveredFromRingsOfSeveralSizes) {
   const FitResult none = fit_calibration(sweeps(0), p, o);
   EXPECT_DOUBLE_EQ(none.calibration.arch_algorithms.at("hopper").at("all_gather/ring").ring_copy_GBps, 0);
 }
+
+// NVLS inside one NVLink domain: the launch's part that grows with the domain's GPUs (session 44). Data made with
+// 10 us + 3 us per 8 GPUs on 8 and 64 GPUs of a GB300 rack give both back; the same data on one GPU count
+// cannot tell them apart, and the one in-domain figure takes it all (no part per 8 GPUs).
+TEST(Fitter, NvlsLaunchPerEightGpusOfTheDomainIsRecoveredFromTwoGpuCounts) {
+  const Predictor p(RACKSIM_TOPOLOGY_DIR, unused_collective_model, "analytic");
+  Calibration made;
+  made.name = "truth";
+  made.arch_links["blackwell"][LinkKind::nvlink] = LinkCalibration{0.802, 0.0, "test", {}};
+  AlgorithmCalibration nvls;
+  nvls.launch_overhead_us = 10;
+  nvls.launch_us_per_8_gpus = 3;
+  nvls.source = "test";
+  made.arch_algorithms["blackwell"]["all_reduce/nvls"] = nvls;
+  FitOptions o;
+  o.held_out = false;
+  auto fitted = [&](const std::vector<int>& gpu_counts) {
+    const std::vector<Measurement> data =
+        synthetic_sweep(p, "gb300-nvl72", 1, gpu_counts, "machine N", "nvls", 65536, 1.0 * (1 << 30), "high", made);
+    return fit_calibration(data, p, o).calibration.arch_algorithms.at("blackwell").at("all_reduce/nvls");
+  };
+  const AlgorithmCalibration two = fitted({8, 64});
+  EXPECT_NEAR(two.launch_overhead_us, 10, 0.05);
+  EXPECT_NEAR(two.launch_us_per_8_gpus, 3, 0.01);
+  EXPECT_NEAR(two.launch_us(false, 1, 64), 10 + 3 * 8, 0.1);
+  EXPECT_NE(two.source.find("launch_us_per_8_gpus"), std::string::npos);
+  const AlgorithmCalibration one = fitted({64});
+  EXPECT_DOUBLE_EQ(one.launch_us_per_8_gpus, 0);
+  EXPECT_NEAR(one.launch_overhead_us, 10 + 3 * 8, 0.2);
+  // The part per 8 GPUs is an in-domain term: across domains the launch is the figure across domains alone.
+  AlgorithmCalibration across = two;
+  across.scale_out_launch_us_per_8_gpus = 5;
+  EXPECT_DOUBLE_EQ(across.launch_us(true, 2, 64), 10);
+  EXPECT_DOUBLE_EQ(two.launch_us(false), two.launch_overhead_us);  // no GPU count given: the intercept alone
+  // It survives the file: written, read back, the same bytes and the same entry.
+  Calibration c;
+  c.name = "again";
+  c.arch_algorithms["blackwell"]["all_reduce/nvls"] = two;
+  const std::string text = calibration_to_json_text(c);
+  EXPECT_NE(text.find("\"launch_us_per_8_gpus\""), std::string::npos);
+  const Calibration back = calibration_from_json_text(text, "again");
+  EXPECT_DOUBLE_EQ(back.arch_algorithms.at("blackwell").at("all_reduce/nvls").launch_us_per_8_gpus, two.launch_us_per_8_gpus);
+  EXPECT_EQ(calibration_to_json_text(back), text);
+}
