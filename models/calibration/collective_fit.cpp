@@ -366,7 +366,7 @@ static GroupFit fit_group(const std::string& arch, const std::string& key, const
   // through the ramp (a series with 3 sizes from 16 MiB to 4 GiB); otherwise none.
   double ramp = held_ramp_bytes_per_gpu > 0 ? held_ramp_bytes_per_gpu : 0;
   Solution best = solve(ramp);
-  if (held_ramp_bytes_per_gpu < 0 && f.key.size() > 5 && f.key.compare(f.key.size() - 5, 5, "/nvls") == 0) {
+  if (held_ramp_bytes_per_gpu < 0 && nvls_key) {
     std::map<std::string, int> in_ramp;
     int through = 0;
     for (const auto* p : pts)
