@@ -132,6 +132,8 @@ TEST(Calibration, StrictErrorsNameTheFileAndPointer) {
   EXPECT_NE(qp.find("/algorithms/hopper:all_reduce/nvls_tree/qp_line_fraction"), std::string::npos) << qp;
   EXPECT_NE(error_of(base + R"(, "algorithms": {"all_to_all/direct": {"p2p_pipeline_GBps": -70, "source": "s"}}})").find("p2p_pipeline_GBps"),
             std::string::npos);
+  const std::string per_gpu = error_of(base + R"(, "algorithms": {"blackwell:all_reduce/nvls": {"launch_us_per_8_gpus": -1.6, "source": "s"}}})");
+  EXPECT_NE(per_gpu.find("/algorithms/blackwell:all_reduce/nvls/launch_us_per_8_gpus"), std::string::npos) << per_gpu;
   const std::string copy = error_of(base + R"(, "algorithms": {"hopper:all_gather/ring": {"ring_copy_GBps": -1500, "source": "s"}}})");
   EXPECT_NE(copy.find("/algorithms/hopper:all_gather/ring/ring_copy_GBps"), std::string::npos) << copy;
   const std::string from = error_of(base + R"(, "algorithms": {"hopper:all_reduce/tree": {"borrowed_from": "turing", "source": "s"}}})");

@@ -38,6 +38,7 @@ Calibration every_field_set() {
   algo.half_efficiency_bytes = 1 << 20;
   algo.source = "racksim calibrate fit";
   algo.fit = fit;
+  algo.launch_us_per_8_gpus = 1.606;
   algo.scale_out_launch_us_per_8_gpus = 83.86;
   algo.scale_out_hop_overhead_us = 0.8;
   algo.ramp_bytes_per_gpu = 2e6;
