@@ -219,11 +219,9 @@ ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& reques
   const bool spans_domains = domains.size() > 1;
   const double launch_units = scale_out_launch_units(key, static_cast<int>(request.gpus.size()), static_cast<int>(domains.size()));
   // Inside one domain, the part of the launch that grows with its GPUs (NVLS's multicast group) counts the run's
-  // GPUs there: all of them, or a hierarchical run's per domain; a run across domains has none (as the fit's
-  // points across domains, collective_fit.cpp).
-  const double extra_launch_us =
-      hierarchical ? inner_cal.launch_us(false, 1, inside.per_domain)
-                   : cal.launch_us(spans_domains, launch_units, spans_domains ? 0.0 : static_cast<double>(request.gpus.size()));
+  // GPUs there: all of them, or a hierarchical run's per domain (launch_us leaves it out across domains).
+  const double extra_launch_us = hierarchical ? inner_cal.launch_us(false, 1, inside.per_domain)
+                                              : cal.launch_us(spans_domains, launch_units, static_cast<double>(request.gpus.size()));
   if (const std::string caveat = nccl::tuner_release_caveat(request.nccl_version); !caveat.empty()) e.warnings.push_back(caveat);
   if (hierarchical && calibration.has_algorithm_entries() && !calibration.calibrates(key, arch))
     e.warnings.push_back(key + ": racksim's own algorithm, no measurement of it: inside each NVLink domain it takes " +

@@ -61,11 +61,11 @@ struct AlgorithmCalibration {
   double launch_us_per_8_gpus = 0.0;
   // The extra launch: across domains, per unit of scale_out_launch_units (`units`: the tree's hops, else the
   // GPUs per domain / 8) where the entry has a figure across domains, else the in-domain one, with its part per
-  // 8 of the `domain_gpus` (0: that part left out).
+  // 8 of the run's `domain_gpus` inside one domain only (0: that part left out).
   double launch_us(bool spans_domains, double units = 1, double domain_gpus = 0) const {
     if (spans_domains && scale_out_hop_overhead_us >= 0) return scale_out_hop_overhead_us * units;
     if (spans_domains && scale_out_launch_us_per_8_gpus >= 0) return scale_out_launch_us_per_8_gpus * units;
-    return launch_overhead_us + launch_us_per_8_gpus * domain_gpus / 8;
+    return launch_overhead_us + (spans_domains ? 0.0 : launch_us_per_8_gpus * domain_gpus / 8);
   }
   // NVLS's ramp to full bandwidth (NVLS and NVLS-tree entries; 0: none). The first S_k bytes of a collective
   // move at half its asymptotic bandwidth, S_k = ramp_bytes_per_gpu x ramp_gpus (exec_terms.hpp): d x
