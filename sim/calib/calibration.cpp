@@ -10,6 +10,7 @@
 #include "sim/core/json_reader.hpp"
 #include "sim/core/remembered_files.hpp"
 #include "sim/core/suggest.hpp"
+#include "sim/core/units.hpp"
 
 #ifndef RACKSIM_CALIBRATION_DIR
 #define RACKSIM_CALIBRATION_DIR "calibrate"
@@ -20,6 +21,9 @@ namespace racksim {
 namespace {
 
 constexpr int kCalibrationSchemaVersion = 2;  // 2: entries per GPU architecture ("hopper:nvlink")
+// A size in bytes in a calibration entry (a ramp's half-efficiency point, bytes per GPU): at most the largest
+// message a rank may send, beyond which the entry could never take effect; larger is a typo.
+constexpr double kMaxFileBytes = static_cast<double>(units::kMaxBytesPerRank);
 
 const std::vector<LinkKind>& all_link_kinds() {
   static const std::vector<LinkKind> kinds = {LinkKind::nvlink, LinkKind::c2c, LinkKind::pcie,
@@ -244,7 +248,7 @@ Calibration calibration_from_json(const nlohmann::json& doc, const std::string& 
       JsonObjectReader r = links.object(key);
       LinkCalibration l;
       l.bandwidth_efficiency = r.number_in_or("bandwidth_efficiency", 1e-6, 1.0, 1.0);
-      l.extra_latency_us = r.non_negative_or("extra_latency_us", 0.0);
+      l.extra_latency_us = r.number_in_or("extra_latency_us", 0, kMaxLatency_us, 0.0);
       l.source = non_empty_source(r);
       l.fit = read_fit(r);
       r.finish();
@@ -258,8 +262,8 @@ Calibration calibration_from_json(const nlohmann::json& doc, const std::string& 
       check_algorithm_key(key, where, algos.pointer_of(key));
       JsonObjectReader r = algos.object(key);
       AlgorithmCalibration a;
-      a.launch_overhead_us = r.non_negative_or("launch_overhead_us", 0.0);
-      a.launch_us_per_8_gpus = r.non_negative_or("launch_us_per_8_gpus", 0.0);
+      a.launch_overhead_us = r.number_in_or("launch_overhead_us", 0, kMaxLatency_us, 0.0);
+      a.launch_us_per_8_gpus = r.number_in_or("launch_us_per_8_gpus", 0, kMaxLatency_us, 0.0);
       // Until session 33 the launch across domains was one figure per collective; it is now per 8 GPUs of each
       // domain (AlgorithmCalibration), so a file with the old key would be read 8x off on a rack: refused.
       if (r.has("scale_out_launch_overhead_us"))
@@ -267,17 +271,17 @@ Calibration calibration_from_json(const nlohmann::json& doc, const std::string& 
                "scale_out_launch_us_per_8_gpus (the launch across domains is now per 8 GPUs of each domain; refit with "
                "racksim calibrate fit, or divide by the domain's GPUs / 8)");
       if (r.has("scale_out_launch_us_per_8_gpus"))
-        a.scale_out_launch_us_per_8_gpus = r.non_negative_or("scale_out_launch_us_per_8_gpus", 0.0);
-      if (r.has("scale_out_hop_overhead_us")) a.scale_out_hop_overhead_us = r.non_negative_or("scale_out_hop_overhead_us", 0.0);
-      a.step_overhead_us = r.non_negative_or("step_overhead_us", 0.0);
+        a.scale_out_launch_us_per_8_gpus = r.number_in_or("scale_out_launch_us_per_8_gpus", 0, kMaxLatency_us, 0.0);
+      if (r.has("scale_out_hop_overhead_us")) a.scale_out_hop_overhead_us = r.number_in_or("scale_out_hop_overhead_us", 0, kMaxLatency_us, 0.0);
+      a.step_overhead_us = r.number_in_or("step_overhead_us", 0, kMaxLatency_us, 0.0);
       // Relative to racksim's model of the algorithm (the links at their calibration and NCCL's caps): may
       // exceed 1 where NCCL beats its own tuning model (NVLS on 8 B200s: 844 GB/s against 829).
       a.bandwidth_efficiency = r.number_in_or("bandwidth_efficiency", 1e-6, 2.0, 1.0);
-      a.half_efficiency_bytes = r.non_negative_or("half_efficiency_bytes", 0.0);
-      a.ramp_bytes_per_gpu = r.non_negative_or("ramp_bytes_per_gpu", 0.0);
-      a.p2p_pipeline_GBps = r.non_negative_or("p2p_pipeline_GBps", 0.0);
-      a.qp_line_fraction = r.non_negative_or("qp_line_fraction", 0.0);
-      a.ring_copy_GBps = r.non_negative_or("ring_copy_GBps", 0.0);
+      a.half_efficiency_bytes = r.number_in_or("half_efficiency_bytes", 0, kMaxFileBytes, 0.0);
+      a.ramp_bytes_per_gpu = r.number_in_or("ramp_bytes_per_gpu", 0, kMaxFileBytes, 0.0);
+      a.p2p_pipeline_GBps = r.number_in_or("p2p_pipeline_GBps", 0, kMaxBandwidth_GBps, 0.0);
+      a.qp_line_fraction = r.number_in_or("qp_line_fraction", 0, 1.0, 0.0);  // a queue pair moves at most its NIC's line rate
+      a.ring_copy_GBps = r.number_in_or("ring_copy_GBps", 0, kMaxBandwidth_GBps, 0.0);
       if (r.has("borrowed_from")) {
         a.borrowed_from = r.string("borrowed_from");
         const auto& names = architecture_names();

@@ -112,7 +112,6 @@ std::vector<T> read_array(JsonObjectReader& parent, const std::string& key, F re
   return out;
 }
 
-constexpr double kMaxLatency_us = 1e6;       // 1 s
 constexpr double kMaxCapacity_GB = 1e6;
 
 }  // namespace

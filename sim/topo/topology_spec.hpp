@@ -14,6 +14,9 @@ inline constexpr int kTopologySchemaVersion = 1;
 // A link's or NIC's bandwidth in a topology file (and --nic-GBps): [kMinLinkBandwidth_GBps, kMaxBandwidth_GBps].
 inline constexpr double kMinLinkBandwidth_GBps = 1e-6;  // 1 kB/s: slower is a typo (or a unit mix-up)
 inline constexpr double kMaxBandwidth_GBps = 1e6;       // 1 PB/s: far above any link; larger is a typo
+// A latency or a fixed time in a topology or calibration file: [0, kMaxLatency_us]. A second is far above any
+// link's, launch's or step's; larger is a typo (or microseconds taken for nanoseconds).
+inline constexpr double kMaxLatency_us = 1e6;
 
 enum class LinkKind { nvlink, c2c, pcie, cpu_cpu, nic, ib };
 const char* to_string(LinkKind kind);

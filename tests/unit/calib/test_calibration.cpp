@@ -148,6 +148,45 @@ TEST(Calibration, StrictErrorsNameTheFileAndPointer) {
   EXPECT_THROW(load_calibration("/nonexistent/cal.json"), InputError);
 }
 
+
+// Session 45: a calibration value of 1e308 was read without complaint, and the closed form and the engine then
+// disagreed by 287 orders of magnitude (a ramp of 1e308 bytes: 5.9e302 us against 5.2e15 us). Every value
+// has an upper bound now, as the topology's have: one case per parameter, each refused by its JSON pointer
+// with the allowed range, and the largest allowed value still read.
+TEST(Calibration, AbsurdlyLargeValuesAreRefusedByName) {
+  const std::string base = R"({"schema_version": 2, "name": "x", "source": "s")";
+  struct Case {
+    const char* section;
+    const char* entry;
+    const char* key;
+    const char* too_large;
+    const char* largest;
+    const char* range;
+  };
+  const Case cases[] = {
+      {"links", "nvlink", "extra_latency_us", "1000001", "1e6", "[0, 1e+06]"},
+      {"algorithms", "all_reduce/ring", "launch_overhead_us", "1e308", "1e6", "[0, 1e+06]"},
+      {"algorithms", "blackwell:all_reduce/nvls", "launch_us_per_8_gpus", "2e6", "1e6", "[0, 1e+06]"},
+      {"algorithms", "hopper:all_reduce/ring", "scale_out_launch_us_per_8_gpus", "1e7", "1e6", "[0, 1e+06]"},
+      {"algorithms", "hopper:all_reduce/tree", "scale_out_hop_overhead_us", "1e9", "1e6", "[0, 1e+06]"},
+      {"algorithms", "*/ring", "step_overhead_us", "1e308", "1e6", "[0, 1e+06]"},
+      {"algorithms", "all_reduce/ring", "half_efficiency_bytes", "1e308", "1099511627776", "[0, 1.09951e+12]"},
+      {"algorithms", "all_reduce/nvls", "ramp_bytes_per_gpu", "2e12", "1099511627776", "[0, 1.09951e+12]"},
+      {"algorithms", "all_to_all/direct", "p2p_pipeline_GBps", "1e7", "1e6", "[0, 1e+06]"},
+      {"algorithms", "hopper:all_reduce/nvls_tree", "qp_line_fraction", "1.5", "1", "[0, 1]"},
+      {"algorithms", "hopper:all_gather/ring", "ring_copy_GBps", "1e300", "1e6", "[0, 1e+06]"},
+  };
+  for (const Case& c : cases) {
+    const auto entry = [&](const char* value) {
+      return base + ", \"" + c.section + "\": {\"" + c.entry + "\": {\"" + c.key + "\": " + value + ", \"source\": \"s\"}}}";
+    };
+    const std::string e = error_of(entry(c.too_large));
+    const std::string pointer = std::string("/") + c.section + "/" + c.entry + "/" + c.key;
+    EXPECT_NE(e.find(pointer), std::string::npos) << c.key << ": " << e;
+    EXPECT_NE(e.find(c.range), std::string::npos) << c.key << ": " << e;
+    EXPECT_EQ(error_of(entry(c.largest)), "") << c.key;
+  }
+}
 // Issue 16: "all_reduce/rign" loaded with exit 0 and silently calibrated nothing.
 TEST(Calibration, UnknownAlgorithmOrLinkKindIsAnErrorWithASuggestion) {
   const std::string base = R"({"schema_version": 1, "name": "x", "source": "s")";
