@@ -22,6 +22,15 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
+// A generation's `fit` record as training_fit.cpp writes it (its rows and their in-sample errors): strict, so that
+// a typo in a hand-edited file is named rather than skipped.
+void read_fit_summary(JsonObjectReader r) {
+  r.integer_in("rows", 0, 100000000);
+  r.non_negative("median_abs_error");
+  r.non_negative("worst_abs_error");
+  r.finish();
+}
+
 ComputeParams read_params(JsonObjectReader r) {
   ComputeParams p;
   JsonObjectReader g = r.object("gemm_efficiency");
@@ -40,7 +49,7 @@ ComputeParams read_params(JsonObjectReader r) {
   p.tp_exposed = r.number_in("tp_exposed", 0, 1);
   p.ep_exposed_overlapped = r.number_in("ep_exposed_overlapped", 0, 1);
   p.source = r.string("source");
-  if (r.has("fit")) r.raw("fit");  // the fit's own record (rows, errors): read by people, not the model
+  if (r.has("fit")) read_fit_summary(r.object("fit"));  // read by people, not the model: checked, not kept
   r.finish();
   return p;
 }
@@ -89,7 +98,11 @@ std::map<std::string, ComputeParams> ComputeTable::read_fit(const std::string& p
     }
     f.finish();
   }
-  if (r.has("rows")) r.raw("rows");
+  if (r.has("rows")) {  // the runs the fit used, as "#index label": read by people, not the model
+    const auto& rows = r.array("rows");
+    for (const auto& row : rows)
+      if (!row.is_string()) r.fail("rows", json_excerpt(row), "an array of strings (the runs the fit used)");
+  }
   r.finish();
   return out;
 }

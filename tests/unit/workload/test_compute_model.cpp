@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -13,6 +14,8 @@
 #include "models/workload/compute_model.hpp"
 #include "models/workload/gpu_compute.hpp"
 #include "sim/core/errors.hpp"
+
+#include <nlohmann/json.hpp>
 
 namespace racksim {
 namespace {
@@ -101,6 +104,47 @@ TEST(ComputeModel, AttentionSpeedupOutsideOneToFourIsRefused) {
     }
   }
   EXPECT_NO_THROW(ComputeTable::load(gpu_file_with_speedup("1.5"), ComputeTable::shipped_fit_path()));
+}
+
+// Session 45: compute-fit.json's per-generation `fit` record and its `rows` list were skipped unread, so a typo
+// there ("median_abs_eror", a number for a row) loaded silently. Both are checked now (not used by the model):
+// one case per fault, each named by its JSON pointer; the shipped file still loads.
+TEST(ComputeModel, TheFitFilesRecordsAreCheckedNotSkipped) {
+  std::ifstream in(ComputeTable::shipped_fit_path());
+  std::stringstream text;
+  text << in.rdbuf();
+  const nlohmann::json shipped = nlohmann::json::parse(text.str());
+  const auto load_with = [&](const std::function<void(nlohmann::json&)>& edit) -> std::string {
+    nlohmann::json doc = shipped;
+    edit(doc);
+    const std::string path = (std::filesystem::temp_directory_path() / "racksim-compute-fit-edited.json").string();
+    std::ofstream(path) << doc.dump();
+    try {
+      ComputeTable::load(ComputeTable::shipped_gpu_path(), path);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(load_with([](nlohmann::json&) {}), "");
+  struct Case {
+    std::function<void(nlohmann::json&)> edit;
+    const char* pointer;
+  };
+  const Case cases[] = {
+      {[](nlohmann::json& d) { d["generations"]["hopper"]["fit"]["median_abs_eror"] = 0.1; }, "/generations/hopper/fit"},
+      {[](nlohmann::json& d) { d["generations"]["hopper"]["fit"].erase("worst_abs_error"); }, "/generations/hopper/fit"},
+      {[](nlohmann::json& d) { d["generations"]["blackwell"]["fit"]["rows"] = -28; }, "/generations/blackwell/fit/rows"},
+      {[](nlohmann::json& d) { d["generations"]["blackwell"]["fit"]["median_abs_error"] = nullptr; },
+       "/generations/blackwell/fit/median_abs_error"},
+      {[](nlohmann::json& d) { d["generations"]["blackwell"]["fit"] = "none"; }, "/generations/blackwell/fit"},
+      {[](nlohmann::json& d) { d["rows"][1] = 5; }, "/rows"},
+      {[](nlohmann::json& d) { d["rows"] = nlohmann::json::object(); }, "/rows"},
+  };
+  for (const Case& c : cases) {
+    const std::string e = load_with(c.edit);
+    EXPECT_NE(e.find(c.pointer), std::string::npos) << c.pointer << ": " << (e.empty() ? "accepted" : e);
+  }
 }
 
 }  // namespace
