@@ -5,6 +5,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <limits>
 #include <memory>
 
 #include "bindings/bindings.hpp"
@@ -30,16 +31,23 @@ using SystemClass = py::class_<SystemHandle, std::shared_ptr<SystemHandle>>;
 
 double r6(double v) { return round_to_significant(v); }
 
-std::shared_ptr<SystemHandle> as_system(const py::handle& system, const py::handle& racks) {
+// racks: None (the system's own, or a System's) or an int; its range is the system's (SystemHandle).
+std::optional<int> racks_arg(const py::handle& racks) {
+  if (racks.is_none()) return std::nullopt;
+  return optional_int_arg(racks, "racks", 1, std::numeric_limits<int>::max(), 0, "the system's own");
+}
+
+std::shared_ptr<SystemHandle> as_system(const py::handle& system, const py::handle& racks_value) {
+  const std::optional<int> racks = racks_arg(racks_value);
   if (py::isinstance<SystemHandle>(system)) {
     auto s = system.cast<std::shared_ptr<SystemHandle>>();
-    if (racks.is_none() || racks.cast<int>() == s->graph->racks()) return s;
-    return SystemHandle::from_spec(s->spec, racks.cast<int>());
+    if (!racks || *racks == s->graph->racks()) return s;
+    return SystemHandle::from_spec(s->spec, *racks);
   }
   if (!py::isinstance<py::str>(system) && !py::hasattr(system, "__fspath__"))
     throw InputError("system", "", py::repr(system).cast<std::string>(), "a system id, a topology JSON path or a racksim.System");
   const std::string name = py::str(py::isinstance<py::str>(system) ? system : system.attr("__fspath__")()).cast<std::string>();
-  return SystemHandle::load(name, racks.is_none() ? std::nullopt : std::optional<int>(racks.cast<int>()));
+  return SystemHandle::load(name, racks);
 }
 
 void add_bandwidths(py::dict& d, CollectiveOp op, int gpus, std::uint64_t bytes, double time_s) {
@@ -96,9 +104,8 @@ py::dict fig4_dict(const Fig4Inputs& in, double time_s, int gpus) {
   return d;
 }
 
-std::optional<double> optional_GBps(const py::object& value) {
-  if (value.is_none()) return std::nullopt;
-  return value.cast<double>();
+std::optional<double> optional_GBps(const py::object& value, const std::string& name) {
+  return optional_number_arg(value, name, "None (the topology's) or a bandwidth in GB/s per direction");
 }
 
 py::dict fig4_system(const SystemHandle& s, int gpus, const py::object& bytes, bool nvls, double phase_latency_us,
@@ -106,8 +113,8 @@ py::dict fig4_system(const SystemHandle& s, int gpus, const py::object& bytes, b
   Fig4Options o;
   o.nvls = nvls;
   o.phase_latency_us = phase_latency_us;
-  o.nvlink_GBps = optional_GBps(nvlink_GBps);
-  o.nic_GBps = optional_GBps(nic_GBps);
+  o.nvlink_GBps = optional_GBps(nvlink_GBps, "nvlink_GBps");
+  o.nic_GBps = optional_GBps(nic_GBps, "nic_GBps");
   o.efficiency = efficiency;
   const Fig4Result r = fig4_on_system(*s.graph, gpus, bytes_arg(bytes, "bytes"), o, "");  // shared with `racksim fig4`
   py::dict d = fig4_dict(r.inputs, r.time_s, gpus);

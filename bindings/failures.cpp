@@ -41,12 +41,13 @@ py::object jobs(const py::object& mix, const py::object& fail, const py::object&
   } else {
     throw InputError("mix", "", py::repr(mix).cast<std::string>(), "a job-mix dict or a JSON file path");
   }
-  if (!partition_mode.is_none()) m.mode = partition_mode_from_string(partition_mode.cast<std::string>(), "partition_mode");
+  if (const auto mode = optional_string_arg(partition_mode, "partition_mode", "None, 'full-bandwidth' or 'adaptive-bandwidth'"))
+    m.mode = partition_mode_from_string(*mode, "partition_mode");
   const std::vector<std::string> items = items_arg(fail, "fail");
   for (const auto& i : items) parse_failure_item(i);
   RecoveryTimes rt;
-  if (!restart_s.is_none()) {
-    const double s = restart_s.cast<double>();
+  if (const auto given = optional_number_arg(restart_s, "restart_s", "None (600 s, an assumption) or seconds in [0, 1e7]")) {
+    const double s = *given;
     if (!(s >= 0 && s <= 1e7)) throw InputError("restart_s", "", std::to_string(s), "seconds in [0, 1e7]");
     rt.restart = {s, "given (restart_s)"};
   }
@@ -58,9 +59,9 @@ py::object jobs(const py::object& mix, const py::object& fail, const py::object&
   return json_loads(text);
 }
 
-template <typename T>
-std::optional<T> opt(const py::object& v) {
-  return v.is_none() ? std::nullopt : std::optional<T>(v.cast<T>());
+// A goodput option that None leaves to its default: a number (its range is checked where the setup is read).
+std::optional<double> opt_number(const py::object& v, const std::string& name, const std::string& none_means) {
+  return optional_number_arg(v, name, "None (" + none_means + ") or a number");
 }
 
 py::object goodput(int gpus, const std::string& system, const std::string& unit, int spare_trays, int hot_spares,
@@ -75,16 +76,16 @@ py::object goodput(int gpus, const std::string& system, const std::string& unit,
   c.setup.gpus = gpus;
   c.setup.spare_trays = spare_trays;
   c.setup.hot_spares = hot_spares;
-  c.setup.step_s = opt<double>(step_s);
+  c.setup.step_s = opt_number(step_s, "step_s", "the planner's, with model");
   if (!checkpoint_bytes.is_none()) c.setup.checkpoint_bytes = static_cast<double>(bytes_arg(checkpoint_bytes, "checkpoint_bytes"));
   c.setup.model = model;
   c.setup.global_batch = global_batch;
   c.setup.seq_len = seq_len;
   c.setup.storage_GBps_per_gpu = storage_GBps;
-  c.interval_s = opt<double>(interval_s);
-  c.restart_s = opt<double>(restart_s);
-  c.repair_h = opt<double>(repair_h);
-  c.switch_repair_h = opt<double>(switch_repair_h);
+  c.interval_s = opt_number(interval_s, "interval_s", "Daly's optimum");
+  c.restart_s = opt_number(restart_s, "restart_s", "600 s, an assumption");
+  c.repair_h = opt_number(repair_h, "repair_h", "24 h, an assumption");
+  c.switch_repair_h = opt_number(switch_repair_h, "switch_repair_h", "4 h, an assumption");
   c.partition_mode = partition_mode;
   c.adaptive_slowdown = adaptive_slowdown;
   c.days = days;

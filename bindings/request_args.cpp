@@ -87,9 +87,27 @@ int optional_int_arg(const py::handle& value, const std::string& name, int lo, i
   const std::string range = "an int in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
   if (!py::isinstance<py::int_>(value) || py::isinstance<py::bool_>(value))
     throw InputError(name, "", py::str(py::repr(value)).cast<std::string>(), "None or " + range);
-  const long v = value.cast<long>();
-  if (v < lo || v > hi) throw InputError(name, "", std::to_string(v), "None (" + none_means + ") or " + range);
-  return static_cast<int>(v);
+  // Compared as Python ints, so that one beyond a C long (2**63) is reported rather than failing to convert.
+  const auto as_int = value.cast<py::int_>();
+  if (as_int < py::int_(lo) || as_int > py::int_(hi)) throw InputError(name, "", shown(value), "None (" + none_means + ") or " + range);
+  return static_cast<int>(as_int.cast<long>());
+}
+
+std::optional<double> optional_number_arg(const py::handle& value, const std::string& name, const std::string& allowed) {
+  if (value.is_none()) return std::nullopt;
+  if ((!py::isinstance<py::int_>(value) && !py::isinstance<py::float_>(value)) || py::isinstance<py::bool_>(value))
+    throw InputError(name, "", shown(value), allowed);
+  try {
+    return value.cast<double>();
+  } catch (const py::cast_error&) {  // an int beyond a double's range (10**400)
+    throw InputError(name, "", shown(value), allowed);
+  }
+}
+
+std::optional<std::string> optional_string_arg(const py::handle& value, const std::string& name, const std::string& allowed) {
+  if (value.is_none()) return std::nullopt;
+  if (!py::isinstance<py::str>(value)) throw InputError(name, "", shown(value), allowed);
+  return value.cast<std::string>();
 }
 
 int channels_arg(const py::handle& value) { return optional_int_arg(value, "channels", 1, 64, 0, "NCCL's choice"); }
@@ -106,8 +124,14 @@ CollectiveRequest make_request(const TopologyGraph& graph, const RequestArgs& a)
     if (*value && !value->is_none() && a.algo != "hierarchical")
       throw InputError(name, "", "'" + py::str(*value).cast<std::string>() + "'",
                        "None unless algo='hierarchical' (the algorithm it chooses parts of; algo is '" + a.algo + "')");
-  if (a.inner && !a.inner.is_none()) request.inner_algorithm = a.inner.cast<std::string>();
-  if (a.outer && !a.outer.is_none()) request.outer_algorithm = a.outer.cast<std::string>();
+  if (a.inner) {
+    if (const auto inner = optional_string_arg(a.inner, "inner", "None or an algorithm inside each NVLink domain (ring, nvls, auto)"))
+      request.inner_algorithm = *inner;
+  }
+  if (a.outer) {
+    if (const auto outer = optional_string_arg(a.outer, "outer", "None or an algorithm across domains (ring, tree, sharp)"))
+      request.outer_algorithm = *outer;
+  }
   if (!a.nvls && algorithm_uses_nvls(a.algo))
     throw InputError("algo", "", "'" + a.algo + "' with nvls=False", "an algorithm without NVLS, or nvls=True (NCCL_NVLS_ENABLE=0 leaves NCCL no NVLS to run)");
   dtype_size_bytes(a.dtype, "dtype");

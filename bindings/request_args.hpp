@@ -51,6 +51,12 @@ struct RequestArgs {
 // included, raises InputError naming `name` and the value.
 int optional_int_arg(const pybind11::handle& value, const std::string& name, int lo, int hi, int if_none,
                      const std::string& none_means);
+// None, or a number (an int or a float, not a bool) -> its value; anything else raises InputError naming `name`,
+// the value and `allowed` (pybind11's own cast would raise an unnamed RuntimeError). The range is the caller's.
+std::optional<double> optional_number_arg(const pybind11::handle& value, const std::string& name, const std::string& allowed);
+// None, or a str -> its text; anything else raises InputError naming `name`, the value and `allowed`.
+std::optional<std::string> optional_string_arg(const pybind11::handle& value, const std::string& name,
+                                               const std::string& allowed);
 // channels: None -> 0, else an int in [1, 64].
 int channels_arg(const pybind11::handle& value);
 CollectiveRequest make_request(const TopologyGraph& graph, const RequestArgs& args);

@@ -5,6 +5,7 @@
 
 #include "bindings/bindings.hpp"
 #include "models/work/work_units.hpp"
+#include "sim/core/errors.hpp"
 
 namespace py = pybind11;
 
@@ -16,6 +17,9 @@ std::vector<std::string> run_units(const std::vector<std::string>& units, const 
 }
 
 py::object progress_bar(std::size_t total, const py::object& progress, const std::string& desc) {
+  if (!progress.is_none() && !py::isinstance<py::bool_>(progress))
+    throw InputError("progress", "", py::repr(progress).cast<std::string>(),
+                     "None (a bar only when stderr is a terminal), True or False");
   if (!progress.is_none() && !progress.cast<bool>()) return py::none();  // False: no import at all
   return py::module_::import("racksim.work").attr("progress_bar")(total, progress, desc);
 }

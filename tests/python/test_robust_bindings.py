@@ -107,3 +107,32 @@ def test_sizes_are_whole_elements_per_rank_as_nccl_tests_runs_them():
     with pytest.raises(racksim.InputError) as e:
         rack.analytic("all_gather", 72, 100)
     assert "288 B" in str(e.value), str(e.value)
+
+
+# Session 45: these arguments reached pybind11's own conversion, which raised a RuntimeError ("Unable to cast
+# Python instance to C++ type") naming neither the argument nor what it takes. Each is now racksim.InputError
+# (a ValueError) on one line naming the argument and the value; one case per argument.
+
+@pytest.mark.parametrize("name, call", [
+    ("channels", lambda s: s.collective("all_reduce", 8, "1M", channels=2**63)),
+    ("root", lambda s: s.collective("broadcast", 8, "1M", root=2**70)),
+    ("jobs", lambda s: s.sweep("all_reduce", 8, "1K", "1M", jobs=2**70)),
+    ("progress", lambda s: s.sweep("all_reduce", 8, "1K", "1M", progress="yes")),
+    ("inner", lambda s: racksim.load("gb200-nvl72", racks=2).collective("all_reduce", 144, "1M", algo="hierarchical", inner=5)),
+    ("outer", lambda s: racksim.load("gb200-nvl72", racks=2).analytic("all_reduce", 144, "1M", algo="hierarchical", outer=[])),
+    ("racks", lambda s: racksim.fig4("gb200-nvl72", 72, "1G", racks="")),
+    ("racks", lambda s: racksim.fig4("gb200-nvl72", 72, "1G", racks=2.0)),
+    ("racks", lambda s: racksim.analytic(s, "all_reduce", 8, "1M", racks=2**70)),
+    ("nic_GBps", lambda s: racksim.fig4("gb200-nvl72", 144, "1G", racks=2, nic_GBps="x")),
+    ("nic_GBps", lambda s: racksim.fig4("gb200-nvl72", 144, "1G", racks=2, nic_GBps=10**400)),
+    ("nvlink_GBps", lambda s: s.fig4(8, "1G", nvlink_GBps=[])),
+    ("restart_s", lambda s: racksim.jobs("shared-fabric", restart_s="x")),
+    ("partition_mode", lambda s: racksim.jobs("shared-fabric", partition_mode=5)),
+    ("repair_h", lambda s: racksim.goodput(gpus=72, step_s=1.0, checkpoint_bytes="1T", trials=2, repair_h="x")),
+    ("interval_s", lambda s: racksim.goodput(gpus=72, step_s=1.0, checkpoint_bytes="1T", trials=2, interval_s=True)),
+])
+def test_a_wrongly_typed_argument_is_an_input_error_naming_it(h100, name, call):
+    with pytest.raises(racksim.InputError) as e:
+        call(h100)
+    message = str(e.value)
+    assert message.startswith(name + ": invalid value ") and len(message.splitlines()) == 1, message
