@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <optional>
 #include <regex>
 
@@ -142,6 +143,15 @@ MeasurementSet load_public_collectives(const std::string& path) {
     auto skip = [&](const std::string& reason) { out.skipped.push_back({id, what, reason}); };
     if (!gpus_v.is_number_integer() || gpus_v.get<int>() < 2) { skip("GPU count " + json_excerpt(gpus_v) + " is not a number of ranks"); continue; }
     const int gpus = gpus_v.get<int>();
+    // null where the source does not say; anything else that is not a count is the record's fault, skipped rather
+    // than read as one node or an unknown split (and a time that is no time, rather than derived from a bandwidth).
+    const auto count_or_null = [](const nlohmann::json& v) { return v.is_null() || (v.is_number_integer() && v.get<long>() >= 1 && v.get<long>() <= (1L << 20)); };
+    if (!count_or_null(nodes_v)) { skip("node count " + json_excerpt(nodes_v) + " is neither a number of nodes nor null"); continue; }
+    if (!count_or_null(per_node_v)) { skip("GPUs per node " + json_excerpt(per_node_v) + " is neither a count nor null"); continue; }
+    if (!time_v.is_null() && !(time_v.is_number() && std::isfinite(time_v.get<double>()) && time_v.get<double>() > 0)) {
+      skip("time " + json_excerpt(time_v) + " us is not a positive time (or null)");
+      continue;
+    }
     const int nodes = nodes_v.is_number_integer() ? nodes_v.get<int>() : 1;
     const int per_node = per_node_v.is_number_integer() ? per_node_v.get<int>() : 0;
     // A bug report's numbers (the reporter says the setup underperforms and asks why) measure a fault,

@@ -242,14 +242,22 @@ void read_collective(JsonObjectReader& r, const std::string& id, const std::stri
   m.source = source;
   m.confidence = confidence;
   m.nccl_version = nccl_v.is_string() ? nccl_v.get<std::string>() : "";
+  // A size or a time that is there but is no size or time is the record's fault: skipped, never replaced by the
+  // assumed size or by a time derived from a bandwidth (a time of -1 us used to enter the errors as printed).
   if (bytes_v.is_number()) {
+    if (!(std::isfinite(bytes_v.get<double>()) && bytes_v.get<double>() >= 1))
+      return skip("size " + json_excerpt(bytes_v) + " is not a byte count (>= 1)");
     m.bytes = bytes_v.get<double>();
-  } else {
+  } else if (bytes_v.is_null() || bytes_v.is_string()) {  // absent, or a description ("4G-8G"): the stated assumption
     m.bytes = kAssumedPeakCollectiveBytes;
     m.bytes_assumed = true;
     m.note += "size " + (bytes_v.is_string() ? "'" + bytes_v.get<std::string>() + "'" : std::string("not given")) +
               ": evaluated at 8 GiB (assumption); ";
+  } else {
+    return skip("size " + json_excerpt(bytes_v) + " is neither a byte count, a text nor null");
   }
+  if (!time_v.is_null() && !(time_v.is_number() && std::isfinite(time_v.get<double>()) && time_v.get<double>() > 0))
+    return skip("time " + json_excerpt(time_v) + " us is not a positive time (or null)");
   m.note += notes;
   const double factor = busbw_factor(*op, n);
   const auto busbw = number_or_range(busbw_v, nullptr);
@@ -312,10 +320,17 @@ void read_probe(JsonObjectReader& r, const std::string& id, MeasurementSet& out)
   m.confidence = confidence;
   m.reported_GBps = *gbps;
   if (bytes_v.is_number()) {
+    if (!(std::isfinite(bytes_v.get<double>()) && bytes_v.get<double>() >= 1)) {
+      out.skipped.push_back({id, what, "size " + json_excerpt(bytes_v) + " is not a byte count (>= 1)"});
+      return;
+    }
     m.bytes = bytes_v.get<double>();
-  } else {
+  } else if (bytes_v.is_null() || bytes_v.is_string()) {
     m.bytes = kAssumedTransferBytes;
     m.bytes_assumed = true;
+  } else {
+    out.skipped.push_back({id, what, "size " + json_excerpt(bytes_v) + " is neither a byte count, a text nor null"});
+    return;
   }
   m.time_s = m.bytes / units::GBps_to_Bps(*gbps);
   m.time_derived = true;

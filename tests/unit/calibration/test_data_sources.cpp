@@ -4,6 +4,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "models/calibration/collective_models.hpp"
 #include "models/calibration/fitter.hpp"
@@ -95,6 +98,66 @@ TEST(PublishedData, MissingFileAndUnknownKeysAreInputErrors) {
     EXPECT_NE(std::string(e.what()).find("colour"), std::string::npos);
   }
   std::filesystem::remove(path);
+}
+
+// Session 45: a record whose size or time is there but is no size or time is skipped with the reason. Before, a
+// published record's time of -1 us entered the errors as printed, a size of {} became the assumed 8 GiB and a
+// size of -5 wrapped to 2^64 - 5; a public record's node count of {} read as one node and its time of 0 was
+// replaced by one derived from its bandwidth. One case per fault, each with the field in its reason.
+TEST(PublishedData, ASizeOrTimeThatIsNoSizeOrTimeIsSkippedWithTheReason) {
+  const std::string path = (std::filesystem::temp_directory_path() / "racksim-published-bad-fields.json").string();
+  const auto record = [](const std::string& bytes, const std::string& time_us) {
+    return R"j({"record_type": "collective", "system": "HGX B200 x2 nodes (CoreWeave b200-8x, IB)", "gpus": 16,
+              "collective": "all_reduce", "algo_if_known": "default (not stated)", "bytes": )j" + bytes +
+           R"j(, "algbw_GBps": null, "busbw_GBps": 690.07, "time_us": )j" + time_us +
+           R"j(, "source": "s", "notes": "", "inplace": null, "derived_fields": [], "nccl_version": null, "confidence": "medium"})j";
+  };
+  {
+    std::ofstream out(path);
+    out << "[" << record("8589934592", "-1") << "," << record("{}", "null") << "," << record("-5", "null") << ","
+        << record("8589934592", "0") << "," << record("8589934592", "\"fast\"") << "," << record("8589934592", "null") << ","
+        << record("\"4G-8G\"", "null") << "]";
+  }
+  const MeasurementSet s = load_published_measurements(path);
+  std::filesystem::remove(path);
+  const std::vector<std::pair<std::string, std::string>> skipped = {
+      {"published#0", "time -1 us"}, {"published#1", "size {}"}, {"published#2", "size -5"},
+      {"published#3", "time 0 us"},  {"published#4", "time \"fast\" us"}};
+  for (const auto& [id, words] : skipped) {
+    const SkippedRecord* k = find_skipped(s, id);
+    ASSERT_NE(k, nullptr) << id << " was not skipped";
+    EXPECT_NE(k->reason.find(words), std::string::npos) << id << ": " << k->reason;
+  }
+  // A size not given, or given as a description, is still the stated 8 GiB assumption; a good record is read.
+  ASSERT_EQ(s.measurements.size(), 2u);
+  EXPECT_FALSE(s.measurements[0].bytes_assumed);
+  EXPECT_TRUE(s.measurements[1].bytes_assumed);
+}
+
+TEST(PublicCollectives, ACountOrTimeThatIsNoCountOrTimeIsSkippedWithTheReason) {
+  const std::string path = (std::filesystem::temp_directory_path() / "racksim-public-bad-fields.json").string();
+  const auto record = [](const std::string& nodes, const std::string& per_node, const std::string& time_us) {
+    return R"({"record_type": "collective", "system": "x", "gpus": 16, "nodes": )" + nodes + R"(, "gpus_per_node": )" +
+           per_node + R"(, "gpu_model": "H100", "interconnect": "400G InfiniBand, 8 CX-7 per node", "collective": "all_reduce",
+             "algo_if_known": "default", "bytes": 1073741824, "algbw_GBps": null, "busbw_GBps": 100, "time_us": )" +
+           time_us + R"(, "inplace": null, "nccl_version": null, "source": "s", "notes": "", "confidence": "low"})";
+  };
+  {
+    std::ofstream out(path);
+    out << "[" << record("{}", "8", "null") << "," << record("2", "0", "null") << "," << record("2", "8", "0") << ","
+        << record("2", "8", "-3.5") << "," << record("2", "8", "null") << "]";
+  }
+  const MeasurementSet s = load_public_collectives(path);
+  std::filesystem::remove(path);
+  const std::vector<std::pair<std::string, std::string>> skipped = {
+      {"public#0", "node count {}"}, {"public#1", "GPUs per node 0"}, {"public#2", "time 0 us"}, {"public#3", "time -3.5 us"}};
+  for (const auto& [id, words] : skipped) {
+    const SkippedRecord* k = find_skipped(s, id);
+    ASSERT_NE(k, nullptr) << id << " was not skipped";
+    EXPECT_NE(k->reason.find(words), std::string::npos) << id << ": " << k->reason;
+  }
+  ASSERT_EQ(s.measurements.size(), 1u) << (s.skipped.size() > 4 ? s.skipped[4].reason : "");
+  EXPECT_EQ(s.measurements[0].id, "public#4");
 }
 
 // What a public record says about how NCCL ran decides the configuration it is predicted on.
