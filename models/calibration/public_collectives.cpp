@@ -1,4 +1,5 @@
 #include "models/calibration/public_collectives.hpp"
+#include "models/calibration/published_data.hpp"
 #include "models/calibration/record_systems.hpp"
 
 #include <algorithm>
@@ -148,8 +149,12 @@ MeasurementSet load_public_collectives(const std::string& path) {
     const auto count_or_null = [](const nlohmann::json& v) { return v.is_null() || (v.is_number_integer() && v.get<long>() >= 1 && v.get<long>() <= (1L << 20)); };
     if (!count_or_null(nodes_v)) { skip("node count " + json_excerpt(nodes_v) + " is neither a number of nodes nor null"); continue; }
     if (!count_or_null(per_node_v)) { skip("GPUs per node " + json_excerpt(per_node_v) + " is neither a count nor null"); continue; }
-    if (!time_v.is_null() && !(time_v.is_number() && std::isfinite(time_v.get<double>()) && time_v.get<double>() > 0)) {
-      skip("time " + json_excerpt(time_v) + " us is not a positive time (or null)");
+    if (!time_v.is_null() && !plausible_time_us(time_v)) {
+      skip("time " + json_excerpt(time_v) + " us is not a time in (0, 1e9] us (or null)");
+      continue;
+    }
+    if ((busbw_v.is_number() && !plausible_GBps(busbw_v)) || (algbw_v.is_number() && !plausible_GBps(algbw_v))) {
+      skip("a bandwidth (busbw " + json_excerpt(busbw_v) + ", algbw " + json_excerpt(algbw_v) + " GB/s) outside [0, 1e6] GB/s");
       continue;
     }
     const int nodes = nodes_v.is_number_integer() ? nodes_v.get<int>() : 1;

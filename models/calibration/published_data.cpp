@@ -9,6 +9,7 @@
 
 #include "sim/core/json_reader.hpp"
 #include "sim/core/units.hpp"
+#include "sim/topo/topology_spec.hpp"
 
 #ifndef RACKSIM_CALIBRATION_DIR
 #error "RACKSIM_CALIBRATION_DIR must be defined by the build"
@@ -133,6 +134,18 @@ const ProbeRule kProbeRules[] = {
 
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
+}  // namespace
+
+bool plausible_time_us(const nlohmann::json& v) {
+  return v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() > 0 && v.get<double>() <= kMaxRecordTime_us;
+}
+
+bool plausible_GBps(const nlohmann::json& v) {
+  return v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() >= 0 && v.get<double>() <= kMaxBandwidth_GBps;
+}
+
+namespace {
+
 // A number, or "a-b" (a range: the midpoint), or nullopt for null / other text.
 std::optional<double> number_or_range(const nlohmann::json& v, std::string* note) {
   if (v.is_number()) return v.get<double>();
@@ -256,8 +269,11 @@ void read_collective(JsonObjectReader& r, const std::string& id, const std::stri
   } else {
     return skip("size " + json_excerpt(bytes_v) + " is neither a byte count, a text nor null");
   }
-  if (!time_v.is_null() && !(time_v.is_number() && std::isfinite(time_v.get<double>()) && time_v.get<double>() > 0))
-    return skip("time " + json_excerpt(time_v) + " us is not a positive time (or null)");
+  if (!time_v.is_null() && !plausible_time_us(time_v))
+    return skip("time " + json_excerpt(time_v) + " us is not a time in (0, 1e9] us (or null)");
+  for (const auto* v : {&busbw_v, &algbw_v})
+    if (v->is_number() && !plausible_GBps(*v))
+      return skip(std::string(v == &busbw_v ? "busbw " : "algbw ") + json_excerpt(*v) + " GB/s is not a bandwidth in [0, 1e6] GB/s");
   m.note += notes;
   const double factor = busbw_factor(*op, n);
   const auto busbw = number_or_range(busbw_v, nullptr);

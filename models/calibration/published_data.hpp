@@ -4,6 +4,8 @@
 // racks, ranks, algorithm. A record no system can express is returned as skipped, with the reason.
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "models/calibration/measurement.hpp"
 
 namespace racksim::calibration {
@@ -26,5 +28,12 @@ inline constexpr double kAssumedPeakCollectiveBytes = 8.0 * 1024 * 1024 * 1024;
 // Size at which a bandwidth-only copy or memory record is evaluated (1 GiB: large enough that latency
 // is < 0.1 % of the time on every link racksim models; an assumption, reported with each record).
 inline constexpr double kAssumedTransferBytes = 1024.0 * 1024 * 1024;
+
+// What a record's time and bandwidths may be (both record formats; outside them the record is skipped with the
+// reason): a time in (0, kMaxRecordTime_us] (1000 s: no collective of a public benchmark takes longer; more is a
+// unit slip), a bandwidth in [0, kMaxBandwidth_GBps] (nccl-tests prints 0.00 for its smallest sizes).
+inline constexpr double kMaxRecordTime_us = 1e9;
+bool plausible_time_us(const nlohmann::json& v);
+bool plausible_GBps(const nlohmann::json& v);
 
 }  // namespace racksim::calibration

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -116,13 +117,15 @@ TEST(PublishedData, ASizeOrTimeThatIsNoSizeOrTimeIsSkippedWithTheReason) {
     std::ofstream out(path);
     out << "[" << record("8589934592", "-1") << "," << record("{}", "null") << "," << record("-5", "null") << ","
         << record("8589934592", "0") << "," << record("8589934592", "\"fast\"") << "," << record("8589934592", "null") << ","
-        << record("\"4G-8G\"", "null") << "]";
+        << record("\"4G-8G\"", "null") << "," << record("8589934592", "1e308") << ","
+        << std::regex_replace(record("8589934592", "null"), std::regex("690\\.07"), "-1") << "]";
   }
   const MeasurementSet s = load_published_measurements(path);
   std::filesystem::remove(path);
   const std::vector<std::pair<std::string, std::string>> skipped = {
       {"published#0", "time -1 us"}, {"published#1", "size {}"}, {"published#2", "size -5"},
-      {"published#3", "time 0 us"},  {"published#4", "time \"fast\" us"}};
+      {"published#3", "time 0 us"},  {"published#4", "time \"fast\" us"}, {"published#7", "time 1e+308 us"},
+      {"published#8", "busbw -1"}};
   for (const auto& [id, words] : skipped) {
     const SkippedRecord* k = find_skipped(s, id);
     ASSERT_NE(k, nullptr) << id << " was not skipped";
@@ -145,12 +148,14 @@ TEST(PublicCollectives, ACountOrTimeThatIsNoCountOrTimeIsSkippedWithTheReason) {
   {
     std::ofstream out(path);
     out << "[" << record("{}", "8", "null") << "," << record("2", "0", "null") << "," << record("2", "8", "0") << ","
-        << record("2", "8", "-3.5") << "," << record("2", "8", "null") << "]";
+        << record("2", "8", "-3.5") << "," << record("2", "8", "null") << "," << record("2", "8", "2e9") << ","
+        << std::regex_replace(record("2", "8", "null"), std::regex("\"busbw_GBps\": 100"), "\"busbw_GBps\": -100") << "]";
   }
   const MeasurementSet s = load_public_collectives(path);
   std::filesystem::remove(path);
   const std::vector<std::pair<std::string, std::string>> skipped = {
-      {"public#0", "node count {}"}, {"public#1", "GPUs per node 0"}, {"public#2", "time 0 us"}, {"public#3", "time -3.5 us"}};
+      {"public#0", "node count {}"}, {"public#1", "GPUs per node 0"}, {"public#2", "time 0 us"}, {"public#3", "time -3.5 us"},
+      {"public#5", "time 2000000000.0 us"}, {"public#6", "busbw -100"}};
   for (const auto& [id, words] : skipped) {
     const SkippedRecord* k = find_skipped(s, id);
     ASSERT_NE(k, nullptr) << id << " was not skipped";
