@@ -22,9 +22,25 @@ double num(const nlohmann::json& rec, const char* key, const std::string& where)
                      "a finite number (calibrate/probes/README.md)");
   return it->get<double>();
 }
+// A size, a time, a rate or a count that must be above zero (a negative byte count or time used to be read and
+// give a negative bandwidth): > 0, or >= 0 where `zero_allowed` (nccl-tests' busbw of 0.00 at its smallest sizes).
+double positive_num(const nlohmann::json& rec, const char* key, const std::string& where, bool zero_allowed = false) {
+  const double v = num(rec, key, where);
+  if (zero_allowed ? v < 0 : !(v > 0))
+    throw InputError(where, std::string("/") + key, json_excerpt(rec.at(key)),
+                     zero_allowed ? "a finite number >= 0 (calibrate/probes/README.md)" : "a finite number > 0 (calibrate/probes/README.md)");
+  return v;
+}
 std::string str(const nlohmann::json& rec, const char* key, const std::string& fallback = "") {
   const auto it = rec.find(key);
   return (it != rec.end() && it->is_string()) ? it->get<std::string>() : fallback;
+}
+// A GPU index or a rank count: a whole number in [0, 4096] (the probes' own range; calibrate/probes/README.md).
+int device_index(const nlohmann::json& rec, const char* key, const std::string& where) {
+  const double v = num(rec, key, where);
+  if (!(v >= 0 && v <= 4096 && v == std::floor(v)))
+    throw InputError(where, std::string("/") + key, json_excerpt(rec.at(key)), "a whole number in [0, 4096]");
+  return static_cast<int>(v);
 }
 bool has_value(const nlohmann::json& rec, const char* key) {
   const auto it = rec.find(key);
@@ -72,11 +88,11 @@ struct Reader {
     const std::string type = str(rec, "record");
     if (type == "copy") {
       const std::string dir = str(rec, "direction"), host = str(rec, "host_memory");
-      const double bytes = num(rec, "bytes", where), t = units::us_to_s(num(rec, "time_us", where));
+      const double bytes = positive_num(rec, "bytes", where), t = units::us_to_s(positive_num(rec, "time_us", where));
       Measurement m = base(id, file);
       m.bytes = bytes;
       m.time_s = t;
-      m.reported_GBps = has_value(rec, "GBps") ? num(rec, "GBps", where) : bytes / t / units::kGB;
+      m.reported_GBps = has_value(rec, "GBps") ? positive_num(rec, "GBps", where, true) : bytes / t / units::kGB;
       m.timer_floor_s = info.timer_floor_s;
       if (dir == "d2d") {
         m.kind = MeasurementKind::memory;
@@ -103,8 +119,8 @@ struct Reader {
       const std::string memory = str(rec, "memory"), op = str(rec, "op");
       const std::string series = info.machine + " SM " + memory + " " + op;
       Measurement m = base(id, file);
-      m.bytes = num(rec, "bytes", where);
-      m.time_s = units::us_to_s(num(rec, "time_us", where));
+      m.bytes = positive_num(rec, "bytes", where);
+      m.time_s = units::us_to_s(positive_num(rec, "time_us", where));
       m.reported_GBps = m.bytes / m.time_s / units::kGB;
       m.timer_floor_s = info.timer_floor_s;
       m.series = series;
@@ -122,16 +138,16 @@ struct Reader {
       }
       out.measurements.push_back(std::move(m));
     } else if (type == "p2p") {
-      const int src = static_cast<int>(num(rec, "src", where)), dst = static_cast<int>(num(rec, "dst", where));
+      const int src = device_index(rec, "src", where), dst = device_index(rec, "dst", where);
       const std::string mode = str(rec, "mode");
       Measurement m = base(id, file);
       m.kind = MeasurementKind::transfer;
       m.src = "gpu" + std::to_string(src);
       m.dst = "gpu" + std::to_string(dst);
       m.engine = mode == "bidirectional" ? "copy both ways" : "copy";
-      m.bytes = has_value(rec, "bytes_per_direction") ? num(rec, "bytes_per_direction", where) : num(rec, "bytes", where);
-      m.time_s = units::us_to_s(num(rec, "time_us", where));
-      m.reported_GBps = has_value(rec, "GBps") ? num(rec, "GBps", where) : 0;
+      m.bytes = has_value(rec, "bytes_per_direction") ? positive_num(rec, "bytes_per_direction", where) : positive_num(rec, "bytes", where);
+      m.time_s = units::us_to_s(positive_num(rec, "time_us", where));
+      m.reported_GBps = has_value(rec, "GBps") ? positive_num(rec, "GBps", where, true) : 0;
       m.timer_floor_s = info.timer_floor_s;
       m.series = info.machine + " p2p " + mode + " " + m.src + "->" + m.dst;
       if (rec.contains("peer_access") && rec["peer_access"].is_boolean() && !rec["peer_access"].get<bool>())
@@ -146,11 +162,12 @@ struct Reader {
       // NCCL runs all_to_all as grouped point-to-point sends whatever NCCL_ALGO says (NVIDIA/nccl-tests
       // issue 246): racksim's name for that algorithm is 'direct' (issue 7).
       if (m.op == CollectiveOp::all_to_all) m.algorithm = "direct";
-      const int n = static_cast<int>(num(rec, "nranks", where));
+      const int n = device_index(rec, "nranks", where);
+      if (n < 1) throw InputError(where, "/nranks", json_excerpt(rec.at("nranks")), "a whole number of ranks >= 1");
       for (int g = 0; g < n; ++g) m.gpus.push_back(g);
-      m.bytes = num(rec, "bytes", where);
-      m.time_s = units::us_to_s(num(rec, "time_us", where));
-      m.reported_GBps = has_value(rec, "busbw_GBps") ? num(rec, "busbw_GBps", where) : 0;
+      m.bytes = positive_num(rec, "bytes", where);
+      m.time_s = units::us_to_s(positive_num(rec, "time_us", where));
+      m.reported_GBps = has_value(rec, "busbw_GBps") ? positive_num(rec, "busbw_GBps", where, true) : 0;
       m.nccl_version = info.nccl_version;
       m.series = info.machine + " " + str(rec, "op") + " " + m.algorithm + " " + std::to_string(n) + " GPUs";
       out.measurements.push_back(std::move(m));

@@ -620,6 +620,46 @@ TEST(ProbeData, MultiGpuRunOfIssue7IsReadyToIngest) {
   fs::remove_all(dir);
 }
 
+// Session 45: a probe record's size, time or rate below zero (or a time of 0, a fractional rank count) was read
+// and gave a negative or infinite bandwidth. Each is an InputError naming the file, its line and the key; one
+// case per field.
+TEST(ProbeData, ANegativeSizeTimeOrRateIsAnErrorNamingItsLineAndKey) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "racksim-probe-bad-values";
+  const std::string header = R"({"record":"header","probe":"nccl_sweep","device":"NVIDIA H200","world_size":8})";
+  const auto collective = [](const std::string& field, const std::string& value) {
+    std::string r = R"({"record":"collective","op":"all_reduce","algo":"ring","nranks":8,"bytes":1048576,"time_us":45.1,"busbw_GBps":40.69})";
+    return std::regex_replace(r, std::regex("\"" + field + "\":[^,}]+"), "\"" + field + "\":" + value);
+  };
+  const auto p2p = [](const std::string& field, const std::string& value) {
+    std::string r = R"({"record":"p2p","src":0,"dst":1,"mode":"unidirectional","bytes":268435456,"time_us":720.0,"GBps":372.8})";
+    return std::regex_replace(r, std::regex("\"" + field + "\":[^,}]+"), "\"" + field + "\":" + value);
+  };
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {collective("bytes", "-1"), "/bytes"},         {collective("time_us", "0"), "/time_us"},
+      {collective("time_us", "-0.5"), "/time_us"},   {collective("busbw_GBps", "-3"), "/busbw_GBps"},
+      {collective("nranks", "7.5"), "/nranks"},      {collective("nranks", "0"), "/nranks"},
+      {p2p("src", "-1"), "/src"},                    {p2p("bytes", "-268435456"), "/bytes"},
+      {p2p("GBps", "-1"), "/GBps"}};
+  for (const auto& [line, key] : cases) {
+    fs::create_directories(dir);
+    std::ofstream(dir / "probe.jsonl") << header << "\n" << line << "\n";
+    try {
+      load_probe_directory(dir.string());
+      ADD_FAILURE() << line << " was read";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("probe.jsonl:2"), std::string::npos) << e.what();
+      EXPECT_EQ(e.json_path(), key) << e.what();
+    }
+    fs::remove_all(dir);
+  }
+  // The same records with good values are read; a busbw of 0 (nccl-tests' smallest sizes) too.
+  fs::create_directories(dir);
+  std::ofstream(dir / "probe.jsonl") << header << "\n" << collective("busbw_GBps", "0") << "\n" << p2p("src", "0") << "\n";
+  EXPECT_EQ(load_probe_directory(dir.string()).measurements.size(), 2u);
+  fs::remove_all(dir);
+}
+
 TEST(ProbeData, AllToAllIsReadAsDirectWhateverNcclAlgoSays) {
   // NCCL's all_to_all is point-to-point (NCCL_ALGO has no effect), so the ring run's all_to_all records
   // (issue 7, calibrate/data/h200-nvswitch-2gpu-2026-11-29) are racksim's 'direct' algorithm.
