@@ -85,21 +85,28 @@ int optional_int_arg(const py::handle& value, const std::string& name, int lo, i
                      const std::string& none_means) {
   if (value.is_none()) return if_none;
   const std::string range = "an int in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
-  if (!py::isinstance<py::int_>(value) || py::isinstance<py::bool_>(value))
+  // An int, or what indexes as one (numpy's integers), but not a bool (an int to Python) nor a float.
+  const bool integral = py::isinstance<py::int_>(value) || (py::hasattr(value, "__index__") && !py::isinstance<py::float_>(value));
+  if (!integral || py::isinstance<py::bool_>(value) || py::str(py::type::of(value).attr("__name__")).cast<std::string>() == "bool_")
     throw InputError(name, "", py::str(py::repr(value)).cast<std::string>(), "None or " + range);
   // Compared as Python ints, so that one beyond a C long (2**63) is reported rather than failing to convert.
-  const auto as_int = value.cast<py::int_>();
+  const py::int_ as_int = py::isinstance<py::int_>(value) ? value.cast<py::int_>() : py::int_(value.attr("__index__")());
   if (as_int < py::int_(lo) || as_int > py::int_(hi)) throw InputError(name, "", shown(value), "None (" + none_means + ") or " + range);
   return static_cast<int>(as_int.cast<long>());
 }
 
 std::optional<double> optional_number_arg(const py::handle& value, const std::string& name, const std::string& allowed) {
   if (value.is_none()) return std::nullopt;
-  if ((!py::isinstance<py::int_>(value) && !py::isinstance<py::float_>(value)) || py::isinstance<py::bool_>(value))
+  // An int or a float, numpy's too (they index or convert as one), but not a bool and not a text.
+  const bool numeric = py::isinstance<py::int_>(value) || py::isinstance<py::float_>(value) || py::hasattr(value, "__index__") ||
+                       (py::hasattr(value, "__float__") && !py::isinstance<py::str>(value));
+  if (!numeric || py::isinstance<py::bool_>(value) || py::str(py::type::of(value).attr("__name__")).cast<std::string>() == "bool_")
     throw InputError(name, "", shown(value), allowed);
   try {
-    return value.cast<double>();
-  } catch (const py::cast_error&) {  // an int beyond a double's range (10**400)
+    return py::float_(py::reinterpret_borrow<py::object>(value)).cast<double>();
+  } catch (const py::error_already_set&) {  // an int beyond a double's range (10**400): Python's OverflowError
+    throw InputError(name, "", shown(value), allowed);
+  } catch (const py::cast_error&) {
     throw InputError(name, "", shown(value), allowed);
   }
 }

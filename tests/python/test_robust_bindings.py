@@ -136,3 +136,14 @@ def test_a_wrongly_typed_argument_is_an_input_error_naming_it(h100, name, call):
         call(h100)
     message = str(e.value)
     assert message.startswith(name + ": invalid value ") and len(message.splitlines()) == 1, message
+
+
+def test_numpy_numbers_are_taken_as_python_ones(h100):
+    """What a notebook passes from a DataFrame: numpy's integers and floats are ints and floats; numpy's bool is not."""
+    np = pytest.importorskip("numpy")
+    assert racksim.fig4("gb200-nvl72", 144, "1G", racks=np.int64(2)) == racksim.fig4("gb200-nvl72", 144, "1G", racks=2)
+    assert racksim.fig4("gb200-nvl72", 144, "1G", racks=2, nic_GBps=np.float32(100))["nic_GBps"] == 100
+    assert h100.collective("all_reduce", 8, "1M", channels=np.int32(4))["channels"] == 4
+    with pytest.raises(racksim.InputError) as e:
+        racksim.fig4("gb200-nvl72", 144, "1G", racks=np.bool_(True))
+    assert str(e.value).startswith("racks: invalid value True"), str(e.value)
