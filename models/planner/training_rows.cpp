@@ -50,13 +50,13 @@ std::string preset_id_of(const std::string& label) {
   return std::find(ids.begin(), ids.end(), id) != ids.end() ? id : "";
 }
 
-// A system label as pages print it ("DGX-B200", "HGX H100", "GB200 NVL72", "h100-sxm") -> the file's form.
+// A system label as pages print it ("DGX-B200", "HGX H100", "GB200 NVL72", "GB200NVL72", "h100-sxm") -> the file's form.
 std::string system_key(const std::string& label) {
   std::string k;
   for (char c : label) k += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   for (const char* prefix : {"NVIDIA ", "DGX-", "DGX ", "HGX-", "HGX "})
     if (k.rfind(prefix, 0) == 0) k.erase(0, std::string(prefix).size());
-  for (const char* suffix : {" NVL72", "-NVL72", "_NVL72", " SXM", "-SXM", " SXM5", "-SXM5"})
+  for (const char* suffix : {" NVL72", "-NVL72", "_NVL72", "NVL72", " SXM", "-SXM", " SXM5", "-SXM5"})
     if (k.size() > std::string(suffix).size() && k.compare(k.size() - std::string(suffix).size(), std::string::npos, suffix) == 0)
       k.erase(k.size() - std::string(suffix).size());
   return k;

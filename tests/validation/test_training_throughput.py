@@ -190,6 +190,8 @@ llama = next(x for x in b200 if x["model"].startswith("Llama") and (x.get("pp") 
 copies += [dict(llama, system="H200", vp=1000)]
 # a system named inside a longer label is that system
 copies += [dict(b200[1], system="Lambda 1-Click GB200 NVL72 cluster")]
+# ... and one printed without a space before NVL72
+copies += [dict(b200[1], system="GB300NVL72")]
 # a row its GPU cannot run (MXFP8 on Hopper) is left out with the reason; the others are still priced
 mx = next(x for x in b200 if x["precision_normalized"] == "MXFP8")
 copies += [dict(mx, system="H200")]
