@@ -134,13 +134,6 @@ const ProbeRule kProbeRules[] = {
 
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
-// A record's list of texts (which of its fields the collector derived): an array of strings, as the readers of
-// people's notes elsewhere (a number there is a slip of the collector's, named, not skipped over).
-void strings_in(JsonObjectReader& r, const char* key) {
-  for (const auto& v : r.array(key))
-    if (!v.is_string()) r.fail(key, json_excerpt(v), "an array of strings (the names of the fields the collector derived)");
-}
-
 }  // namespace
 
 bool plausible_time_us(const nlohmann::json& v) {
@@ -205,7 +198,7 @@ void read_collective(JsonObjectReader& r, const std::string& id, const std::stri
   const std::string source = r.string("source");
   const std::string notes = r.raw("notes").is_string() ? r.raw("notes").get<std::string>() : "";
   const auto& inplace_v = r.raw("inplace");
-  strings_in(r, "derived_fields");
+  r.strings("derived_fields");  // the names of the fields the collector derived: strings, not skipped over
   const auto& nccl_v = r.raw("nccl_version");
   const std::string confidence = r.one_of("confidence", {"high", "medium", "low"});
   r.finish();
@@ -309,7 +302,7 @@ void read_probe(JsonObjectReader& r, const std::string& id, MeasurementSet& out)
   const auto& gbps_v = r.raw("GBps");
   const std::string source = r.string("source");
   const std::string notes = r.raw("notes").is_string() ? r.raw("notes").get<std::string>() : "";
-  strings_in(r, "derived_fields");
+  r.strings("derived_fields");  // the names of the fields the collector derived: strings, not skipped over
   const std::string confidence = r.one_of("confidence", {"high", "medium", "low"});
   r.finish();
 

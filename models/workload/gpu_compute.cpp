@@ -98,11 +98,7 @@ std::map<std::string, ComputeParams> ComputeTable::read_fit(const std::string& p
     }
     f.finish();
   }
-  if (r.has("rows")) {  // the runs the fit used, as "#index label": read by people, not the model
-    const auto& rows = r.array("rows");
-    for (const auto& row : rows)
-      if (!row.is_string()) r.fail("rows", json_excerpt(row), "an array of strings (the runs the fit used)");
-  }
+  if (r.has("rows")) r.strings("rows");  // the runs the fit used, as "#index label": read by people, not the model
   r.finish();
   return out;
 }
