@@ -16,6 +16,12 @@ namespace racksim::bindings {
 
 namespace {
 std::string shown(const py::handle& value) { return py::repr(value).cast<std::string>(); }
+// Python's bool, or numpy's (numpy.bool_, named numpy.bool from numpy 2), which indexes as an int but is no count.
+bool is_a_bool(const py::handle& value) {
+  if (py::isinstance<py::bool_>(value)) return true;
+  const std::string type = py::str(py::type::of(value).attr("__name__")).cast<std::string>();
+  return type == "bool_" || type == "bool";
+}
 }  // namespace
 
 std::uint64_t bytes_arg(const py::handle& value, const std::string& where) {
@@ -87,7 +93,7 @@ int optional_int_arg(const py::handle& value, const std::string& name, int lo, i
   const std::string range = "an int in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
   // An int, or what indexes as one (numpy's integers), but not a bool (an int to Python) nor a float.
   const bool integral = py::isinstance<py::int_>(value) || (py::hasattr(value, "__index__") && !py::isinstance<py::float_>(value));
-  if (!integral || py::isinstance<py::bool_>(value) || py::str(py::type::of(value).attr("__name__")).cast<std::string>() == "bool_")
+  if (!integral || is_a_bool(value))
     throw InputError(name, "", py::str(py::repr(value)).cast<std::string>(), "None or " + range);
   // Compared as Python ints, so that one beyond a C long (2**63) is reported rather than failing to convert.
   const py::int_ as_int = py::isinstance<py::int_>(value) ? value.cast<py::int_>() : py::int_(value.attr("__index__")());
@@ -100,7 +106,7 @@ std::optional<double> optional_number_arg(const py::handle& value, const std::st
   // An int or a float, numpy's too (they index or convert as one), but not a bool and not a text.
   const bool numeric = py::isinstance<py::int_>(value) || py::isinstance<py::float_>(value) || py::hasattr(value, "__index__") ||
                        (py::hasattr(value, "__float__") && !py::isinstance<py::str>(value));
-  if (!numeric || py::isinstance<py::bool_>(value) || py::str(py::type::of(value).attr("__name__")).cast<std::string>() == "bool_")
+  if (!numeric || is_a_bool(value))
     throw InputError(name, "", shown(value), allowed);
   try {
     return py::float_(py::reinterpret_borrow<py::object>(value)).cast<double>();
