@@ -48,9 +48,11 @@ std::vector<MeshShape> shapes_for(const TopologyGraph& graph, const std::optiona
     if (*gpus < 1 || *gpus > graph.gpu_count())
       throw InputError("--gpus", "", std::to_string(*gpus), fmt::format("1 to {} (the GPUs of {})", graph.gpu_count(), graph.spec().rack.count_label(graph.racks())));
     const int used = ceil_div(*gpus, d);
-    if (*gpus % used != 0)
+    if (*gpus % used != 0)  // the nearest counts on as many domains: every domain the same share, as jobs run
       throw InputError("--gpus", "", std::to_string(*gpus),
-                       fmt::format("a count that splits evenly over {} NVLink domain(s) of {} GPUs", used, d));
+                       fmt::format("a count that splits evenly over {} NVLink domain(s) of {} GPUs, such as {} ({} x {}) or {} ({} x {})",
+                                   used, d, used * (*gpus / used), used, *gpus / used, used * ceil_div(*gpus, used), used,
+                                   ceil_div(*gpus, used)));
     if (*gpus / used > max_per_domain) return {};
     return {MeshShape{used, *gpus / used}};
   }

@@ -126,7 +126,7 @@ with tempfile.TemporaryDirectory() as tmp:
         (["--model", bad_model] + small, [bad_model, "/colour", "unknown key 'colour'"]),
         (["--model", "llama-3.1-8b", "--gpus", "71"] + small, ["--gpus", "71 GPUs", "global batch not divisible"]),
         (["--model", "llama-3.1-8b", "--tp", "8", "--dp", "16"] + small, ["--tp", "--dp 16", "product 128"]),
-        (["--model", "llama-3.1-8b", "--gpus", "101", "--racks", "2"] + small, ["--gpus", "101", "splits evenly over 2"]),
+        (["--model", "llama-3.1-8b", "--gpus", "101", "--racks", "2"] + small, ["--gpus", "101", "splits evenly over 2", "such as 100 (2 x 50) or 102 (2 x 51)"]),
         (["--model", "llama-3.1-8b", "--global-batch", "0", "--seq-len", "4096"], ["--global-batch", "0"]),
         (["--model", "llama-3.1-8b", "--moe-imbalance", "0.5"] + small, ["--moe-imbalance", "0.5"]),
         (["--model", "llama-3.1-8b", "--tp-x-ep", "0"] + small, ["--tp-x-ep", "0", ">= 1"]),
