@@ -134,12 +134,8 @@ py::object plan(const py::object& system, std::optional<int> racks, const py::ob
     text = plan_to_json_text(run_plan(req));
   } catch (const InputError& e) {
     // The planner names the CLI's option ("--global-batch"); name the Python argument ("global_batch").
-    if (e.where().rfind("--", 0) != 0) throw;
-    std::string where = e.where().substr(2);
-    for (char& ch : where)
-      if (ch == '-') ch = '_';
-    if (where == "no_mtp") throw InputError("mtp", e.json_path(), "False " + e.value(), e.allowed());  // the CLI's flag is mtp=False
-    throw InputError(where, e.json_path(), e.value(), e.allowed());
+    if (e.where() == "--no-mtp") throw InputError("mtp", e.json_path(), "False " + e.value(), e.allowed());  // the CLI's flag is mtp=False
+    throw with_python_argument_name(e);
   }
   return json_loads(text);
 }

@@ -123,6 +123,14 @@ std::optional<std::string> optional_string_arg(const py::handle& value, const st
   return value.cast<std::string>();
 }
 
+InputError with_python_argument_name(const InputError& e) {
+  if (e.where().rfind("--", 0) != 0) return e;
+  std::string where = e.where().substr(2);
+  for (char& ch : where)
+    if (ch == '-') ch = '_';
+  return InputError(where, e.json_path(), e.value(), e.allowed());
+}
+
 int channels_arg(const py::handle& value) { return optional_int_arg(value, "channels", 1, 64, 0, "NCCL's choice"); }
 
 CollectiveRequest make_request(const TopologyGraph& graph, const RequestArgs& a) {
