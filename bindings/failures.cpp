@@ -44,11 +44,7 @@ py::object jobs(const py::object& mix, const py::object& fail, const py::object&
   if (const auto mode = optional_string_arg(partition_mode, "partition_mode", "None, 'full-bandwidth' or 'adaptive-bandwidth'"))
     m.mode = partition_mode_from_string(*mode, "partition_mode");
   const std::vector<std::string> items = items_arg(fail, "fail");
-  try {
-    for (const auto& i : items) parse_failure_item(i);
-  } catch (const InputError& e) {
-    throw with_python_argument_name(e);  // "--fail" -> "fail"
-  }
+  for (const auto& i : items) parse_failure_item(i);
   RecoveryTimes rt;
   if (const auto given = optional_number_arg(restart_s, "restart_s", "None (600 s, an assumption) or seconds in [0, 1e7]")) {
     const double s = *given;
@@ -56,11 +52,9 @@ py::object jobs(const py::object& mix, const py::object& fail, const py::object&
     rt.restart = {s, "given (restart_s)"};
   }
   std::string text;
-  try {
+  {
     py::gil_scoped_release release;
     text = mix_result_to_json_text(run_job_mix(m, items, "", rt));
-  } catch (const InputError& e) {
-    throw with_python_argument_name(e);
   }
   return json_loads(text);
 }
@@ -104,23 +98,17 @@ py::object goodput(int gpus, const std::string& system, const std::string& unit,
     // has its own seed, so the result is the local one, byte for byte.
     std::vector<GoodputRequest> requests;
     std::vector<std::string> units;
-    try {
+    {
       py::gil_scoped_release release;
       requests = goodput_call_requests(c);
       units = goodput_units(requests);
-    } catch (const InputError& e) {
-      throw with_python_argument_name(e);  // the setup's checks name the CLI's flags ("--step-s")
     }
     const std::vector<std::string> results = run_units(units, client, progress, "goodput");
     py::gil_scoped_release release;
     text = goodput_to_json_text(goodput_unit_results(requests, results));
   } else {
-    try {
-      py::gil_scoped_release release;
-      text = goodput_to_json_text(run_goodput_call(c));
-    } catch (const InputError& e) {
-      throw with_python_argument_name(e);
-    }
+    py::gil_scoped_release release;
+    text = goodput_to_json_text(run_goodput_call(c));
   }
   return json_loads(text);
 }

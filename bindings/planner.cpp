@@ -133,9 +133,10 @@ py::object plan(const py::object& system, std::optional<int> racks, const py::ob
     py::gil_scoped_release release;  // the search and the engine re-pricing run without the GIL
     text = plan_to_json_text(run_plan(req));
   } catch (const InputError& e) {
-    // The planner names the CLI's option ("--global-batch"); name the Python argument ("global_batch").
-    if (e.where() == "--no-mtp") throw InputError("mtp", e.json_path(), "False " + e.value(), e.allowed());  // the CLI's flag is mtp=False
-    throw with_python_argument_name(e);
+    // Every other CLI option is renamed as Python spells it by the module's translator (module.cpp); this one is
+    // Python's mtp=False.
+    if (e.where() == "--no-mtp") throw InputError("mtp", e.json_path(), "False " + e.value(), e.allowed());
+    throw;
   }
   return json_loads(text);
 }
