@@ -147,3 +147,18 @@ def test_numpy_numbers_are_taken_as_python_ones(h100):
     with pytest.raises(racksim.InputError) as e:
         racksim.fig4("gb200-nvl72", 144, "1G", racks=np.bool_(True))
     assert str(e.value).startswith("racks: invalid value True"), str(e.value)
+
+
+@pytest.mark.parametrize("name, call", [
+    ("bytes", lambda s: s.collective("all_reduce", 8, "2T")),
+    ("protocol", lambda s: s.analytic("all_reduce", 8, "1M", protocol="LL256")),
+    ("fail", lambda s: s.collective("all_reduce", 8, "1M", fail="tray:99")),
+    ("racks", lambda s: racksim.load("hgx-h100", racks=0)),
+    ("step_s", lambda s: racksim.goodput(64, step_s=float("nan"), checkpoint_bytes="1G")),
+    ("global_batch", lambda s: racksim.plan(system="hgx-h100", racks=1, model="llama-3.1-8b", global_batch=0, seq_len=4096)),
+])
+def test_a_check_shared_with_the_cli_names_the_python_argument(h100, name, call):
+    """The library's checks name the CLI's flags (--bytes); the module's translator names Python's arguments."""
+    with pytest.raises(racksim.InputError) as e:
+        call(h100)
+    assert str(e.value).startswith(name + ": invalid value "), str(e.value)
