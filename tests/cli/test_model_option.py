@@ -156,7 +156,8 @@ def main():
         check("--model analytic = racksim.analytic()", py == [analytic.get("time_us"), analytic.get("busbw_GBps"),
                                                             analytic.get("algo"), analytic.get("protocol"),
                                                             analytic.get("channels")], f"{py} {p.stderr[-300:]}")
-        # System.collective(model=) as the CLI: auto answers with the closed form, engine raises, analytic with
+        # System.collective(model=) as the CLI: auto answers with the closed form, engine raises (naming Python's `gpus`, as the
+        # module names every argument; session 45), analytic with fail= is refused.
         # fail= is refused.
         code = """
 import json, racksim
@@ -173,7 +174,7 @@ print(json.dumps(out))
 """
         p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
         py = json.loads(p.stdout) if p.returncode == 0 else None
-        check("System.collective(model=) as --model", py == ["analytic", analytic.get("time_us"), True, "--gpus", "model",
+        check("System.collective(model=) as --model", py == ["analytic", analytic.get("time_us"), True, "gpus", "model",
                                                             "model"], f"{py} {p.stderr[-300:]}")
         # System.sweep(model=) as racksim sweep --model: the same rows.
         code = """
