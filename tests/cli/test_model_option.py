@@ -158,7 +158,6 @@ def main():
                                                             analytic.get("channels")], f"{py} {p.stderr[-300:]}")
         # System.collective(model=) as the CLI: auto answers with the closed form, engine raises (naming Python's `gpus`, as the
         # module names every argument; session 45), analytic with fail= is refused.
-        # fail= is refused.
         code = """
 import json, racksim
 s = racksim.load('gb200-nvl72', racks=20)
