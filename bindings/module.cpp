@@ -5,10 +5,21 @@
 #include <pybind11/stl.h>
 
 #include "bindings/bindings.hpp"
-#include "bindings/request_args.hpp"
 #include "sim/core/errors.hpp"
 
 namespace py = pybind11;
+
+namespace {
+// The same error with the CLI's option named as the Python argument ("--step-s" -> "step_s"): the library's
+// checks are shared by both interfaces and name the CLI's flags. An error naming anything else is returned as is.
+racksim::InputError with_python_argument_name(const racksim::InputError& e) {
+  if (e.where().rfind("--", 0) != 0) return e;
+  std::string where = e.where().substr(2);
+  for (char& ch : where)
+    if (ch == '-') ch = '_';
+  return racksim::InputError(where, e.json_path(), e.value(), e.allowed());
+}
+}  // namespace
 
 PYBIND11_MODULE(_racksim, m) {
   m.doc() = "racksim: discrete-event simulator and performance model of NVLink rack-scale GPU systems";
@@ -21,7 +32,7 @@ PYBIND11_MODULE(_racksim, m) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const racksim::InputError& e) {
-      input_error(racksim::bindings::with_python_argument_name(e).what());
+      input_error(with_python_argument_name(e).what());
     }
   });
   racksim::bindings::add_topology_bindings(m);

@@ -94,7 +94,7 @@ int optional_int_arg(const py::handle& value, const std::string& name, int lo, i
   // An int, or what indexes as one (numpy's integers), but not a bool (an int to Python) nor a float.
   const bool integral = py::isinstance<py::int_>(value) || (py::hasattr(value, "__index__") && !py::isinstance<py::float_>(value));
   if (!integral || is_a_bool(value))
-    throw InputError(name, "", py::str(py::repr(value)).cast<std::string>(), "None or " + range);
+    throw InputError(name, "", shown(value), "None or " + range);
   // Compared as Python ints, so that one beyond a C long (2**63) is reported rather than failing to convert.
   const py::int_ as_int = py::isinstance<py::int_>(value) ? value.cast<py::int_>() : py::int_(value.attr("__index__")());
   if (as_int < py::int_(lo) || as_int > py::int_(hi)) throw InputError(name, "", shown(value), "None (" + none_means + ") or " + range);
@@ -105,7 +105,7 @@ std::optional<double> optional_number_arg(const py::handle& value, const std::st
   if (value.is_none()) return std::nullopt;
   // An int or a float, numpy's too (they index or convert as one), but not a bool and not a text.
   const bool numeric = py::isinstance<py::int_>(value) || py::isinstance<py::float_>(value) || py::hasattr(value, "__index__") ||
-                       (py::hasattr(value, "__float__") && !py::isinstance<py::str>(value));
+                       py::hasattr(value, "__float__");
   if (!numeric || is_a_bool(value))
     throw InputError(name, "", shown(value), allowed);
   try {
@@ -121,14 +121,6 @@ std::optional<std::string> optional_string_arg(const py::handle& value, const st
   if (value.is_none()) return std::nullopt;
   if (!py::isinstance<py::str>(value)) throw InputError(name, "", shown(value), allowed);
   return value.cast<std::string>();
-}
-
-InputError with_python_argument_name(const InputError& e) {
-  if (e.where().rfind("--", 0) != 0) return e;
-  std::string where = e.where().substr(2);
-  for (char& ch : where)
-    if (ch == '-') ch = '_';
-  return InputError(where, e.json_path(), e.value(), e.allowed());
 }
 
 int channels_arg(const py::handle& value) { return optional_int_arg(value, "channels", 1, 64, 0, "NCCL's choice"); }

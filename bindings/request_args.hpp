@@ -8,7 +8,6 @@
 #include <string>
 
 #include "models/collectives/collective.hpp"
-#include "sim/core/errors.hpp"
 #include "sim/calib/calibration.hpp"
 #include "sim/engine/failure_scenario.hpp"
 #include "sim/results/run_result.hpp"
@@ -58,9 +57,6 @@ std::optional<double> optional_number_arg(const pybind11::handle& value, const s
 // None, or a str -> its text; anything else raises InputError naming `name`, the value and `allowed`.
 std::optional<std::string> optional_string_arg(const pybind11::handle& value, const std::string& name,
                                                const std::string& allowed);
-// The same error with the CLI's option named as the Python argument ("--step-s" -> "step_s"): the library's
-// checks are shared by both interfaces and name the CLI's flags. An error naming anything else is returned as is.
-InputError with_python_argument_name(const InputError& e);
 // channels: None -> 0, else an int in [1, 64].
 int channels_arg(const pybind11::handle& value);
 CollectiveRequest make_request(const TopologyGraph& graph, const RequestArgs& args);
