@@ -39,6 +39,19 @@ void check_job(const TrainingJob& j) {
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
+// The NVLink domains `gpus` GPUs take (the fewest that hold them, domains of `gpus_per_domain`), refused where
+// they do not split evenly over them, naming the nearest counts on as many domains that do: every domain the
+// same share, as jobs run.
+int check_splits_evenly(int gpus, int gpus_per_domain) {
+  const int used = ceil_div(gpus, gpus_per_domain);
+  if (gpus % used != 0)
+    throw InputError("--gpus", "", std::to_string(gpus),
+                     fmt::format("a count that splits evenly over {} NVLink domain(s) of {} GPUs, such as {} ({} x {}) or {} ({} x {})",
+                                 used, gpus_per_domain, used * (gpus / used), used, gpus / used, used * ceil_div(gpus, used), used,
+                                 ceil_div(gpus, used)));
+  return used;
+}
+
 // GPU counts to search: --gpus as `domains_used` x `per_domain`, or every whole-tray count per domain
 // from the full domain down to half of it on all domains.
 std::vector<MeshShape> shapes_for(const TopologyGraph& graph, const std::optional<int>& gpus, int max_per_domain) {
@@ -47,12 +60,7 @@ std::vector<MeshShape> shapes_for(const TopologyGraph& graph, const std::optiona
   if (gpus) {
     if (*gpus < 1 || *gpus > graph.gpu_count())
       throw InputError("--gpus", "", std::to_string(*gpus), fmt::format("1 to {} (the GPUs of {})", graph.gpu_count(), graph.spec().rack.count_label(graph.racks())));
-    const int used = ceil_div(*gpus, d);
-    if (*gpus % used != 0)  // the nearest counts on as many domains: every domain the same share, as jobs run
-      throw InputError("--gpus", "", std::to_string(*gpus),
-                       fmt::format("a count that splits evenly over {} NVLink domain(s) of {} GPUs, such as {} ({} x {}) or {} ({} x {})",
-                                   used, d, used * (*gpus / used), used, *gpus / used, used * ceil_div(*gpus, used), used,
-                                   ceil_div(*gpus, used)));
+    const int used = check_splits_evenly(*gpus, d);
     if (*gpus / used > max_per_domain) return {};
     return {MeshShape{used, *gpus / used}};
   }
@@ -185,6 +193,8 @@ PlanResult run_plan(const PlanRequest& req) {
                                    spec.rack.max_racks, per_rack));
     }
     racks = std::max(racks, needed);
+    // Before the graph: 100 000 GPUs that do not split evenly were refused only after building 1 389 racks (1.7 s).
+    check_splits_evenly(*req.gpus, gpus_per_nvlink_domain(spec));
   }
   const TopologyGraph graph(spec, racks);
   const ModelSpec model = models.load(req.model);

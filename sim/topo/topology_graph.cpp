@@ -310,8 +310,7 @@ int TopologyGraph::gpus_per_domain() const {
     for (const auto& p : partitioning_.partitions) largest = std::max(largest, p.gpus.size());
     return static_cast<int>(largest);
   }
-  if (!spec_.nvlink_domain) return gpus_per_tray() * spec_.rack.trays;  // one node without NVSwitch
-  return spec_.nvlink_domain->racks * spec_.rack.trays * gpus_per_tray();
+  return gpus_per_nvlink_domain(spec_);
 }
 
 bool TopologyGraph::same_nvlink_domain(int a, int b) const {

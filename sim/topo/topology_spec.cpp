@@ -363,6 +363,12 @@ int racks_to_hold(const TopologySpec& spec, int gpus) {
   return static_cast<int>(std::min<long>((racks + domain_racks - 1) / domain_racks * domain_racks, kUncappedRacks));
 }
 
+int gpus_per_nvlink_domain(const TopologySpec& spec) {
+  const int per_tray = static_cast<int>(spec.tray.gpus.size());
+  if (!spec.nvlink_domain) return per_tray * spec.rack.trays;  // one node without NVSwitch
+  return spec.nvlink_domain->racks * spec.rack.trays * per_tray;
+}
+
 std::string topology_json_text_of(const TopologySpec& spec) {
   if (auto text = topology_files_read().text_of(spec)) return std::move(*text);
   return topology_to_json_text(spec);

@@ -191,6 +191,9 @@ struct TopologySpec {
 // The fewest racks, in whole NVLink domains, that hold `gpus` GPUs (one rack for 0 or fewer): 144 GPUs on
 // gb200-nvl72 are 2 racks, on hgx-b200 18 nodes. Not checked against rack.max_racks.
 int racks_to_hold(const TopologySpec& spec, int gpus);
+// GPUs in one NVLink domain of the unpartitioned system: the domain's racks x trays x GPUs per tray, or one
+// node without NVSwitch (TopologyGraph::gpus_per_domain, before any partitioning).
+int gpus_per_nvlink_domain(const TopologySpec& spec);
 
 // Parses and validates; `where` names the origin in errors (usually the file path).
 TopologySpec topology_from_json_text(const std::string& text, const std::string& where);

@@ -50,6 +50,24 @@ TEST(Systems, HgxCountsNodesNvl72CountsRacks) {
   EXPECT_EQ(catalog().load("gb200-nvl36x2").rack.unit, "rack");
 }
 
+// The planner checks a --gpus count against the domain size before it builds the graph (a count that does not
+// split evenly is refused without building 1 389 racks): the spec's answer must be the graph's, on one rack or
+// several, and known values hold (72 on NVL72 and NVL36x2, 8 on an HGX node, 1 on a single-GPU host).
+TEST(Systems, DomainSizeFromTheSpecIsTheGraphs) {
+  for (const auto& id : catalog().ids()) {
+    const TopologySpec spec = catalog().load(id);
+    const int domain_racks = std::max(1, spec.nvlink_domain ? spec.nvlink_domain->racks : 1);
+    for (int racks : {domain_racks, 2 * domain_racks}) {
+      if (racks > spec.rack.max_racks) continue;
+      EXPECT_EQ(gpus_per_nvlink_domain(spec), TopologyGraph(spec, racks).gpus_per_domain()) << id << " on " << racks;
+    }
+  }
+  EXPECT_EQ(gpus_per_nvlink_domain(catalog().load("gb200-nvl72")), 72);
+  EXPECT_EQ(gpus_per_nvlink_domain(catalog().load("gb200-nvl36x2")), 72);
+  EXPECT_EQ(gpus_per_nvlink_domain(catalog().load("hgx-h100")), 8);
+  EXPECT_EQ(gpus_per_nvlink_domain(catalog().load("h200-pcie")), 1);
+}
+
 // Inside one NVLink domain the route is the GPU's NVLink port on both sides: nvlink_ports x link bandwidth,
 // latency link + switch + link. Without a domain the only GPU has nothing to reach but its host CPU.
 TEST(Systems, RouteFromFirstToLastGpuOfEverySystem) {
