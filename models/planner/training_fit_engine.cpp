@@ -129,6 +129,28 @@ struct Observation {
   std::string label;
 };
 
+// Calls `record` on each JSON line of a probe file. A line whose keys are missing, mistyped or whose time is not
+// a positive number is an InputError naming the file and its line (nlohmann's own error named neither).
+template <class OnRecord>
+void for_each_probe_record(const fs::path& file, OnRecord record) {
+  std::ifstream f(file);
+  std::string line;
+  int line_no = 0;
+  while (std::getline(f, line)) {
+    ++line_no;
+    if (line.empty()) continue;
+    const std::string where = fmt::format("{}:{}", file.string(), line_no);
+    const nlohmann::json j = parse_json_text(line, where);
+    try {
+      if (j.contains("time_us") && !(j.at("time_us").get<double>() > 0))
+        throw InputError(where, "/time_us", one_line(j.at("time_us").dump()), "a time > 0 us");
+      record(j);
+    } catch (const nlohmann::json::exception& e) {
+      throw InputError(where, "", one_line(e.what()), "a probe record as calibrate/probes/ writes it (numbers where it writes numbers)");
+    }
+  }
+}
+
 // Points of calibrate/probes/compute_torch.py:
 //  * FP8 GEMMs (torch._scaled_mm, per-tensor scales, fp32 accumulation without fast accumulation): the
 //    squares of 4096 and 8192 (2048 is launch-bound: 0.21 of the peak there);
@@ -137,12 +159,8 @@ struct Observation {
 //    through attention_head_dim_weight, itself from this probe). PyTorch's flash backend is
 //    FlashAttention-2, which Megatron's recipes do not run on Hopper: left out.
 void read_compute_torch_probes(const fs::path& file, std::vector<ProbePoint>& out) {
-  std::ifstream f(file);
-  std::string line;
   const std::string run = file.parent_path().filename().string();
-  while (std::getline(f, line)) {
-    if (line.empty()) continue;
-    const nlohmann::json j = parse_json_text(line, file.string());
+  for_each_probe_record(file, [&](const nlohmann::json& j) {
     if (j.value("record", "") == "attention" && j.value("backend", "") == "cudnn" && j.value("mode", "") == "fwd_bwd" &&
         j.value("dtype", "") == "bf16" && j.value("causal", false) && j.value("head_dim", 0) == 128) {
       ProbePoint p;
@@ -151,7 +169,7 @@ void read_compute_torch_probes(const fs::path& file, std::vector<ProbePoint>& ou
       p.attention_flops = j.at("flop").get<double>();
       p.measured_s = j.at("time_us").get<double>() * 1e-6;
       out.push_back(p);
-      continue;
+      return;
     }
     if (j.value("record", "") == "elementwise" && j.value("tokens", 0) >= 8192) {
       ProbePoint p;
@@ -159,7 +177,7 @@ void read_compute_torch_probes(const fs::path& file, std::vector<ProbePoint>& ou
       p.hbm_bytes = j.at("bytes").get<double>();
       p.measured_s = j.at("time_us").get<double>() * 1e-6;
       out.push_back(p);
-      continue;
+      return;
     }
     if (j.value("record", "") == "grouped_gemm" && j.value("impl", "") == "torch._grouped_mm" && j.value("dtype", "") == "bf16") {
       ProbePoint p;
@@ -170,16 +188,16 @@ void read_compute_torch_probes(const fs::path& file, std::vector<ProbePoint>& ou
       p.measured_s = j.at("time_us").get<double>() * 1e-6;
       p.weight = kGroupedProbeShare;
       out.push_back(p);
-      continue;
+      return;
     }
     if (j.value("record", "") != "gemm" || j.value("dtype", "") != "fp8_e4m3" || j.value("shape", "") != "square" ||
         j.value("fast_accum", true))
-      continue;
+      return;
     const double n = j.at("m").get<double>();
-    if (n < 4096 || n > 8192) continue;
+    if (n < 4096 || n > 8192) return;
     out.push_back({fmt::format("H200 fp8 GEMM {0}x{0}x{0} ({1})", static_cast<int>(n), run),
                    GemmShape{n, j.at("n").get<double>(), j.at("k").get<double>(), 1, false}, j.at("time_us").get<double>() * 1e-6, "fp8"});
-  }
+  });
 }
 
 std::vector<ProbePoint> read_probes(const std::vector<std::string>& dirs) {
@@ -191,17 +209,14 @@ std::vector<ProbePoint> read_probes(const std::vector<std::string>& dirs) {
     std::ifstream f(file);
     if (!f && fs::exists(fp8)) continue;
     if (!f) throw InputError(file.string(), "", "(missing)", "a GEMM probe file (calibrate/probes/gemm_bf16.cu or compute_torch.py output)");
-    std::string line;
-    while (std::getline(f, line)) {
-      if (line.empty()) continue;
-      const nlohmann::json j = parse_json_text(line, file.string());
-      if (j.value("record", "") != "gemm") continue;
+    for_each_probe_record(file, [&](const nlohmann::json& j) {
+      if (j.value("record", "") != "gemm") return;
       const double n = j.at("m").get<double>();
       // 2048 to 8192: smaller squares are launch-bound, 16384 ran power-limited (the probe's SUMMARY.md)
-      if (n < 2048 || n > 8192) continue;
+      if (n < 2048 || n > 8192) return;
       out.push_back({fmt::format("H200 bf16 GEMM {0}x{0}x{0} ({1})", static_cast<int>(n), fs::path(dir).filename().string()),
                      GemmShape{n, j.at("n").get<double>(), j.at("k").get<double>(), 1, false}, j.at("time_us").get<double>() * 1e-6});
-    }
+    });
   }
   return out;
 }

@@ -147,5 +147,30 @@ TEST(ComputeModel, TheFitFilesRecordsAreCheckedNotSkipped) {
   }
 }
 
+// The training fit's probe reader: a shipped-format line with a key missing, mistyped or a time that is no time
+// is an InputError naming the file and its line, not nlohmann's own error naming neither; good lines read.
+TEST(ComputeModel, AProbeLineThatIsNoRecordIsNamedByFileAndLine) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "racksim-training-probes";
+  std::filesystem::create_directories(dir);
+  const std::string good = R"({"record": "gemm", "m": 4096, "n": 4096, "k": 4096, "time_us": 200.0})";
+  const auto read_with = [&](const std::string& second_line) -> std::string {
+    std::ofstream(dir / "gemm_bf16.jsonl") << good << "\n" << second_line << "\n";
+    try {
+      return std::to_string(fit_detail::read_probes({dir.string()}).size());
+    } catch (const InputError& e) {
+      return e.what();
+    }
+  };
+  EXPECT_EQ(read_with(good), "2");
+  EXPECT_EQ(read_with(R"({"record": "other"})"), "1");  // records of other probes are read past
+  for (const std::string bad : {R"({"record": "gemm", "n": 4096, "k": 4096, "time_us": 200.0})",
+                                R"({"record": "gemm", "m": "4096", "n": 4096, "k": 4096, "time_us": 200.0})",
+                                R"({"record": "gemm", "m": 4096, "n": 4096, "k": 4096, "time_us": -1})",
+                                R"({"record": "gemm", "m": 4096, "n": 4096, "k": 4096, "time_us": 0})"}) {
+    const std::string e = read_with(bad);
+    EXPECT_NE(e.find("gemm_bf16.jsonl:2"), std::string::npos) << bad << ": " << e;
+  }
+}
+
 }  // namespace
 }  // namespace racksim
