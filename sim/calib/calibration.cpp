@@ -195,7 +195,12 @@ const AlgorithmCalibration* find_algorithm_entry(const std::map<std::string, Alg
 }  // namespace
 
 namespace {
-const AlgorithmCalibration kIdentityAlgorithm{0.0, 0.0, 1.0, 0.0, "identity (no calibration for this algorithm)", {}};
+// Every field at its default (no overhead, efficiency 1, no ramp, nothing borrowed): only the source is said.
+const AlgorithmCalibration kIdentityAlgorithm = [] {
+  AlgorithmCalibration a;
+  a.source = "identity (no calibration for this algorithm)";
+  return a;
+}();
 }  // namespace
 
 bool Calibration::calibrates(const std::string& op_slash_algo, const std::string& arch) const {
