@@ -219,6 +219,18 @@ PlanResult run_plan(const PlanRequest& req) {
       throw InputError("--compare", "", "'" + other + "'", "shipped system ids or topology files, comma-separated, or none (" + std::string(e.what()) + ")");
     }
   }
+  // A system whose GPU has no compute figures (the DGX Spark, the course's RTX 4090 box) cannot be planned on:
+  // said of --system, naming the systems that can, not of the compute table's file.
+  if (!table.find(spec.id, spec.tray.gpus.at(0).type)) {
+    std::string plannable;
+    for (const std::string& id : systems.ids()) {
+      const TopologySpec s = systems.load(id);
+      if (table.find(s.id, s.tray.gpus.at(0).type)) plannable += (plannable.empty() ? "" : ", ") + id;
+    }
+    throw InputError("--system", "",
+                     fmt::format("'{}' (its GPU type '{}' has no compute figures in {})", spec.id, spec.tray.gpus.at(0).type, table.where()),
+                     "a system whose GPU has them: " + plannable + ", or a topology file with one of their GPU types");
+  }
   const GpuCompute& compute = table.lookup(spec.id, spec.tray.gpus.at(0).type);
   TrainingJob job = req.job;
   job.precision = precision_for(table, req.precision, compute);

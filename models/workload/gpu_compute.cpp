@@ -157,11 +157,16 @@ ComputeTable ComputeTable::load(const std::string& gpu_path, const std::string& 
   return t;
 }
 
+const GpuCompute* ComputeTable::find(const std::string& system_id, const std::string& gpu_type) const {
+  for (const auto& e : entries_)
+    if (e.system == system_id && e.gpu_type == gpu_type) return &e;
+  for (const auto& e : entries_)
+    if (e.system.empty() && e.gpu_type == gpu_type) return &e;
+  return nullptr;
+}
+
 const GpuCompute& ComputeTable::lookup(const std::string& system_id, const std::string& gpu_type) const {
-  for (const auto& e : entries_)
-    if (e.system == system_id && e.gpu_type == gpu_type) return e;
-  for (const auto& e : entries_)
-    if (e.system.empty() && e.gpu_type == gpu_type) return e;
+  if (const GpuCompute* e = find(system_id, gpu_type)) return *e;
   std::string known;
   for (const auto& e : entries_) known += (known.empty() ? "" : ", ") + (e.system.empty() ? "" : e.system + "/") + e.gpu_type;
   throw InputError(where_, "/gpus", "GPU type '" + gpu_type + "' of system '" + system_id + "' (no compute figures)",

@@ -72,6 +72,8 @@ class ComputeTable {
   // Entry for this system's GPU type: the system-specific one if present, else the generic one.
   // InputError when neither exists, naming the file and the known GPU types.
   const GpuCompute& lookup(const std::string& system_id, const std::string& gpu_type) const;
+  // The same entry, or nullptr where there is none.
+  const GpuCompute* find(const std::string& system_id, const std::string& gpu_type) const;
   const PrecisionRecipe& precision(const std::string& id) const;  // InputError listing the recipes
   std::vector<std::string> precision_ids() const;
   // Fitted parameters of a generation (InputError if neither it nor a fallback is in the fit file).

@@ -123,6 +123,10 @@ with tempfile.TemporaryDirectory() as tmp:
     small = ["--global-batch", "256", "--seq-len", "4096"]
     bad = [
         (["--model", "gpt-9"] + small, ["--model", "'gpt-9' (unknown model)", "deepseek-v3"]),
+        # a system whose GPU has no compute figures is the --system's fault, and the plannable ones are named
+        (["--system", "dgx-spark", "--model", "llama-3.1-8b"] + small,
+         ["--system", "'dgx-spark' (its GPU type 'gb10-gpu' has no compute figures", "hgx-h100", "gb300-nvl72"]),
+        (["--system", "rtx4090-pcie", "--model", "llama-3.1-8b"] + small, ["--system", "'rtx4090-pcie'", "h200-pcie"]),
         (["--model", bad_model] + small, [bad_model, "/colour", "unknown key 'colour'"]),
         (["--model", "llama-3.1-8b", "--gpus", "71"] + small, ["--gpus", "71 GPUs", "global batch not divisible"]),
         (["--model", "llama-3.1-8b", "--tp", "8", "--dp", "16"] + small, ["--tp", "--dp 16", "product 128"]),
