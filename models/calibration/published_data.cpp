@@ -146,6 +146,16 @@ bool plausible_GBps(const nlohmann::json& v) {
 
 namespace {
 
+// Why a record's `bytes` is no size, or "" when it is one: a byte count >= 1, or null / a description ("4G-8G"),
+// which the reader replaces by its stated assumption. Anything else is the record's fault: skipped, never replaced
+// by the assumed size.
+std::string size_fault(const nlohmann::json& v) {
+  if (v.is_number())
+    return std::isfinite(v.get<double>()) && v.get<double>() >= 1 ? "" : "size " + json_excerpt(v) + " is not a byte count (>= 1)";
+  if (v.is_null() || v.is_string()) return "";
+  return "size " + json_excerpt(v) + " is neither a byte count, a text nor null";
+}
+
 // A number, or "a-b" (a range: the midpoint), or nullopt for null / other text.
 std::optional<double> number_or_range(const nlohmann::json& v, std::string* note) {
   if (v.is_number()) return v.get<double>();
@@ -257,17 +267,14 @@ void read_collective(JsonObjectReader& r, const std::string& id, const std::stri
   m.nccl_version = nccl_v.is_string() ? nccl_v.get<std::string>() : "";
   // A size or a time that is there but is no size or time is the record's fault: skipped, never replaced by the
   // assumed size or by a time derived from a bandwidth (a time of -1 us used to enter the errors as printed).
+  if (const std::string fault = size_fault(bytes_v); !fault.empty()) return skip(fault);
   if (bytes_v.is_number()) {
-    if (!(std::isfinite(bytes_v.get<double>()) && bytes_v.get<double>() >= 1))
-      return skip("size " + json_excerpt(bytes_v) + " is not a byte count (>= 1)");
     m.bytes = bytes_v.get<double>();
-  } else if (bytes_v.is_null() || bytes_v.is_string()) {  // absent, or a description ("4G-8G"): the stated assumption
+  } else {  // absent, or a description ("4G-8G"): the stated assumption
     m.bytes = kAssumedPeakCollectiveBytes;
     m.bytes_assumed = true;
     m.note += "size " + (bytes_v.is_string() ? "'" + bytes_v.get<std::string>() + "'" : std::string("not given")) +
               ": evaluated at 8 GiB (assumption); ";
-  } else {
-    return skip("size " + json_excerpt(bytes_v) + " is neither a byte count, a text nor null");
   }
   if (!time_v.is_null() && !plausible_time_us(time_v))
     return skip("time " + json_excerpt(time_v) + " us is not a time in (0, 1e9] us (or null)");
@@ -335,18 +342,15 @@ void read_probe(JsonObjectReader& r, const std::string& id, MeasurementSet& out)
   m.source = source;
   m.confidence = confidence;
   m.reported_GBps = *gbps;
+  if (const std::string fault = size_fault(bytes_v); !fault.empty()) {
+    out.skipped.push_back({id, what, fault});
+    return;
+  }
   if (bytes_v.is_number()) {
-    if (!(std::isfinite(bytes_v.get<double>()) && bytes_v.get<double>() >= 1)) {
-      out.skipped.push_back({id, what, "size " + json_excerpt(bytes_v) + " is not a byte count (>= 1)"});
-      return;
-    }
     m.bytes = bytes_v.get<double>();
-  } else if (bytes_v.is_null() || bytes_v.is_string()) {
+  } else {
     m.bytes = kAssumedTransferBytes;
     m.bytes_assumed = true;
-  } else {
-    out.skipped.push_back({id, what, "size " + json_excerpt(bytes_v) + " is neither a byte count, a text nor null"});
-    return;
   }
   m.time_s = m.bytes / units::GBps_to_Bps(*gbps);
   m.time_derived = true;
