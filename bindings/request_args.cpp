@@ -16,13 +16,13 @@ namespace racksim::bindings {
 
 namespace {
 std::string shown(const py::handle& value) { return py::repr(value).cast<std::string>(); }
-// Python's bool, or numpy's (numpy.bool_, named numpy.bool from numpy 2), which indexes as an int but is no count.
+}  // namespace
+
 bool is_a_bool(const py::handle& value) {
   if (py::isinstance<py::bool_>(value)) return true;
   const std::string type = py::str(py::type::of(value).attr("__name__")).cast<std::string>();
   return type == "bool_" || type == "bool";
 }
-}  // namespace
 
 std::uint64_t bytes_arg(const py::handle& value, const std::string& where) {
   if (py::isinstance<py::str>(value)) return units::parse_bytes(value.cast<std::string>(), where);

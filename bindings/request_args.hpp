@@ -51,6 +51,8 @@ struct RequestArgs {
 // included, raises InputError naming `name` and the value.
 int optional_int_arg(const pybind11::handle& value, const std::string& name, int lo, int hi, int if_none,
                      const std::string& none_means);
+// Python's bool, or numpy's (numpy.bool_, named numpy.bool from numpy 2), which indexes as an int but is no count.
+bool is_a_bool(const pybind11::handle& value);
 // None, or a number (an int or a float, not a bool) -> its value; anything else raises InputError naming `name`,
 // the value and `allowed` (pybind11's own cast would raise an unnamed RuntimeError). The range is the caller's.
 std::optional<double> optional_number_arg(const pybind11::handle& value, const std::string& name, const std::string& allowed);

@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings/bindings.hpp"
+#include "bindings/request_args.hpp"
 #include "models/work/work_units.hpp"
 #include "sim/core/errors.hpp"
 
@@ -17,7 +18,7 @@ std::vector<std::string> run_units(const std::vector<std::string>& units, const 
 }
 
 py::object progress_bar(std::size_t total, const py::object& progress, const std::string& desc) {
-  if (!progress.is_none() && !py::isinstance<py::bool_>(progress))
+  if (!progress.is_none() && !is_a_bool(progress))
     throw InputError("progress", "", py::repr(progress).cast<std::string>(),
                      "None (a bar only when stderr is a terminal), True or False");
   if (!progress.is_none() && !progress.cast<bool>()) return py::none();  // False: no import at all
