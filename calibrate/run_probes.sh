@@ -179,8 +179,11 @@ for p in "${probes[@]}"; do
 done
 
 if [ $no_nccl -eq 0 ]; then
-  if [ "$ngpu" -ge 2 ] && $PYTHON -c 'import torch' >/dev/null 2>&1; then
-    for algo in ring tree; do
+  if [ "$ngpu" -ge 1 ] && $PYTHON -c 'import torch' >/dev/null 2>&1; then
+    # One GPU: NCCL's one-rank path (no exchange; an out-of-place call is one device copy), NCCL_ALGO moot.
+    algos=(ring tree)
+    [ "$ngpu" -eq 1 ] && algos=(default)
+    for algo in "${algos[@]}"; do
       if command -v torchrun >/dev/null 2>&1; then launcher=(torchrun); else launcher=("$PYTHON" -m torch.distributed.run); fi
       # NCCL implements tree for all_reduce only: with NCCL_ALGO=tree other collectives either fail ("no
       # algorithm/protocol available") or silently fall back to ring (NVIDIA/nccl issues 317, 1304), and
@@ -193,7 +196,7 @@ if [ $no_nccl -eq 0 ]; then
         "${launcher[@]}" --standalone --nproc-per-node "$ngpu" "$probes_dir/nccl_sweep.py" --algo "$algo" --max-bytes "$nccl_max" --cuda-graph "${ops[@]}"
     done
   else
-    # one process: writes a skipped record (no torch, or fewer than 2 GPUs)
+    # one process: writes a skipped record (no torch, or no GPU)
     run_probe "nccl_sweep" "$out/nccl_sweep.jsonl" "$PYTHON" "$probes_dir/nccl_sweep.py" --max-bytes "$nccl_max"
   fi
 fi

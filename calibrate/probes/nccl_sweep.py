@@ -24,9 +24,14 @@ NVLink multicast must stay off on the lent machines: this script sets NCCL_NVLS_
 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 and NVSHMEM_DISABLE_NVLS=1 before torch is imported, asserts them
 before the process group starts, and uses no multicast API.
 
+One rank (torchrun --nproc-per-node 1) runs too: NCCL then exchanges nothing (ncclLaunchOneRank,
+src/device/onerank.cu at v2.28.9-1:48-55): an in-place call launches no work, an out-of-place one is one
+cudaMemcpyAsync of the buffer. torch's all_reduce and broadcast are in place, its all_gather,
+reduce_scatter and all_to_all out of place; every record says which ("in_place").
+
 Output: JSON lines on stdout from rank 0 only: a header record, "check" records, one "collective" record
-per (op, size), then an "end" record. Without torch, without a GPU or with fewer than 2 ranks it prints
-the header and a "skipped" record and exits 0. Bad arguments: one line on stderr, exit 2.
+per (op, size), then an "end" record. Without torch, without a GPU or without torchrun's environment it
+prints the header and a "skipped" record and exits 0. Bad arguments: one line on stderr, exit 2.
 """
 
 import argparse
@@ -67,6 +72,8 @@ def assert_safe_env():
 
 
 OPS = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast")
+# torch.distributed's calls: all_reduce and broadcast work in place, the others from one buffer into another.
+IN_PLACE = ("all_reduce", "broadcast")
 DTYPES = {"float32": 4, "bfloat16": 2, "float16": 2}
 
 
@@ -149,10 +156,9 @@ def main(argv):
     rank = int(os.environ.get("RANK", "0"))
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
     ngpu = torch.cuda.device_count()
-    if world < 2:
-        why = (f"needs 2 or more GPUs, found {ngpu}" if ngpu < 2 else
-               f"needs 2 or more ranks, found 1 (launch with torchrun --nproc-per-node {ngpu})")
-        skip(why, torch=torch, device=torch.cuda.get_device_name(0),
+    if "MASTER_ADDR" not in os.environ:
+        skip(f"not launched by torchrun (launch with torchrun --standalone --nproc-per-node {ngpu})",
+             torch=torch, device=torch.cuda.get_device_name(0),
              extra={"nccl_version": nccl_version_string(torch), "world_size": world})
 
     torch.cuda.set_device(local_rank)
@@ -283,7 +289,7 @@ def main(argv):
                       "time_max_us": round(max_us, 3),
                       "algbw_GBps": round(algbw, 3) if algbw else None,
                       "busbw_GBps": round(algbw * f, 3) if algbw else None,
-                      "busbw_factor": round(f, 6), "iters": iters,
+                      "busbw_factor": round(f, 6), "iters": iters, "in_place": op in IN_PLACE,
                       "timing": "cuda_graph" if args.cuda_graph else "eager"})
         if rank == 0:
             print(f"{PROBE}: {op} done", file=sys.stderr, flush=True)

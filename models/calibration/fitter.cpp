@@ -292,7 +292,7 @@ FitResult fit_calibration(const std::vector<Measurement>& data, const Predictor&
     }
   }
 
-  // ---- HBM (report only: the calibration format has no memory entry) ----
+  // ---- HBM: device memory ("memory": {"hbm"}), what a collective on one rank copies through ----
   {
     std::vector<const Measurement*> mem;
     for (const auto& m : data)
@@ -307,7 +307,7 @@ FitResult fit_calibration(const std::vector<Measurement>& data, const Predictor&
       }
       const LinearFit lf = weighted_least_squares(rows, y, w);
       ParameterFit f;
-      f.key = "hbm (report only)";
+      f.key = "hbm (memory)";
       f.is_link = true;
       f.free_parameters = {"bandwidth_efficiency", "latency_us"};
       const double eff = lf.coefficients[1] > 0 ? 1 / lf.coefficients[1] : 0;
@@ -326,8 +326,11 @@ FitResult fit_calibration(const std::vector<Measurement>& data, const Predictor&
       f.worst_abs_error = *std::max_element(abs_err.begin(), abs_err.end());
       f.rms_log_residual = std::sqrt(ss / f.points);
       f.notes.push_back("time = latency + bytes / (efficiency x the topology's HBM bandwidth), SM streams and copy-engine "
-                        "D2D traffic together; not stored in the calibration (it has no memory entry): racksim's "
-                        "memory and offload models use the topology's figure");
+                        "D2D traffic together; one entry for every GPU (the probes are Hopper's); used by collectives on "
+                        "one rank (a copy within the GPU), while the memory and offload models use the topology's figure");
+      LinkCalibration hbm{sig4(eff), std::max(0.0, sig4(units::s_to_us(lf.coefficients[0]))), "", {}};
+      hbm.source = summary_source("racksim calibrate fit (HBM bandwidth x efficiency, latency)", f);
+      res.calibration.memory["hbm"] = hbm;
       res.fits.push_back(std::move(f));
     }
   }
@@ -426,6 +429,7 @@ FitResult fit_calibration(const std::vector<Measurement>& data, const Predictor&
     if (f.is_link) {
       const auto kind = link_kind_from_string(f.key);
       if (kind) res.calibration.links[*kind].fit = fs;
+      if (f.key == "hbm (memory)") res.calibration.memory["hbm"].fit = fs;
     }
   }
   complete_calibration(res.calibration);

@@ -164,12 +164,18 @@ struct Reader {
       if (m.op == CollectiveOp::all_to_all) m.algorithm = "direct";
       const int n = device_index(rec, "nranks", where);
       if (n < 1) throw InputError(where, "/nranks", json_excerpt(rec.at("nranks")), "a whole number of ranks >= 1");
+      m.series = info.machine + " " + str(rec, "op") + " " + m.algorithm + " " + std::to_string(n) + " GPUs";
+      if (rec.contains("in_place") && !rec["in_place"].is_boolean())
+        throw InputError(where, "/in_place", json_excerpt(rec.at("in_place")), "true or false");
+      if (n == 1 && rec.value("in_place", false))
+        return skip_series(id, m.series + " in place",
+                           "one rank in place: NCCL launches nothing (src/device/onerank.cu at v2.28.9-1:48-55); racksim "
+                           "prices the call out of place, nccl-tests' first column (a copy within the GPU)");
       for (int g = 0; g < n; ++g) m.gpus.push_back(g);
       m.bytes = positive_num(rec, "bytes", where);
       m.time_s = units::us_to_s(positive_num(rec, "time_us", where));
       m.reported_GBps = has_value(rec, "busbw_GBps") ? positive_num(rec, "busbw_GBps", where, true) : 0;
       m.nccl_version = info.nccl_version;
-      m.series = info.machine + " " + str(rec, "op") + " " + m.algorithm + " " + std::to_string(n) + " GPUs";
       out.measurements.push_back(std::move(m));
     } else if (const char* what = compute_record_label(type)) {
       // compute_torch.py / gemm_bf16.cu: what the planner's training fit reads (training_fit_engine.cpp)

@@ -198,9 +198,28 @@ InsideDomain hierarchical_inside(const TopologyGraph& graph, const CollectiveReq
   }
   return in;
 }
+// One rank: NCCL exchanges nothing (its cost table holds 0, enqueue.cc at v2.28.9-1:1791-1794). ncclLaunchOneRank
+// (src/device/onerank.cu:48-55) launches no work for a call in place and one cudaMemcpyAsync of the buffer for
+// a call out of place: S read and S written in the GPU's HBM. racksim prices the out-of-place call, as
+// nccl-tests' first column (which `validate` compares) reports it: the device memory calibration's latency plus
+// 2 S / (its efficiency x the topology's HBM bandwidth). No link is crossed, so it is all launch.
+ExecTerms one_rank_terms(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration) {
+  ExecTerms e;
+  e.flow.arch = request_architecture(graph, request);
+  const LinkCalibration& hbm = calibration.hbm();
+  const GpuType& type = graph.spec().gpu_type(graph.vertices()[graph.gpu_vertex(request.gpus.front())].type);
+  const double traffic_bytes = 2.0 * static_cast<double>(request.bytes);
+  e.flow.launch_s = units::us_to_s(hbm.extra_latency_us) +
+                    traffic_bytes / (hbm.bandwidth_efficiency * units::GBps_to_Bps(type.hbm_bandwidth_GBps));
+  e.note = fmt::format("priced as NCCL's call out of place, a copy of the buffer within the GPU: {:.4g} us, read and "
+                       "written at {:.3g} of {:g} GB/s HBM (calibration '{}'); in place NCCL launches nothing",
+                       units::s_to_us(e.flow.launch_s), hbm.bandwidth_efficiency, type.hbm_bandwidth_GBps, calibration.name);
+  return e;
+}
 }  // namespace
 
 ExecTerms exec_terms(const TopologyGraph& graph, const CollectiveRequest& request, const Calibration& calibration) {
+  if (request.gpus.size() == 1) return one_rank_terms(graph, request, calibration);
   ExecTerms e;
   const std::string arch = request_architecture(graph, request);
   const std::string key = std::string(to_string(request.op)) + "/" + request.algorithm;

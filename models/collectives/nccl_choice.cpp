@@ -83,9 +83,9 @@ NcclChoice resolve_request(const CollectiveRequest& in, const TopologyGraph& gra
     if (r.algorithm == "auto") r.algorithm = "ring";
     if (r.protocol == "auto") r.protocol = "Simple";
     if (r.channels == 0) r.channels = 1;
-    // Nothing crosses a link: racksim prices the calibration's launch alone, no copy (NCCL copies the buffer
-    // only when the call is out of place, a device-local copy of S at HBM speed that no record measures).
-    c.note = "one rank: nothing to exchange (NCCL copies the buffer only out of place; racksim prices no copy)";
+    // Nothing crosses a link: NCCL copies the buffer within the GPU when the call is out of place, which is
+    // what racksim prices (exec_terms.cpp, one_rank_terms).
+    c.note = "one rank: nothing to exchange";
     return c;
   }
   nccl::Overrides ov;

@@ -180,6 +180,17 @@ const ProtocolCalibration& Calibration::protocol(const std::string& name, const 
   return own != nullptr ? *own : identity;
 }
 
+const std::vector<std::string>& memory_kinds() {
+  static const std::vector<std::string> kinds = {"hbm"};
+  return kinds;
+}
+
+const LinkCalibration& Calibration::hbm() const {
+  static const LinkCalibration identity{1.0, 0.0, "identity (no calibration of device memory: the topology's HBM bandwidth)", {}};
+  const auto it = memory.find("hbm");
+  return it != memory.end() ? it->second : identity;
+}
+
 namespace {
 const AlgorithmCalibration* find_algorithm_entry(const std::map<std::string, AlgorithmCalibration>& map,
                                                  const std::string& op_slash_algo) {
@@ -230,6 +241,17 @@ const AlgorithmCalibration& Calibration::algorithm(const std::string& op_slash_a
 
 namespace {
 
+// A link's (or device memory's) entry: its efficiency against the vendor peak and the latency it adds.
+LinkCalibration read_link(JsonObjectReader& r) {
+  LinkCalibration l;
+  l.bandwidth_efficiency = r.number_in_or("bandwidth_efficiency", 1e-6, 1.0, 1.0);
+  l.extra_latency_us = r.number_in_or("extra_latency_us", 0, kMaxLatency_us, 0.0);
+  l.source = non_empty_source(r);
+  l.fit = read_fit(r);
+  r.finish();
+  return l;
+}
+
 Calibration calibration_from_json(const nlohmann::json& doc, const std::string& where) {
   JsonObjectReader root(doc, where);
   const long version = root.integer_in("schema_version", 0, 1000000);
@@ -251,15 +273,21 @@ Calibration calibration_from_json(const nlohmann::json& doc, const std::string& 
                          "a link kind (" + link_kind_list() + "), optionally after an architecture (\"hopper:nvlink\")");
       }
       JsonObjectReader r = links.object(key);
-      LinkCalibration l;
-      l.bandwidth_efficiency = r.number_in_or("bandwidth_efficiency", 1e-6, 1.0, 1.0);
-      l.extra_latency_us = r.number_in_or("extra_latency_us", 0, kMaxLatency_us, 0.0);
-      l.source = non_empty_source(r);
-      l.fit = read_fit(r);
-      r.finish();
-      (arch.empty() ? c.links : c.arch_links[arch])[*kind] = l;
+      (arch.empty() ? c.links : c.arch_links[arch])[*kind] = read_link(r);
     }
     links.finish();
+  }
+  if (root.has("memory")) {
+    JsonObjectReader memory = root.object("memory");
+    for (const auto& [key, value] : doc.at("memory").items()) {
+      const auto& kinds = memory_kinds();
+      if (std::find(kinds.begin(), kinds.end(), key) == kinds.end())
+        throw InputError(where, memory.pointer_of(key), "'" + key + "'" + did_you_mean(key, kinds),
+                         "a kind of device memory (hbm)");
+      JsonObjectReader r = memory.object(key);
+      c.memory[key] = read_link(r);
+    }
+    memory.finish();
   }
   if (root.has("algorithms")) {
     JsonObjectReader algos = root.object("algorithms");
@@ -366,13 +394,14 @@ std::string calibration_to_json_text(const Calibration& c) {
   doc["name"] = c.name;
   doc["source"] = c.source;
   nlohmann::json links = nlohmann::json::object();
-  auto put_link = [&](const std::string& key, const LinkCalibration& l) {
-    links[key] = {{"bandwidth_efficiency", l.bandwidth_efficiency}, {"extra_latency_us", l.extra_latency_us}, {"source", l.source}};
-    if (l.fit.points > 0) links[key]["fit"] = fit_json(l.fit);
+  auto link_json = [](const LinkCalibration& l) {
+    nlohmann::json j = {{"bandwidth_efficiency", l.bandwidth_efficiency}, {"extra_latency_us", l.extra_latency_us}, {"source", l.source}};
+    if (l.fit.points > 0) j["fit"] = fit_json(l.fit);
+    return j;
   };
-  for (const auto& [kind, l] : c.links) put_link(to_string(kind), l);
+  for (const auto& [kind, l] : c.links) links[to_string(kind)] = link_json(l);
   for (const auto& [arch, m] : c.arch_links)
-    for (const auto& [kind, l] : m) put_link(arch + ":" + to_string(kind), l);
+    for (const auto& [kind, l] : m) links[arch + ":" + to_string(kind)] = link_json(l);
   nlohmann::json algos = nlohmann::json::object();
   auto put_algo = [&](const std::string& key, const AlgorithmCalibration& a) {
     algos[key] = {{"launch_overhead_us", a.launch_overhead_us},
@@ -394,6 +423,12 @@ std::string calibration_to_json_text(const Calibration& c) {
   for (const auto& [arch, m] : c.arch_algorithms)
     for (const auto& [key, a] : m) put_algo(arch + ":" + key, a);
   doc["links"] = links;
+  // Written only when there is one: a calibration without device memory keeps its text.
+  if (!c.memory.empty()) {
+    nlohmann::json memory = nlohmann::json::object();
+    for (const auto& [key, l] : c.memory) memory[key] = link_json(l);
+    doc["memory"] = memory;
+  }
   doc["algorithms"] = algos;
   nlohmann::json protos = nlohmann::json::object();
   auto put_protocol = [&](const std::string& key, const ProtocolCalibration& pc) {

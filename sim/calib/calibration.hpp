@@ -166,6 +166,8 @@ struct ProtocolCalibration {
 
 // NCCL's protocol names, as calibration keys and in results: "LL", "LL128", "Simple".
 const std::vector<std::string>& protocol_names();
+// The calibration's memory keys ("memory" in JSON): "hbm".
+const std::vector<std::string>& memory_kinds();
 
 // Compares field by field, as its parts do (defaulted ==: a field added is compared too);
 // calibration_json_text_of relies on it.
@@ -181,6 +183,11 @@ struct Calibration {
   // Protocols (JSON "protocols": "LL128", or per architecture "blackwell:LL128"); missing: identity.
   std::map<std::string, ProtocolCalibration> protocols;
   std::map<std::string, std::map<std::string, ProtocolCalibration>> arch_protocols;
+  // Device memory (JSON "memory": {"hbm": ...}): a GPU's copy within its own HBM, as a link whose vendor peak
+  // is the topology's HBM bandwidth (read + write traffic both count) and whose nominal latency is 0. What a
+  // collective on one rank costs (NCCL copies the buffer, exec_terms.cpp); fitted on the D2D copy and SM
+  // stream probes. Keys: memory_kinds(); missing: identity.
+  std::map<std::string, LinkCalibration> memory;
 
   static Calibration none() { return Calibration{}; }
   // Lookup for `arch` (empty: architecture-independent entries only): "arch:kind", else "kind", else another
@@ -198,6 +205,8 @@ struct Calibration {
   // "arch:protocol", else "protocol", else identity. Never another architecture's: where an architecture has
   // no data of its own, NCCL's own protocol model stands (Hopper's LL128 is not Blackwell's).
   const ProtocolCalibration& protocol(const std::string& name, const std::string& arch = "") const;
+  // The "hbm" memory entry, else identity (the topology's HBM bandwidth, no latency).
+  const LinkCalibration& hbm() const;
   bool operator==(const Calibration&) const = default;
 };
 

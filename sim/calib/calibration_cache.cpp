@@ -18,7 +18,7 @@ static_assert(sizeof(FitSummary) == 80, "FitSummary changed: update encode_fit/d
 static_assert(sizeof(LinkCalibration) == 128, "LinkCalibration changed: update encode_link/decode_link");
 static_assert(sizeof(AlgorithmCalibration) == 232, "AlgorithmCalibration changed: update encode_algo/decode_algo");
 static_assert(sizeof(ProtocolCalibration) == 120, "ProtocolCalibration changed: update encode_protocol/decode_protocol");
-static_assert(sizeof(Calibration) == 352, "Calibration changed: update encode_calibration/decode_calibration");
+static_assert(sizeof(Calibration) == 400, "Calibration changed: update encode_calibration/decode_calibration");
 
 constexpr const char* kWhat = "cached calibration";
 constexpr const char* kKind = "calibration";
@@ -169,6 +169,11 @@ void encode_into(Writer& w, const Calibration& c) {
     w.str(arch);
     encode_protocols(w, protocols);
   }
+  w.pod<std::uint64_t>(c.memory.size());
+  for (const auto& [key, l] : c.memory) {
+    w.str(key);
+    encode_link(w, l);
+  }
 }
 Calibration decode_from(Reader& r) {
   Calibration c;
@@ -188,6 +193,10 @@ Calibration decode_from(Reader& r) {
   for (std::uint64_t n = r.count(); n > 0; --n) {
     std::string arch = r.str();
     c.arch_protocols[std::move(arch)] = decode_protocols(r);
+  }
+  for (std::uint64_t n = r.count(); n > 0; --n) {
+    std::string key = r.str();
+    c.memory[std::move(key)] = decode_link(r);
   }
   if (!r.done()) throw SimulationError(std::string("internal: trailing bytes in a ") + kWhat);
   return c;

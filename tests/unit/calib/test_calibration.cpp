@@ -233,6 +233,40 @@ TEST(Calibration, ProtocolEntriesLookUpWithoutBorrowingAndRefuseBadValues) {
   EXPECT_NE(error_of(base + R"({"volta2:LL128": {"source": "s"}}})").find("hopper"), std::string::npos);
 }
 
+// Device memory ("memory": {"hbm"}): what a collective on one rank copies through. Missing: identity (the
+// topology's HBM bandwidth, no latency); it round-trips, and a file without it writes no "memory" key. One
+// error per invalid value, naming it and what is allowed.
+TEST(Calibration, MemoryEntryLooksUpRoundTripsAndRefusesBadValues) {
+  const Calibration c = calibration_from_json_text(R"({"schema_version": 2, "name": "m", "source": "s",
+    "memory": {"hbm": {"bandwidth_efficiency": 0.92, "extra_latency_us": 4.7, "source": "D2D copy probe"}}})", "mem.json");
+  EXPECT_DOUBLE_EQ(c.hbm().bandwidth_efficiency, 0.92);
+  EXPECT_DOUBLE_EQ(c.hbm().extra_latency_us, 4.7);
+  EXPECT_EQ(c.hbm().source, "D2D copy probe");
+  EXPECT_DOUBLE_EQ(Calibration::none().hbm().bandwidth_efficiency, 1.0);
+  EXPECT_DOUBLE_EQ(Calibration::none().hbm().extra_latency_us, 0.0);
+  EXPECT_TRUE(calibration_from_json_text(calibration_to_json_text(c), "again") == c);
+  EXPECT_EQ(calibration_to_json_text(Calibration::none()).find("memory"), std::string::npos);
+  // The shipped calibration has the probes' fit, below the HBM's vendor peak.
+  const LinkCalibration& shipped = load_calibration("default").hbm();
+  EXPECT_GT(shipped.fit.points, 0);
+  EXPECT_GT(shipped.bandwidth_efficiency, 0.8);
+  EXPECT_LT(shipped.bandwidth_efficiency, 1.0);
+
+  const std::string base = R"({"schema_version": 2, "name": "x", "source": "s", "memory": )";
+  const std::string name = error_of(base + R"({"hmb": {"source": "s"}}})");
+  EXPECT_NE(name.find("/memory/hmb"), std::string::npos) << name;
+  EXPECT_NE(name.find("did you mean 'hbm'"), std::string::npos) << name;
+  const std::string zero = error_of(base + R"({"hbm": {"bandwidth_efficiency": 0, "source": "s"}}})");
+  EXPECT_NE(zero.find("/memory/hbm/bandwidth_efficiency"), std::string::npos) << zero;
+  const std::string above = error_of(base + R"({"hbm": {"bandwidth_efficiency": 1.2, "source": "s"}}})");
+  EXPECT_NE(above.find("/memory/hbm/bandwidth_efficiency"), std::string::npos) << above;
+  const std::string negative = error_of(base + R"({"hbm": {"extra_latency_us": -1, "source": "s"}}})");
+  EXPECT_NE(negative.find("/memory/hbm/extra_latency_us"), std::string::npos) << negative;
+  EXPECT_NE(error_of(base + R"({"hbm": {"bandwidth_efficiency": 0.9}}})").find("source"), std::string::npos);
+  EXPECT_NE(error_of(base + R"({"hbm": {"latency_us": 4, "source": "s"}}})").find("latency_us"), std::string::npos);
+  EXPECT_NE(error_of(base + R"([1]})").find("/memory"), std::string::npos);
+}
+
 TEST(Calibration, AMissingFileNamesTheOption) {
   try {
     load_calibration("/nonexistent/cal.json");

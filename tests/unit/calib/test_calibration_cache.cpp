@@ -56,6 +56,7 @@ Calibration every_field_set() {
   c.arch_links["blackwell"][LinkKind::c2c] = link;
   c.arch_algorithms["blackwell"]["all_reduce/nvls"] = algo;
   c.arch_algorithms["hopper"]["*/ring"] = algo;
+  c.memory["hbm"] = LinkCalibration{0.92, 4.7, "D2D copy probe", fit};
   return c;
 }
 

@@ -660,6 +660,42 @@ TEST(ProbeData, ANegativeSizeTimeOrRateIsAnErrorNamingItsLineAndKey) {
   fs::remove_all(dir);
 }
 
+// One GPU (nccl_sweep.py under torchrun --nproc-per-node 1): NCCL's one-rank path. A call in place launches
+// nothing (its time is the events' alone, 0 on a CUDA graph) and racksim prices the out-of-place call, so those
+// records are listed as skipped with the reason, before their time is read; the out-of-place ones are 1-GPU
+// collectives on the lent machine's system. "in_place" other than a boolean is an error naming the line.
+TEST(ProbeData, OneRankInPlaceRecordsAreSkippedOutOfPlaceOnesRead) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "racksim-h200-onerank-test";
+  fs::create_directories(dir);
+  const std::string header =
+      R"({"record":"header","probe":"nccl_sweep","device":"NVIDIA H200","nccl_version":"2.28.9","world_size":1,"algo":"default"})";
+  const std::string in_place =
+      R"({"record":"collective","op":"all_reduce","algo":"default","nranks":1,"bytes":1073741824,"time_us":0.0,"busbw_GBps":0.0,"in_place":true})";
+  const std::string out_of_place =
+      R"({"record":"collective","op":"all_gather","algo":"default","nranks":1,"bytes":1073741824,"time_us":510.2,"busbw_GBps":0.0,"in_place":false})";
+  std::ofstream(dir / "nccl_sweep_default.jsonl") << header << "\n" << in_place << "\n" << out_of_place << "\n";
+  ProbeDirectoryInfo info;
+  const MeasurementSet s = load_probe_directory(dir.string(), &info);
+  EXPECT_EQ(info.system, "h200-pcie");
+  ASSERT_EQ(s.measurements.size(), 1u);
+  EXPECT_EQ(s.measurements[0].op, CollectiveOp::all_gather);
+  EXPECT_EQ(s.measurements[0].gpus.size(), 1u);
+  EXPECT_DOUBLE_EQ(s.measurements[0].time_s, 510.2e-6);
+  ASSERT_EQ(s.skipped.size(), 1u);
+  EXPECT_NE(s.skipped[0].what.find("all_reduce"), std::string::npos) << s.skipped[0].what;
+  EXPECT_NE(s.skipped[0].reason.find("launches nothing"), std::string::npos) << s.skipped[0].reason;
+  std::ofstream(dir / "nccl_sweep_default.jsonl") << header << "\n" << std::regex_replace(in_place, std::regex("true"), "\"yes\"") << "\n";
+  try {
+    load_probe_directory(dir.string());
+    ADD_FAILURE() << "in_place \"yes\" was read";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("nccl_sweep_default.jsonl:2"), std::string::npos) << e.what();
+    EXPECT_EQ(e.json_path(), "/in_place") << e.what();
+  }
+  fs::remove_all(dir);
+}
+
 TEST(ProbeData, AllToAllIsReadAsDirectWhateverNcclAlgoSays) {
   // NCCL's all_to_all is point-to-point (NCCL_ALGO has no effect), so the ring run's all_to_all records
   // (issue 7, calibrate/data/h200-nvswitch-2gpu-2026-11-29) are racksim's 'direct' algorithm.

@@ -33,6 +33,31 @@ struct EngineCase {
   int gpus;
 };
 
+// One rank (NCCL's ncclLaunchOneRank): nothing crosses a link; the call out of place is one copy of the buffer
+// within the GPU, S read and S written in HBM. Uncalibrated that is 2 S / the topology's HBM bandwidth exactly;
+// with a memory entry its latency plus 2 S / (efficiency x HBM). Every op, the engine and the closed form alike.
+TEST(EngineVsAnalytic, OneRankIsACopyWithinTheGpusHbm) {
+  const auto g = test::load_graph("hgx-h200", 1);
+  const double hbm_Bps = 4800e9;  // topologies/hgx-h200.json: H200 SXM, 4.8 TB/s
+  const Calibration uncalibrated = Calibration::none();
+  Calibration measured = Calibration::none();
+  measured.name = "hbm";
+  measured.memory["hbm"] = LinkCalibration{0.9, 5.0, "by hand", {}};
+  const std::uint64_t S = 1ull << 30;
+  for (CollectiveOp op : {CollectiveOp::all_reduce, CollectiveOp::all_gather, CollectiveOp::reduce_scatter,
+                          CollectiveOp::all_to_all, CollectiveOp::broadcast, CollectiveOp::reduce}) {
+    for (const Calibration* c : std::vector<const Calibration*>{&uncalibrated, &measured}) {
+      CollectiveRequest r = request(g, op, "auto", 1, S);
+      const double expected = c->name == "none" ? 2.0 * S / hbm_Bps : 5e-6 + 2.0 * S / (0.9 * hbm_Bps);
+      const RunResult engine = simulate_collective(g, r, *c);
+      EXPECT_NEAR(engine.time_s, expected, 1e-9 * expected) << to_string(op) << " " << c->name;
+      const AnalyticEstimate analytic = analytic_collective(g, resolve_request(r, g).request, *c);
+      EXPECT_NEAR(analytic.time_s, expected, 1e-9 * expected) << to_string(op) << " " << c->name;
+    }
+  }
+  EXPECT_NEAR(2.0 * S / hbm_Bps * 1e6, 447.392, 0.001);  // the figure `racksim collective --calibration none` prints
+}
+
 TEST(EngineVsAnalytic, AgreeWithin2PercentWhereNothingContends) {
   const std::uint64_t S = 1ull << 30;
   const std::vector<EngineCase> cases = {
