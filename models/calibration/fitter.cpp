@@ -189,7 +189,9 @@ bool is_training_measurement(const Measurement& m, bool kind_has_measured_data, 
   if (!m.placement_known) return no("the source leaves the ranks' nodes or NICs open: validation only");
   if (!m.network_stand_in.empty()) return no(m.network_stand_in);
   if (!m.unmodelled_effect.empty()) return no(m.unmodelled_effect);
-  if (m.kind == MeasurementKind::memory) return no("HBM streaming: the calibration has no memory term");
+  if (m.kind == MeasurementKind::memory) return no("HBM streaming: fitted as the memory entry, not a link");
+  if (m.kind == MeasurementKind::collective && m.gpus.size() == 1)
+    return no("one rank: a copy within the GPU priced by the memory entry, no algorithm term to fit: validation only");
   if (m.kind == MeasurementKind::transfer && m.engine == "copy both ways")
     return no("bidirectional P2P copies: below ~16 MiB the probe's two cross-GPU event waits (~15 us on the "
               "H200 pair of issue 7) dominate, which the transfer model does not represent: validation only");

@@ -32,7 +32,8 @@ std::string run_result_to_table(const RunResult& result);
 std::string heldout_error_to_json_text(const std::optional<HeldoutError>& heldout);
 
 // nccl-tests' layout (size, count, type, redop, root, then time/algbw/busbw/#wrong out-of-place and
-// in-place; the simulation has one time, printed in both places, and no data check: #wrong is N/A).
+// in-place; the simulation has one time, printed in both places, except on one rank, where NCCL launches
+// nothing in place (0 us, bandwidths N/A); no data check: #wrong is N/A).
 // `dtype`: the element type printed and used for the count column.
 std::string nccl_tests_table(const std::vector<RunResult>& rows, const std::string& dtype);
 std::string run_results_to_csv(const std::vector<RunResult>& rows, const std::string& dtype);

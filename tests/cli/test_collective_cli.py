@@ -242,9 +242,31 @@ def test_gpus_alone_take_the_racks_they_need():
             check(same.stdout == out.stdout, f"{system} --gpus {gpus}: the same JSON as --racks {racks}")
 
 
+def test_one_rank_is_a_copy_within_the_gpu():
+    """One rank: NCCL exchanges nothing; out of place it copies the buffer within the GPU (ncclLaunchOneRank), which
+    is what racksim prices, every op alike, at the calibration's HBM entry on the topology's HBM bandwidth (H100
+    3350 GB/s); the sweep's in-place columns say NCCL launches nothing there."""
+    cal = json.load(open(os.path.join(os.environ["RACKSIM_SOURCE_DIR"], "calibrate", "default.json")))["memory"]["hbm"]
+    expected_us = cal["extra_latency_us"] + 2 * GiB / (cal["bandwidth_efficiency"] * 3350e9) * 1e6
+    for op in ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce"):
+        for model in ("engine", "analytic"):
+            run = racksim("collective", "--system", "hgx-h100", "--gpus", "1", "--op", op, "--bytes", "1G", "--model", model)
+            j = json.loads(run.stdout) if run.returncode == 0 else {}
+            check(near(j.get("time_us", 0), expected_us, 1e-5),
+                  f"one rank {op} ({model}): {j.get('time_us')} us = copy {expected_us:.2f} us")
+    none = json.loads(racksim("collective", "--system", "hgx-h100", "--gpus", "1", "--op", "broadcast", "--bytes", "1G",
+                              "--calibration", "none").stdout)
+    check(near(none["time_us"], 2 * GiB / 3350e9 * 1e6, 1e-5), f"uncalibrated: 2 S / HBM ({none['time_us']} us)")
+    check("in place NCCL launches nothing" in none["algo_note"], "the note says what in place costs")
+    table = racksim("sweep", "--system", "hgx-h100", "--gpus", "1", "--op", "all_gather", "--min-bytes", "1M",
+                    "--max-bytes", "1M").stdout
+    row = [line.split() for line in table.splitlines() if line.strip().startswith("1048576")]
+    check(len(row) == 1 and row[0][9:12] == ["0.00", "N/A", "N/A"], f"sweep: in place 0 us, bandwidths N/A ({row})")
+
+
 for test in [test_json_contract_and_values, test_determinism, test_failures_and_auto, test_trace, test_sweep,
              test_bad_input, test_queue_pairs, test_older_nccl_takes_the_nearest_tables, test_launch_across_domains_is_named,
-             test_gpus_alone_take_the_racks_they_need]:
+             test_gpus_alone_take_the_racks_they_need, test_one_rank_is_a_copy_within_the_gpu]:
     test()
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)
