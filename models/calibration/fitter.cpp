@@ -219,9 +219,12 @@ FitResult fit_calibration(const std::vector<Measurement>& data, const Predictor&
       ignore(m, std::string("not expressible: ") + e.what());
     }
   }
-  // NVLink for collectives: NCCL's own per-link figures (topo.h:19-21: SM90 20.6 and SM100 40.1 GB/s per
-  // 25 / 50 GB/s link), per architecture. Copy-engine P2P probes (cudaMemcpyPeer) reach more than the SM
-  // loops NCCL runs, so they validate the route but do not set the collective links.
+  // NVLink for collectives: NCCL's own per-link figures (topo.h:18-21: SM80 20.0, SM90 20.6 and SM100 40.1 GB/s
+  // per 25 / 25 / 50 GB/s link), per architecture. Copy-engine P2P probes (cudaMemcpyPeer) reach more than the SM
+  // loops NCCL runs, so they validate the route but do not set the collective links. Ampere's NVLink 3 runs at
+  // SM80's figure (sm86's 12 GB/s is for NVLink bridges on boards racksim does not ship).
+  res.calibration.arch_links["ampere"][LinkKind::nvlink] =
+      LinkCalibration{sig4(20.0 / 25.0), 0.0, "NCCL 2.28 src/graph/topo.h:18: SM80_NVLINK_BW 20.0 GB/s per 25 GB/s NVLink 3 link", {}};
   res.calibration.arch_links["hopper"][LinkKind::nvlink] =
       LinkCalibration{sig4(20.6 / 25.0), 0.0, "NCCL 2.28 src/graph/topo.h:19: SM90_NVLINK_BW 20.6 GB/s per 25 GB/s NVLink 4 link", {}};
   res.calibration.arch_links["blackwell"][LinkKind::nvlink] =

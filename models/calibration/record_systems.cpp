@@ -33,7 +33,8 @@ int stated_domains(const std::string& notes) {
 // The HGX system of an 8-GPU board's GPU model; empty for any other model.
 std::string hgx_system_of(const std::string& model) {
   static const std::map<std::string, std::string> systems{{"H100", "hgx-h100"}, {"H200", "hgx-h200"}, {"H800", "hgx-h800"},
-                                                         {"H20", "hgx-h20"},   {"B200", "hgx-b200"}, {"B300", "hgx-b300"}};
+                                                         {"H20", "hgx-h20"},   {"B200", "hgx-b200"}, {"B300", "hgx-b300"},
+                                                         {"A100", "hgx-a100"}};
   const auto it = systems.find(model);
   return it == systems.end() ? "" : it->second;
 }

@@ -264,9 +264,24 @@ def test_one_rank_is_a_copy_within_the_gpu():
     check(len(row) == 1 and row[0][9:12] == ["0.00", "N/A", "N/A"], f"sweep: in place 0 us, bandwidths N/A ({row})")
 
 
+def test_a100_runs_nccls_ampere_path_on_borrowed_terms():
+    """HGX A100 (no A100 record in calibrate/): NVLink 3 at NCCL's SM80 figure (12 links x 20 GB/s, topo.h:18), no
+    NVLS (NVSwitch gen2 has no multicast; NCCL's NVLS needs sm90), so auto runs a ring whose bus bandwidth sits just
+    under 240 GB/s; every result says the algorithm's terms are Hopper's."""
+    run = racksim("collective", "--system", "hgx-a100", "--gpus", "8", "--op", "all_reduce", "--bytes", "8G")
+    j = json.loads(run.stdout) if run.returncode == 0 else {}
+    check(j.get("algo") == "ring", f"A100 auto: ring ({j.get('algo')})")
+    check(216 <= j.get("busbw_GBps", 0) <= 240, f"A100 8-GPU busbw {j.get('busbw_GBps')} GB/s within 0.9-1.0 x 240")
+    check(any("no ampere calibration, using hopper's" in w for w in j.get("warnings", [])), "the borrowed terms are named")
+    nvls = racksim("collective", "--system", "hgx-a100", "--gpus", "8", "--op", "all_reduce", "--bytes", "8G", "--algo", "nvls")
+    check(nvls.returncode == 2 and "cannot reduce" in nvls.stderr and nvls.stderr.count("\n") == 1,
+          f"A100 --algo nvls refused in one line ({nvls.stderr.strip()[:80]})")
+
+
 for test in [test_json_contract_and_values, test_determinism, test_failures_and_auto, test_trace, test_sweep,
              test_bad_input, test_queue_pairs, test_older_nccl_takes_the_nearest_tables, test_launch_across_domains_is_named,
-             test_gpus_alone_take_the_racks_they_need, test_one_rank_is_a_copy_within_the_gpu]:
+             test_gpus_alone_take_the_racks_they_need, test_one_rank_is_a_copy_within_the_gpu,
+             test_a100_runs_nccls_ampere_path_on_borrowed_terms]:
     test()
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)

@@ -24,7 +24,7 @@ TEST(Systems, EveryIssueSystemIsShipped) {
   const auto ids = catalog().ids();
   const std::set<std::string> have(ids.begin(), ids.end());
   for (const char* id : {"gb200-nvl72", "gb300-nvl72", "gb200-nvl36x2", "hgx-h100", "hgx-h200", "hgx-b200", "hgx-b300",
-                         "hgx-h800", "hgx-h20", "rtx4090-pcie", "gh200", "dgx-spark", "h200-pcie"})
+                         "hgx-h800", "hgx-h20", "hgx-a100", "rtx4090-pcie", "gh200", "dgx-spark", "h200-pcie"})
     EXPECT_TRUE(have.count(id)) << id;
 }
 
