@@ -264,15 +264,18 @@ def test_one_rank_is_a_copy_within_the_gpu():
     check(len(row) == 1 and row[0][9:12] == ["0.00", "N/A", "N/A"], f"sweep: in place 0 us, bandwidths N/A ({row})")
 
 
-def test_a100_runs_nccls_ampere_path_on_borrowed_terms():
-    """HGX A100 (no A100 record in calibrate/): NVLink 3 at NCCL's SM80 figure (12 links x 20 GB/s, topo.h:18), no
-    NVLS (NVSwitch gen2 has no multicast; NCCL's NVLS needs sm90), so auto runs a ring whose bus bandwidth sits just
-    under 240 GB/s; every result says the algorithm's terms are Hopper's."""
+def test_a100_runs_nccls_ampere_path():
+    """HGX A100: NVLink 3 at NCCL's SM80 figure (12 links x 20 GB/s, topo.h:18), no NVLS (NVSwitch gen2 has no
+    multicast; NCCL's NVLS needs sm90), so auto runs a ring: Azure's ND A100 v4 measured 231.58 GB/s of bus bandwidth
+    at 8 GB (calibrate/data/public_collectives.md), within 3 %. Its ring all-reduce has an Ampere fit of its own; the
+    other ops take Hopper's terms and say so."""
     run = racksim("collective", "--system", "hgx-a100", "--gpus", "8", "--op", "all_reduce", "--bytes", "8G")
     j = json.loads(run.stdout) if run.returncode == 0 else {}
     check(j.get("algo") == "ring", f"A100 auto: ring ({j.get('algo')})")
-    check(216 <= j.get("busbw_GBps", 0) <= 240, f"A100 8-GPU busbw {j.get('busbw_GBps')} GB/s within 0.9-1.0 x 240")
-    check(any("no ampere calibration, using hopper's" in w for w in j.get("warnings", [])), "the borrowed terms are named")
+    check(near(j.get("busbw_GBps", 0), 231.58, 0.03), f"A100 8-GPU busbw {j.get('busbw_GBps')} GB/s = Azure's 231.58 within 3 %")
+    check(j.get("warnings") == [], f"its ring has Ampere's own fit: no warning ({j.get('warnings')})")
+    ag = json.loads(racksim("collective", "--system", "hgx-a100", "--gpus", "8", "--op", "all_gather", "--bytes", "8G").stdout)
+    check(any("no ampere calibration, using hopper's" in w for w in ag.get("warnings", [])), "all_gather's borrowed terms are named")
     nvls = racksim("collective", "--system", "hgx-a100", "--gpus", "8", "--op", "all_reduce", "--bytes", "8G", "--algo", "nvls")
     check(nvls.returncode == 2 and "cannot reduce" in nvls.stderr and nvls.stderr.count("\n") == 1,
           f"A100 --algo nvls refused in one line ({nvls.stderr.strip()[:80]})")
@@ -281,7 +284,7 @@ def test_a100_runs_nccls_ampere_path_on_borrowed_terms():
 for test in [test_json_contract_and_values, test_determinism, test_failures_and_auto, test_trace, test_sweep,
              test_bad_input, test_queue_pairs, test_older_nccl_takes_the_nearest_tables, test_launch_across_domains_is_named,
              test_gpus_alone_take_the_racks_they_need, test_one_rank_is_a_copy_within_the_gpu,
-             test_a100_runs_nccls_ampere_path_on_borrowed_terms]:
+             test_a100_runs_nccls_ampere_path]:
     test()
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)

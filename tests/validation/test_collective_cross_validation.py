@@ -91,7 +91,10 @@ GROUP_SERIES = ("use3a-ss", "h200-nvswitch-2gpu", "OCI BM.GPU.GB300.4", "x20 rac
 # Session 33: the launch across domains per 8 GPUs of each domain (calibration.hpp scale_out_launch_units): GCP A4's
 # two-node B200 NVLS-tree at 64-256 MiB, priced with OCI's 64-GPU-rack floor held out, came within 15 % (+64 % ->
 # +5 % at 64 MiB); Together MD1's and CoreWeave's 8 GiB points moved 1 point the wrong way, none past 15 %: 99, 10.
-BEYOND_15_BOUNDS = {"all": 99, "outside the named groups": 10}
+# Session 47: HGX A100 joined (Azure ND A100 v4, 24 sizes): held out, its 64 and 128 MiB rows are priced 21-22 % fast
+# (measured 167 and 174 GB/s between the table's own 133 at 32 MiB and 214 at 256 MiB, its ring's ramp slower than
+# Hopper's); no other point moved: 101, 12.
+BEYOND_15_BOUNDS = {"all": 101, "outside the named groups": 12}
 # And the all-to-all itself, held out by system at >= 64 MiB without OCI's two GB300 racks (a quarter of their
 # NICs, which nothing in the model explains): 55 points, median 3.2 %, worst 19.6 % (before the pipelines 9.0 % and
 # 27.8 %). The issue's 15 % worst is not met by it either. Session 23: 65 points, median 3.6 %, worst 22.8 %: OCI's
