@@ -180,6 +180,9 @@ std::string fold_of(const Measurement& m, bool by_system) { return by_system ? "
 
 }  // namespace
 
+// The HBM fit's name in the report; its values go to the calibration's "memory" entry "hbm".
+constexpr const char* kHbmFitKey = "hbm (memory)";
+
 bool is_training_measurement(const Measurement& m, bool kind_has_measured_data, std::string* why) {
   auto no = [&](const std::string& reason) {
     if (why) *why = reason;
@@ -312,7 +315,7 @@ FitResult fit_calibration(const std::vector<Measurement>& data, const Predictor&
       }
       const LinearFit lf = weighted_least_squares(rows, y, w);
       ParameterFit f;
-      f.key = "hbm (memory)";
+      f.key = kHbmFitKey;
       f.is_link = true;
       f.free_parameters = {"bandwidth_efficiency", "latency_us"};
       const double eff = lf.coefficients[1] > 0 ? 1 / lf.coefficients[1] : 0;
@@ -434,7 +437,7 @@ FitResult fit_calibration(const std::vector<Measurement>& data, const Predictor&
     if (f.is_link) {
       const auto kind = link_kind_from_string(f.key);
       if (kind) res.calibration.links[*kind].fit = fs;
-      if (f.key == "hbm (memory)") res.calibration.memory["hbm"].fit = fs;
+      if (f.key == kHbmFitKey) res.calibration.memory["hbm"].fit = fs;
     }
   }
   complete_calibration(res.calibration);
