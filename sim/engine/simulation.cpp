@@ -89,6 +89,8 @@ struct Simulation::Impl {
 
 std::optional<HeldoutError> collective_heldout_error(const TopologyGraph& graph, const Calibration& calibration,
                                                      const CollectiveRequest& request, const std::string& algorithm) {
+  // One rank runs no algorithm (a copy within the GPU, exec_terms.cpp): no collective class's error applies.
+  if (request.gpus.size() <= 1) return std::nullopt;
   std::set<int> domains;
   for (int g : request.gpus) {
     if (g < 0 || g >= graph.gpu_count()) return std::nullopt;

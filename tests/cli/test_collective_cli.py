@@ -258,6 +258,8 @@ def test_one_rank_is_a_copy_within_the_gpu():
                               "--calibration", "none").stdout)
     check(near(none["time_us"], 2 * GiB / 3350e9 * 1e6, 1e-5), f"uncalibrated: 2 S / HBM ({none['time_us']} us)")
     check("in place NCCL launches nothing" in none["algo_note"], "the note says what in place costs")
+    shipped = json.loads(racksim("collective", "--system", "hgx-h100", "--gpus", "1", "--op", "all_reduce", "--bytes", "1G").stdout)
+    check(shipped["heldout_error"] is None, "no collective class's held-out error is quoted for a copy")
     table = racksim("sweep", "--system", "hgx-h100", "--gpus", "1", "--op", "all_gather", "--min-bytes", "1M",
                     "--max-bytes", "1M").stdout
     row = [line.split() for line in table.splitlines() if line.strip().startswith("1048576")]
