@@ -80,7 +80,9 @@ std::string fit_to_json_text(const TrainingFitResult& fit) {
     gens[g] = e;
   }
   j["generations"] = gens;
-  j["fallbacks"] = {{"blackwell-ultra", "blackwell"}};
+  // Generations without published runs take another's fit: Blackwell Ultra Blackwell's, Ampere Hopper's
+  // (models/workload/gpu_compute.json says why each is a fair stand-in).
+  j["fallbacks"] = {{"ampere", "hopper"}, {"blackwell-ultra", "blackwell"}};
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const auto& r : fit.fitted) rows.push_back(fmt::format("#{} {}", r.run.index, r.run.label));
   j["rows"] = rows;

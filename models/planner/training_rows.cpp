@@ -37,9 +37,10 @@ const std::map<std::string, std::string> kModels{
 };
 
 // The file's systems -> topologies: 8-GPU DGX/HGX nodes joined by InfiniBand, and the NVL72 racks (the
-// Megatron-Bridge pages name them GB200 and GB300, the NVL72 racks of Grace-Blackwell trays).
-const std::map<std::string, std::string> kSystems{{"H100", "hgx-h100"}, {"H200", "hgx-h200"},    {"B200", "hgx-b200"},
-                                                  {"B300", "hgx-b300"}, {"GB200", "gb200-nvl72"}, {"GB300", "gb300-nvl72"}};
+// Megatron-Bridge pages name them GB200 and GB300, the NVL72 racks of Grace-Blackwell trays). A100: DGX A100.
+const std::map<std::string, std::string> kSystems{{"A100", "hgx-a100"}, {"H100", "hgx-h100"},    {"H200", "hgx-h200"},
+                                                  {"B200", "hgx-b200"}, {"B300", "hgx-b300"},    {"GB200", "gb200-nvl72"},
+                                                  {"GB300", "gb300-nvl72"}};
 
 // A model label the table above does not list, as a preset id: "Llama 3.1 70B" -> "llama-3.1-70b" (lower
 // case, spaces to hyphens, a parenthesised remark dropped), or the id itself; empty when no preset has it.
@@ -56,7 +57,7 @@ std::string system_key(const std::string& label) {
   for (char c : label) k += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   for (const char* prefix : {"NVIDIA ", "DGX-", "DGX ", "HGX-", "HGX "})
     if (k.rfind(prefix, 0) == 0) k.erase(0, std::string(prefix).size());
-  for (const char* suffix : {" NVL72", "-NVL72", "_NVL72", "NVL72", " SXM", "-SXM", " SXM5", "-SXM5"})
+  for (const char* suffix : {" NVL72", "-NVL72", "_NVL72", "NVL72", " SXM", "-SXM", " SXM4", "-SXM4", " SXM5", "-SXM5"})
     if (k.size() > std::string(suffix).size() && k.compare(k.size() - std::string(suffix).size(), std::string::npos, suffix) == 0)
       k.erase(k.size() - std::string(suffix).size());
   return k;

@@ -14,7 +14,7 @@ namespace racksim {
 namespace {
 
 const std::vector<std::string> kGemmDtypes{"bf16", "fp8", "fp4"};
-const std::vector<std::string> kGenerations{"hopper", "blackwell", "blackwell-ultra"};
+const std::vector<std::string> kGenerations{"ampere", "hopper", "blackwell", "blackwell-ultra"};
 
 std::string join(const std::vector<std::string>& v) {
   std::string s;

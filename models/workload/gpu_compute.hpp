@@ -1,7 +1,7 @@
 #pragma once
 // What a GPU can compute, in two parts:
 //  * models/workload/gpu_compute.json (vendor data, each number cited): per GPU type its generation
-//    (hopper, blackwell, blackwell-ultra) and dense tensor-core peaks per GEMM input type (bf16, fp8,
+//    (ampere, hopper, blackwell, blackwell-ultra) and dense tensor-core peaks per GEMM input type (bf16, fp8,
 //    fp4), and the precision recipes (BF16, FP8 delayed / current scaling / blockwise, MXFP8, NVFP4):
 //    which GEMM type each runs at, what quantising costs, what it keeps in memory;
 //  * calibrate/training/compute-fit.json (fitted by `racksim plan --fit` on published training runs and
@@ -9,7 +9,7 @@
 //    GEMMs, grouped expert GEMMs, attention and the Mamba scan reach, the HBM efficiency of elementwise
 //    work, fixed costs per GEMM launch, per layer block and per pipeline transfer, and how much of the TP
 //    and EP communication stays exposed. A generation with no fit of its own takes another's
-//    (blackwell-ultra: blackwell's), which the file says.
+//    (blackwell-ultra: blackwell's; ampere: hopper's), which the file says.
 #include <map>
 #include <string>
 #include <vector>
@@ -27,7 +27,7 @@ struct PrecisionRecipe {
   double weight_copy_bytes = 0;    // bytes per parameter of low-precision weight copies kept during a step
   double param_bytes = 2;          // bytes per parameter of the model's own weights (1: FP8 primary weights,
                                    // Megatron's fp8_param_gather; their DP all-gather moves these bytes)
-  std::vector<std::string> generations;  // where it runs ("hopper", "blackwell", "blackwell-ultra")
+  std::vector<std::string> generations;  // where it runs ("ampere", "hopper", "blackwell", "blackwell-ultra")
   std::string source;
 };
 
@@ -35,7 +35,7 @@ struct GpuCompute {
   std::string system;              // "" = any system with this GPU type
   std::string gpu_type;            // topology gpu_types id ("b200", "h100-sxm", ...)
   std::string name;
-  std::string generation;          // "hopper", "blackwell", "blackwell-ultra"
+  std::string generation;          // "ampere", "hopper", "blackwell", "blackwell-ultra"
   std::map<std::string, double> peak_dense_TFLOPs;  // by GEMM input type: "bf16", "fp8", "fp4"
   // Attention kernels (forward + backward) run this many times faster than the fitted attention efficiency
   // of the generation whose parameters this GPU uses (1 = as fitted). Blackwell Ultra: doubled SFU

@@ -113,6 +113,21 @@ t = run(base + ["--top", "3", "--compare", "none"])
 check(t.returncode == 0 and "DeviceMesh" in t.stdout and "rank -> tray -> rack" in t.stdout and "Why:" in t.stdout, "table output")
 check("NVL68" in t.stdout and "NVL64" in t.stdout, "degraded-rack scenarios")
 
+# 4b. HGX A100: no published run, so Ampere takes Hopper's fitted efficiencies on the A100's own peak (312 TFLOP/s
+# BF16 dense), which the plan says; a BF16 layout is priced, and at the same layout an A100 is slower than an H100
+# by about the peaks' ratio (989 / 312 = 3.2; less where fixed per-block costs weigh: they do not scale).
+a100_args = ["--model", "llama-3-8b", "--gpus", "8", "--global-batch", "128", "--seq-len", "8192", "--tp", "1", "--pp", "1",
+             "--cp", "1", "--micro-batch", "1", "--zero", "1", "--recompute", "full", "--engine-top", "0", "--compare", "none",
+             "--no-failures", "--format", "json"]
+a100 = run(["--system", "hgx-a100"] + a100_args)
+h100 = run(["--system", "hgx-h100"] + a100_args)
+check(a100.returncode == 0 and h100.returncode == 0, f"A100 / H100 pinned plans: exit {a100.returncode} / {h100.returncode}: {a100.stderr}")
+if a100.returncode == 0 and h100.returncode == 0:
+    ja, jh = json.loads(a100.stdout), json.loads(h100.stdout)
+    ratio = jh["layouts"][0]["tokens_per_s_per_gpu"] / ja["layouts"][0]["tokens_per_s_per_gpu"]
+    check(2.6 < ratio < 3.2, f"H100 / A100 tokens per second at one layout: {ratio:.2f} (peaks 3.17)")
+    check("ampere: the fit of hopper" in run(["--system", "hgx-a100"] + a100_args[:-2]).stdout, "the A100 plan names its borrowed fit")
+
 # 5. Bad input: exit 2, one line on stderr naming the problem, nothing on stdout.
 with tempfile.TemporaryDirectory() as tmp:
     bad_model = os.path.join(tmp, "bad.json")
@@ -127,6 +142,9 @@ with tempfile.TemporaryDirectory() as tmp:
         (["--system", "dgx-spark", "--model", "llama-3.1-8b"] + small,
          ["--system", "'dgx-spark' (its GPU type 'gb10-gpu' has no compute figures", "hgx-h100", "gb300-nvl72"]),
         (["--system", "rtx4090-pcie", "--model", "llama-3.1-8b"] + small, ["--system", "'rtx4090-pcie'", "h200-pcie"]),
+        # no FP8 tensor cores on an A100: the recipe is refused naming what it runs
+        (["--system", "hgx-a100", "--model", "llama-3.1-8b", "--precision", "fp8-cs"] + small,
+         ["--precision", "'fp8-cs' on NVIDIA A100 SXM4 (ampere)", "bf16"]),
         (["--model", bad_model] + small, [bad_model, "/colour", "unknown key 'colour'"]),
         (["--model", "llama-3.1-8b", "--gpus", "71"] + small, ["--gpus", "71 GPUs", "global batch not divisible"]),
         (["--model", "llama-3.1-8b", "--tp", "8", "--dp", "16"] + small, ["--tp", "--dp 16", "product 128"]),

@@ -192,6 +192,9 @@ copies += [dict(llama, system="H200", vp=1000)]
 copies += [dict(b200[1], system="Lambda 1-Click GB200 NVL72 cluster")]
 # ... and one printed without a space before NVL72
 copies += [dict(b200[1], system="GB300NVL72")]
+# A100 (session 47: Ampere takes Hopper's fit): the BF16 runs, as pages print the system ("DGX A100", "A100-SXM4")
+bf16 = [x for x in b200 if x["precision_normalized"] == "BF16"]
+copies += [dict(x, system="DGX A100") for x in bf16] + [dict(bf16[0], system="A100-SXM4")]
 # a row its GPU cannot run (MXFP8 on Hopper) is left out with the reason; the others are still priced
 mx = next(x for x in b200 if x["precision_normalized"] == "MXFP8")
 copies += [dict(mx, system="H200")]
@@ -215,7 +218,10 @@ with tempfile.TemporaryDirectory() as tmp:
         for x in doc["rows"]:
             pred.setdefault(x["run"], {})[x["system"]] = x["predicted_tokens_per_s_per_gpu"]
         systems = {x["system"] for x in doc["rows"]}
-        check(systems >= {"hgx-b200", "gb200-nvl72", "gb300-nvl72", "hgx-b300", "hgx-h200"}, f"every system priced: {sorted(systems)}")
+        check(systems >= {"hgx-b200", "gb200-nvl72", "gb300-nvl72", "hgx-b300", "hgx-h200", "hgx-a100"}, f"every system priced: {sorted(systems)}")
+        a100 = [x for x in doc["rows"] if x["system"] == "hgx-a100"]
+        a100_out = [e for e in doc["excluded"] if " A100" in e["record"] and "contradicts the performance recipe" not in e["why"]]
+        check(len(a100) >= 4 and not a100_out, f"the BF16 runs copied onto A100 priced ({len(a100)}; left out: {a100_out})")
         dense = [x for x in doc["rows"] if "Llama 3.1 405B" in x["run"] and x["system"] == "gb200-nvl72"]
         check(len(dense) > 0, "Llama 3.1 405B priced on GB200")
         for x in doc["rows"]:
