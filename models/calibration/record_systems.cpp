@@ -30,15 +30,6 @@ int stated_domains(const std::string& notes) {
   return std::stoi(m[1].str());
 }
 
-// The HGX system of an 8-GPU board's GPU model; empty for any other model.
-std::string hgx_system_of(const std::string& model) {
-  static const std::map<std::string, std::string> systems{{"H100", "hgx-h100"}, {"H200", "hgx-h200"}, {"H800", "hgx-h800"},
-                                                         {"H20", "hgx-h20"},   {"B200", "hgx-b200"}, {"B300", "hgx-b300"},
-                                                         {"A100", "hgx-a100"}};
-  const auto it = systems.find(model);
-  return it == systems.end() ? "" : it->second;
-}
-
 // What one node of an HGX system's NICs carry per direction, in Gb/s, from its topology file.
 double node_nic_Gbps(const std::string& system) {
   const TopologySpec spec = SystemCatalog::shipped().load(system);
@@ -126,7 +117,7 @@ int number_in(const std::string& text, const char* pattern) {
 RecordTarget record_target(const std::string& model, const std::string& net, const std::string& algo, const std::string& notes,
                            int gpus, int nodes, int per_node) {
   RecordTarget t;
-  const std::string hgx = hgx_system_of(model);
+  const std::string hgx = hgx_system_of_gpu_model(model);
   const bool hgx_model = !hgx.empty();
   std::string efa_system;  // the AWS instance's own system, when racksim has one
   const AwsInstance* instance = aws_instance_named(net);  // an AWS P5/P6 instance: EFA, said by its name
@@ -247,7 +238,7 @@ RecordTarget record_target_from_text(const std::string& text, const std::string&
   static const std::regex pcie_card(R"((^|[^A-Za-z0-9])(H100|H200|B200|A100|L40S)[ -]?(PCIe|NVL)([^A-Za-z0-9]|$))", std::regex::icase);
   if (std::regex_search(text, pcie_card) || has(lower(text), "no nvlink") || has(lower(text), "without nvlink"))
     return refused("PCIe cards (no NVSwitch board) or NVLink bridges: no racksim system for them (read from '" + text + "')");
-  if (hgx_system_of(model).empty() && !(model == "GB200" || model == "GB300"))
+  if (hgx_system_of_gpu_model(model).empty() && !(model == "GB200" || model == "GB300"))
     return refused("no racksim system for the " + model + " (read from '" + text + "')");
   const std::string words = text + " " + notes;
   const bool nvl72 = model == "GB200" || model == "GB300";

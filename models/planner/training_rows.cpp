@@ -10,6 +10,7 @@
 #include "models/planner/step_model.hpp"
 #include "models/workload/model_catalog.hpp"
 #include "sim/core/json_reader.hpp"
+#include "sim/topo/system_catalog.hpp"
 
 namespace racksim {
 
@@ -36,11 +37,23 @@ const std::map<std::string, std::string> kModels{
     {"Qwen3 235B-A22B", "qwen3-235b-a22b"},
 };
 
-// The file's systems -> topologies: 8-GPU DGX/HGX nodes joined by InfiniBand, and the NVL72 racks (the
-// Megatron-Bridge pages name them GB200 and GB300, the NVL72 racks of Grace-Blackwell trays). A100: DGX A100.
-const std::map<std::string, std::string> kSystems{{"A100", "hgx-a100"}, {"H100", "hgx-h100"},    {"H200", "hgx-h200"},
-                                                  {"B200", "hgx-b200"}, {"B300", "hgx-b300"},    {"GB200", "gb200-nvl72"},
-                                                  {"GB300", "gb300-nvl72"}};
+// The file's systems -> topologies: 8-GPU DGX/HGX nodes joined by InfiniBand (the catalog's table of GPU models,
+// hgx_system_of_gpu_model), and the NVL72 racks (the Megatron-Bridge pages name them GB200 and GB300, the NVL72
+// racks of Grace-Blackwell trays); "" for a label that names none.
+const std::vector<std::pair<std::string, std::string>> kRackSystems{{"GB200", "gb200-nvl72"}, {"GB300", "gb300-nvl72"}};
+std::string system_of(const std::string& key) {
+  if (std::string hgx = hgx_system_of_gpu_model(key); !hgx.empty()) return hgx;
+  for (const auto& [label, system] : kRackSystems)
+    if (label == key) return system;
+  return "";
+}
+// Every label system_of knows: the racks first, so that a longer label's "GB200" is not read as "B200".
+std::vector<std::string> known_systems() {
+  std::vector<std::string> out;
+  for (const auto& entry : kRackSystems) out.push_back(entry.first);
+  for (const auto& m : hgx_gpu_models()) out.push_back(m);
+  return out;
+}
 
 // A model label the table above does not list, as a preset id: "Llama 3.1 70B" -> "llama-3.1-70b" (lower
 // case, spaces to hyphens, a parenthesised remark dropped), or the id itself; empty when no preset has it.
@@ -65,7 +78,11 @@ std::string system_key(const std::string& label) {
 // The first of the table's systems a longer label names as a word ("Lambda GB200 NVL72 cluster" -> "GB200"; GB200
 // is not read as B200), or "" when it names none.
 std::string system_named_in(const std::string& label) {
-  static const std::regex named(R"((^|[^A-Za-z0-9])(GB300|GB200|B300|B200|H200|H100)([^A-Za-z0-9]|$))", std::regex::icase);
+  static const std::regex named = [] {
+    std::string any;
+    for (const auto& k : known_systems()) any += (any.empty() ? "" : "|") + k;
+    return std::regex("(^|[^A-Za-z0-9])(" + any + ")([^A-Za-z0-9]|$)", std::regex::icase);
+  }();
   std::smatch m;
   if (!std::regex_search(label, m, named)) return "";
   std::string k = m[2].str();
@@ -187,10 +204,13 @@ std::vector<PublishedRun> load_published_runs(const std::string& path) {
     if (mit != kModels.end()) x.model = mit->second;
     else if (const std::string id = preset_id_of(x.model_label); !id.empty()) x.model = id;
     else exclude("model '" + x.model_label + "' has no preset (models/workload/presets; a row may name one by its id)");
-    auto sit = kSystems.find(system_key(x.system_label));
-    if (sit == kSystems.end()) sit = kSystems.find(system_named_in(x.system_label));
-    if (sit != kSystems.end()) x.system = sit->second;
-    else exclude("system '" + x.system_label + "' has no topology (known: H100, H200, B200, B300, GB200, GB300)");
+    x.system = system_of(system_key(x.system_label));
+    if (x.system.empty()) x.system = system_of(system_named_in(x.system_label));
+    if (x.system.empty()) {
+      std::string known;
+      for (const auto& k : known_systems()) known += (known.empty() ? "" : ", ") + k;
+      exclude("system '" + x.system_label + "' has no topology (known: " + known + ")");
+    }
     x.precision = recipe_of(x.precision_label);
     if (x.precision.empty()) exclude(x.precision_label.empty() ? "precision not stated" : "precision '" + x.precision_label + "' not a recipe racksim knows");
     if (!gpus || !gbs || !mbs || !tp || !pp || *gpus < 1 || *gbs < 1 || *mbs < 1 || *tp < 1 || *pp < 1)

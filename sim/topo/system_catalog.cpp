@@ -32,4 +32,28 @@ TopologySpec SystemCatalog::load(const std::string& name_or_path) const {
 
 NamedJsonFiles SystemCatalog::files() const { return NamedJsonFiles(dir_, "system", "a topology JSON file"); }
 
+namespace {
+const std::vector<std::pair<std::string, std::string>>& hgx_systems() {
+  static const std::vector<std::pair<std::string, std::string>> systems{
+      {"A100", "hgx-a100"}, {"H100", "hgx-h100"}, {"H200", "hgx-h200"}, {"H800", "hgx-h800"},
+      {"H20", "hgx-h20"},   {"B200", "hgx-b200"}, {"B300", "hgx-b300"}};
+  return systems;
+}
+}  // namespace
+
+std::string hgx_system_of_gpu_model(const std::string& model) {
+  for (const auto& [m, system] : hgx_systems())
+    if (m == model) return system;
+  return "";
+}
+
+const std::vector<std::string>& hgx_gpu_models() {
+  static const std::vector<std::string> models = [] {
+    std::vector<std::string> out;
+    for (const auto& entry : hgx_systems()) out.push_back(entry.first);
+    return out;
+  }();
+  return models;
+}
+
 }  // namespace racksim

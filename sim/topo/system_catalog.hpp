@@ -28,4 +28,11 @@ class SystemCatalog {
   std::string dir_;
 };
 
+// The shipped 8-GPU HGX system of a GPU model as records and published tables name it ("H100" -> "hgx-h100",
+// "A100" -> "hgx-a100"), or "" for any other model. One table for every reader of such labels (public
+// collective records, published training runs).
+std::string hgx_system_of_gpu_model(const std::string& model);
+// The models that table knows, in its order.
+const std::vector<std::string>& hgx_gpu_models();
+
 }  // namespace racksim

@@ -232,5 +232,15 @@ with tempfile.TemporaryDirectory() as tmp:
                     ratio = x["predicted_tokens_per_s_per_gpu"] / b["predicted_tokens_per_s_per_gpu"]
                     check(1.0 <= ratio <= 1.2, f"{x['run']}: GB200 / B200 {ratio:.3f} in [1.0, 1.2]")
 
+# 6. a system no topology stands for is left out naming every label that has one (the HGX GPU models of the
+# system catalog's one table, A100 included since session 47, and the NVL72 racks)
+with tempfile.TemporaryDirectory() as tmp:
+    path = os.path.join(tmp, "tpu.json")
+    json.dump([dict(b200[1], system="TPU v5p")], open(path, "w"))
+    r = run(["--validate", path, "--in-sample", "--format", "json"])
+    out = [e["why"] for e in json.loads(r.stdout)["excluded"]] if r.returncode == 0 else []
+    check(len(out) == 1 and all(k in out[0] for k in ("has no topology", "A100", "H100", "B300", "GB200", "GB300")),
+          f"an unknown system is left out naming the known ones: {out}")
+
 print(f"{len(failures)} check(s) failed" if failures else "ok")
 sys.exit(1 if failures else 0)
