@@ -1,5 +1,6 @@
 // racksim command-line entry point: parse, dispatch to a subcommand, map errors to exit codes
 // (0 ok, 2 bad input, 1 a simulation that cannot run or a check whose answer is no, 3 an internal error).
+#include <cstddef>
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -31,10 +32,20 @@ bool may_be_large(int argc, char** argv) {
   }
   return false;
 }
+
+// The heap a call that is not re-executed puts on huge pages at start (heap_on_huge_pages). 16 MiB: a 72-GPU ring's
+// caller touches ~4 MB; measured on the dev VM (perf stat, 12 runs each, interleaved): 8 MiB 359-551 faults,
+// 16 MiB 257-262, 32 MiB no better (657: fewer huge pages found free). Untouched huge pages are never resident.
+constexpr std::size_t kCliHeapOnHugePagesBytes = std::size_t{16} << 20;
 }  // namespace
 
 int main(int argc, char** argv) {
   if (may_be_large(argc, argv)) racksim::reexec_with_hugepage_malloc(argv);
+  // Not re-executed (or the exec failed): the first 16 MiB of this call's heap on huge pages, in this process. A
+  // 72-GPU ring's caller (its 10 224-task schedule, encoded for the engine) took 1 160 page faults and 25 ms of
+  // CPU on the dev VM, where a fault costs ~20 us; 260 and 11-13 ms with it (docs/performance.md, session 48).
+  // RACKSIM_HUGEPAGES=off leaves it out too.
+  racksim::heap_on_huge_pages(kCliHeapOnHugePagesBytes);
   CLI::App app{"racksim: discrete-event simulator and performance model of NVLink rack-scale GPU systems"};
   app.require_subcommand(1);
   racksim::cli::GlobalOptions global;

@@ -1,7 +1,10 @@
 #include "sim/core/hugepage_malloc.hpp"
 
+#include <malloc.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -72,6 +75,37 @@ void reexec_with_hugepage_malloc(char** argv) {
   if (::setenv("GLIBC_TUNABLES", tunables.c_str(), 1) != 0 || ::setenv(kDoneVariable, "1", 1) != 0) return;
   ::execv("/proc/self/exe", argv);
   // The exec failed (no /proc, say): go on without; the tunable set above is harmless here.
+}
+
+std::size_t heap_on_huge_pages(std::size_t bytes) {
+  constexpr std::uintptr_t kHugePage = std::uintptr_t{2} << 20;
+  constexpr std::size_t kMaxBytes = std::size_t{1} << 30;  // mallopt takes an int
+  if (bytes < kHugePage || bytes > kMaxBytes || !hugepage_malloc_wanted()) return 0;
+  // Blocks up to 32 MiB from the heap (a 72-GPU schedule's vectors are 0.2-1 MB: glibc would map each afresh,
+  // 4 KiB pages), the top kept `bytes` deep when memory is freed, never trimmed below 1 GiB: as cli_tunables.
+  if (::mallopt(M_MMAP_THRESHOLD, 32 << 20) != 1 || ::mallopt(M_TRIM_THRESHOLD, 1 << 30) != 1 ||
+      ::mallopt(M_TOP_PAD, static_cast<int>(bytes)) != 1)
+    return 0;
+  // Make the heap grow now, by `bytes` and the block that asks: take blocks until the break moves. Only the
+  // pages at the old top and of the new top's header are touched; the rest stays unmapped until first use.
+  void* const start = ::sbrk(0);
+  if (start == reinterpret_cast<void*>(-1)) return 0;
+  constexpr std::size_t kBlock = 64 << 10;
+  void* blocks[64];
+  int taken = 0;
+  while (taken < 64 && ::sbrk(0) == start) {
+    blocks[taken] = std::malloc(kBlock);
+    if (blocks[taken] == nullptr) break;
+    ++taken;
+  }
+  for (int i = taken - 1; i >= 0; --i) std::free(blocks[i]);
+  void* const end = ::sbrk(0);
+  if (end == reinterpret_cast<void*>(-1) || end <= start) return 0;
+  // Past the first touched pages: the first 2 MiB boundary beyond a block of slack, up to the last boundary.
+  const std::uintptr_t from = (reinterpret_cast<std::uintptr_t>(start) + kBlock + kHugePage - 1) & ~(kHugePage - 1);
+  const std::uintptr_t to = reinterpret_cast<std::uintptr_t>(end) & ~(kHugePage - 1);
+  if (to <= from || ::madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE) != 0) return 0;
+  return to - from;
 }
 
 }  // namespace racksim

@@ -9,9 +9,12 @@
 // to 0.96 s (docs/performance.md). The tunable is read once, when a process starts, so:
 //   * the engine processes (racksim-engine --serve / --daemon) are spawned with it (environment_for_engine);
 //   * the CLI re-executes itself with it once, before parsing, when the command can be large
-//     (reexec_with_hugepage_malloc).
+//     (reexec_with_hugepage_malloc);
+//   * every other CLI call (a small collective: the exec would cost more than it saves) backs the first
+//     few MiB of its heap with huge pages in its own process (heap_on_huge_pages).
 // Results are the same to the byte (only where memory lives changes). RACKSIM_HUGEPAGES=off leaves every
 // process as it was; a GLIBC_TUNABLES that already names glibc.malloc.hugetlb is kept as given.
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -41,5 +44,11 @@ SpawnEnvironment environment_for_engine();
 // arguments (execv of /proc/self/exe). Returns only when nothing was done or the exec failed (the run then
 // goes on as it is). Call first thing in main, before any thread or allocation worth keeping.
 void reexec_with_hugepage_malloc(char** argv);
+
+// When wanted: grows this process's malloc heap (glibc's main arena) once by about `bytes`, keeps that much
+// when memory is freed (M_TOP_PAD), and advises huge pages on its 2 MiB-aligned part (MADV_HUGEPAGE), what
+// glibc.malloc.hugetlb=1 does for every growth, without re-executing. Later growth takes 4 KiB pages as before.
+// Returns the bytes advised (0: not wanted, or the kernel or allocator declined; the run goes on either way).
+std::size_t heap_on_huge_pages(std::size_t bytes);
 
 }  // namespace racksim

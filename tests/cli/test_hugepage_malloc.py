@@ -1,8 +1,9 @@
 #!/usr/bin/python3
 """Issue 14: racksim's processes back malloc with transparent huge pages (sim/core/hugepage_malloc.hpp), the CLI
-by re-executing itself for large runs and the engine by being spawned with the tunable. Where memory lives must
-not change a result: the same run with RACKSIM_HUGEPAGES=off gives the same bytes, in the engine (a 576-GPU
-hierarchical all-reduce, large enough to re-execute) and in the analytic model."""
+by re-executing itself for large runs, small calls by advising huge pages on their first 16 MiB of heap in their own
+process (heap_on_huge_pages), and the engine by being spawned with the tunable. Where memory lives must not change a
+result: the same run with RACKSIM_HUGEPAGES=off gives the same bytes, in the engine (a 576-GPU hierarchical
+all-reduce, large enough to re-execute; a 72-GPU ring, which is not) and in the analytic model."""
 import os
 import subprocess
 import sys
@@ -12,6 +13,8 @@ TIMEOUT_SCALE = int(os.environ.get("RACKSIM_TEST_TIMEOUT_SCALE", "1"))
 RUNS = [
     ["collective", "--system", "gb200-nvl72", "--racks", "8", "--gpus", "576", "--algo", "hierarchical",
      "--op", "all_reduce", "--bytes", "1G", "--format", "json"],
+    ["collective", "--system", "gb200-nvl72", "--gpus", "72", "--algo", "ring", "--op", "all_reduce", "--bytes", "1G",
+     "--format", "json", "--model", "engine"],
     ["collective", "--system", "hgx-h100", "--gpus", "8", "--algo", "ring", "--op", "all_reduce", "--bytes", "64M",
      "--format", "json"],
     ["sweep", "--system", "gb200-nvl72", "--racks", "8", "--gpus", "576", "--op", "all_reduce", "-b", "1M", "-e", "64M",

@@ -1,6 +1,8 @@
 // sim/core/hugepage_malloc: the GLIBC_TUNABLES value racksim's processes start with, and when they do not.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <string>
 
@@ -98,6 +100,56 @@ TEST(HugepageMalloc, NotWantedWhenTheTunableIsAlreadySet) {
   ::setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1", 1);
   EXPECT_FALSE(hugepage_malloc_wanted());
   EXPECT_EQ(engine_tunables(), "glibc.malloc.hugetlb=1");
+}
+
+// Sanitizers bring their own allocator: glibc's heap, its mallopt and its break are not what malloc uses there.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kGlibcHeap = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kGlibcHeap = false;
+#else
+constexpr bool kGlibcHeap = true;
+#endif
+#else
+constexpr bool kGlibcHeap = true;
+#endif
+
+TEST(HugepageMalloc, HeapOnHugePagesGrowsTheHeapAndAdvisesItsAlignedPart) {
+  if (!kGlibcHeap) GTEST_SKIP() << "a sanitizer's allocator, not glibc's heap";
+  SavedVariable off("RACKSIM_HUGEPAGES"), tunables("GLIBC_TUNABLES");
+  ::unsetenv("RACKSIM_HUGEPAGES");
+  ::unsetenv("GLIBC_TUNABLES");
+  constexpr std::size_t kMiB = std::size_t{1} << 20;
+  char* const before = static_cast<char*>(::sbrk(0));
+  const std::size_t advised = heap_on_huge_pages(16 * kMiB);
+  char* const after = static_cast<char*>(::sbrk(0));
+  // The heap's top is kept 16 MiB deep; what is advised starts past a 64 KiB block of slack at the next 2 MiB
+  // boundary and ends at the last one: 16 MiB less at most two huge pages and the slack.
+  EXPECT_GE(after - before, static_cast<std::ptrdiff_t>(16 * kMiB - 64 * 1024));
+  EXPECT_GE(advised, 12 * kMiB);
+  EXPECT_LE(advised, 16 * kMiB);
+  EXPECT_EQ(advised % (2 * kMiB), 0U);
+  // A block of 1 MiB (glibc's default would map it afresh, above 128 KiB) now comes from that heap: from the
+  // old top (up to 64 blocks of 64 KiB were taken below the old break) or above it, below the break.
+  void* block = std::malloc(kMiB);
+  ASSERT_NE(block, nullptr);
+  EXPECT_GE(static_cast<char*>(block), before - 4 * kMiB);
+  EXPECT_LT(static_cast<char*>(block), static_cast<char*>(::sbrk(0)));
+  std::free(block);
+}
+
+TEST(HugepageMalloc, HeapOnHugePagesDoesNothingWhenOffOrTooSmall) {
+  SavedVariable off("RACKSIM_HUGEPAGES"), tunables("GLIBC_TUNABLES");
+  ::unsetenv("GLIBC_TUNABLES");
+  ::setenv("RACKSIM_HUGEPAGES", "off", 1);
+  EXPECT_EQ(heap_on_huge_pages(16 << 20), 0U);
+  ::unsetenv("RACKSIM_HUGEPAGES");
+  ::setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1", 1);  // the re-executed CLI: glibc does it already
+  EXPECT_EQ(heap_on_huge_pages(16 << 20), 0U);
+  ::unsetenv("GLIBC_TUNABLES");
+  EXPECT_EQ(heap_on_huge_pages((2 << 20) - 1), 0U);  // less than one huge page
+  EXPECT_EQ(heap_on_huge_pages(std::size_t{2} << 30), 0U);  // more than mallopt's int takes
 }
 
 }  // namespace
