@@ -92,9 +92,11 @@ class Pricer {
     e->sm_count = spec.gpu_type(spec.tray.gpus.at(0).type).sm_count;
     return *envs_.emplace(key, std::move(e)).first->second;
   }
-  const ModelSpec& model(const std::string& id) {
-    auto it = models_cache_.find(id);
-    if (it == models_cache_.end()) it = models_cache_.emplace(id, models_.load(id)).first;
+  // The model a run trained (its preset, or the preset's proxy with fewer layers: model_of_run).
+  const ModelSpec& model(const PublishedRun& r) {
+    const std::string key = r.model + "#" + std::to_string(r.proxy_layers);
+    auto it = models_cache_.find(key);
+    if (it == models_cache_.end()) it = models_cache_.emplace(key, model_of_run(models_.load(r.model), r)).first;
     return it->second;
   }
   const ComputeTable& table() const { return table_; }
@@ -131,7 +133,7 @@ class Pricer {
 
   Priced price(const PublishedRun& r, const ComputeParams& p) {
     Env& e = env(r.system, r.gpus);
-    const ModelSpec& m = model(r.model);
+    const ModelSpec& m = model(r);
     const TrainingJob job = job_of(r);
     const SystemContext sys = context(r, p);
     ParallelLayout l = r.layout;

@@ -150,7 +150,21 @@ std::optional<RecomputePlan> recompute_in(const std::string& notes) {
   return std::nullopt;
 }
 
+void exclude_run(PublishedRun& x, const std::string& why) {
+  if (x.excluded.empty()) x.excluded = why;
+}
+
 }  // namespace
+
+ModelSpec model_of_run(const ModelSpec& full, const PublishedRun& r) {
+  if (r.proxy_layers <= 0 || r.proxy_layers == full.layers) return full;
+  ModelSpec proxy = full;
+  proxy.layers = r.proxy_layers;
+  proxy.name += fmt::format(" ({}-layer proxy)", r.proxy_layers);
+  proxy.published_total_params = proxy.published_active_params = 0;  // the published counts are the full model's
+  proxy.cache_layer_types();
+  return proxy;
+}
 
 std::vector<PublishedRun> load_published_runs(const std::string& path) {
   const nlohmann::json doc = parse_json_file(path);
@@ -274,7 +288,21 @@ std::vector<PublishedRun> load_published_runs(const std::string& path) {
       }
       if (l.pp_layout.empty()) l.pp_layout = "uniform";
     }
-    if (notes.find("PROXY MODEL") != std::string::npos) exclude("a scaled-down proxy model (fewer layers than the published one)");
+    // dgxc-benchmarking's small GPU counts train a proxy: the model with fewer layers, priced as such (checked
+    // against the preset's layer count below).
+    if (notes.find("PROXY MODEL") != std::string::npos) {
+      std::smatch pm;
+      if (std::regex_search(notes, pm, std::regex(R"(PROXY MODEL: this column uses (\d{1,4}) layers instead of the full (\d{1,4}))"))) {
+        x.proxy_layers = std::stoi(pm[1]);
+        x.proxy_of_layers = std::stoi(pm[2]);
+        // Right after the model's name: tables cut long labels.
+        const std::string mark = fmt::format(" [proxy: {} of {} layers]", x.proxy_layers, x.proxy_of_layers);
+        const auto at = x.label.find(x.model_label);
+        x.label.insert(at == std::string::npos ? x.label.size() : at + x.model_label.size(), mark);
+      } else {
+        exclude("a scaled-down proxy model whose layer count the record does not state");
+      }
+    }
     if (notes.find("does NOT match the perf recipe") != std::string::npos)
       exclude("the printed layout contradicts the performance recipe of its release (what ran is uncertain)");
     // What was measured.
@@ -328,11 +356,26 @@ std::vector<PublishedRun> load_published_runs(const std::string& path) {
         x.excluded = "sequence length not printed and not implied by the other records";
       }
     }
+    // A proxy must be of the preset: the layers the record says the full model has, and a stack whose layers are
+    // alike (a hybrid pattern's proxy could keep any of its blocks).
+    ModelSpec spec;
+    if (!x.model.empty()) {
+      const ModelSpec full = catalog.load(x.model);
+      spec = full;
+      if (x.proxy_layers > 0) {
+        if (full.layers != x.proxy_of_layers)
+          exclude_run(x, fmt::format("a proxy of a {}-layer model, but preset {} has {} layers", x.proxy_of_layers, x.model, full.layers));
+        else if (full.is_hybrid() || x.proxy_layers < 1 || x.proxy_layers > full.layers)
+          exclude_run(x, fmt::format("a {}-layer proxy of {} (which of its layers a proxy keeps is not stated)", x.proxy_layers, x.model));
+        else
+          spec = model_of_run(full, x);
+      }
+    }
     // A recipe's layout string must match its PP x VP and the model (a few recipe-only records pair a
     // layout with another PP x VP): otherwise Megatron's uniform split, said so.
     if (x.layout.pp > 1 && !x.model.empty() && x.layout.pp_layout != "uniform") {
       try {
-        parse_pp_layout(x.layout.pp_layout, catalog.load(x.model), x.layout.pp * x.layout.virtual_stages);
+        parse_pp_layout(x.layout.pp_layout, spec, x.layout.pp * x.layout.virtual_stages);
       } catch (const std::invalid_argument& e) {
         x.assumptions += std::string(e.what()) + ": priced with Megatron's uniform split; ";
         x.layout.pp_layout = "uniform";
@@ -342,7 +385,6 @@ std::vector<PublishedRun> load_published_runs(const std::string& path) {
     // (pipeline_slots; the planner's search rejects more too, search.cpp's pp-layers): a record asking for more is
     // left out, not priced with empty stages.
     if (x.layout.pp > 1 && !x.model.empty() && x.layout.pp_layout == "uniform") {
-      const ModelSpec spec = catalog.load(x.model);
       const int chunks = x.layout.pp * x.layout.virtual_stages;
       if (chunks > pipeline_slots(spec)) {
         const std::string why = fmt::format("PP x VP = {} pipeline chunks for {} layers (Megatron refuses it too)", chunks, spec.layers);

@@ -35,8 +35,14 @@ struct PublishedRun {
   std::string assumptions;       // values the record leaves out that racksim supplied
   std::string excluded;          // why the run is left out of fit and validation ("" = used)
   std::string layout_problem;    // why its layout cannot be pinned at all ("" = it can: Megatron would run it)
+  // A scaled-down proxy of the model (dgxc-benchmarking's columns for small GPU counts print "PROXY MODEL: this
+  // column uses N layers instead of the full M"): N and M; 0 = the model as published.
+  int proxy_layers = 0, proxy_of_layers = 0;
   double step_s() const { return static_cast<double>(global_batch) * seq_len / (tokens_per_s_per_gpu * gpus); }
 };
+
+// The model a run trained: `full` itself, or its proxy of r.proxy_layers layers (the same layers, fewer of them).
+ModelSpec model_of_run(const ModelSpec& full, const PublishedRun& r);
 
 // Reads the file; InputError for a malformed file (not for records racksim cannot use: those are
 // marked excluded).

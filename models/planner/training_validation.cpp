@@ -60,7 +60,7 @@ TrainingValidation validate_training(const std::string& rows_file, const Trainin
       seen.push_back(job);
       const ComputeParams& p = shipped.at(eng.pricer.fitted_generation(*r));
       Pricer::Env& e = eng.pricer.env(r->system, r->gpus);
-      const ModelSpec& m = eng.pricer.model(r->model);
+      const ModelSpec& m = eng.pricer.model(*r);
       const TrainingJob tj = eng.pricer.job_of(*r);
       const SystemContext sys = eng.pricer.context(*r, p);
       SearchConstraints c;

@@ -242,5 +242,39 @@ with tempfile.TemporaryDirectory() as tmp:
     check(len(out) == 1 and all(k in out[0] for k in ("has no topology", "A100", "H100", "B300", "GB200", "GB300")),
           f"an unknown system is left out naming the known ones: {out}")
 
+# 7. dgxc-benchmarking's scaled-down proxies (session 48): "PROXY MODEL: this column uses N layers instead of the full
+# M" is priced as the model with N layers (a proxy of the shipped 126-layer Llama 3.1 405B), fits in HBM where the
+# whole model would not, and costs about N / M of the whole model's step per GPU; a proxy of another layer count
+# than the preset's, or whose note gives no count, is left out with the reason.
+proxy = next(x for x in rows if "PROXY MODEL: this column uses 8 layers instead of the full 126" in x.get("notes", ""))
+whole = dict(proxy, notes=proxy["notes"].replace("PROXY MODEL", "(was a proxy)"))
+wrong = dict(proxy, notes=proxy["notes"].replace("full 126", "full 80"))
+vague = dict(proxy, notes=proxy["notes"].replace("this column uses 8 layers instead of the full 126", "fewer layers"))
+with tempfile.TemporaryDirectory() as tmp:
+    path = os.path.join(tmp, "proxies.json")
+    json.dump([proxy, whole, wrong, vague], open(path, "w"))
+    r = run(["--validate", path, "--in-sample", "--format", "json"])
+    check(r.returncode == 0, "--validate prices a proxy record")
+    if r.returncode == 0:
+        doc = json.loads(r.stdout)
+        priced = {x["index"]: x for x in doc["rows"]}
+        why = {e["record"]: e["why"] for e in doc["excluded"]}
+        check(0 in priced and "[proxy: 8 of 126 layers]" in priced[0]["run"], f"the proxy priced, its label says so: {list(priced)}")
+        check(1 in priced, "the same record without the proxy note priced as the whole model")
+        if 0 in priced and 1 in priced:
+            ratio = priced[1]["predicted_tokens_per_s_per_gpu"] / priced[0]["predicted_tokens_per_s_per_gpu"]
+            check(priced[0]["fits_in_memory"] and not priced[1]["fits_in_memory"],
+                  "8 layers of Llama 3.1 405B fit on 32 H100s with TP 8, all 126 do not")
+            check(0.8 * 8 / 126 < ratio < 1.2 * 8 / 126, f"the whole model's tokens/s ~ 8/126 of the proxy's ({ratio:.4f})")
+        check(any("a proxy of a 80-layer model" in w and "126 layers" in w for w in why.values()),
+              f"a proxy of another layer count left out: {list(why.values())}")
+        check(any("whose layer count the record does not state" in w for w in why.values()),
+              f"a proxy note without counts left out: {list(why.values())}")
+    r = run(["--validate", path, "--every-layout"])
+    lines = {int(l.split()[0]): l for l in r.stdout.splitlines() if l[:4].strip().isdigit()}
+    check(r.returncode == 0 and "[proxy: 8 of 126 layers]" in lines.get(0, "") and "does not fit" not in lines.get(0, "x")
+          and "does not fit" in lines.get(1, ""),
+          "--every-layout prices the proxy as a proxy (fits) and the whole model as the whole (does not)")
+
 print(f"{len(failures)} check(s) failed" if failures else "ok")
 sys.exit(1 if failures else 0)
