@@ -157,7 +157,9 @@ void exclude_run(PublishedRun& x, const std::string& why) {
 }  // namespace
 
 ModelSpec model_of_run(const ModelSpec& full, const PublishedRun& r) {
-  if (r.proxy_layers <= 0 || r.proxy_layers == full.layers) return full;
+  // Only what the loader accepts (a dense or MoE stack, fewer layers): a hybrid pattern has no such cut, and a run
+  // left out for it is still priced whole by --every-layout.
+  if (r.proxy_layers <= 0 || r.proxy_layers >= full.layers || full.is_hybrid()) return full;
   ModelSpec proxy = full;
   proxy.layers = r.proxy_layers;
   proxy.name += fmt::format(" ({}-layer proxy)", r.proxy_layers);
@@ -365,8 +367,10 @@ std::vector<PublishedRun> load_published_runs(const std::string& path) {
       if (x.proxy_layers > 0) {
         if (full.layers != x.proxy_of_layers)
           exclude_run(x, fmt::format("a proxy of a {}-layer model, but preset {} has {} layers", x.proxy_of_layers, x.model, full.layers));
-        else if (full.is_hybrid() || x.proxy_layers < 1 || x.proxy_layers > full.layers)
-          exclude_run(x, fmt::format("a {}-layer proxy of {} (which of its layers a proxy keeps is not stated)", x.proxy_layers, x.model));
+        else if (x.proxy_layers < 1 || x.proxy_layers >= full.layers)
+          exclude_run(x, fmt::format("a {}-layer proxy of {}'s {} layers is no smaller model", x.proxy_layers, x.model, full.layers));
+        else if (full.is_hybrid())
+          exclude_run(x, fmt::format("a {}-layer proxy of {}'s hybrid stack (which of its blocks it keeps is not stated)", x.proxy_layers, x.model));
         else
           spec = model_of_run(full, x);
       }

@@ -41,7 +41,8 @@ struct PublishedRun {
   double step_s() const { return static_cast<double>(global_batch) * seq_len / (tokens_per_s_per_gpu * gpus); }
 };
 
-// The model a run trained: `full` itself, or its proxy of r.proxy_layers layers (the same layers, fewer of them).
+// The model a run trained: `full` itself, or its proxy of r.proxy_layers layers (the same layers, fewer of them;
+// `full` itself for a hybrid stack or a count that is not fewer, which the loader leaves out).
 ModelSpec model_of_run(const ModelSpec& full, const PublishedRun& r);
 
 // Reads the file; InputError for a malformed file (not for records racksim cannot use: those are

@@ -47,7 +47,8 @@ void reexec_with_hugepage_malloc(char** argv);
 
 // When wanted: grows this process's malloc heap (glibc's main arena) once by about `bytes`, keeps that much
 // when memory is freed (M_TOP_PAD), and advises huge pages on its 2 MiB-aligned part (MADV_HUGEPAGE), what
-// glibc.malloc.hugetlb=1 does for every growth, without re-executing. Later growth takes 4 KiB pages as before.
+// glibc.malloc.hugetlb=1 does for every growth, without re-executing; blocks up to 32 MiB then come from the heap
+// and freed memory is not trimmed below 1 GiB (cli_tunables' thresholds). Later growth takes 4 KiB pages as before.
 // Returns the bytes advised (0: not wanted, or the kernel or allocator declined; the run goes on either way).
 std::size_t heap_on_huge_pages(std::size_t bytes);
 

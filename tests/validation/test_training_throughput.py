@@ -250,9 +250,11 @@ proxy = next(x for x in rows if "PROXY MODEL: this column uses 8 layers instead 
 whole = dict(proxy, notes=proxy["notes"].replace("PROXY MODEL", "(was a proxy)"))
 wrong = dict(proxy, notes=proxy["notes"].replace("full 126", "full 80"))
 vague = dict(proxy, notes=proxy["notes"].replace("this column uses 8 layers instead of the full 126", "fewer layers"))
+hybrid = next(x for x in rows if x["model"] == "Nemotron-H 56B" and x.get("record_type") != "recipe_layout_only")
+hybrid = dict(hybrid, notes=hybrid["notes"] + " PROXY MODEL: this column uses 20 layers instead of the full 118.")
 with tempfile.TemporaryDirectory() as tmp:
     path = os.path.join(tmp, "proxies.json")
-    json.dump([proxy, whole, wrong, vague], open(path, "w"))
+    json.dump([proxy, whole, wrong, vague, hybrid], open(path, "w"))
     r = run(["--validate", path, "--in-sample", "--format", "json"])
     check(r.returncode == 0, "--validate prices a proxy record")
     if r.returncode == 0:
@@ -270,6 +272,7 @@ with tempfile.TemporaryDirectory() as tmp:
               f"a proxy of another layer count left out: {list(why.values())}")
         check(any("whose layer count the record does not state" in w for w in why.values()),
               f"a proxy note without counts left out: {list(why.values())}")
+        check(any("hybrid stack" in w for w in why.values()), f"a proxy of a hybrid stack left out: {list(why.values())}")
     r = run(["--validate", path, "--every-layout"])
     lines = {int(l.split()[0]): l for l in r.stdout.splitlines() if l[:4].strip().isdigit()}
     check(r.returncode == 0 and "[proxy: 8 of 126 layers]" in lines.get(0, "") and "does not fit" not in lines.get(0, "x")
