@@ -10,7 +10,8 @@
 #                 across 1 389 racks, issue 14's goal of a minute),
 #                 run once each whatever -n says
 #     --racksim   the binary (default build/cli/racksim)
-# State the load you measured under: the load average is printed with the table.
+# State the load you measured under: the load average is printed with the table, and this machine's floor
+# (a bare /bin/true and `racksim systems`, median of 15) above it.
 set -uo pipefail
 runs=5
 slow=0
@@ -45,6 +46,21 @@ rows=(
 # ~1-3 ms of the script's own to every row (session 13).
 printf '%s, %s runs per row, load average %s\n' "$racksim" "$runs" \
   "$(cut -d' ' -f1-3 /proc/loadavg)"
+# This machine's floor, measured the same way: what starting any process costs here (a bare /bin/true) and the
+# smallest racksim call (`systems`: no topology, no engine). On paravirtualised VMs page faults make both several
+# times what they are on bare metal, which bounds the small rows (docs/performance.md).
+floor_ms() {
+  local samples=() i t0 t1 sorted
+  for ((i = 0; i < 15; i++)); do
+    t0=${EPOCHREALTIME/./}
+    "$@" >/dev/null 2>&1
+    t1=${EPOCHREALTIME/./}
+    samples+=($((10#$t1 - 10#$t0)))
+  done
+  sorted=($(printf '%s\n' "${samples[@]}" | sort -n))
+  awk -v us="${sorted[7]}" 'BEGIN { printf "%.1f ms", us / 1e3 }'
+}
+printf 'floor (median of 15): /bin/true %s, racksim systems %s\n' "$(floor_ms /bin/true)" "$(floor_ms "$racksim" systems)"
 printf '| %-46s | %12s | %12s | %10s | %-16s |\n' "workload (1 GiB all-reduce)" "median" "min" "goal" "meets goal"
 printf '|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..48})" "$(printf -- '-%.0s' {1..14})" "$(printf -- '-%.0s' {1..14})" \
   "$(printf -- '-%.0s' {1..12})" "------------------"
