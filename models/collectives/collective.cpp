@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "sim/core/errors.hpp"
+#include "sim/core/suggest.hpp"
 
 namespace racksim {
 
@@ -34,15 +35,6 @@ constexpr std::array<DtypeEntry, 22> kDtypes{{
     {"int32", 4},    {"int", 4},       {"uint32", 4},  {"float", 4},   {"float32", 4}, {"fp32", 4},
     {"int64", 8},    {"uint64", 8},    {"double", 8},  {"float64", 8},
 }};
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& s : items) {
-    if (!out.empty()) out.append(", ");
-    out.append(s);
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -100,15 +92,15 @@ std::string collective_spelling_refusal(const std::string& text) {
   const std::string w = spelling_key(text);
   if (w == "gather" || w == "scatter" || w == "hypercube" || w == "alltoallv")
     return "collective '" + text + "' (nccl-tests' " + w + ") is not one racksim models: it simulates " +
-           join(collective_op_names());
-  return "collective '" + text + "' is not one racksim models (" + join(collective_op_names()) +
+           comma_list(collective_op_names());
+  return "collective '" + text + "' is not one racksim models (" + comma_list(collective_op_names()) +
          "; written any way nccl-tests or NCCL's API spell them)";
 }
 
 CollectiveOp collective_op_from_string(const std::string& text, const std::string& where) {
   for (const auto& [op, name] : kOps)
     if (text == name) return op;
-  throw InputError(where, "", "'" + text + "'", "one of " + join(collective_op_names()));
+  throw InputError(where, "", "'" + text + "'", "one of " + comma_list(collective_op_names()));
 }
 
 // nccl-tests (src/*.cu, getBw): all_reduce busbw = algbw * 2(n-1)/n; all_gather, reduce_scatter and
@@ -134,7 +126,7 @@ const DtypeEntry& dtype_entry(const std::string& dtype, const std::string& where
     if (dtype == d.name) return d;
   std::vector<std::string> names;
   for (const auto& d : kDtypes) names.emplace_back(d.name);
-  throw InputError(where, "", "'" + dtype + "'", "one of " + join(names));
+  throw InputError(where, "", "'" + dtype + "'", "one of " + comma_list(names));
 }
 }  // namespace
 

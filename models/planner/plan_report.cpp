@@ -7,6 +7,7 @@
 #include "sim/core/statistics.hpp"
 #include "sim/core/units.hpp"
 #include "sim/core/json_reader.hpp"
+#include "sim/core/suggest.hpp"
 
 namespace racksim {
 
@@ -100,12 +101,6 @@ std::string range(int a, int b) { return a == b ? std::to_string(a) : fmt::forma
 std::string pct(double x) { return fmt::format("{:.1f}%", 100 * x); }
 
 
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
-  return out;
-}
 
 nlohmann::ordered_json heldout_class_json(const std::optional<TrainingHeldoutClass>& c) {
   if (!c) return nullptr;
@@ -269,7 +264,7 @@ std::string plan_heldout_text(const PlanResult& p) {
     return fmt::format("held-out error, {}: {:.1f} % median, {:.1f} % 90th percentile, {:.1f} % worst (tokens/s/GPU {:+.1f} % "
                        "vs published, median) over {} published run(s) of {} {} models ({}) on {}\n",
                        what, percent_to_tenth(c.median_abs), percent_to_tenth(c.p90_abs), percent_to_tenth(c.worst_abs), percent_to_tenth(c.median_signed), c.rows, c.generation,
-                       c.kind == "moe" ? "MoE" : "dense", join(c.models), join(c.systems));
+                       c.kind == "moe" ? "MoE" : "dense", comma_list(c.models), comma_list(c.systems));
   };
   std::string o;
   if (p.heldout->new_model) o += line("a model the fit had not seen", *p.heldout->new_model);

@@ -10,6 +10,7 @@
 #include "models/planner/step_model.hpp"
 #include "models/workload/model_catalog.hpp"
 #include "sim/core/json_reader.hpp"
+#include "sim/core/suggest.hpp"
 #include "sim/topo/system_catalog.hpp"
 
 namespace racksim {
@@ -150,16 +151,21 @@ std::optional<RecomputePlan> recompute_in(const std::string& notes) {
   return std::nullopt;
 }
 
-void exclude_run(PublishedRun& x, const std::string& why) {
-  if (x.excluded.empty()) x.excluded = why;
-}
-
 }  // namespace
 
+std::string proxy_problem(const ModelSpec& full, const PublishedRun& r) {
+  if (r.proxy_layers <= 0) return "";
+  if (full.layers != r.proxy_of_layers)
+    return fmt::format("a proxy of a {}-layer model, but preset {} has {} layers", r.proxy_of_layers, full.id, full.layers);
+  if (r.proxy_layers >= full.layers)
+    return fmt::format("a {}-layer proxy of {}'s {} layers is no smaller model", r.proxy_layers, full.id, full.layers);
+  if (full.is_hybrid())
+    return fmt::format("a {}-layer proxy of {}'s hybrid stack (which of its blocks it keeps is not stated)", r.proxy_layers, full.id);
+  return "";
+}
+
 ModelSpec model_of_run(const ModelSpec& full, const PublishedRun& r) {
-  // Only what the loader accepts (a dense or MoE stack, fewer layers): a hybrid pattern has no such cut, and a run
-  // left out for it is still priced whole by --every-layout.
-  if (r.proxy_layers <= 0 || r.proxy_layers >= full.layers || full.is_hybrid()) return full;
+  if (r.proxy_layers <= 0 || !proxy_problem(full, r).empty()) return full;
   ModelSpec proxy = full;
   proxy.layers = r.proxy_layers;
   proxy.name += fmt::format(" ({}-layer proxy)", r.proxy_layers);
@@ -222,11 +228,7 @@ std::vector<PublishedRun> load_published_runs(const std::string& path) {
     else exclude("model '" + x.model_label + "' has no preset (models/workload/presets; a row may name one by its id)");
     x.system = system_of(system_key(x.system_label));
     if (x.system.empty()) x.system = system_of(system_named_in(x.system_label));
-    if (x.system.empty()) {
-      std::string known;
-      for (const auto& k : known_systems()) known += (known.empty() ? "" : ", ") + k;
-      exclude("system '" + x.system_label + "' has no topology (known: " + known + ")");
-    }
+    if (x.system.empty()) exclude("system '" + x.system_label + "' has no topology (known: " + comma_list(known_systems()) + ")");
     x.precision = recipe_of(x.precision_label);
     if (x.precision.empty()) exclude(x.precision_label.empty() ? "precision not stated" : "precision '" + x.precision_label + "' not a recipe racksim knows");
     if (!gpus || !gbs || !mbs || !tp || !pp || *gpus < 1 || *gbs < 1 || *mbs < 1 || *tp < 1 || *pp < 1)
@@ -363,17 +365,8 @@ std::vector<PublishedRun> load_published_runs(const std::string& path) {
     ModelSpec spec;
     if (!x.model.empty()) {
       const ModelSpec full = catalog.load(x.model);
-      spec = full;
-      if (x.proxy_layers > 0) {
-        if (full.layers != x.proxy_of_layers)
-          exclude_run(x, fmt::format("a proxy of a {}-layer model, but preset {} has {} layers", x.proxy_of_layers, x.model, full.layers));
-        else if (x.proxy_layers < 1 || x.proxy_layers >= full.layers)
-          exclude_run(x, fmt::format("a {}-layer proxy of {}'s {} layers is no smaller model", x.proxy_layers, x.model, full.layers));
-        else if (full.is_hybrid())
-          exclude_run(x, fmt::format("a {}-layer proxy of {}'s hybrid stack (which of its blocks it keeps is not stated)", x.proxy_layers, x.model));
-        else
-          spec = model_of_run(full, x);
-      }
+      if (const std::string why = proxy_problem(full, x); !why.empty() && x.excluded.empty()) x.excluded = why;
+      spec = model_of_run(full, x);
     }
     // A recipe's layout string must match its PP x VP and the model (a few recipe-only records pair a
     // layout with another PP x VP): otherwise Megatron's uniform split, said so.

@@ -41,8 +41,12 @@ struct PublishedRun {
   double step_s() const { return static_cast<double>(global_batch) * seq_len / (tokens_per_s_per_gpu * gpus); }
 };
 
-// The model a run trained: `full` itself, or its proxy of r.proxy_layers layers (the same layers, fewer of them;
-// `full` itself for a hybrid stack or a count that is not fewer, which the loader leaves out).
+// Why a run's proxy (r.proxy_layers) cannot be priced as `full` cut short ("" = it can, or the run is no proxy):
+// another layer count than the preset's, no fewer layers, or a hybrid stack (which blocks it keeps is not stated).
+// The loader leaves such runs out with this reason.
+std::string proxy_problem(const ModelSpec& full, const PublishedRun& r);
+// The model a run trained: its proxy of r.proxy_layers layers (the same layers, fewer of them), or `full` itself
+// for a run that is no proxy or has a proxy_problem (--every-layout still prices such a run, whole).
 ModelSpec model_of_run(const ModelSpec& full, const PublishedRun& r);
 
 // Reads the file; InputError for a malformed file (not for records racksim cannot use: those are

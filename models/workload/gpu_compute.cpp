@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "sim/core/json_reader.hpp"
+#include "sim/core/suggest.hpp"
 
 #ifndef RACKSIM_TOPOLOGY_DIR
 #error "RACKSIM_TOPOLOGY_DIR must be defined by the build"
@@ -15,12 +16,6 @@ namespace {
 
 const std::vector<std::string> kGemmDtypes{"bf16", "fp8", "fp4"};
 const std::vector<std::string> kGenerations{"ampere", "hopper", "blackwell", "blackwell-ultra"};
-
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
 
 // A generation's `fit` record as training_fit.cpp writes it (its rows and their in-sample errors): strict, so that
 // a typo in a hand-edited file is named rather than skipped.
@@ -62,7 +57,7 @@ double GpuCompute::peak_Fps(const std::string& d) const {
     std::vector<std::string> known;
     for (const auto& [k, v] : peak_dense_TFLOPs) known.push_back(k);
     throw InputError("--precision", "", "a recipe with " + d + " GEMMs on " + name,
-                     "a recipe whose GEMMs this GPU runs (" + join(known) + ")");
+                     "a recipe whose GEMMs this GPU runs (" + comma_list(known) + ")");
   }
   return it->second * 1e12;
 }
@@ -127,7 +122,7 @@ ComputeTable ComputeTable::load(const std::string& gpu_path, const std::string& 
     for (const auto& g : gens) {
       const std::string s = g.is_string() ? g.get<std::string>() : "";
       if (std::find(kGenerations.begin(), kGenerations.end(), s) == kGenerations.end())
-        p.fail("generations", json_excerpt(g), "generations among " + join(kGenerations));
+        p.fail("generations", json_excerpt(g), "generations among " + comma_list(kGenerations));
       x.generations.push_back(s);
     }
     x.source = p.string("source");
@@ -176,7 +171,7 @@ const GpuCompute& ComputeTable::lookup(const std::string& system_id, const std::
 const PrecisionRecipe& ComputeTable::precision(const std::string& id) const {
   for (const auto& p : precisions_)
     if (p.id == id) return p;
-  throw InputError("--precision", "", "'" + id + "'", "one of " + join(precision_ids()));
+  throw InputError("--precision", "", "'" + id + "'", "one of " + comma_list(precision_ids()));
 }
 
 std::vector<std::string> ComputeTable::precision_ids() const {
@@ -192,7 +187,7 @@ const ComputeParams& ComputeTable::params(const std::string& generation) const {
   if (f != fallback_.end()) return params_.at(f->second);
   std::vector<std::string> known;
   for (const auto& [g, p] : params_) known.push_back(g);
-  throw InputError(fit_where_, "/generations", "generation '" + generation + "' (not fitted)", "one of " + join(known));
+  throw InputError(fit_where_, "/generations", "generation '" + generation + "' (not fitted)", "one of " + comma_list(known));
 }
 
 std::string ComputeTable::fitted_generation(const std::string& generation) const {

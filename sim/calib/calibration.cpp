@@ -281,12 +281,9 @@ Calibration calibration_from_json(const nlohmann::json& doc, const std::string& 
     JsonObjectReader memory = root.object("memory");
     for (const auto& [key, value] : doc.at("memory").items()) {
       const auto& kinds = memory_kinds();
-      if (std::find(kinds.begin(), kinds.end(), key) == kinds.end()) {
-        std::string allowed;
-        for (const auto& k : kinds) allowed += (allowed.empty() ? "" : ", ") + k;
+      if (std::find(kinds.begin(), kinds.end(), key) == kinds.end())
         throw InputError(where, memory.pointer_of(key), "'" + key + "'" + did_you_mean(key, kinds),
-                         "a kind of device memory (" + allowed + ")");
-      }
+                         "a kind of device memory (" + comma_list(kinds) + ")");
       JsonObjectReader r = memory.object(key);
       c.memory[key] = read_link(r);
     }

@@ -148,21 +148,13 @@ std::string JsonObjectReader::string_or(const std::string& key, const std::strin
   return has(key) ? string(key) : fallback;
 }
 
-namespace {
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-}  // namespace
-
 std::string JsonObjectReader::one_of(const std::string& key, const std::vector<std::string>& allowed) {
   const auto& v = raw(key);
   if (v.is_string()) {
     for (const auto& a : allowed)
       if (v.get<std::string>() == a) return a;
   }
-  fail(key, json_excerpt(v), "one of " + join(allowed));
+  fail(key, json_excerpt(v), "one of " + comma_list(allowed));
 }
 
 std::string JsonObjectReader::one_of_or(const std::string& key, const std::vector<std::string>& allowed,
@@ -253,7 +245,7 @@ void JsonObjectReader::finish() const {
     if (consumed_.count(it.key())) continue;
     std::vector<std::string> known(known_.begin(), known_.end());
     throw InputError(where_, pointer_of(it.key()), "unknown key '" + it.key() + "'" + did_you_mean(it.key(), known),
-                     known.empty() ? "no keys here" : "the keys " + join(known));
+                     known.empty() ? "no keys here" : "the keys " + comma_list(known));
   }
 }
 

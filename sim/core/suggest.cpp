@@ -42,4 +42,10 @@ std::string did_you_mean(std::string_view wrong, const std::vector<std::string>&
   return near.empty() ? "" : " (did you mean '" + near + "'?)";
 }
 
+std::string comma_list(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
 }  // namespace racksim

@@ -18,4 +18,7 @@ std::string nearest_name(std::string_view wrong, const std::vector<std::string>&
 // " (did you mean 'x'?)" or "" when nothing is near.
 std::string did_you_mean(std::string_view wrong, const std::vector<std::string>& valid);
 
+// "a, b, c": the names a message lists (what is allowed, what is known).
+std::string comma_list(const std::vector<std::string>& names);
+
 }  // namespace racksim

@@ -150,6 +150,12 @@ TEST(Suggest, NearestNameOnlyWhenClose) {
   EXPECT_EQ(did_you_mean("gb200-nvl27", {"gb200-nvl72", "gb300-nvl72"}), " (did you mean 'gb200-nvl72'?)");
 }
 
+TEST(Suggest, CommaListNamesEachOnceInOrder) {
+  EXPECT_EQ(comma_list({"hbm", "c2c", "pcie"}), "hbm, c2c, pcie");
+  EXPECT_EQ(comma_list({"hbm"}), "hbm");
+  EXPECT_EQ(comma_list({}), "");
+}
+
 TEST(Units, ByteCountsAt2To64AreRefusedNotWrapped) {
   EXPECT_THROW(units::parse_bytes("16777216T", "--swap"), InputError);           // 2^64 exactly
   EXPECT_THROW(units::parse_bytes("18446744073709551616", "--swap"), InputError);
