@@ -110,6 +110,18 @@ std::string summary_markdown(const std::vector<SummaryRow>& rows) {
   return o.str();
 }
 
+// The measurement series the calibration's link and memory fits name (FitSummary::data), or nothing where it
+// records none (a hand-written file, 'none'): then fitter.hpp's rule alone says which records are training data.
+std::set<std::string> fitted_series(const Calibration& cal) {
+  std::set<std::string> out;
+  auto add = [&](const LinkCalibration& l) { out.insert(l.fit.data.begin(), l.fit.data.end()); };
+  for (const auto& [kind, l] : cal.links) add(l);
+  for (const auto& [arch, links] : cal.arch_links)
+    for (const auto& [kind, l] : links) add(l);
+  for (const auto& [kind, l] : cal.memory) add(l);
+  return out;
+}
+
 }  // namespace
 
 ValidationReport validate_measurements(const MeasurementSet& data, const Predictor& predictor, const Calibration& cal) {
@@ -120,6 +132,10 @@ ValidationReport validate_measurements(const MeasurementSet& data, const Predict
   rep.skipped = data.skipped;
   const Calibration none = Calibration::none();
 
+  // A link or memory record is training data where the rule says so and, if the calibration names the series
+  // its fits used, it is one of them: a probe run left out of the fit (calibrate/data/h100-sxm-1gpu-2026-12-07)
+  // is held out, not "fit".
+  const std::set<std::string> cal_series = fitted_series(cal);
   // Which link kinds have measurements of our own (decides which transfer records are training data).
   std::set<LinkKind> measured_kinds;
   for (const auto& m : data.measurements) {
@@ -161,7 +177,8 @@ ValidationReport validate_measurements(const MeasurementSet& data, const Predict
       continue;
     }
     r.training = m.kind == MeasurementKind::collective ? collective_point_fitted(m, predictor, cal)
-                                                       : is_training_measurement(m, measured_kind);
+                                                       : is_training_measurement(m, measured_kind) &&
+                                                             (cal_series.empty() || cal_series.count(m.series) > 0);
     r.error = r.predicted_time_s / m.time_s - 1;
     r.uncalibrated_error = r.uncalibrated_time_s / m.time_s - 1;
     r.measured_GBps = m.reported_GBps > 0 ? m.reported_GBps : bandwidth_GBps(m, m.time_s);

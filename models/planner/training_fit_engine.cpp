@@ -151,6 +151,27 @@ void for_each_probe_record(const fs::path& file, OnRecord record) {
   }
 }
 
+ProbeGpu probe_gpu_of(const std::string& device, const std::string& where) {
+  // hgx-h200 / hgx-h100: the HGX parts (700 W SXM modules, the dies the lent machines carry; their SUMMARY.md
+  // files record the power limit nvidia-smi reported).
+  if (device.find("H200") != std::string::npos) return {"hgx-h200", "H200"};
+  if (device.find("H100") != std::string::npos) return {"hgx-h100", "H100"};
+  throw InputError(where, "/device", device.empty() ? "(none)" : device,
+                   "an H100 or H200 (the probe points fit the hopper parameters; another GPU's probes need its own generation's fit)");
+}
+
+namespace {
+// The GPU a probe file ran on, from its header line (every probe writes one first, with "device").
+ProbeGpu probe_gpu_of_file(const fs::path& file) {
+  std::string device;
+  bool header = false;
+  for_each_probe_record(file, [&](const nlohmann::json& j) {
+    if (!header && j.value("record", "") == "header") header = true, device = j.value("device", "");
+  });
+  return probe_gpu_of(device, file.string() + ":1");
+}
+}  // namespace
+
 // Points of calibrate/probes/compute_torch.py:
 //  * FP8 GEMMs (torch._scaled_mm, per-tensor scales, fp32 accumulation without fast accumulation): the
 //    squares of 4096 and 8192 (2048 is launch-bound: 0.21 of the peak there);
@@ -160,30 +181,34 @@ void for_each_probe_record(const fs::path& file, OnRecord record) {
 //    FlashAttention-2, which Megatron's recipes do not run on Hopper: left out.
 void read_compute_torch_probes(const fs::path& file, std::vector<ProbePoint>& out) {
   const std::string run = file.parent_path().filename().string();
+  const ProbeGpu gpu = probe_gpu_of_file(file);
+  auto point = [&](std::string label) {
+    ProbePoint p;
+    p.label = gpu.name + " " + label + " (" + run + ")";
+    p.system = gpu.system;
+    return p;
+  };
   for_each_probe_record(file, [&](const nlohmann::json& j) {
     if (j.value("record", "") == "attention" && j.value("backend", "") == "cudnn" && j.value("mode", "") == "fwd_bwd" &&
         j.value("dtype", "") == "bf16" && j.value("causal", false) && j.value("head_dim", 0) == 128) {
-      ProbePoint p;
-      p.label = fmt::format("H200 attention fwd+bwd b{} s{} h{}/{} d128 ({})", j.at("batch").get<int>(), j.at("seq").get<int>(),
-                            j.at("heads").get<int>(), j.at("kv_heads").get<int>(), run);
+      ProbePoint p = point(fmt::format("attention fwd+bwd b{} s{} h{}/{} d128", j.at("batch").get<int>(), j.at("seq").get<int>(),
+                                       j.at("heads").get<int>(), j.at("kv_heads").get<int>()));
       p.attention_flops = j.at("flop").get<double>();
       p.measured_s = j.at("time_us").get<double>() * 1e-6;
       out.push_back(p);
       return;
     }
     if (j.value("record", "") == "elementwise" && j.value("tokens", 0) >= 8192) {
-      ProbePoint p;
-      p.label = fmt::format("H200 elementwise {} {}x{} ({})", j.at("op").get<std::string>(), j.at("tokens").get<int>(), j.at("hidden").get<int>(), run);
+      ProbePoint p = point(fmt::format("elementwise {} {}x{}", j.at("op").get<std::string>(), j.at("tokens").get<int>(), j.at("hidden").get<int>()));
       p.hbm_bytes = j.at("bytes").get<double>();
       p.measured_s = j.at("time_us").get<double>() * 1e-6;
       out.push_back(p);
       return;
     }
     if (j.value("record", "") == "grouped_gemm" && j.value("impl", "") == "torch._grouped_mm" && j.value("dtype", "") == "bf16") {
-      ProbePoint p;
       const double g = j.at("experts").get<double>(), tokens = j.at("tokens_per_expert").get<double>();
-      p.label = fmt::format("H200 grouped GEMM {}x[{}x{}x{}] ({})", static_cast<int>(g), static_cast<int>(tokens), j.at("n").get<int>(),
-                            j.at("k").get<int>(), run);
+      ProbePoint p = point(fmt::format("grouped GEMM {}x[{}x{}x{}]", static_cast<int>(g), static_cast<int>(tokens), j.at("n").get<int>(),
+                                       j.at("k").get<int>()));
       p.shape = GemmShape{tokens, j.at("n").get<double>(), j.at("k").get<double>(), g, true};
       p.measured_s = j.at("time_us").get<double>() * 1e-6;
       p.weight = kGroupedProbeShare;
@@ -195,8 +220,11 @@ void read_compute_torch_probes(const fs::path& file, std::vector<ProbePoint>& ou
       return;
     const double n = j.at("m").get<double>();
     if (n < 4096 || n > 8192) return;
-    out.push_back({fmt::format("H200 fp8 GEMM {0}x{0}x{0} ({1})", static_cast<int>(n), run),
-                   GemmShape{n, j.at("n").get<double>(), j.at("k").get<double>(), 1, false}, j.at("time_us").get<double>() * 1e-6, "fp8"});
+    ProbePoint p = point(fmt::format("fp8 GEMM {0}x{0}x{0}", static_cast<int>(n)));
+    p.shape = GemmShape{n, j.at("n").get<double>(), j.at("k").get<double>(), 1, false};
+    p.measured_s = j.at("time_us").get<double>() * 1e-6;
+    p.dtype = "fp8";
+    out.push_back(p);
   });
 }
 
@@ -209,13 +237,18 @@ std::vector<ProbePoint> read_probes(const std::vector<std::string>& dirs) {
     std::ifstream f(file);
     if (!f && fs::exists(fp8)) continue;
     if (!f) throw InputError(file.string(), "", "(missing)", "a GEMM probe file (calibrate/probes/gemm_bf16.cu or compute_torch.py output)");
+    const ProbeGpu gpu = probe_gpu_of_file(file);
     for_each_probe_record(file, [&](const nlohmann::json& j) {
       if (j.value("record", "") != "gemm") return;
       const double n = j.at("m").get<double>();
       // 2048 to 8192: smaller squares are launch-bound, 16384 ran power-limited (the probe's SUMMARY.md)
       if (n < 2048 || n > 8192) return;
-      out.push_back({fmt::format("H200 bf16 GEMM {0}x{0}x{0} ({1})", static_cast<int>(n), fs::path(dir).filename().string()),
-                     GemmShape{n, j.at("n").get<double>(), j.at("k").get<double>(), 1, false}, j.at("time_us").get<double>() * 1e-6});
+      ProbePoint p;
+      p.label = fmt::format("{0} bf16 GEMM {1}x{1}x{1} ({2})", gpu.name, static_cast<int>(n), fs::path(dir).filename().string());
+      p.system = gpu.system;
+      p.shape = GemmShape{n, j.at("n").get<double>(), j.at("k").get<double>(), 1, false};
+      p.measured_s = j.at("time_us").get<double>() * 1e-6;
+      out.push_back(p);
     });
   }
   return out;
@@ -244,7 +277,7 @@ double probe_time_s(const Coefficients& c, const ProbeTerms& t) {
 std::vector<std::string> default_probe_dirs() {
   const fs::path data = fs::path(RACKSIM_TOPOLOGY_DIR).parent_path() / "calibrate" / "data";
   return {(data / "h200-pcie-1gpu-2026-11-29").string(), (data / "h200-nvswitch-2gpu-2026-11-29").string(),
-          (data / "h200-sxm-1gpu-2026-12-02").string()};
+          (data / "h200-sxm-1gpu-2026-12-02").string(), (data / "h100-sxm-1gpu-2026-12-07").string()};
 }
 
 struct FitProblem {
@@ -367,13 +400,12 @@ std::string breakdown_words(const StepEstimate& e) {
 
 Engine::Engine(const TrainingFitOptions& o, const std::vector<PublishedRun>& runs) : pricer(o) {
   probes = read_probes(o.probe_dirs.empty() ? default_probe_dirs() : o.probe_dirs);
-  Pricer::Env& h200 = pricer.env("hgx-h200", 8);
-  probe.gpu = h200.gpu;
-  probe.hbm_Bps = h200.base.hbm_Bps;
-  probe.sm_count = h200.sm_count;
-  // Any parameters: the features do not depend on them.
-  const ComputeModel cm(*probe.gpu, params_of(ix, start_vector(ix), 0), probe.hbm_Bps, probe.sm_count);
-  for (const auto& p : probes) probe_features.push_back(probe_terms(cm, p));
+  // Each point on its own GPU (peaks, HBM bandwidth, SMs); any parameters: the features do not depend on them.
+  const ComputeParams any = params_of(ix, start_vector(ix), 0);
+  for (const auto& p : probes) {
+    const Pricer::Env& e = pricer.env(p.system, 8);
+    probe_features.push_back(probe_terms(ComputeModel(*e.gpu, any, e.base.hbm_Bps, e.sm_count), p));
+  }
   for (const auto& r : runs) {
     if (!r.excluded.empty()) continue;
     try {
@@ -407,7 +439,7 @@ Eigen::VectorXd Engine::fit(const std::function<bool(const PublishedRun&)>& keep
   double sigma = kStartRowSigma;
   int it = 0;
   for (; it < outer; ++it) {
-    FitProblem pb{ix, sigma, {}, probe.gpu ? &probes : nullptr, &probe_features};
+    FitProblem pb{ix, sigma, {}, probes.empty() ? nullptr : &probes, &probe_features};
     for (const PublishedRun* r : used) {
       if (!keep(*r)) continue;
       const int g = gen_index(*r);
@@ -497,7 +529,7 @@ std::vector<std::string> prior_descriptions() {
   out.push_back(fmt::format("gemm_efficiency.fp8 ~ gemm_efficiency.bf16 of the same generation (sigma {} logit)", kFp8TieSigma));
   out.push_back(fmt::format("gemm_efficiency.fp4 ~ gemm_efficiency.fp8 (sigma {} logit)", kFp4TieSigma));
   out.push_back(fmt::format("every Blackwell parameter ~ the Hopper one (sigma {} in its units): what the Blackwell rows do not constrain stays at Hopper's", kGenerationTie));
-  out.push_back(fmt::format("each H200 probe point (GEMM, attention, elementwise; the 120 grouped GEMMs together as 12 points) weighs as much as {:.0f} jobs of training runs (assumption: it measures one kernel alone)", kProbeWeight * kProbeWeight));
+  out.push_back(fmt::format("each Hopper probe point (H200 and H100: GEMM, attention, elementwise; each GPU's 120 grouped GEMMs together as 12 points) weighs as much as {:.0f} jobs of training runs (assumption: it measures one kernel alone)", kProbeWeight * kProbeWeight));
   out.push_back("runs: each job (model, system, recipe and layout but for DP) counts once, its runs (releases, scales) weighted 1 / "
                 "runs of the job; residuals in units of the fit's own job-weighted RMS log error (estimated each round, so the priors "
                 "weigh against the scatter the runs really show)");

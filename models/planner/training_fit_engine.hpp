@@ -173,6 +173,10 @@ class Pricer {
 
 struct ProbePoint {
   std::string label;
+  // The racksim system whose GPU ran the probe (its peaks, HBM bandwidth and SM count price the point):
+  // hgx-h200 for an H200, hgx-h100 for an H100 (probe_system_of). Every probe GPU is a Hopper: the points
+  // constrain the hopper parameters.
+  std::string system = "hgx-h200";
   GemmShape shape;
   double measured_s = 0;
   std::string dtype = "bf16";  // the GEMM's input type ("bf16", "fp8")
@@ -183,6 +187,13 @@ struct ProbePoint {
   double weight = 1;  // relative to kProbeWeight: a family of many points (the grouped GEMMs) shares its weight
 };
 std::vector<ProbePoint> read_probes(const std::vector<std::string>& dirs);
+// The system a probe file's GPU (its header's "device", as nvidia-smi names it) is priced on, and the short
+// name its points' labels carry: "NVIDIA H100 80GB HBM3" -> {hgx-h100, H100}. Only Hopper GPUs: the points fit
+// the hopper parameters; anything else is an InputError naming the file.
+struct ProbeGpu {
+  std::string system, name;
+};
+ProbeGpu probe_gpu_of(const std::string& device, const std::string& where);
 // A probe point as features on the probe's GPU, fixed for the whole fit (they do not depend on the
 // parameters): its time at coefficients c is max(c[feature] x compute_x, c[kHbm] x memory_x) +
 // c[kGemmLaunches] x launches, what ComputeModel gives for the kernel alone.
@@ -194,20 +205,12 @@ ProbeTerms probe_terms(const ComputeModel& cm, const ProbePoint& p);
 double probe_time_s(const Coefficients& c, const ProbeTerms& t);
 std::vector<std::string> default_probe_dirs();
 
-// The H200 as the probe ran it: hgx-h200's GPU (same die as the lent one).
-struct ProbeModel {
-  const GpuCompute* gpu = nullptr;
-  double hbm_Bps = 0;
-  int sm_count = 132;
-};
-
 // The fit over the usable runs of a file.
 struct Engine {
   Pricer pricer;
   ParamIndex ix = make_index();
-  ProbeModel probe;
   std::vector<ProbePoint> probes;
-  std::vector<ProbeTerms> probe_features;  // probe_terms of each of `probes`
+  std::vector<ProbeTerms> probe_features;  // probe_terms of each of `probes`, on its own system's GPU
   std::vector<const PublishedRun*> used;
   // Rows the loader kept that the step model cannot price (a recipe their GPU does not run, a layout their
   // system cannot hold), with the error: left out of `used` rather than ending the whole fit or validation.

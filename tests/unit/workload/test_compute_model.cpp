@@ -152,9 +152,10 @@ TEST(ComputeModel, TheFitFilesRecordsAreCheckedNotSkipped) {
 TEST(ComputeModel, AProbeLineThatIsNoRecordIsNamedByFileAndLine) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "racksim-training-probes";
   std::filesystem::create_directories(dir);
+  const std::string header = R"({"record": "header", "probe": "gemm_bf16", "device": "NVIDIA H200"})";
   const std::string good = R"({"record": "gemm", "m": 4096, "n": 4096, "k": 4096, "time_us": 200.0})";
-  const auto read_with = [&](const std::string& second_line) -> std::string {
-    std::ofstream(dir / "gemm_bf16.jsonl") << good << "\n" << second_line << "\n";
+  const auto read_with = [&](const std::string& third_line) -> std::string {
+    std::ofstream(dir / "gemm_bf16.jsonl") << header << "\n" << good << "\n" << third_line << "\n";
     try {
       return std::to_string(fit_detail::read_probes({dir.string()}).size());
     } catch (const InputError& e) {
@@ -168,8 +169,37 @@ TEST(ComputeModel, AProbeLineThatIsNoRecordIsNamedByFileAndLine) {
                                 R"({"record": "gemm", "m": 4096, "n": 4096, "k": 4096, "time_us": -1})",
                                 R"({"record": "gemm", "m": 4096, "n": 4096, "k": 4096, "time_us": 0})"}) {
     const std::string e = read_with(bad);
-    EXPECT_NE(e.find("gemm_bf16.jsonl:2"), std::string::npos) << bad << ": " << e;
+    EXPECT_NE(e.find("gemm_bf16.jsonl:3"), std::string::npos) << bad << ": " << e;
   }
+}
+
+// Each probe point is priced on the GPU that ran it, named by its file's header: an H100's on hgx-h100, an
+// H200's on hgx-h200; a GPU of another generation (its points would fit Hopper's parameters) or a file without
+// a device is refused, naming the file.
+TEST(ComputeModel, AProbePointIsPricedOnTheGpuItsHeaderNames) {
+  EXPECT_EQ(fit_detail::probe_gpu_of("NVIDIA H100 80GB HBM3", "f").system, "hgx-h100");
+  EXPECT_EQ(fit_detail::probe_gpu_of("NVIDIA H100 80GB HBM3", "f").name, "H100");
+  EXPECT_EQ(fit_detail::probe_gpu_of("NVIDIA H200", "f").system, "hgx-h200");
+  for (const std::string device : {"NVIDIA B200", "NVIDIA A100-SXM4-80GB", ""}) {
+    try {
+      fit_detail::probe_gpu_of(device, "dir/gemm_bf16.jsonl:1");
+      ADD_FAILURE() << "accepted '" << device << "'";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("dir/gemm_bf16.jsonl:1"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("an H100 or H200"), std::string::npos) << e.what();
+    }
+  }
+  // read_probes labels and prices each point by its file's GPU
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "racksim-training-probes-h100";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "gemm_bf16.jsonl") << R"({"record": "header", "probe": "gemm_bf16", "device": "NVIDIA H100 80GB HBM3"})"
+                                         << "\n" << R"({"record": "gemm", "m": 4096, "n": 4096, "k": 4096, "time_us": 200.0})" << "\n";
+  const auto points = fit_detail::read_probes({dir.string()});
+  ASSERT_EQ(points.size(), 1u);
+  EXPECT_EQ(points[0].system, "hgx-h100");
+  EXPECT_EQ(points[0].label.rfind("H100 bf16 GEMM 4096x4096x4096", 0), 0u) << points[0].label;
+  std::ofstream(dir / "gemm_bf16.jsonl") << R"({"record": "gemm", "m": 4096, "n": 4096, "k": 4096, "time_us": 200.0})" << "\n";
+  EXPECT_THROW(fit_detail::read_probes({dir.string()}), InputError);  // no header: no GPU to price it on
 }
 
 }  // namespace
