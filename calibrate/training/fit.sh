@@ -1,6 +1,6 @@
 #!/bin/sh
 # The one command that rebuilds the planner's compute parameters (calibrate/training/compute-fit.json)
-# from the published training runs in this directory and the H200 GEMM probes in calibrate/data, and
+# from the published training runs in this directory and the Hopper kernel probes (H200s, an H100) in calibrate/data, and
 # writes the report listing every run used and left out (fit-report.md). Deterministic: the same inputs
 # give byte-identical files (tests/validation/test_training_throughput.py checks it). Re-run it whenever
 # the collective model or its calibration changes: the fit prices every run's communication with it.

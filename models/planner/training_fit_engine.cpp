@@ -312,7 +312,7 @@ Eigen::VectorXd residuals(const FitProblem& pb, const Eigen::VectorXd& phi) {
   for (int g = 0; g < 2; ++g) coeff.push_back(coefficients_of(params_of(pb.ix, phi, g)));
   std::vector<double> r;
   for (const auto& o : pb.obs) r.push_back(o.weight * log_error(coeff[static_cast<std::size_t>(o.generation)], o) / pb.row_sigma);
-  if (pb.probes) {  // on the H200: Hopper's parameters
+  if (pb.probes) {  // each on its own Hopper GPU (H200, H100): Hopper's parameters
     for (std::size_t i = 0; i < pb.probes->size(); ++i) {
       const ProbePoint& p = (*pb.probes)[i];
       r.push_back(kProbeWeight * p.weight * std::log(probe_time_s(coeff[0], (*pb.probe_features)[i]) / p.measured_s) / pb.row_sigma);

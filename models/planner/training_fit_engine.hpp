@@ -174,7 +174,7 @@ class Pricer {
 struct ProbePoint {
   std::string label;
   // The racksim system whose GPU ran the probe (its peaks, HBM bandwidth and SM count price the point):
-  // hgx-h200 for an H200, hgx-h100 for an H100 (probe_system_of). Every probe GPU is a Hopper: the points
+  // hgx-h200 for an H200, hgx-h100 for an H100 (probe_gpu_of). Every probe GPU is a Hopper: the points
   // constrain the hopper parameters.
   std::string system = "hgx-h200";
   GemmShape shape;
