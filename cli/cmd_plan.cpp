@@ -118,7 +118,7 @@ static void add_plan_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--heldout-table", o->heldout_table,
                   "with --validate: also write the held-out error table (leave one model out and one system out, per GPU "
                   "generation and dense or MoE) that plans quote, to this file (calibrate/training/heldout_errors.json)");
-  cmd->add_option("--fit", o->fit, "fit the compute parameters on this file's published runs (and the H200 GEMM probe)");
+  cmd->add_option("--fit", o->fit, "fit the compute parameters on this file's published runs (and the Hopper kernel probes in calibrate/data: H200s and an H100)");
   cmd->add_option("--fit-out", o->fit_out, "with --fit: write the parameters here (default: print them)");
   cmd->add_option("--fit-report", o->fit_report, "with --fit: write the Markdown report (rows used and left out, errors) here");
   cmd->callback([&global, o, cmd] {

@@ -24,7 +24,7 @@ struct TrainingFitOptions {
   std::string topology_dir;               // "" = shipped topologies
   std::string calibration = "default";    // collective calibration
   std::string compute_fit;                // validation: the fit file to use in-sample ("" = shipped)
-  std::vector<std::string> probe_dirs;    // GEMM probes (empty = the shipped H200 ones)
+  std::vector<std::string> probe_dirs;    // kernel probe directories (empty = default_probe_dirs(): the shipped H200 and H100 runs)
   bool layouts = false;                   // validation: also search each job's best layout
   // validation: hold out each system (every run of it predicted by a fit on the other systems' runs) instead
   // of each model: Blackwell predicted from Hopper, the nearest test of a system with no published run
