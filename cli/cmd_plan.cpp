@@ -26,6 +26,7 @@ struct PlanOptions {
               mesh_order = "auto", pp_layout = "balanced", compare = "gb200-nvl72,gb300-nvl72,hgx-b200";
   bool no_failures = false, force_balanced = false, ep_overlap = false, no_mtp = false;
   std::string validate, fit, fit_out, fit_report, heldout_table;
+  std::vector<std::string> fit_probes;
   bool in_sample = false, layouts = false, every_layout = false, leave_one_system_out = false;
 };
 
@@ -121,14 +122,22 @@ static void add_plan_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--fit", o->fit, "fit the compute parameters on this file's published runs (and the Hopper kernel probes in calibrate/data: H200s and an H100)");
   cmd->add_option("--fit-out", o->fit_out, "with --fit: write the parameters here (default: print them)");
   cmd->add_option("--fit-report", o->fit_report, "with --fit: write the Markdown report (rows used and left out, errors) here");
+  cmd->add_option("--fit-probes", o->fit_probes,
+                  "with --fit or --validate (held out): an H100 or H200 probe directory (calibrate/run_probes.sh's output, "
+                  "gemm_bf16.jsonl and/or compute_torch.jsonl) the fit reads instead of the shipped ones (repeatable)");
   cmd->callback([&global, o, cmd] {
     PlanRequest req = o->request;
     req.topology_dir = global.topology_dir;
     if (!o->heldout_table.empty() && (o->validate.empty() || o->every_layout))
       throw InputError("--heldout-table", "", "'" + o->heldout_table + "'" + (o->every_layout ? " with --every-layout" : " without --validate"),
                        "with --validate FILE (and without --every-layout)");
+    if (!o->fit_probes.empty() && ((o->validate.empty() && o->fit.empty()) || o->in_sample || o->every_layout))
+      throw InputError("--fit-probes", "", "'" + o->fit_probes.front() + "'" +
+                           (o->in_sample ? " with --in-sample" : o->every_layout ? " with --every-layout" : " without --fit or --validate"),
+                       "with --fit FILE or --validate FILE (a fit it runs: not --in-sample or --every-layout, which use the shipped one)");
     if (!o->validate.empty() || !o->fit.empty()) {
       TrainingFitOptions f;
+      f.probe_dirs = o->fit_probes;
       f.topology_dir = global.topology_dir;
       f.calibration = req.calibration;
       f.compute_fit = req.compute_fit;

@@ -91,7 +91,7 @@ std::string fit_to_json_text(const TrainingFitResult& fit) {
 }
 
 std::string fit_summary_text(const TrainingFitResult& fit) {
-  std::string o = fmt::format("fit on {} published runs of {} jobs ({} records in {}), {} Hopper probe points (H200 and H100: GEMM, grouped GEMM, attention, elementwise), {} outer iterations\n",
+  std::string o = fmt::format("fit on {} published runs of {} jobs ({} records in {}), {} Hopper kernel probe points (GEMM, grouped GEMM, attention, elementwise), {} outer iterations\n",
                               fit.fitted.size(), fit.jobs, fit.runs.size(), fit.rows_file, fit.probe_errors.size(), fit.outer_iterations);
   o += fmt::format("the runs' scatter about the model (job-weighted RMS log error, the unit of their residuals): {:.3f}\n", fit.row_sigma);
   o += fmt::format("in-sample |error| of tokens/s/GPU: median {:.1f}%, worst {:.1f}%\n", 100 * fit.median_abs, 100 * fit.worst_abs);

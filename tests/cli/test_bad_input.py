@@ -26,6 +26,11 @@ def cases(tmp):
         text = f.read()
     with open(huge, "w") as f:
         f.write(text.replace('"bandwidth_GBps": 25,', '"bandwidth_GBps": 1e400,', 1))
+    b200_probes = os.path.join(tmp, "b200-probes")
+    os.makedirs(b200_probes)
+    with open(os.path.join(b200_probes, "gemm_bf16.jsonl"), "w") as f:
+        f.write('{"record": "header", "probe": "gemm_bf16", "device": "NVIDIA B200"}\n'
+                '{"record": "gemm", "m": 4096, "n": 4096, "k": 4096, "time_us": 80.0}\n')
     # (arguments, words the one stderr line must contain)
     return [
         (["show", "gb999"], ["'gb999' (unknown system)", "gb200-nvl72", "hgx-h100"]),
@@ -89,6 +94,15 @@ def cases(tmp):
          ["--protocol", "'LL' for all_to_all", "auto or Simple"]),
         (["collective", "--system", "hgx-h100", "--op", "send_recv", "--gpus", "8", "--bytes", "1G", "--channels", "4"],
          ["--channels", "4 for send_recv", "no channel term"]),
+        # the training fit's probe directories: only where a fit runs, and only Hopper GPUs' probes
+        (["plan", "--model", "llama-3-8b", "--global-batch", "64", "--seq-len", "4096", "--fit-probes", tmp],
+         ["--fit-probes", "without --fit or --validate", "with --fit FILE or --validate FILE"]),
+        (["plan", "--validate", os.path.join(SOURCE, "calibrate", "training", "published_training_throughput.json"),
+          "--in-sample", "--fit-probes", tmp], ["--fit-probes", "with --in-sample", "not --in-sample or --every-layout"]),
+        (["plan", "--fit", os.path.join(SOURCE, "calibrate", "training", "published_training_throughput.json"),
+          "--fit-probes", b200_probes], [b200_probes, "gemm_bf16.jsonl:1", "/device", "NVIDIA B200", "an H100 or H200"]),
+        (["plan", "--fit", os.path.join(SOURCE, "calibrate", "training", "published_training_throughput.json"),
+          "--fit-probes", os.path.join(tmp, "no-such-dir")], ["no-such-dir/gemm_bf16.jsonl", "(missing)", "a GEMM probe file"]),
         # an absurd model size was priced (1e30 parameters: 2e21 GB of weights)
         (["offload", "--system", "gb200-nvl72", "--params", "1e30"], ["--params", "invalid value '1e30'", "at most 1000000000000000"]),
     ]

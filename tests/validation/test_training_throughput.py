@@ -75,6 +75,12 @@ for gen, p in fresh["generations"].items():
             check(abs(v - old) <= tol * max(abs(old), 1e-9),
                   f"{gen} {key}{'.' + sub if sub else ''}: fresh {v} vs shipped {old} (re-run calibrate/training/fit.sh)")
 check(len(shipped["rows"]) >= 150, f"the fit lists the runs it used ({len(shipped['rows'])})")
+# 1a. --fit-probes replaces the shipped probe runs: the H100's alone is its 151 points (SUMMARY.md of that run)
+with tempfile.TemporaryDirectory() as tmp:
+    r = run(["--fit", ROWS, "--fit-out", os.path.join(tmp, "fit.json"),
+             "--fit-probes", os.path.join(SRC, "calibrate", "data", "h100-sxm-1gpu-2026-12-07")])
+    check(r.returncode == 0 and ", 151 Hopper kernel probe points" in r.stdout,
+          "--fit-probes with the H100 run alone fits on its 151 kernel points: " + r.stdout.splitlines()[0][:200] if r.stdout else "no output")
 
 # 1b. every plan quotes calibrate/training/heldout_errors.json (its generation's and kind's held-out error):
 # the shipped table must be what fit.sh writes today
