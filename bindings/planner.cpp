@@ -143,10 +143,14 @@ py::object plan(const py::object& system, std::optional<int> racks, const py::ob
 
 // racksim plan --validate FILE --format json, as a dict.
 py::object validate_training_runs(const py::object& rows, bool leave_one_model_out, bool leave_one_system_out, bool layouts,
-                                  const std::string& calibration) {
+                                  const std::string& calibration, const std::vector<std::string>& fit_probes) {
   if (leave_one_system_out && !leave_one_model_out)
     throw InputError("leave_one_system_out", "", "True with leave_one_model_out=False", "one of them (False uses the shipped fit)");
+  if (!fit_probes.empty() && !leave_one_model_out)
+    throw InputError("fit_probes", "", "'" + fit_probes.front() + "' with leave_one_model_out=False",
+                     "held-out refits (leave_one_model_out=False uses the shipped fit)");
   TrainingFitOptions o;
+  o.probe_dirs = fit_probes;
   o.leave_one_system_out = leave_one_system_out;
   o.calibration = calibration;
   o.layouts = layouts;
@@ -185,10 +189,12 @@ void add_planner_bindings(py::module_& m) {
         "racksim.InputError.");
   m.def("validate_training", &validate_training_runs, py::arg("rows"), py::kw_only(), py::arg("leave_one_model_out") = true,
         py::arg("leave_one_system_out") = false, py::arg("layouts") = false, py::arg("calibration") = "default",
+        py::arg("fit_probes") = std::vector<std::string>{},
         "`racksim plan --validate ROWS --format json` as a dict: every published training run of ROWS (a file like "
         "calibrate/training/published_training_throughput.json) priced with its layout pinned, predicted vs published "
         "tokens/s/GPU, leave-one-model-out unless leave_one_model_out=False (in-sample) or leave_one_system_out=True (each system held out); layouts=True adds the planner's own best "
-        "layout per job. Bad input raises racksim.InputError.");
+        "layout per job; fit_probes (a list of H100/H200 probe directories, as --fit-probes) replaces the shipped "
+        "probe runs in the held-out refits. Bad input raises racksim.InputError.");
 }
 
 }  // namespace racksim::bindings

@@ -117,6 +117,19 @@ def test_validate_training_by_system():
         racksim.validate_training(rows, leave_one_model_out=False, leave_one_system_out=True)
 
 
+def test_validate_training_fit_probes():
+    src = os.environ["RACKSIM_SOURCE_DIR"]
+    rows = os.path.join(src, "calibrate", "training", "published_training_throughput.json")
+    h100 = os.path.join(src, "calibrate", "data", "h100-sxm-1gpu-2026-12-07")
+    # the held-out refits on the H100 run alone: every used run still priced, errors within the test's own bounds
+    v = racksim.validate_training(rows, leave_one_system_out=True, fit_probes=h100)
+    assert len(v["rows"]) > 150 and all(r["predicted_tokens_per_s_per_gpu"] > 0 for r in v["rows"])
+    with pytest.raises(racksim.InputError, match="fit_probes"):
+        racksim.validate_training(rows, leave_one_model_out=False, fit_probes=[h100])  # in-sample: no refit to feed
+    with pytest.raises(racksim.InputError, match="gemm_bf16.jsonl"):
+        racksim.validate_training(rows, fit_probes=[os.path.join(src, "no-such-probe-dir")])
+
+
 BAD = [
     (dict(model="no-such-model"), "no-such-model"),
     (dict(system="no-such-system"), "no-such-system"),

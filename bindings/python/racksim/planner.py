@@ -118,16 +118,19 @@ def _plain(value):
 
 
 def validate_training(rows, *, leave_one_model_out=True, leave_one_system_out=False, layouts=False, calibration="default",
-                      client=None):
+                      fit_probes=None, client=None):
     """Every published training run of `rows` (a file like calibrate/training/published_training_throughput.json)
     priced with its layout pinned: the dict of `racksim plan --validate ROWS --format json` ("rows" with
     published and predicted tokens/s/GPU and the error, "overall" and per-group median and worst |error|,
     "excluded" records with the reason, "layouts" with the planner's own best layout per job when
     layouts=True). leave_one_model_out=False uses the shipped fit for every row (in-sample);
-    leave_one_system_out=True holds out each system instead of each model. client: a
-    dask.distributed Client; the validation then runs on one of its workers, as one unit (docs/dask.md)."""
+    leave_one_system_out=True holds out each system instead of each model. fit_probes: H100/H200 probe directories
+    (calibrate/run_probes.sh's output) the held-out refits read instead of the shipped ones, as `--fit-probes`.
+    client: a dask.distributed Client; the validation then runs on one of its workers, as one unit (docs/dask.md)."""
+    if isinstance(fit_probes, (str, bytes)) or hasattr(fit_probes, "__fspath__"):
+        fit_probes = [fit_probes]
     kwargs = dict(rows=_plain(rows), leave_one_model_out=leave_one_model_out, leave_one_system_out=leave_one_system_out,
-                  layouts=layouts, calibration=calibration)
+                  layouts=layouts, calibration=calibration, fit_probes=[_plain(p) for p in (fit_probes or [])])
     if client is not None:
         from .work import submit_call
 
