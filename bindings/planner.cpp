@@ -193,7 +193,7 @@ void add_planner_bindings(py::module_& m) {
         "`racksim plan --validate ROWS --format json` as a dict: every published training run of ROWS (a file like "
         "calibrate/training/published_training_throughput.json) priced with its layout pinned, predicted vs published "
         "tokens/s/GPU, leave-one-model-out unless leave_one_model_out=False (in-sample) or leave_one_system_out=True (each system held out); layouts=True adds the planner's own best "
-        "layout per job; fit_probes (a list of H100/H200 probe directories, as --fit-probes) replaces the shipped "
+        "layout per job; fit_probes (a list of Hopper or Blackwell probe directories, as --fit-probes) replaces the shipped "
         "probe runs in the held-out refits. Bad input raises racksim.InputError.");
 }
 

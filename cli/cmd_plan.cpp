@@ -119,12 +119,13 @@ static void add_plan_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--heldout-table", o->heldout_table,
                   "with --validate: also write the held-out error table (leave one model out and one system out, per GPU "
                   "generation and dense or MoE) that plans quote, to this file (calibrate/training/heldout_errors.json)");
-  cmd->add_option("--fit", o->fit, "fit the compute parameters on this file's published runs (and the Hopper kernel probes in calibrate/data: H200s and an H100)");
+  cmd->add_option("--fit", o->fit, "fit the compute parameters on this file's published runs (and the kernel probes in calibrate/data: H200s and an H100; or --fit-probes)");
   cmd->add_option("--fit-out", o->fit_out, "with --fit: write the parameters here (default: print them)");
   cmd->add_option("--fit-report", o->fit_report, "with --fit: write the Markdown report (rows used and left out, errors) here");
   cmd->add_option("--fit-probes", o->fit_probes,
-                  "with --fit or --validate (held out): an H100 or H200 probe directory (calibrate/run_probes.sh's output, "
-                  "gemm_bf16.jsonl and/or compute_torch.jsonl) the fit reads instead of the shipped ones (repeatable)");
+                  "with --fit or --validate (held out): a probe directory of a Hopper or Blackwell GPU (calibrate/run_probes.sh's "
+                  "output, gemm_bf16.jsonl and/or compute_torch.jsonl) the fit reads instead of the shipped ones; each point "
+                  "fits its GPU's generation (repeatable)");
   cmd->callback([&global, o, cmd] {
     PlanRequest req = o->request;
     req.topology_dir = global.topology_dir;

@@ -37,9 +37,10 @@ TrainingFitResult fit_training(const std::string& rows_file, const TrainingFitOp
   for (const PublishedRun* r : eng.used) res.fitted.push_back(eng.predict(*r, res.params.at(eng.pricer.fitted_generation(*r))));
   {
     // The coefficients depend on the parameters alone (the GPU is in each point's features).
-    const Coefficients c = coefficients_of(res.params.at("hopper"));
-    for (std::size_t i = 0; i < eng.probes.size(); ++i)
+    for (std::size_t i = 0; i < eng.probes.size(); ++i) {
+      const Coefficients c = coefficients_of(res.params.at(kGenerations[static_cast<std::size_t>(eng.probes[i].generation)]));
       res.probe_errors.push_back({eng.probes[i].label, probe_time_s(c, eng.probe_features[i]) / eng.probes[i].measured_s - 1});
+    }
   }
   res.priors = prior_descriptions();
   std::vector<double> a;
@@ -91,7 +92,7 @@ std::string fit_to_json_text(const TrainingFitResult& fit) {
 }
 
 std::string fit_summary_text(const TrainingFitResult& fit) {
-  std::string o = fmt::format("fit on {} published runs of {} jobs ({} records in {}), {} Hopper kernel probe points (GEMM, grouped GEMM, attention, elementwise), {} outer iterations\n",
+  std::string o = fmt::format("fit on {} published runs of {} jobs ({} records in {}), {} kernel probe points (GEMM, grouped GEMM, attention, elementwise), {} outer iterations\n",
                               fit.fitted.size(), fit.jobs, fit.runs.size(), fit.rows_file, fit.probe_errors.size(), fit.outer_iterations);
   o += fmt::format("the runs' scatter about the model (job-weighted RMS log error, the unit of their residuals): {:.3f}\n", fit.row_sigma);
   o += fmt::format("in-sample |error| of tokens/s/GPU: median {:.1f}%, worst {:.1f}%\n", 100 * fit.median_abs, 100 * fit.worst_abs);
@@ -127,7 +128,7 @@ std::string fit_report_markdown(const TrainingFitResult& fit) {
   row("overlapped EP traffic exposed", [](const ComputeParams& p) { return fmt::format("{:.3f}", p.ep_exposed_overlapped); });
   o += "\n## Priors\n\n";
   for (const auto& p : fit.priors) o += "* " + p + "\n";
-  o += "\n## Hopper probe points (H200, H100): GEMMs, grouped GEMMs, attention, elementwise (calibrate/data)\n\n| probe | predicted / measured - 1 |\n|---|---|\n";
+  o += "\n## Kernel probe points (calibrate/data, or --fit-probes): GEMMs, grouped GEMMs, attention, elementwise\n\n| probe | predicted / measured - 1 |\n|---|---|\n";
   for (const auto& [label, e] : fit.probe_errors) o += fmt::format("| {} | {:+.1f}% |\n", label, 100 * e);
   o += "\n## Runs used (in-sample)\n\n| # | run | layout | recompute | published tok/s/GPU | fitted | error |\n|---|---|---|---|---|---|---|\n";
   for (const auto& r : fit.fitted)

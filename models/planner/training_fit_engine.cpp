@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/core/errors.hpp"
+#include "sim/core/suggest.hpp"
 #include "sim/core/json_reader.hpp"
 #include "sim/core/statistics.hpp"
 
@@ -152,12 +153,17 @@ void for_each_probe_record(const fs::path& file, OnRecord record) {
 }
 
 ProbeGpu probe_gpu_of(const std::string& device, const std::string& where) {
-  // hgx-h200 / hgx-h100: the HGX parts (700 W SXM modules, the dies the lent machines carry; their SUMMARY.md
-  // files record the power limit nvidia-smi reported).
-  if (device.find("H200") != std::string::npos) return {"hgx-h200", "H200"};
-  if (device.find("H100") != std::string::npos) return {"hgx-h100", "H100"};
-  throw InputError(where, "/device", device.empty() ? "(none)" : device,
-                   "an H100 or H200 (the probe points fit the hopper parameters; another GPU's probes need its own generation's fit)");
+  // The racksim system whose GPU a probe ran on, by the name nvidia-smi gives it (longer names first: "GB200"
+  // holds "B200", "H200" holds "H20"). The HGX parts for the bare dies: hgx-h200 / hgx-h100 are the 700 W SXM
+  // modules the lent machines carry (their SUMMARY.md files record the power limit nvidia-smi reported).
+  static const std::pair<const char*, const char*> kNames[] = {
+      {"GB300", "gb300-nvl72"}, {"GB200", "gb200-nvl72"}, {"B300", "hgx-b300"}, {"B200", "hgx-b200"}, {"GH200", "gh200"},
+      {"H200", "hgx-h200"},     {"H100", "hgx-h100"},     {"H800", "hgx-h800"}, {"H20", "hgx-h20"},  {"A100", "hgx-a100"}};
+  for (const auto& [name, system] : kNames)
+    if (device.find(name) != std::string::npos) return {system, name};
+  std::vector<std::string> known;
+  for (const auto& [name, system] : kNames) known.push_back(name);
+  throw InputError(where, "/device", device.empty() ? "(none)" : device, "a GPU racksim describes (" + comma_list(known) + ")");
 }
 
 namespace {
@@ -312,10 +318,11 @@ Eigen::VectorXd residuals(const FitProblem& pb, const Eigen::VectorXd& phi) {
   for (int g = 0; g < 2; ++g) coeff.push_back(coefficients_of(params_of(pb.ix, phi, g)));
   std::vector<double> r;
   for (const auto& o : pb.obs) r.push_back(o.weight * log_error(coeff[static_cast<std::size_t>(o.generation)], o) / pb.row_sigma);
-  if (pb.probes) {  // each on its own Hopper GPU (H200, H100): Hopper's parameters
+  if (pb.probes) {  // each on its own GPU, with its generation's parameters
     for (std::size_t i = 0; i < pb.probes->size(); ++i) {
       const ProbePoint& p = (*pb.probes)[i];
-      r.push_back(kProbeWeight * p.weight * std::log(probe_time_s(coeff[0], (*pb.probe_features)[i]) / p.measured_s) / pb.row_sigma);
+      r.push_back(kProbeWeight * p.weight *
+                  std::log(probe_time_s(coeff[static_cast<std::size_t>(p.generation)], (*pb.probe_features)[i]) / p.measured_s) / pb.row_sigma);
     }
   }
   // priors
@@ -400,10 +407,17 @@ std::string breakdown_words(const StepEstimate& e) {
 
 Engine::Engine(const TrainingFitOptions& o, const std::vector<PublishedRun>& runs) : pricer(o) {
   probes = read_probes(o.probe_dirs.empty() ? default_probe_dirs() : o.probe_dirs);
-  // Each point on its own GPU (peaks, HBM bandwidth, SMs); any parameters: the features do not depend on them.
+  // Each point on its own GPU (peaks, HBM bandwidth, SMs), fitting its own generation's parameters; any parameters
+  // price the features: they do not depend on them.
   const ComputeParams any = params_of(ix, start_vector(ix), 0);
-  for (const auto& p : probes) {
-    const Pricer::Env& e = pricer.env(p.system, 8);
+  for (auto& p : probes) {
+    const Pricer::Env& e = pricer.tray_env(p.system);
+    const auto g = std::find(kGenerations.begin(), kGenerations.end(), e.gpu->generation);
+    if (g == kGenerations.end())
+      throw InputError(p.label, "", "a GPU of generation '" + e.gpu->generation + "' (" + p.system + ")",
+                       "a GPU of a generation the fit has parameters of its own for (" + comma_list(kGenerations) +
+                           "): the others borrow theirs, so their kernels would fit another generation's");
+    p.generation = static_cast<int>(g - kGenerations.begin());
     probe_features.push_back(probe_terms(ComputeModel(*e.gpu, any, e.base.hbm_Bps, e.sm_count), p));
   }
   for (const auto& r : runs) {
@@ -529,7 +543,7 @@ std::vector<std::string> prior_descriptions() {
   out.push_back(fmt::format("gemm_efficiency.fp8 ~ gemm_efficiency.bf16 of the same generation (sigma {} logit)", kFp8TieSigma));
   out.push_back(fmt::format("gemm_efficiency.fp4 ~ gemm_efficiency.fp8 (sigma {} logit)", kFp4TieSigma));
   out.push_back(fmt::format("every Blackwell parameter ~ the Hopper one (sigma {} in its units): what the Blackwell rows do not constrain stays at Hopper's", kGenerationTie));
-  out.push_back(fmt::format("each Hopper probe point (H200 and H100: GEMM, attention, elementwise; each GPU's 120 grouped GEMMs together as 12 points) weighs as much as {:.0f} jobs of training runs (assumption: it measures one kernel alone)", kProbeWeight * kProbeWeight));
+  out.push_back(fmt::format("each kernel probe point (GEMM, attention, elementwise; each run's 120 grouped GEMMs together as 12 points) weighs as much as {:.0f} jobs of training runs (assumption: it measures one kernel alone)", kProbeWeight * kProbeWeight));
   out.push_back("runs: each job (model, system, recipe and layout but for DP) counts once, its runs (releases, scales) weighted 1 / "
                 "runs of the job; residuals in units of the fit's own job-weighted RMS log error (estimated each round, so the priors "
                 "weigh against the scatter the runs really show)");

@@ -76,6 +76,11 @@ class Pricer {
     std::string recompute;
   };
 
+  // The environment a kernel probe of `system`'s GPU is priced in: one tray of it.
+  Env& tray_env(const std::string& system) {
+    return env(system, static_cast<int>(systems_.load(system).tray.gpus.size()));
+  }
+
   Env& env(const std::string& system, int gpus) {
     const auto key = std::make_pair(system, gpus);
     auto it = envs_.find(key);
@@ -174,9 +179,10 @@ class Pricer {
 struct ProbePoint {
   std::string label;
   // The racksim system whose GPU ran the probe (its peaks, HBM bandwidth and SM count price the point):
-  // hgx-h200 for an H200, hgx-h100 for an H100 (probe_gpu_of). Every probe GPU is a Hopper: the points
-  // constrain the hopper parameters.
+  // hgx-h200 for an H200, hgx-h100 for an H100, hgx-b200 for a B200 (probe_gpu_of); the point fits the parameters
+  // of that GPU's generation (kGenerations index, set by the Engine; only generations fitted on their own).
   std::string system = "hgx-h200";
+  int generation = 0;
   GemmShape shape;
   double measured_s = 0;
   std::string dtype = "bf16";  // the GEMM's input type ("bf16", "fp8")
@@ -188,8 +194,9 @@ struct ProbePoint {
 };
 std::vector<ProbePoint> read_probes(const std::vector<std::string>& dirs);
 // The system a probe file's GPU (its header's "device", as nvidia-smi names it) is priced on, and the short
-// name its points' labels carry: "NVIDIA H100 80GB HBM3" -> {hgx-h100, H100}. Only Hopper GPUs: the points fit
-// the hopper parameters; anything else is an InputError naming the file.
+// name its points' labels carry: "NVIDIA H100 80GB HBM3" -> {hgx-h100, H100}, "NVIDIA B200" -> {hgx-b200, B200}.
+// A GPU racksim does not describe is an InputError naming the file; the Engine refuses one whose generation
+// borrows another's parameters (A100, Blackwell Ultra).
 struct ProbeGpu {
   std::string system, name;
 };

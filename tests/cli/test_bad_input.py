@@ -26,11 +26,12 @@ def cases(tmp):
         text = f.read()
     with open(huge, "w") as f:
         f.write(text.replace('"bandwidth_GBps": 25,', '"bandwidth_GBps": 1e400,', 1))
-    b200_probes = os.path.join(tmp, "b200-probes")
-    os.makedirs(b200_probes)
-    with open(os.path.join(b200_probes, "gemm_bf16.jsonl"), "w") as f:
-        f.write('{"record": "header", "probe": "gemm_bf16", "device": "NVIDIA B200"}\n'
-                '{"record": "gemm", "m": 4096, "n": 4096, "k": 4096, "time_us": 80.0}\n')
+    other_probes, a100_probes = os.path.join(tmp, "rtx-probes"), os.path.join(tmp, "a100-probes")
+    for d, device in ((other_probes, "NVIDIA RTX 6000 Ada Generation"), (a100_probes, "NVIDIA A100-SXM4-80GB")):
+        os.makedirs(d)
+        with open(os.path.join(d, "gemm_bf16.jsonl"), "w") as f:
+            f.write('{"record": "header", "probe": "gemm_bf16", "device": "%s"}\n'
+                    '{"record": "gemm", "m": 4096, "n": 4096, "k": 4096, "time_us": 500.0}\n' % device)
     # (arguments, words the one stderr line must contain)
     return [
         (["show", "gb999"], ["'gb999' (unknown system)", "gb200-nvl72", "hgx-h100"]),
@@ -100,7 +101,11 @@ def cases(tmp):
         (["plan", "--validate", os.path.join(SOURCE, "calibrate", "training", "published_training_throughput.json"),
           "--in-sample", "--fit-probes", tmp], ["--fit-probes", "with --in-sample", "not --in-sample or --every-layout"]),
         (["plan", "--fit", os.path.join(SOURCE, "calibrate", "training", "published_training_throughput.json"),
-          "--fit-probes", b200_probes], [b200_probes, "gemm_bf16.jsonl:1", "/device", "NVIDIA B200", "an H100 or H200"]),
+          "--fit-probes", other_probes], [other_probes, "gemm_bf16.jsonl:1", "/device", "NVIDIA RTX 6000", "a GPU racksim describes"]),
+        # an A100's kernels would fit Hopper's parameters, which Ampere borrows: refused, naming the point
+        (["plan", "--fit", os.path.join(SOURCE, "calibrate", "training", "published_training_throughput.json"),
+          "--fit-probes", a100_probes], ["A100 bf16 GEMM 4096x4096x4096 (a100-probes)", "generation 'ampere' (hgx-a100)",
+                                         "its own for (hopper, blackwell)"]),
         (["plan", "--fit", os.path.join(SOURCE, "calibrate", "training", "published_training_throughput.json"),
           "--fit-probes", os.path.join(tmp, "no-such-dir")], ["no-such-dir/gemm_bf16.jsonl", "(missing)", "a GEMM probe file"]),
         # an absurd model size was priced (1e30 parameters: 2e21 GB of weights)

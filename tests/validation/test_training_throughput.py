@@ -79,8 +79,24 @@ check(len(shipped["rows"]) >= 150, f"the fit lists the runs it used ({len(shippe
 with tempfile.TemporaryDirectory() as tmp:
     r = run(["--fit", ROWS, "--fit-out", os.path.join(tmp, "fit.json"),
              "--fit-probes", os.path.join(SRC, "calibrate", "data", "h100-sxm-1gpu-2026-12-07")])
-    check(r.returncode == 0 and ", 151 Hopper kernel probe points" in r.stdout,
+    check(r.returncode == 0 and ", 151 kernel probe points" in r.stdout,
           "--fit-probes with the H100 run alone fits on its 151 kernel points: " + r.stdout.splitlines()[0][:200] if r.stdout else "no output")
+    # a B200's probe fits Blackwell's parameters, on the B200's own peak (2250 TFLOP/s bf16, gpu_compute.json):
+    # two cuBLAS squares timed at 0.80 of it (plus the fitted launch) pull Blackwell's BF16 efficiency from the
+    # shipped ~0.71 to near 0.80, and Hopper's stays where the H100 run puts it
+    b200 = os.path.join(tmp, "b200-probe")
+    os.makedirs(b200)
+    with open(os.path.join(b200, "gemm_bf16.jsonl"), "w") as f:
+        f.write(json.dumps({"record": "header", "probe": "gemm_bf16", "device": "NVIDIA B200"}) + "\n")
+        for n in (4096, 8192):
+            f.write(json.dumps({"record": "gemm", "m": n, "n": n, "k": n, "time_us": 2 * n ** 3 / (0.80 * 2250e12) * 1e6 + 16}) + "\n")
+    out = os.path.join(tmp, "fit-b200.json")
+    r = run(["--fit", ROWS, "--fit-out", out, "--fit-report", os.path.join(tmp, "r.md"), "--fit-probes", b200,
+             "--fit-probes", os.path.join(SRC, "calibrate", "data", "h100-sxm-1gpu-2026-12-07")])
+    bw = json.load(open(out))["generations"]["blackwell"]["gemm_efficiency"]["bf16"] if r.returncode == 0 else 0
+    report = open(os.path.join(tmp, "r.md")).read() if r.returncode == 0 else ""
+    check(0.75 <= bw <= 0.85 and "| B200 bf16 GEMM 8192x8192x8192 (b200-probe) |" in report,
+          f"a B200 probe fits Blackwell's BF16 GEMM efficiency ({bw:.3f}, its points in the report)")
 
 # 1b. every plan quotes calibrate/training/heldout_errors.json (its generation's and kind's held-out error):
 # the shipped table must be what fit.sh writes today

@@ -124,8 +124,9 @@ def validate_training(rows, *, leave_one_model_out=True, leave_one_system_out=Fa
     published and predicted tokens/s/GPU and the error, "overall" and per-group median and worst |error|,
     "excluded" records with the reason, "layouts" with the planner's own best layout per job when
     layouts=True). leave_one_model_out=False uses the shipped fit for every row (in-sample);
-    leave_one_system_out=True holds out each system instead of each model. fit_probes: H100/H200 probe directories
-    (calibrate/run_probes.sh's output) the held-out refits read instead of the shipped ones, as `--fit-probes`.
+    leave_one_system_out=True holds out each system instead of each model. fit_probes: probe directories of Hopper or
+    Blackwell GPUs (calibrate/run_probes.sh's output) the held-out refits read instead of the shipped ones, as
+    `--fit-probes`.
     client: a dask.distributed Client; the validation then runs on one of its workers, as one unit (docs/dask.md)."""
     if isinstance(fit_probes, (str, bytes)) or hasattr(fit_probes, "__fspath__"):
         fit_probes = [fit_probes]

@@ -173,20 +173,24 @@ TEST(ComputeModel, AProbeLineThatIsNoRecordIsNamedByFileAndLine) {
   }
 }
 
-// Each probe point is priced on the GPU that ran it, named by its file's header: an H100's on hgx-h100, an
-// H200's on hgx-h200; a GPU of another generation (its points would fit Hopper's parameters) or a file without
-// a device is refused, naming the file.
+// Each probe point is priced on the GPU that ran it, named by its file's header (the longer name first: a GB200
+// is not a B200, an H200 not an H20); a GPU racksim does not describe, or a file without a device, is refused,
+// naming the file. (The fit then refuses a GPU whose generation borrows another's parameters: tests/cli.)
 TEST(ComputeModel, AProbePointIsPricedOnTheGpuItsHeaderNames) {
   EXPECT_EQ(fit_detail::probe_gpu_of("NVIDIA H100 80GB HBM3", "f").system, "hgx-h100");
   EXPECT_EQ(fit_detail::probe_gpu_of("NVIDIA H100 80GB HBM3", "f").name, "H100");
   EXPECT_EQ(fit_detail::probe_gpu_of("NVIDIA H200", "f").system, "hgx-h200");
-  for (const std::string device : {"NVIDIA B200", "NVIDIA A100-SXM4-80GB", ""}) {
+  EXPECT_EQ(fit_detail::probe_gpu_of("NVIDIA H20", "f").system, "hgx-h20");
+  EXPECT_EQ(fit_detail::probe_gpu_of("NVIDIA B200", "f").system, "hgx-b200");
+  EXPECT_EQ(fit_detail::probe_gpu_of("NVIDIA GB200", "f").system, "gb200-nvl72");
+  EXPECT_EQ(fit_detail::probe_gpu_of("NVIDIA GB300", "f").system, "gb300-nvl72");
+  for (const std::string device : {"NVIDIA RTX 6000 Ada Generation", ""}) {
     try {
       fit_detail::probe_gpu_of(device, "dir/gemm_bf16.jsonl:1");
       ADD_FAILURE() << "accepted '" << device << "'";
     } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find("dir/gemm_bf16.jsonl:1"), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find("an H100 or H200"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("a GPU racksim describes"), std::string::npos) << e.what();
     }
   }
   // read_probes labels and prices each point by its file's GPU
