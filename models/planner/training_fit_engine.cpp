@@ -159,11 +159,16 @@ ProbeGpu probe_gpu_of(const std::string& device, const std::string& where) {
   static const std::pair<const char*, const char*> kNames[] = {
       {"GB300", "gb300-nvl72"}, {"GB200", "gb200-nvl72"}, {"B300", "hgx-b300"}, {"B200", "hgx-b200"}, {"GH200", "gh200"},
       {"H200", "hgx-h200"},     {"H100", "hgx-h100"},     {"H800", "hgx-h800"}, {"H20", "hgx-h20"},  {"A100", "hgx-a100"}};
+  // A PCIe or NVL card of the same name runs at other clocks and power (the H100 datasheet, nvidia-h100 in
+  // gpu_compute.json: H100 PCIe 1,513 TFLOP/s bf16 with sparsity against the SXM's 1,979): pricing it on the SXM
+  // module's peaks would be silently wrong.
+  const bool card = device.find("PCIe") != std::string::npos || device.find(" NVL") != std::string::npos;
   for (const auto& [name, system] : kNames)
-    if (device.find(name) != std::string::npos) return {system, name};
+    if (device.find(name) != std::string::npos && !card) return {system, name};
   std::vector<std::string> known;
   for (const auto& [name, system] : kNames) known.push_back(name);
-  throw InputError(where, "/device", device.empty() ? "(none)" : device, "a GPU racksim describes (" + comma_list(known) + ")");
+  throw InputError(where, "/device", device.empty() ? "(none)" : device,
+                   "a GPU racksim describes (" + comma_list(known) + "; SXM modules and superchips, not PCIe or NVL cards)");
 }
 
 namespace {

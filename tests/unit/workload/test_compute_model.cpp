@@ -184,7 +184,7 @@ TEST(ComputeModel, AProbePointIsPricedOnTheGpuItsHeaderNames) {
   EXPECT_EQ(fit_detail::probe_gpu_of("NVIDIA B200", "f").system, "hgx-b200");
   EXPECT_EQ(fit_detail::probe_gpu_of("NVIDIA GB200", "f").system, "gb200-nvl72");
   EXPECT_EQ(fit_detail::probe_gpu_of("NVIDIA GB300", "f").system, "gb300-nvl72");
-  for (const std::string device : {"NVIDIA RTX 6000 Ada Generation", ""}) {
+  for (const std::string device : {"NVIDIA RTX 6000 Ada Generation", "", "NVIDIA H100 PCIe", "NVIDIA H100 NVL", "NVIDIA H200 NVL"}) {
     try {
       fit_detail::probe_gpu_of(device, "dir/gemm_bf16.jsonl:1");
       ADD_FAILURE() << "accepted '" << device << "'";
