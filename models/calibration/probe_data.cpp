@@ -190,6 +190,11 @@ struct Reader {
 
 std::string guess_probe_system(const std::string& device, int device_count, const std::string& where) {
   auto has = [&](const char* s) { return device.find(s) != std::string::npos; };
+  // A PCIe or NVL card carries an SXM part's name at other clocks, power and HBM (H100 PCIe: 2.0 TB/s against the
+  // SXM's 3.35): no system here describes one, so it is named, not guessed onto the SXM module's topology.
+  if (has("PCIe") || has(" NVL"))
+    throw InputError(where, "", "'" + device + "' (a PCIe or NVL card)",
+                     "a GPU racksim recognises by name (SXM modules and superchips); otherwise name the system: --probes DIR=SYSTEM");
   if (has("GB300")) return "gb300-nvl72";
   if (has("GB200")) return "gb200-nvl72";
   if (has("GH200")) return "gh200";

@@ -620,6 +620,23 @@ TEST(ProbeData, MultiGpuRunOfIssue7IsReadyToIngest) {
   fs::remove_all(dir);
 }
 
+// The system a probe run is guessed onto, by the GPU's name: the longer names first, and a PCIe or NVL card (other
+// clocks, power and HBM than the SXM module of its name) refused unless the system is named.
+TEST(ProbeData, TheGuessedSystemIsTheSxmModuleOrAnError) {
+  EXPECT_EQ(guess_probe_system("NVIDIA H100 80GB HBM3", 1, "f"), "hgx-h100");
+  EXPECT_EQ(guess_probe_system("NVIDIA H200", 1, "f"), "h200-pcie");
+  EXPECT_EQ(guess_probe_system("NVIDIA H200", 2, "f"), "hgx-h200");
+  EXPECT_EQ(guess_probe_system("NVIDIA GB200", 4, "f"), "gb200-nvl72");
+  for (const std::string device : {"NVIDIA H100 PCIe", "NVIDIA H100 NVL", "NVIDIA H200 NVL", "NVIDIA A10"}) {
+    try {
+      guess_probe_system(device, 1, "dir/copy_bandwidth.jsonl");
+      ADD_FAILURE() << "guessed a system for '" << device << "'";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("--probes DIR=SYSTEM"), std::string::npos) << e.what();
+    }
+  }
+}
+
 // Session 45: a probe record's size, time or rate below zero (or a time of 0, a fractional rank count) was read
 // and gave a negative or infinite bandwidth. Each is an InputError naming the file, its line and the key; one
 // case per field.
