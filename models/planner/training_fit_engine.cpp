@@ -241,7 +241,13 @@ void read_compute_torch_probes(const fs::path& file, std::vector<ProbePoint>& ou
 
 std::vector<ProbePoint> read_probes(const std::vector<std::string>& dirs) {
   std::vector<ProbePoint> out;
+  std::vector<fs::path> seen;  // a directory named twice would count its points twice
   for (const auto& dir : dirs) {
+    std::error_code ec;
+    const fs::path canonical = fs::weakly_canonical(fs::path(dir), ec);
+    if (!ec && std::find(seen.begin(), seen.end(), canonical) != seen.end())
+      throw InputError(dir, "", "(named twice)", "each probe directory once (its points would weigh twice in the fit)");
+    seen.push_back(canonical);
     const fs::path fp8 = fs::path(dir) / "compute_torch.jsonl";
     if (fs::exists(fp8)) read_compute_torch_probes(fp8, out);
     const fs::path file = fs::path(dir) / "gemm_bf16.jsonl";

@@ -102,6 +102,8 @@ def cases(tmp):
           "--in-sample", "--fit-probes", tmp], ["--fit-probes", "with --in-sample", "not --in-sample or --every-layout"]),
         (["plan", "--fit", os.path.join(SOURCE, "calibrate", "training", "published_training_throughput.json"),
           "--fit-probes", other_probes], [other_probes, "gemm_bf16.jsonl:1", "/device", "NVIDIA RTX 6000", "a GPU racksim describes"]),
+        (["plan", "--fit", os.path.join(SOURCE, "calibrate", "training", "published_training_throughput.json"),
+          "--fit-probes", a100_probes, "--fit-probes", a100_probes + "/"], [a100_probes + "/", "(named twice)", "each probe directory once"]),
         # an A100's kernels would fit Hopper's parameters, which Ampere borrows: refused, naming the point
         (["plan", "--fit", os.path.join(SOURCE, "calibrate", "training", "published_training_throughput.json"),
           "--fit-probes", a100_probes], ["A100 bf16 GEMM 4096x4096x4096 (a100-probes)", "generation 'ampere' (hgx-a100)",
