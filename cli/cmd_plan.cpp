@@ -123,7 +123,7 @@ static void add_plan_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--fit-out", o->fit_out, "with --fit: write the parameters here (default: print them)");
   cmd->add_option("--fit-report", o->fit_report, "with --fit: write the Markdown report (rows used and left out, errors) here");
   cmd->add_option("--fit-probes", o->fit_probes,
-                  "with --fit or --validate (held out): a probe directory of a Hopper or Blackwell GPU (calibrate/run_probes.sh's "
+                  "with --fit or --validate (held out): a probe directory (DIR or DIR=SYSTEM) of a Hopper or Blackwell GPU (calibrate/run_probes.sh's "
                   "output, gemm_bf16.jsonl and/or compute_torch.jsonl) the fit reads instead of the shipped ones; each point "
                   "fits its GPU's generation (repeatable)");
   cmd->callback([&global, o, cmd] {

@@ -188,13 +188,14 @@ struct Reader {
 
 }  // namespace
 
-std::string guess_probe_system(const std::string& device, int device_count, const std::string& where) {
+std::string guess_probe_system(const std::string& device, int device_count, const std::string& where, const std::string& pointer) {
   auto has = [&](const char* s) { return device.find(s) != std::string::npos; };
   // A PCIe or NVL card carries an SXM part's name at other clocks, power and HBM (H100 PCIe: 2.0 TB/s against the
   // SXM's 3.35): no system here describes one, so it is named, not guessed onto the SXM module's topology.
   if (has("PCIe") || has(" NVL"))
-    throw InputError(where, "", "'" + device + "' (a PCIe or NVL card)",
-                     "a GPU racksim recognises by name (SXM modules and superchips); otherwise name the system: --probes DIR=SYSTEM");
+    throw InputError(where, pointer, "'" + device + "' (a PCIe or NVL card)",
+                     "a GPU racksim describes by name (SXM modules and superchips); otherwise name the system: --probes DIR=SYSTEM");
+  // Longer names first: "GB200" holds "B200", "GH200" and "H200" hold "H20".
   if (has("GB300")) return "gb300-nvl72";
   if (has("GB200")) return "gb200-nvl72";
   if (has("GH200")) return "gh200";
@@ -203,9 +204,12 @@ std::string guess_probe_system(const std::string& device, int device_count, cons
   if (has("B200")) return "hgx-b200";
   if (has("H200")) return device_count > 1 ? "hgx-h200" : "h200-pcie";
   if (has("H100")) return "hgx-h100";
+  if (has("H800")) return "hgx-h800";
+  if (has("H20")) return "hgx-h20";
+  if (has("A100")) return "hgx-a100";
   if (has("RTX 4090")) return "rtx4090-pcie";
-  throw InputError(where, "", "'" + device + "'",
-                   "a GPU racksim recognises (H100, H200, B200, B300, GH200, GB200, GB300, GB10, RTX 4090); "
+  throw InputError(where, pointer, "'" + device + "'",
+                   "a GPU racksim describes (H100, H200, H800, H20, A100, B200, B300, GH200, GB200, GB300, GB10, RTX 4090); "
                    "otherwise name the system: --probes DIR=SYSTEM");
 }
 

@@ -27,7 +27,8 @@ struct ProbeDirectoryInfo {
 
 // The racksim system a probe machine is, from its GPU name and count ("NVIDIA H200", 1 -> "h200-pcie";
 // 8 -> "hgx-h200"). InputError when the name is not recognised (give DIR=SYSTEM then).
-std::string guess_probe_system(const std::string& device, int device_count, const std::string& where);
+std::string guess_probe_system(const std::string& device, int device_count, const std::string& where,
+                               const std::string& pointer = "");
 
 // `spec` is "DIR" or "DIR=SYSTEM". Throws InputError when DIR holds no probe JSON lines.
 MeasurementSet load_probe_directory(const std::string& spec, ProbeDirectoryInfo* info = nullptr);

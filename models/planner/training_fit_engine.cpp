@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "models/calibration/probe_data.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/core/suggest.hpp"
 #include "sim/core/json_reader.hpp"
@@ -152,34 +153,27 @@ void for_each_probe_record(const fs::path& file, OnRecord record) {
   }
 }
 
-ProbeGpu probe_gpu_of(const std::string& device, const std::string& where) {
-  // The racksim system whose GPU a probe ran on, by the name nvidia-smi gives it (longer names first: "GB200"
-  // holds "B200", "H200" holds "H20"). The HGX parts for the bare dies: hgx-h200 / hgx-h100 are the 700 W SXM
-  // modules the lent machines carry (their SUMMARY.md files record the power limit nvidia-smi reported).
-  static const std::pair<const char*, const char*> kNames[] = {
-      {"GB300", "gb300-nvl72"}, {"GB200", "gb200-nvl72"}, {"B300", "hgx-b300"}, {"B200", "hgx-b200"}, {"GH200", "gh200"},
-      {"H200", "hgx-h200"},     {"H100", "hgx-h100"},     {"H800", "hgx-h800"}, {"H20", "hgx-h20"},  {"A100", "hgx-a100"}};
-  // A PCIe or NVL card of the same name runs at other clocks and power (the H100 datasheet, nvidia-h100 in
-  // gpu_compute.json: H100 PCIe 1,513 TFLOP/s bf16 with sparsity against the SXM's 1,979): pricing it on the SXM
-  // module's peaks would be silently wrong.
-  const bool card = device.find("PCIe") != std::string::npos || device.find(" NVL") != std::string::npos;
-  for (const auto& [name, system] : kNames)
-    if (device.find(name) != std::string::npos && !card) return {system, name};
-  std::vector<std::string> known;
-  for (const auto& [name, system] : kNames) known.push_back(name);
-  throw InputError(where, "/device", device.empty() ? "(none)" : device,
-                   "a GPU racksim describes (" + comma_list(known) + "; SXM modules and superchips, not PCIe or NVL cards)");
+ProbeGpu probe_gpu_of(const std::string& device, const std::string& where, const std::string& named_system) {
+  // The label's name: the model as nvidia-smi gives it, "NVIDIA H100 80GB HBM3" -> "H100", "NVIDIA A100-SXM4-80GB" ->
+  // "A100".
+  std::string name = device.rfind("NVIDIA ", 0) == 0 ? device.substr(7) : device;
+  name = name.substr(0, std::min(name.size(), name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")));
+  if (name.empty()) name = "GPU";
+  // The system: the one named (DIR=SYSTEM), else the collective probes' guess (guess_probe_system: the same names,
+  // the same refusal of PCIe and NVL cards) as for a machine of several GPUs, so an H200 is the HGX part: a kernel
+  // probe depends only on the GPU, and hgx-h200's is the 700 W SXM module the lent machines carry.
+  return {named_system.empty() ? calibration::guess_probe_system(device, 8, where, "/device") : named_system, name};
 }
 
 namespace {
 // The GPU a probe file ran on, from its header line (every probe writes one first, with "device").
-ProbeGpu probe_gpu_of_file(const fs::path& file) {
+ProbeGpu probe_gpu_of_file(const fs::path& file, const std::string& named_system) {
   std::string device;
   bool header = false;
   for_each_probe_record(file, [&](const nlohmann::json& j) {
     if (!header && j.value("record", "") == "header") header = true, device = j.value("device", "");
   });
-  return probe_gpu_of(device, file.string() + ":1");
+  return probe_gpu_of(device, file.string() + ":1", named_system);
 }
 }  // namespace
 
@@ -190,9 +184,9 @@ ProbeGpu probe_gpu_of_file(const fs::path& file) {
 //    Hopper), causal, bf16, head_dim 128 (the width of every fitted model but GPT-OSS; other widths go
 //    through attention_head_dim_weight, itself from this probe). PyTorch's flash backend is
 //    FlashAttention-2, which Megatron's recipes do not run on Hopper: left out.
-void read_compute_torch_probes(const fs::path& file, std::vector<ProbePoint>& out) {
+void read_compute_torch_probes(const fs::path& file, std::vector<ProbePoint>& out, const std::string& named_system) {
   const std::string run = file.parent_path().filename().string();
-  const ProbeGpu gpu = probe_gpu_of_file(file);
+  const ProbeGpu gpu = probe_gpu_of_file(file, named_system);
   auto point = [&](std::string label) {
     ProbePoint p;
     p.label = gpu.name + " " + label + " (" + run + ")";
@@ -242,19 +236,23 @@ void read_compute_torch_probes(const fs::path& file, std::vector<ProbePoint>& ou
 std::vector<ProbePoint> read_probes(const std::vector<std::string>& dirs) {
   std::vector<ProbePoint> out;
   std::vector<fs::path> seen;  // a directory named twice would count its points twice
-  for (const auto& dir : dirs) {
+  for (const auto& spec : dirs) {
+    // DIR or DIR=SYSTEM, as racksim validate --probes reads them (load_probe_directory)
+    const std::size_t eq = spec.rfind('=');
+    const std::string dir = eq == std::string::npos ? spec : spec.substr(0, eq);
+    const std::string named_system = eq == std::string::npos ? "" : spec.substr(eq + 1);
     std::error_code ec;
     const fs::path canonical = fs::weakly_canonical(fs::path(dir), ec);
     if (!ec && std::find(seen.begin(), seen.end(), canonical) != seen.end())
       throw InputError(dir, "", "(named twice)", "each probe directory once (its points would weigh twice in the fit)");
     seen.push_back(canonical);
     const fs::path fp8 = fs::path(dir) / "compute_torch.jsonl";
-    if (fs::exists(fp8)) read_compute_torch_probes(fp8, out);
+    if (fs::exists(fp8)) read_compute_torch_probes(fp8, out, named_system);
     const fs::path file = fs::path(dir) / "gemm_bf16.jsonl";
     std::ifstream f(file);
     if (!f && fs::exists(fp8)) continue;
     if (!f) throw InputError(file.string(), "", "(missing)", "a GEMM probe file (calibrate/probes/gemm_bf16.cu or compute_torch.py output)");
-    const ProbeGpu gpu = probe_gpu_of_file(file);
+    const ProbeGpu gpu = probe_gpu_of_file(file, named_system);
     for_each_probe_record(file, [&](const nlohmann::json& j) {
       if (j.value("record", "") != "gemm") return;
       const double n = j.at("m").get<double>();

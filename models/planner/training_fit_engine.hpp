@@ -195,12 +195,13 @@ struct ProbePoint {
 std::vector<ProbePoint> read_probes(const std::vector<std::string>& dirs);
 // The system a probe file's GPU (its header's "device", as nvidia-smi names it) is priced on, and the short
 // name its points' labels carry: "NVIDIA H100 80GB HBM3" -> {hgx-h100, H100}, "NVIDIA B200" -> {hgx-b200, B200}.
-// A GPU racksim does not describe is an InputError naming the file; the Engine refuses one whose generation
+// The system is `named_system` where the directory was given as DIR=SYSTEM, else guess_probe_system's (an
+// InputError for a GPU racksim does not describe or a PCIe/NVL card); the Engine refuses one whose generation
 // borrows another's parameters (A100, Blackwell Ultra).
 struct ProbeGpu {
   std::string system, name;
 };
-ProbeGpu probe_gpu_of(const std::string& device, const std::string& where);
+ProbeGpu probe_gpu_of(const std::string& device, const std::string& where, const std::string& named_system = "");
 // A probe point as features on the probe's GPU, fixed for the whole fit (they do not depend on the
 // parameters): its time at coefficients c is max(c[feature] x compute_x, c[kHbm] x memory_x) +
 // c[kGemmLaunches] x launches, what ComputeModel gives for the kernel alone.
