@@ -155,7 +155,8 @@ static void add_plan_command(CLI::App& app, const GlobalOptions& global) {
         return;
       }
       if (o->every_layout) {
-        std::cout << layout_pricing_text(price_every_layout(o->validate, f));
+        const std::vector<LayoutPricing> priced = price_every_layout(o->validate, f);
+        std::cout << (o->format == "json" ? layout_pricing_to_json_text(priced) : layout_pricing_text(priced));
         return;
       }
       if (!o->heldout_table.empty() && o->in_sample)

@@ -17,6 +17,7 @@
 
 #include "models/planner/training_rows.hpp"
 #include "models/workload/gpu_compute.hpp"
+#include "models/workload/memory_fit.hpp"
 
 namespace racksim {
 
@@ -94,9 +95,12 @@ struct LayoutPricing {
   std::string label, layout, precision, problem;
   double tokens_per_s_per_gpu = 0;
   bool fits_in_memory = true;
+  MemoryBreakdown memory;         // the fullest stage's, as the memory model counts it
+  double memory_capacity = 0;     // usable HBM per GPU (less --memory-reserve), bytes
 };
 std::vector<LayoutPricing> price_every_layout(const std::string& rows_file, const TrainingFitOptions& options);
 std::string layout_pricing_text(const std::vector<LayoutPricing>& priced);
+std::string layout_pricing_to_json_text(const std::vector<LayoutPricing>& priced);
 std::string validation_to_text(const TrainingValidation& v);
 std::string validation_to_json_text(const TrainingValidation& v);
 

@@ -112,6 +112,8 @@ std::vector<LayoutPricing> price_every_layout(const std::string& rows_file, cons
       const Pricer::Priced p = pricer.price(r, pricer.table().params(pricer.generation(r)));
       x.tokens_per_s_per_gpu = p.estimate.tokens_per_s_per_gpu;
       x.fits_in_memory = p.estimate.fits;
+      x.memory = p.estimate.memory;
+      x.memory_capacity = p.estimate.memory_capacity;
     }
     out.push_back(x);
   }
@@ -126,7 +128,10 @@ std::string layout_pricing_text(const std::vector<LayoutPricing>& priced) {
       ++ok;
       fit += p.fits_in_memory ? 1 : 0;
       o += fmt::format("{:>4} {:<70} {:<42} {:<9} {:>9.0f} tok/s/GPU{}\n", p.index, p.label.substr(0, 70), p.layout.substr(0, 42), p.precision,
-                       p.tokens_per_s_per_gpu, p.fits_in_memory ? "" : "  (memory model: does not fit)");
+                       p.tokens_per_s_per_gpu,
+                       p.fits_in_memory ? ""
+                                        : fmt::format("  (memory model: does not fit, {:.1f} GB of {:.1f} usable)", p.memory.total() / 1e9,
+                                                      p.memory_capacity / 1e9));
     } else {
       o += fmt::format("{:>4} {:<70} not pinnable: {}\n", p.index, p.label.substr(0, 70), p.problem);
     }
@@ -134,6 +139,36 @@ std::string layout_pricing_text(const std::vector<LayoutPricing>& priced) {
   o += fmt::format("{} of {} records pinned and priced ({} fit in HBM by the memory model); {} cannot be pinned\n", ok, priced.size(),
                    fit, priced.size() - static_cast<std::size_t>(ok));
   return o;
+}
+
+std::string layout_pricing_to_json_text(const std::vector<LayoutPricing>& priced) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  int ok = 0, fit = 0;
+  for (const auto& p : priced) {
+    nlohmann::ordered_json r{{"index", p.index}, {"run", p.label}, {"layout", p.layout}};
+    if (!p.problem.empty()) {
+      r["not_pinnable"] = p.problem;
+    } else {
+      ++ok;
+      fit += p.fits_in_memory ? 1 : 0;
+      const MemoryBreakdown& m = p.memory;
+      r["precision"] = p.precision;
+      r["predicted_tokens_per_s_per_gpu"] = r6(p.tokens_per_s_per_gpu);
+      r["fits_in_memory"] = p.fits_in_memory;
+      r["memory_GB"] = {{"weights", r6(m.weights / 1e9)},         {"gradients", r6(m.grads / 1e9)},
+                        {"optimizer", r6(m.optimizer / 1e9)},     {"activations", r6(m.activations / 1e9)},
+                        {"logits", r6(m.logits / 1e9)},           {"gathered", r6(m.gathered / 1e9)},
+                        {"total", r6(m.total() / 1e9)},           {"usable", r6(p.memory_capacity / 1e9)},
+                        {"host_offloaded", r6(m.host_offloaded / 1e9)}};
+    }
+    rows.push_back(r);
+  }
+  nlohmann::ordered_json j;
+  j["records"] = priced.size();
+  j["pinned"] = ok;
+  j["fit_in_memory"] = fit;
+  j["rows"] = rows;
+  return j.dump(2) + "\n";
 }
 
 std::string validation_to_text(const TrainingValidation& v) {

@@ -189,7 +189,13 @@ struct Builder {
     elementwise(0, kAct * t * (di + 2 * gn) * (mb.conv_kernel + 2));  // causal conv1d + SiLU
     w.ssm_flops += t * ssm_flops_per_token(m) / tp;
     elementwise(0, 3 * kAct * t * di);  // gated RMSNorm
-    save(0, t * (2 * di + 2 * gn + nh) * kAct + t * (di + 2 * gn) * kAct + 2 * t * di * kAct);
+    // What backward keeps of the mixer: Megatron's MambaMixer trains through mamba_ssm's fused
+    // mamba_split_conv1d_scan_combined (use_mem_eff_path, its default), which saves the in_proj output zxbcdt
+    // and the scan output out_x and recomputes the causal conv1d in backward (ssd_combined.py,
+    // MambaSplitConv1dScanCombinedFn: save_for_backward(zxbcdt, conv1d_weight, ..., out_x, ...)); then the
+    // mixer's RMSNorm keeps its input, the gated output. (Until session 50 the conv1d's output, di + 2 gn per
+    // token, was counted too: 4 GB of Nemotron-H 8B's 8192-token micro-batch.)
+    save(0, t * (2 * di + 2 * gn + nh) * kAct + 2 * t * di * kAct);
     save(0, t * di * in_b);  // the output projection's input
     gemm("mamba_out", t, h, di, 0);
     residual();

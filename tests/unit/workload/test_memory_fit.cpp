@@ -130,6 +130,24 @@ TEST(MemoryFit, FsdpWithoutExpertParallelismGathersEveryExpert) {
   EXPECT_DOUBLE_EQ(wide.gathered, 2 * 129280.0 * 7168 * (2 + 2));
 }
 
+TEST(MemoryFit, MambaMixerKeepsWhatTheFusedKernelSaves) {
+  // One Mamba-2 layer: d_inner = 2 heads x 4 = 8, groups x state = 1 x 2, so in_proj makes
+  // zxbcdt = 2 x 8 + 2 x 2 + 2 heads = 22 features per token. Megatron's mixer runs mamba_ssm's fused
+  // mamba_split_conv1d_scan_combined, which saves zxbcdt and the scan output and recomputes the conv1d.
+  const ModelSpec m = model_from_json_text(
+      R"({"schema_version": 1, "id": "tiny-mamba", "name": "tiny-mamba", "source": "test", "layers": 1,
+          "layer_pattern": "M", "hidden_size": 8, "intermediate_size": 16, "vocab_size": 10,
+          "attention": {"kind": "gqa", "heads": 2, "kv_heads": 1, "head_dim": 4},
+          "mamba": {"heads": 2, "head_dim": 4, "state_size": 2, "groups": 1, "conv_kernel": 4, "chunk_size": 128}})",
+      "tiny-mamba");
+  TrainingMemoryConfig cfg;
+  cfg.seq_len = 16;
+  const MemoryBreakdown b = training_memory_per_gpu(m, StageSlice{0, 1, true, true, true}, cfg);
+  // per token, 2 B each: block input 8, norm output 8, zxbcdt 22, scan output 8 and the norm's input 8,
+  // out_proj's input 8 = 62 elements (no conv1d output: 8 + 2 x 2 more before session 50); x 16 tokens
+  EXPECT_DOUBLE_EQ(b.activations, 62 * 2 * 16);
+}
+
 TEST(MemoryFit, InferenceKvCache) {
   const ModelSpec m = ModelCatalog::shipped().load("llama-3.1-8b");
   // one 8192-token sequence: 8192 x 128 KiB = 1 GiB
