@@ -46,6 +46,42 @@ void write_file(const std::string& path, const std::string& text) {
   f << text;
 }
 
+// An option of one mode given in another would be silently ignored: a job's options (--system, --tp, ...)
+// with --validate or --fit, which price the file's own runs, and the validation's or the fit's options
+// without them. Refused naming the option and the mode.
+void refuse_options_of_another_mode(const CLI::App& cmd, const PlanOptions& o) {
+  static const char* const job_options[] = {
+      "--system", "--racks", "--model", "--global-batch", "--seq-len", "--gpus", "--top", "--engine-top", "--tp", "--cp",
+      "--pp", "--dp", "--ep", "--etp", "--edp", "--vp", "--pp-layout", "--tp-x-ep", "--micro-batch", "--mesh-order",
+      "--schedule", "--zero", "--fsdp", "--recompute", "--offload", "--precision", "--moe-imbalance", "--force-balanced",
+      "--moe-dispatcher", "--ep-overlap", "--no-mtp", "--grad-dtype", "--memory-reserve", "--compare", "--no-failures"};
+  const bool file_mode = !o.validate.empty() || !o.fit.empty();
+  const std::string mode = !o.fit.empty() ? "--fit" : "--validate";
+  if (!o.validate.empty() && !o.fit.empty())
+    throw InputError("--fit", "", "'" + o.fit + "' with --validate", "one of --fit FILE (refit) and --validate FILE (price the runs)");
+  if (file_mode) {
+    for (const char* name : job_options)
+      if (cmd.count(name) > 0)
+        throw InputError(name, "", "with " + mode,
+                         "no job options with " + mode + ": it prices each published run with the layout, batch, precision and "
+                         "system the file gives (leave " + std::string(name) + " out, or drop " + mode + " to plan one job)");
+    if (!o.fit.empty())
+      for (const char* name : {"--in-sample", "--leave-one-system-out", "--every-layout", "--layouts", "--heldout-table", "--format"})
+        if (cmd.count(name) > 0)
+          throw InputError(name, "", "with --fit",
+                           std::string(name) == "--format" ? "none: --fit writes its parameters as JSON (to --fit-out, or printed)"
+                                                           : "with --validate FILE (--fit refits and reports in sample)");
+  } else {
+    for (const char* name : {"--in-sample", "--leave-one-system-out", "--every-layout", "--layouts", "--fit-out", "--fit-report"})
+      if (cmd.count(name) > 0)
+        throw InputError(name, "", "without --validate or --fit",
+                         std::string(name) == "--fit-out" || std::string(name) == "--fit-report" ? "with --fit FILE" : "with --validate FILE");
+  }
+  if (!o.validate.empty())
+    for (const char* name : {"--fit-out", "--fit-report"})
+      if (cmd.count(name) > 0) throw InputError(name, "", "with --validate", "with --fit FILE");
+}
+
 }  // namespace
 
 static void add_plan_command(CLI::App& app, const GlobalOptions& global) {
@@ -129,6 +165,7 @@ static void add_plan_command(CLI::App& app, const GlobalOptions& global) {
   cmd->callback([&global, o, cmd] {
     PlanRequest req = o->request;
     req.topology_dir = global.topology_dir;
+    refuse_options_of_another_mode(*cmd, *o);
     if (!o->heldout_table.empty() && (o->validate.empty() || o->every_layout))
       throw InputError("--heldout-table", "", "'" + o->heldout_table + "'" + (o->every_layout ? " with --every-layout" : " without --validate"),
                        "with --validate FILE (and without --every-layout)");
