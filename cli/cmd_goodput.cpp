@@ -32,9 +32,10 @@ void add_goodput_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--hot-spares", o->call.setup.hot_spares, "idle whole units that can replace a failed one (default 0)");
   cmd->add_option("--step-s", o->step_s, "seconds per training step (or --model for the planner's)");
   cmd->add_option("--checkpoint-bytes", o->checkpoint, "checkpoint size, e.g. 5700GB (or --model: params x 14 B)");
-  cmd->add_option("--model", o->call.setup.model, "planner model preset or file: step time and checkpoint from it");
-  cmd->add_option("--global-batch", o->call.setup.global_batch, "with --model: sequences per step");
-  cmd->add_option("--seq-len", o->call.setup.seq_len, "with --model: tokens per sequence");
+  CLI::Option* model = cmd->add_option("--model", o->call.setup.model, "planner model preset or file: step time and checkpoint from it");
+  // needs: without --model nothing reads them (they were ignored without a word)
+  cmd->add_option("--global-batch", o->call.setup.global_batch, "with --model: sequences per step")->needs(model);
+  cmd->add_option("--seq-len", o->call.setup.seq_len, "with --model: tokens per sequence")->needs(model);
   cmd->add_option("--storage-GBps", o->call.setup.storage_GBps_per_gpu, "checkpoint write GB/s per GPU (default 1, assumption)");
   cmd->add_option("--interval-s", o->call.interval_s, "checkpoint interval (default: Daly's optimum)");
   cmd->add_option("--restart-s", o->call.restart_s, "seconds to relaunch from a checkpoint (default 600, assumption)");
@@ -48,7 +49,12 @@ void add_goodput_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_flag("--compare", o->call.compare, "GB200 NVL72 racks vs NVL72 partitions of 9 trays vs HGX B200 nodes");
   add_dask_options(*cmd, o->dask);
   add_format_option(*cmd, o->format, "table", {"table", "json"});
-  cmd->callback([&global, o] {
+  cmd->callback([&global, o, cmd] {
+    // The slowdown is what a switch tray down costs in adaptive-bandwidth mode; in full-bandwidth mode (the
+    // default) the partition stops instead, and the figure was ignored without a word.
+    if (cmd->count("--adaptive-slowdown") > 0 && o->call.partition_mode != "adaptive-bandwidth")
+      throw InputError("--adaptive-slowdown", "", "with --partition-mode " + (o->call.partition_mode.empty() ? std::string("full-bandwidth (the default)") : o->call.partition_mode),
+                       "only with --partition-mode adaptive-bandwidth (in full-bandwidth mode a switch tray down stops the partition)");
     GoodputCall c = o->call;
     c.setup.topology_dir = global.topology_dir;
     c.setup.step_s = o->step_s;

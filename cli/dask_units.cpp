@@ -21,11 +21,13 @@ extern char** environ;
 namespace racksim::cli {
 
 void add_dask_options(CLI::App& cmd, DaskOptions& o) {
-  cmd.add_option("--dask", o.address,
-                 "run the work units on the Dask cluster whose scheduler is at this address (tcp://HOST:PORT; "
-                 "workers need racksim's Python package; docs/dask.md)");
+  CLI::Option* address = cmd.add_option("--dask", o.address,
+                                        "run the work units on the Dask cluster whose scheduler is at this address (tcp://HOST:PORT; "
+                                        "workers need racksim's Python package; docs/dask.md)");
+  // needs: a timeout without a cluster to wait for was ignored without a word
   cmd.add_option("--dask-timeout", o.timeout_s, "seconds to wait for the Dask scheduler to answer (default 10)")
-      ->check(number_in(0.1, 3600));
+      ->check(number_in(0.1, 3600))
+      ->needs(address);
 }
 
 namespace {

@@ -67,8 +67,15 @@ def cases(tmp):
         # the limit in the option's unit (it said "up to 1e7 s" of an option in hours), the option by its name
         (["goodput", "--gpus", "72", "--step-s", "10", "--checkpoint-bytes", "1GB", "--repair-h", "1e9"],
          ["--repair-h", "invalid value 1000000000;", "[0, 2777] hours"]),
-        (["goodput", "--gpus", "72", "--step-s", "10", "--checkpoint-bytes", "1GB", "--adaptive-slowdown", "2"],
-         ["--adaptive-slowdown", "invalid value 2;", "[0, 1)"]),
+        (["goodput", "--gpus", "72", "--step-s", "10", "--checkpoint-bytes", "1GB", "--partition-mode", "adaptive-bandwidth",
+          "--adaptive-slowdown", "2"], ["--adaptive-slowdown", "invalid value 2;", "[0, 1)"]),
+        # options nothing reads in the mode given were ignored without a word
+        (["goodput", "--gpus", "72", "--step-s", "10", "--checkpoint-bytes", "1GB", "--adaptive-slowdown", "0.2"],
+         ["--adaptive-slowdown", "with --partition-mode full-bandwidth", "only with --partition-mode adaptive-bandwidth"]),
+        (["goodput", "--gpus", "72", "--step-s", "10", "--checkpoint-bytes", "1GB", "--seq-len", "4096"],
+         ["--seq-len", "--model"]),
+        (["sweep", "--system", "hgx-h100", "--op", "all_reduce", "--gpus", "8", "-b", "1K", "-e", "4K", "--dask-timeout", "5"],
+         ["--dask-timeout", "--dask"]),
         # an option that does not apply to the run asked for was ignored: refused, naming what it needs
         (["collective", "--system", "hgx-h100", "--op", "all_reduce", "--gpus", "8", "--bytes", "1G", "--inner", "ring"],
          ["--inner", "'ring'", "only with --algo hierarchical", "--algo is auto"]),
