@@ -163,6 +163,19 @@ py::object validate_training_runs(const py::object& rows, bool leave_one_model_o
   return json_loads(text);
 }
 
+// racksim plan --validate FILE --every-layout --format json, as a dict.
+py::object price_published_layouts_runs(const py::object& rows, const std::string& calibration) {
+  TrainingFitOptions o;
+  o.calibration = calibration;
+  const std::string path = name_or_path(rows, "rows");
+  std::string text;
+  {
+    py::gil_scoped_release release;
+    text = layout_pricing_to_json_text(price_every_layout(path, o));
+  }
+  return json_loads(text);
+}
+
 }  // namespace
 
 void add_planner_bindings(py::module_& m) {
@@ -195,6 +208,10 @@ void add_planner_bindings(py::module_& m) {
         "tokens/s/GPU, leave-one-model-out unless leave_one_model_out=False (in-sample) or leave_one_system_out=True (each system held out); layouts=True adds the planner's own best "
         "layout per job; fit_probes (a list of Hopper or Blackwell probe directories, as --fit-probes) replaces the shipped "
         "probe runs in the held-out refits. Bad input raises racksim.InputError.");
+  m.def("price_published_layouts", &price_published_layouts_runs, py::arg("rows"), py::kw_only(), py::arg("calibration") = "default",
+        "`racksim plan --validate ROWS --every-layout --format json` as a dict: every record's layout pinned and priced "
+        "with the shipped fit (recipes without a measurement too), with its memory by part against the usable HBM, or "
+        "why it cannot be pinned. Bad input raises racksim.InputError.");
 }
 
 }  // namespace racksim::bindings

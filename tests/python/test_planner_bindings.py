@@ -117,6 +117,21 @@ def test_validate_training_by_system():
         racksim.validate_training(rows, leave_one_model_out=False, leave_one_system_out=True)
 
 
+def test_price_published_layouts():
+    rows = os.path.join(os.environ["RACKSIM_SOURCE_DIR"], "calibrate", "training", "published_training_throughput.json")
+    p = racksim.price_published_layouts(rows)
+    assert p["records"] == len(p["rows"]) > 300
+    pinned = [r for r in p["rows"] if "not_pinnable" not in r]
+    assert p["pinned"] == len(pinned) and p["fit_in_memory"] == sum(r["fits_in_memory"] for r in pinned)
+    for r in pinned:
+        m = r["memory_GB"]
+        assert r["predicted_tokens_per_s_per_gpu"] > 0 and m["usable"] > 0
+        assert m["total"] == pytest.approx(m["weights"] + m["gradients"] + m["optimizer"] + m["activations"] + m["logits"]
+                                           + m["gathered"], rel=1e-4)
+    with pytest.raises(racksim.InputError, match="no-such-rows.json"):
+        racksim.price_published_layouts("no-such-rows.json")
+
+
 def test_validate_training_fit_probes():
     src = os.environ["RACKSIM_SOURCE_DIR"]
     rows = os.path.join(src, "calibrate", "training", "published_training_throughput.json")

@@ -26,7 +26,7 @@ from _racksim import (  # noqa: F401
     parse_bytes,
     systems,
 )
-from .planner import plan, training_frame, validate_training  # noqa: F401
+from .planner import plan, price_published_layouts, training_frame, validate_training  # noqa: F401
 
 __all__ = ["InputError", "SimulationError", "System", "analytic", "fig4", "fig4_model", "goodput", "jobs", "load",
-           "parse_bytes", "systems", "plan", "training_frame", "validate_training"]
+           "parse_bytes", "systems", "plan", "price_published_layouts", "training_frame", "validate_training"]

@@ -139,6 +139,14 @@ def validate_training(rows, *, leave_one_model_out=True, leave_one_system_out=Fa
     return _racksim.validate_training(**kwargs)
 
 
+def price_published_layouts(rows, *, calibration="default"):
+    """Every record's layout of `rows` (a file like calibrate/training/published_training_throughput.json) pinned
+    and priced with the shipped fit, measured or not: the dict of `racksim plan --validate ROWS --every-layout
+    --format json` ("rows" with the predicted tokens/s/GPU, whether the memory model fits it and its memory by part in
+    GB beside the usable HBM, or "not_pinnable" with the reason; "records", "pinned", "fit_in_memory" counts)."""
+    return _racksim.price_published_layouts(rows=_plain(rows), calibration=calibration)
+
+
 def training_frame(validation):
     """The "rows" of a validate_training dict as a DataFrame indexed by the record's position in the file."""
     import pandas as pd
