@@ -37,6 +37,9 @@ SystemContext make_system_context(const TopologyGraph& graph, const GpuCompute& 
     // no host link the memory model knows: keep the raw capacity
   }
   s.host_bytes_per_gpu = host / static_cast<double>(spec.tray.gpus.size());
+  double host_Bps = 0;
+  for (const auto& c : spec.tray.cpus) host_Bps += units::GBps_to_Bps(spec.cpu_type(c.type).memory_bandwidth_GBps);
+  s.host_memory_Bps_per_gpu = host_Bps / static_cast<double>(spec.tray.gpus.size());
   // The GPU's link to its host CPU; edges of one share group split one capacity.
   const int gv = graph.gpu_vertex(0);
   const int cv = graph.cpu_of_gpu(gv);
@@ -70,9 +73,27 @@ using namespace step_detail;
 
 namespace {
 
-// Exposed seconds per step of streaming this GPU's optimizer shard (params) and/or activation bytes
-// to and from host memory, by the memory model (models/memory/offload.hpp) for a whole tray doing the
-// same, with `compute_s` of compute to hide behind.
+// Megatron's optimizer offload (`optimizer_cpu_offload`: HybridDeviceOptimizer, megatron/core/optimizer/
+// cpu_offloading/hybrid_optimizer.py) steps the offloaded parameters on the host CPU: the GPU sends their
+// gradients down (D2H), a torch CPU optimizer updates the host's fp32 copy and Adam moments, and the updated
+// fp32 parameters come back up (H2D) into the GPU's main parameters, which stay in HBM (memory_fit.cpp).
+inline constexpr double kHybridTransferBytesPerParam = 4;  // fp32 gradients down, fp32 parameters up
+// AdamW's memory traffic on the host: read the parameter, gradient and two moments, write back the parameter
+// and the moments, 4 B each (fp32).
+inline constexpr double kCpuAdamBytesPerParam = 28;
+// The fraction of the host's memory bandwidth that CPU Adam reaches, from the one measurement there is:
+// Megatron-Bridge's (docs/training/cpu-offloading.md and skills/perf-techniques/cpu-offloading/card.yaml at
+// NVIDIA-NeMo/Megatron-Bridge@b00deab): Qwen3-30B-A3B pretraining, TP 2, PP 2, EP 4 on two 8-GPU H100 nodes,
+// 996 ms a step, 4 189 ms with the whole optimizer offloaded (1 871, 2 484 and 3 187 ms at 25, 50 and 75 %).
+// racksim's shard there is 1.91 B parameters a GPU, its transfers cost 0.20 s and the GPU's own optimizer work
+// 0.015 s less, so the host's Adam took 3.01 s for 8 x 1.91 B parameters on two Xeon 8480C (614.4 GB/s): 0.231
+// of that bandwidth (tests/validation/test_training_throughput.py re-derives the 3.19 s). Assumption: the same
+// fraction on every host (Grace's LPDDR5X, other x86 sockets); no second measurement checks it.
+inline constexpr double kCpuAdamMemoryEfficiency = 0.231;
+
+// Exposed seconds per step of streaming this GPU's optimizer shard (params: HybridDeviceOptimizer's transfers)
+// and/or activation bytes to and from host memory, by the memory model (models/memory/offload.hpp) for a whole
+// tray doing the same, with `compute_s` of compute to hide behind.
 double offload_time(const SystemContext& sys, double optimizer_params, double activation_bytes, double compute_s) {
   // Nothing to stream (a layout that offloads activations of a stage that keeps none, e.g. one-token
   // sequences): no time, and no request to the memory model, which refuses an offload of nothing.
@@ -87,6 +108,7 @@ double offload_time(const SystemContext& sys, double optimizer_params, double ac
     memory::OffloadRequest q;
     const double gpt = static_cast<double>(spec.tray.gpus.size());
     q.params = optimizer_params * gpt;
+    q.optimizer_bytes_per_param = kHybridTransferBytesPerParam;  // each way (the memory model moves it down and up)
     q.offload_optimizer = optimizer_params > 0;
     q.activation_bytes = activation_bytes * gpt;
     q.offload_activations = activation_bytes > 0;
@@ -94,6 +116,15 @@ double offload_time(const SystemContext& sys, double optimizer_params, double ac
     it = streaming.emplace(key, memory::offload_step(spec, q).step_s).first;
   }
   return std::max(0.0, it->second - compute_s);
+}
+
+// Seconds per step of the host CPU's Adam over this GPU's offloaded shard, the tray's GPUs sharing the host's
+// memory bandwidth. Not hidden: it runs between the last backward and the next forward.
+double cpu_adam_time(const SystemContext& sys, double params) {
+  if (!(params > 0)) return 0;
+  if (!(sys.host_memory_Bps_per_gpu > 0))
+    throw InputError("--offload", "", "optimizer on " + sys.system_id, "a system whose CPUs state their memory bandwidth");
+  return params * kCpuAdamBytesPerParam / (kCpuAdamMemoryEfficiency * sys.host_memory_Bps_per_gpu);
 }
 
 // A reduce-scatter or all-gather over a group that spans several fast domains with the same number of
@@ -479,8 +510,9 @@ StepEstimate estimate_step(const ModelSpec& model, const TrainingJob& job, const
     const double dp_dense = static_cast<double>(l.dp) * l.cp, dp_expert = std::max(1, l.edp());
     const double shard = l.zero_stage >= 1 ? dense / dp_dense + expert / dp_expert : dense + expert;
     if (l.offload_optimizer) {
+      // the GPU casts the fp32 parameters that came back into its bf16 weights; the host runs Adam (above)
       est.optimizer_s = cm.streaming_s(shard * (job.grad_bytes + 2));
-      est.offload_s += offload_time(sys, shard, 0, 0);
+      est.offload_s += offload_time(sys, shard, 0, 0) + cpu_adam_time(sys, shard);
     } else {
       est.optimizer_s = cm.streaming_s(shard * (job.grad_bytes + 12 + 12 + 2));
     }

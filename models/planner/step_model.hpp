@@ -58,6 +58,7 @@ struct SystemContext {
   double hbm_bytes = 0;           // per GPU, from the topology file
   double hbm_Bps = 0;
   double host_bytes_per_gpu = 0;  // CPU memory per GPU (offload capacity)
+  double host_memory_Bps_per_gpu = 0;  // the tray's CPU memory bandwidth over its GPUs (a CPU-side optimizer's share)
   double c2c_Bps_per_gpu = 0;     // GPU <-> host bandwidth per GPU per direction when all GPUs offload
   std::string host_link;          // "c2c", "pcie"
   // Offload streaming seconds per (optimizer params, activation bytes) per GPU, filled as asked. Shared by the

@@ -25,6 +25,9 @@ struct StageSlice {
   bool has_mtp = false;    // the multi-token-prediction modules (last chunk)
 };
 
+// With the optimizer offloaded the fp32 main parameters stay in HBM (Megatron's HybridDeviceOptimizer; memory_fit.cpp).
+inline constexpr double kFp32MasterBytesPerParam = 4;
+
 struct TrainingMemoryConfig {
   ParallelShape shape;            // tp, cp, ep, etp
   int dp = 1;                     // attention data parallelism (GPUs = TP x CP x PP x DP)

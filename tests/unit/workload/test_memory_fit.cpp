@@ -59,6 +59,11 @@ TEST(MemoryFit, TinyModelByHand) {
   EXPECT_DOUBLE_EQ(training_memory_per_gpu(m, all, cfg).optimizer, 16224);
 
   cfg.zero_stage = 1;
+  cfg.offload_optimizer = true;          // Megatron's HybridDeviceOptimizer: the fp32 main parameters stay in HBM,
+  const MemoryBreakdown opt = training_memory_per_gpu(m, all, cfg);  // the host keeps their copy and Adam's moments
+  EXPECT_DOUBLE_EQ(opt.optimizer, 4 * 676);
+  EXPECT_DOUBLE_EQ(opt.host_offloaded, 12 * 676);
+  cfg.offload_optimizer = false;
   cfg.micro_batches_in_flight = 3;       // 1F1B stage 0 with PP = 3
   EXPECT_DOUBLE_EQ(training_memory_per_gpu(m, all, cfg).activations, 3 * 6912);
   cfg.offload_activations = true;        // two of the three go to host memory
