@@ -88,6 +88,11 @@ void check_constraints(const SearchConstraints& c, const std::vector<MeshShape>&
   for (const auto& [name, v] : {std::pair{"--ep", c.ep}, {"--etp", c.etp}, {"--vp", c.vp}, {"--edp", c.edp}, {"--tp-x-ep", c.tp_times_ep}})
     if (v && *v < 1) throw InputError(name, "", std::to_string(*v), "an integer >= 1");
   if (c.shard_group && *c.shard_group < 0) throw InputError("--fsdp", "", std::to_string(*c.shard_group), "an integer >= 0");
+  // Megatron's optimizer offload is a part of its distributed optimizer (optimizer_cpu_offload needs
+  // use_distributed_optimizer: megatron/core/optimizer/__init__.py), so ZeRO 0 cannot offload its optimizer.
+  if (c.zero_stage && *c.zero_stage == 0 && (c.offload == "optimizer" || c.offload == "both"))
+    throw InputError("--offload", "", c.offload + " with --zero 0",
+                     "none or activations with --zero 0 (Megatron offloads the optimizer of its distributed optimizer: ZeRO 1-3)");
   if (c.tp_times_ep && c.tp && c.ep && *c.tp * *c.ep != *c.tp_times_ep)
     throw InputError("--tp-x-ep", "", std::to_string(*c.tp_times_ep), fmt::format("{} (the --tp {} --ep {} given)", *c.tp * *c.ep, *c.tp, *c.ep));
   if (flags.empty()) return;

@@ -382,6 +382,7 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
     MemoryFitter fitter(model, job, l, e.chunks);
     for (const auto& [oo, oa] : offloads) {
       for (int z : zeros) {
+        if (oo && z == 0) continue;  // Megatron offloads its distributed optimizer only (plan.cpp, check_constraints)
         const int shard = z >= 3 ? c.shard_group.value_or(0) : 0;
         for (const RecomputePlan& r : recomputes) {
           const MemoryBreakdown mem = fitter.worst(z, shard, r, oo, oa);
