@@ -2,6 +2,7 @@
 // by each layer type's compute time (step_model.hpp).
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 #include <stdexcept>
 
@@ -177,9 +178,61 @@ std::vector<StageSlice> partition(const ModelSpec& model, const ParallelLayout& 
                                  pipeline_slots(model), model.layers));
   }
   if (LayerCostCache* shared = LayerCostCache::active(costs.context()))
-    return shared->balanced_chunks(costs.context(), k, [&] { return balanced_partition(model, l, costs); });
+    return shared->balanced_chunks(costs.context(), k, l.pp, [&] { return balanced_partition(model, l, costs); });
   return balanced_partition(model, l, costs);
 }
+
+namespace {
+
+// Moves single layers across chunk boundaries (every chunk keeps one) from a chunk of the busiest GPU to its
+// neighbour, GPU s holding chunks s, s + pp, ...; `tail` rides with the last chunk. A move is taken when it
+// lowers the largest per-GPU load, or keeps it and lowers the sum of squared loads (so that ties at the top
+// resolve one by one). Deterministic: the best such move, the first of equals in chunk order.
+void rebalance_stages(std::vector<std::pair<int, int>>& ranges, const std::vector<double>& w, double tail, int pp) {
+  const std::size_t k = ranges.size(), stages = static_cast<std::size_t>(pp);
+  std::vector<double> stage(stages, 0.0);
+  for (std::size_t c = 0; c < k; ++c) {
+    double x = c + 1 == k ? tail : 0;
+    for (int i = ranges[c].first; i <= ranges[c].second; ++i) x += w[static_cast<std::size_t>(i)];
+    stage[c % stages] += x;
+  }
+  auto score = [&](std::size_t from, std::size_t to, double x) {  // (largest load, sum of squares) after a move
+    double top = 0, squares = 0;
+    for (std::size_t s = 0; s < stages; ++s) {
+      const double v = stage[s] - (s == from ? x : 0) + (s == to ? x : 0);
+      top = std::max(top, v);
+      squares += v * v;
+    }
+    return std::pair<double, double>{top, squares};
+  };
+  for (int round = 0; round < 100000; ++round) {
+    const auto busiest = static_cast<std::size_t>(std::max_element(stage.begin(), stage.end()) - stage.begin());
+    std::pair<double, double> best = score(busiest, busiest, 0);
+    const double eps = 1e-12 * best.first;
+    std::size_t best_c = k;
+    int best_dir = 0;
+    for (std::size_t c = busiest; c < k; c += stages) {
+      if (ranges[c].second == ranges[c].first) continue;  // one layer: keep it
+      for (int dir : {-1, +1}) {  // give the chunk's first layer to the chunk before, or its last to the one after
+        if ((dir < 0 && c == 0) || (dir > 0 && c + 1 == k)) continue;
+        const double x = w[static_cast<std::size_t>(dir < 0 ? ranges[c].first : ranges[c].second)];
+        const std::pair<double, double> after = score(busiest, (dir < 0 ? c - 1 : c + 1) % stages, x);
+        const bool lower_top = after.first < best.first - eps;
+        const bool same_top_flatter = std::fabs(after.first - best.first) <= eps && after.second < best.second * (1 - 1e-12);
+        if (lower_top || same_top_flatter) best = after, best_c = c, best_dir = dir;
+      }
+    }
+    if (best_c == k) break;
+    const std::size_t neighbour = best_dir < 0 ? best_c - 1 : best_c + 1;
+    const double x = w[static_cast<std::size_t>(best_dir < 0 ? ranges[best_c].first : ranges[best_c].second)];
+    if (best_dir < 0) ++ranges[best_c].first, ++ranges[neighbour].second;
+    else --ranges[best_c].second, --ranges[neighbour].first;
+    stage[busiest] -= x;
+    stage[neighbour % stages] += x;
+  }
+}
+
+}  // namespace
 
 std::vector<StageSlice> balanced_partition(const ModelSpec& model, const ParallelLayout& l, Costs& costs) {
   const int k = l.pp * l.virtual_stages;
@@ -254,6 +307,11 @@ std::vector<StageSlice> balanced_partition(const ModelSpec& model, const Paralle
     ranges[widest] = {a, mid - 1};
     ranges.insert(ranges.begin() + static_cast<long>(widest) + 1, {mid, b});
   }
+  // With interleaving (VP > 1) GPU s runs chunks s, s + PP, ...: the step waits for the GPU whose chunks sum
+  // to the most (step_model.hpp), not for the largest chunk. Balancing chunks alone left those sums uneven
+  // (Llama 3 70B on PP 4 x VP 10: 22, 18, 24 and 16 layers a GPU); move layers across chunk boundaries, from a
+  // chunk of the busiest GPU to its neighbour (another GPU's), while that lowers the busiest GPU's sum.
+  if (l.pp > 1 && l.virtual_stages > 1) rebalance_stages(ranges, w, tail, l.pp);
   for (std::size_t i = 0; i < ranges.size(); ++i)
     out.push_back(StageSlice{ranges[i].first, ranges[i].second - ranges[i].first + 1, i == 0, i + 1 == ranges.size(),
                              i + 1 == ranges.size()});

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <tuple>
 #include <memory>
 #include <optional>
 #include <unordered_map>
@@ -97,11 +98,11 @@ class LayerCostCache {
   const WorkAndCompute& compute(WorkKind kind, const LayerType& type, const CostContext& cx, bool full_recompute);
   // What each layer type keeps for its backward at `shape` (MemoryFitter's activations).
   SavedActivations& saved_activations(const LayerShape& shape);
-  // The chunks balanced_partition gives `chunks` chunks at cx's layer shape (it reads the layers'
-  // compute, which neither the recompute plan nor the collectives change), computed by `make` once.
+  // The chunks balanced_partition gives `chunks` chunks over `pp` stages at cx's layer shape (it reads the
+  // layers' compute, which neither the recompute plan nor the collectives change), computed by `make` once.
   template <class Make>
-  const std::vector<StageSlice>& balanced_chunks(const CostContext& cx, int chunks, Make make) {
-    std::pair<WorkKey, int> key{work_key(WorkKind::layer, LayerType{}, cx.shape), chunks};
+  const std::vector<StageSlice>& balanced_chunks(const CostContext& cx, int chunks, int pp, Make make) {
+    std::tuple<WorkKey, int, int> key{work_key(WorkKind::layer, LayerType{}, cx.shape), chunks, pp};
     auto it = partitions_.find(key);
     if (it == partitions_.end()) it = partitions_.emplace(std::move(key), make()).first;
     return it->second;
@@ -133,7 +134,7 @@ class LayerCostCache {
   std::unordered_map<WorkKey, LayerWork, KeyHash> works_;
   std::unordered_map<ComputeKey, WorkAndCompute, KeyHash> computes_;
   std::map<WorkKey, std::unique_ptr<SavedActivations>> saved_;
-  std::map<std::pair<WorkKey, int>, std::vector<StageSlice>> partitions_;
+  std::map<std::tuple<WorkKey, int, int>, std::vector<StageSlice>> partitions_;
   double training_flops_per_token_ = -1;
 };
 

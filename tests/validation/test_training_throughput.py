@@ -214,6 +214,28 @@ if len(steps) == 2:
               - 2 / 3 * steps["none"]["memory_GB"]["optimizer"]) < 1e-3,
           "offloading frees the Adam moments (2/3 of the optimizer's HBM), the fp32 main parameters stay")
 
+# 3c. Layouts against each other, as Megatron-Bridge measured them on one job (skills/perf-techniques/memory-tuning/
+# card.yaml at NVIDIA-NeMo/Megatron-Bridge@0026ec1: Llama 3 70B SFT, FP8-CS, 32 H100s, sequence 4096, micro-batch 1,
+# global batch 32; model TFLOP/s per GPU): TP 4 PP 4 VP 5 704, PP 8 668 (-5.1 %), TP 8 508.7 (-28.4 %), VP 10
+# 698.9 (-0.7 %). Nothing was fitted on them; the ratios test the step model's pipeline, bubble and TP terms.
+job = ["--system", "hgx-h100", "--racks", "4", "--gpus", "32", "--model", "llama-3-70b", "--global-batch", "32",
+       "--seq-len", "4096", "--cp", "1", "--micro-batch", "1", "--precision", "fp8-cs", "--recompute", "none", "--offload",
+       "none", "--grad-dtype", "bf16", "--compare", "none", "--no-failures", "--engine-top", "0", "--format", "json"]
+tflops = {}
+for name, degrees in (("base", ["--tp", "4", "--pp", "4", "--vp", "5", "--dp", "2"]),
+                      ("pp8", ["--tp", "4", "--pp", "8", "--vp", "5", "--dp", "1"]),
+                      ("tp8", ["--tp", "8", "--pp", "4", "--vp", "5", "--dp", "1"]),
+                      ("vp10", ["--tp", "4", "--pp", "4", "--vp", "10", "--dp", "2"])):
+    r = run(job + degrees)
+    check(r.returncode == 0, f"Megatron-Bridge's {name} layout prices")
+    if r.returncode == 0:
+        tflops[name] = json.loads(r.stdout)["layouts"][0]["model_tflops_per_gpu"]
+if len(tflops) == 4:
+    for name, measured, tolerance in (("pp8", 668.0 / 704, 0.03), ("tp8", 508.7 / 704, 0.05), ("vp10", 698.9 / 704, 0.03)):
+        ratio = tflops[name] / tflops["base"]
+        check(abs(ratio - measured) <= tolerance,
+              f"{name} against TP 4 PP 4 VP 5: {ratio:.3f} predicted, {measured:.3f} measured (within {tolerance:.2f})")
+
 # 4. the published layouts against the planner's own best
 r = run(["--validate", ROWS, "--in-sample", "--layouts", "--format", "json"])
 check(r.returncode == 0, "--layouts exits 0")

@@ -11,8 +11,10 @@
 
 #include "models/planner/comm_cost.hpp"
 #include "models/planner/placement.hpp"
+#include "models/planner/plan.hpp"
 #include "models/planner/step_model.hpp"
 #include "models/workload/gpu_compute.hpp"
+#include "models/workload/model_catalog.hpp"
 #include "models/workload/model_spec.hpp"
 #include "sim/topo/system_catalog.hpp"
 #include "sim/topo/topology_graph.hpp"
@@ -94,6 +96,33 @@ TEST(StepModel, PipelineBubbleAndSendRecv) {
   EXPECT_NEAR(b.comm_exposed("pp"), (2 * 32 * 2 + 2) * 1e-3, 1e-12);
   // the step is a Work whose time is the step
   EXPECT_NEAR(f.sys.compute->time_s(b.work), b.step_s, 1e-12);
+}
+
+TEST(StepModel, InterleavedChunksBalanceEachGpusSum) {
+  // Llama 3 70B (80 equal layers, a 128k-word head) over TP 4 x PP 4 x VP 10: the step waits for the GPU whose
+  // ten chunks sum to the most, so the split evens those sums (chunks balanced alone gave 22, 18, 24 and 16
+  // layers a GPU), the head's GPU taking fewer layers, every chunk keeping one
+  StepFixture f;
+  const ModelSpec m = ModelCatalog::shipped().load("llama-3-70b");
+  ASSERT_EQ(m.layers, 80);
+  f.job.seq_len = 4096;
+  f.job.precision = precision_for(f.table, "fp8-cs", f.table.lookup("gb200-nvl72", "b200"));  // the head stays bf16: heavier
+  ParallelLayout l;
+  l.tp = 4, l.pp = 4, l.dp = 1, l.virtual_stages = 10;
+  l.micro_batch = 1, l.micro_batches = 64;
+  l.schedule = PipelineSchedule::interleaved;
+  const std::vector<StageSlice> chunks = pipeline_chunks(m, f.job, f.sys, l);
+  ASSERT_EQ(chunks.size(), 40u);
+  std::vector<int> per_gpu(4, 0);
+  int total = 0;
+  for (std::size_t c = 0; c < chunks.size(); ++c) {
+    EXPECT_GE(chunks[c].layers, 1);
+    per_gpu[c % 4] += chunks[c].layers;
+    total += chunks[c].layers;
+  }
+  EXPECT_EQ(total, 80);
+  EXPECT_LE(*std::max_element(per_gpu.begin(), per_gpu.end()) - *std::min_element(per_gpu.begin(), per_gpu.end()), 2);
+  EXPECT_LE(per_gpu[3], per_gpu[0]);  // the head's GPU holds no more layers than the embedding's
 }
 
 TEST(StepModel, MegatronPipelineLayouts) {
