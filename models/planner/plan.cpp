@@ -88,6 +88,11 @@ void check_constraints(const SearchConstraints& c, const std::vector<MeshShape>&
   for (const auto& [name, v] : {std::pair{"--ep", c.ep}, {"--etp", c.etp}, {"--vp", c.vp}, {"--edp", c.edp}, {"--tp-x-ep", c.tp_times_ep}})
     if (v && *v < 1) throw InputError(name, "", std::to_string(*v), "an integer >= 1");
   if (c.shard_group && *c.shard_group < 0) throw InputError("--fsdp", "", std::to_string(*c.shard_group), "an integer >= 0");
+  // Megatron FSDP runs on Megatron's default rank order only (no use_tp_pp_dp_mapping: Megatron-Bridge
+  // skills/perf-techniques/megatron-fsdp/card.yaml @033eb68).
+  if (c.pp_outermost && !*c.pp_outermost && ((c.zero_stage && *c.zero_stage >= 3) || c.shard_group))
+    throw InputError("--mesh-order", "", "dp-outer with ZeRO-3 / --fsdp",
+                     "pp-outer or auto with ZeRO-3 / FSDP (Megatron FSDP does not support --use-tp-pp-dp-mapping)");
   // Megatron's optimizer offload is a part of its distributed optimizer (optimizer_cpu_offload needs
   // use_distributed_optimizer: megatron/core/optimizer/__init__.py), so ZeRO 0 cannot offload its optimizer.
   if (c.zero_stage && *c.zero_stage == 0 && (c.offload == "optimizer" || c.offload == "both"))

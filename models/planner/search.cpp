@@ -493,11 +493,15 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
       }
     }
     ++res.evaluated;
-    // The best order with the first memory choice, then the other memory choices on that order.
+    // The best order with the first memory choice, then the other memory choices on that order. Megatron FSDP
+    // (ZeRO-3) runs on Megatron's default rank order only: it does not support use_tp_pp_dp_mapping
+    // (Megatron-Bridge skills/perf-techniques/megatron-fsdp/card.yaml @033eb68, known_constraints).
+    auto order_allowed = [&](std::size_t o, int zero) { return zero < 3 || deg.orders[o].front() != MeshDim::dp; };
     ParallelLayout l = e.layout;
     std::optional<Candidate> best;
     std::size_t best_order = 0;
     for (std::size_t o = 0; o < deg.orders.size(); ++o) {
+      if (!order_allowed(o, l.zero_stage)) continue;
       l.order = deg.orders[o];
       const MeshGroups g = groups_for(l, o);
       StepEstimate est = estimate_step(model, job, sys, placement, l, comm, &g, &e.chunks);
@@ -506,13 +510,21 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
         best_order = o;
       }
     }
-    l.order = deg.orders[best_order];
     for (std::size_t k = 1; k < e.choices.size(); ++k) {
       apply(l, e.choices[k]);
-      const MeshGroups g = groups_for(l, best_order);
+      std::size_t o = best_order;
+      if (!best || !order_allowed(o, l.zero_stage)) {  // an FSDP choice on the default order instead
+        o = deg.orders.size();
+        for (std::size_t x = 0; x < deg.orders.size(); ++x)
+          if (order_allowed(x, l.zero_stage)) o = x;
+        if (o == deg.orders.size()) continue;
+      }
+      l.order = deg.orders[o];
+      const MeshGroups g = groups_for(l, o);
       StepEstimate est = estimate_step(model, job, sys, placement, l, comm, &g, &e.chunks);
-      if (est.step_s < best->estimate.step_s) best = Candidate{l, shapes[static_cast<std::size_t>(deg.shape)], std::move(est), {}};
+      if (!best || est.step_s < best->estimate.step_s) best = Candidate{l, shapes[static_cast<std::size_t>(deg.shape)], std::move(est), {}};
     }
+    if (!best) continue;  // every choice FSDP on a pinned DP-outer order (check_constraints refuses that pin)
     const double step = best->estimate.step_s;
     res.ranked.push_back(std::move(*best));
     if (keep > 0) {

@@ -117,6 +117,9 @@ def cases(tmp):
                                          "its own for (hopper, blackwell)"]),
         (["plan", "--fit", os.path.join(SOURCE, "calibrate", "training", "published_training_throughput.json"),
           "--fit-probes", os.path.join(tmp, "no-such-dir")], ["no-such-dir/gemm_bf16.jsonl", "(missing)", "a GEMM probe file"]),
+        # Megatron FSDP runs on Megatron's default rank order only
+        (["plan", "--system", "hgx-h100", "--gpus", "16", "--model", "llama-3-8b", "--global-batch", "64", "--seq-len", "4096",
+          "--zero", "3", "--mesh-order", "dp-outer"], ["--mesh-order", "dp-outer with ZeRO-3", "use-tp-pp-dp-mapping"]),
         # Megatron offloads the optimizer of its distributed optimizer only
         (["plan", "--system", "hgx-h100", "--gpus", "8", "--model", "llama-3-8b", "--global-batch", "64", "--seq-len", "4096",
           "--zero", "0", "--offload", "optimizer"], ["--offload", "optimizer with --zero 0", "ZeRO 1-3"]),

@@ -64,6 +64,22 @@ TEST(Search, SelfCheck6KeepsTpEpInsideARackAndDpAcross) {
   for (const auto& comm_item : best.estimate.comm) EXPECT_EQ(comm_item.domains > 1, comm_item.kind == "dp") << comm_item.kind;
 }
 
+// Megatron FSDP (ZeRO-3) runs on Megatron's default rank order only (no --use-tp-pp-dp-mapping): a search pinned to
+// ZeRO-3 ranks no DP-outermost layout, while ZeRO-1 keeps both orders open.
+TEST(Search, FsdpLayoutsKeepMegatronsDefaultRankOrder) {
+  SearchInputs in("gb200-nvl72", 2, "llama-3.1-8b", 256, 8192);
+  AnalyticCommCost comm(in.graph, load_calibration("default"));
+  SearchConstraints c;
+  c.zero_stage = 3;
+  c.pp = 2;
+  const SearchResult r = search_layouts(in.model, in.job, in.sys, {MeshShape{2, 64}}, c, comm, 20);
+  ASSERT_FALSE(r.ranked.empty());
+  for (const Candidate& x : r.ranked) {
+    EXPECT_EQ(x.layout.zero_stage, 3);
+    EXPECT_TRUE(x.layout.pp_outermost()) << x.layout.mesh();
+  }
+}
+
 // More racks never make pure data parallelism slower per token when its communication is hidden:
 // the global batch is fixed, each GPU gets fewer micro-batches, and the gradient reduce-scatter and
 // parameter all-gather stay inside the backward and forward windows.
