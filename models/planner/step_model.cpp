@@ -518,12 +518,14 @@ StepEstimate estimate_step(const ModelSpec& model, const TrainingJob& job, const
     }
   }
   if (l.offload_activations && in_flight(l, 0) > 1) {
+    // What one micro-batch moves down and back: its offloadable tensors (two in flight, one offloaded).
     TrainingMemoryConfig c = memory_config(job, l, 0);
-    c.micro_batches_in_flight = 1;
+    c.micro_batches_in_flight = 2;
     c.interleave_factor = 1;
-    c.offload_activations = false;
+    c.offload_activations = true;
+    c.offload_optimizer = false;
     const MemoryBreakdown one = training_memory_per_gpu(model, chunks_of_stage(chunks, l.pp, 0), c);
-    est.offload_s += offload_time(sys, 0, m * one.activations, est.compute_s);
+    est.offload_s += offload_time(sys, 0, m * one.host_offloaded, est.compute_s);
   }
   step.add_fixed(est.optimizer_s + est.offload_s);
 

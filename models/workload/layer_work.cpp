@@ -121,12 +121,19 @@ struct Builder {
   }
   void elementwise(unsigned module, double bytes) { w.elementwise.add(module, bytes); }
   void save(unsigned module, double bytes) { w.saved.add(module, bytes); }
+  // A saved tensor of a module Megatron's fine-grained activation offload can move (LayerWork::offloadable).
+  void save_offloadable(unsigned module, double bytes) {
+    w.saved.add(module, bytes);
+    w.offloadable.add(module, bytes);
+  }
 
   // A norm over this GPU's sequence-parallel tokens: read and write h each; its output is the next
-  // GEMM's input (saved at the recipe's input width), recomputed by module layernorm.
-  void norm() {
+  // GEMM's input (saved at the recipe's input width), recomputed by module layernorm. A transformer
+  // layer's attn_norm / mlp_norm output is offloadable; a Mamba mixer's norm is no offload module.
+  void norm(bool offloadable = true) {
     elementwise(kRecLayernorm, 2 * kAct * tsp * h);
-    save(kRecLayernorm, tsp * h * in_b);
+    if (offloadable) save_offloadable(kRecLayernorm, tsp * h * in_b);
+    else save(kRecLayernorm, tsp * h * in_b);
   }
   void residual() { elementwise(0, 3 * kAct * tsp * h); }
   void sp_pair() {
@@ -147,8 +154,8 @@ struct Builder {
       const double kv = std::max(1.0, a.kv_heads / tp) * a.head_dim;  // replicated when TP > KV heads
       gemm("qkv", t, q + 2 * kv, h, 0);
       elementwise(0, 2 * kAct * t * (q + kv));  // rotary (and q/k norms)
-      save(0, t * (q + 2 * kv) * kAct);         // q, k, v for the attention backward
-      save(0, t * q * in_b);                    // attention output, the output projection's input
+      save_offloadable(0, t * (q + 2 * kv) * kAct);  // q, k, v for the attention backward (core_attn)
+      save_offloadable(0, t * q * in_b);             // attention output, the output projection's input (attn_proj)
       gemm("attn_out", t, h, q, 0);
       w.cp_bytes = t * 2 * kv * kAct;
     } else {
@@ -167,14 +174,14 @@ struct Builder {
       save(0, t * (a.kv_lora_rank + a.qk_rope_head_dim) * kAct);
       gemm("kv_up", t, heads * (a.qk_nope_head_dim + v), a.kv_lora_rank, kRecMlaUpProj);
       elementwise(0, 2 * kAct * t * heads * qk);            // rotary on q and k
-      save(kRecMlaUpProj, t * heads * (2 * qk + v) * kAct);  // q, k, v of the attention core
-      save(0, t * heads * v * in_b);                         // attention output
+      save_offloadable(kRecMlaUpProj, t * heads * (2 * qk + v) * kAct);  // q, k, v of the attention core (core_attn)
+      save_offloadable(0, t * heads * v * in_b);                         // attention output (attn_proj)
       gemm("attn_out", t, h, heads * v, 0);
       w.cp_bytes = t * heads * (qk + v) * kAct;
     }
     w.attention_flops += t * attention_flops_per_token(m, LayerType{kind, LayerType::no_ffn, false}, s.seq_len) / tp *
                          attention_head_dim_weight(m.attention.qk_head_dim());
-    save(kRecCoreAttn, t * heads * 4);  // softmax statistics (fp32)
+    save_offloadable(kRecCoreAttn, t * heads * 4);  // softmax statistics (fp32; core_attn)
     residual();
     ++w.blocks;
   }
@@ -182,7 +189,7 @@ struct Builder {
   void mamba() {
     const auto& mb = m.mamba;
     const double di = mb.d_inner() / tp, gn = static_cast<double>(mb.groups) * mb.state_size / tp, nh = mb.heads / tp;
-    norm();
+    norm(false);
     sp_pair();
     save(0, tsp * h * kAct);
     gemm("mamba_in", t, 2 * di + 2 * gn + nh, h, 0);
@@ -242,10 +249,10 @@ struct Builder {
       w.etp_bytes = rows * d * kAct;
       ++w.etp_pairs;
     }
-    save(kRecMoe, rows * d * in_b);  // dispatched tokens, fc1's input
+    save_offloadable(kRecMoe, rows * d * in_b);  // dispatched tokens, fc1's input (expert_fc1)
     gemm("expert_fc1", rows / local, ffn_mats() * fe, d, kRecMoe, true, local, true);
     elementwise(kRecMoeAct, kAct * rows * (ffn_mats() + 1) * fe);
-    save(kRecMoe, rows * ffn_mats() * fe * kAct);
+    save_offloadable(kRecMoe, rows * ffn_mats() * fe * kAct);  // fc1's output, the activation's input (moe_act)
     save(kRecMoeAct | kRecMoe, rows * fe * in_b);
     gemm("expert_fc2", rows / local, d, fe, kRecMoe, true, local, true);
     elementwise(kRecMoe, 2 * kAct * tsp * e.top_k * d);  // unpermute and weighted sum
@@ -321,6 +328,7 @@ LayerWork mtp_work(const ModelSpec& m, const LayerShape& s) {
   w.ssm_flops += layer.ssm_flops;
   layer.elementwise.each([&](unsigned m, double b) { w.elementwise.add(m, b); });
   layer.saved.each([&](unsigned m, double b) { w.saved.add(m, b); });
+  layer.offloadable.each([&](unsigned m, double b) { w.offloadable.add(m, b); });
   w.quantize_fwd += layer.quantize_fwd;
   w.quantize_bwd += layer.quantize_bwd;
   w.blocks += layer.blocks;

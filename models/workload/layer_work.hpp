@@ -125,6 +125,10 @@ struct LayerWork {
   int moe_recompute_all_to_alls = 0; // all-to-alls repeated when module moe is recomputed
   // Activations kept for the backward pass, by the module that recomputes them (0: none)
   ModuleBytes saved;
+  // The part of `saved` Megatron's fine-grained activation offload can move to host memory: the tensors of
+  // the modules --offload-modules names (attn_norm, core_attn, attn_proj, mlp_norm, expert_fc1, moe_act;
+  // Megatron-LM docs, "Fine-grained Activation Offloading"), by the same recompute modules
+  ModuleBytes offloadable;
   double input_bytes = 0;            // the layer's input (what full recompute keeps)
   double matmul_flops() const;
   double saved_bytes(unsigned recomputed_modules) const;  // selective: what stays

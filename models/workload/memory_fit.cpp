@@ -127,7 +127,7 @@ const SavedActivations::Layer& SavedActivations::layer(const LayerType& type) {
   for (const auto& [t, saved] : layers_)
     if (t == type) return saved;
   const LayerWork w = layer_work(model_, type, shape_);
-  layers_.push_back({type, Layer{w.saved, w.saved_all(), w.input_bytes}});
+  layers_.push_back({type, Layer{w.saved, w.offloadable, w.saved_all(), w.input_bytes}});
   return layers_.back().second;
 }
 
@@ -157,14 +157,20 @@ MemoryBreakdown activation_memory(const ModelSpec& m, const std::vector<StageSli
   // Activations of one micro-batch on every chunk, then times the micro-batches in flight. Per layer:
   // everything, what selective recompute leaves, or its input.
   const RecomputePlan& rc = cfg.recompute;
-  double per_mb = 0, one_layer_full = 0;
+  double per_mb = 0, per_mb_offloadable = 0, one_layer_full = 0;
   for (const StageSlice& st : chunks) {
     for (int i = 0; i < st.layers; ++i) {
       const SavedActivations::Layer& w = saved.layer(m.layer_type(st.first_layer + i));
       one_layer_full = std::max(one_layer_full, w.all);
       switch (rc.granularity) {
-        case Recompute::none: per_mb += w.all; break;
-        case Recompute::selective: per_mb += w.saved.kept(rc.modules); break;
+        case Recompute::none:
+          per_mb += w.all;
+          per_mb_offloadable += w.offloadable.kept(0);
+          break;
+        case Recompute::selective:
+          per_mb += w.saved.kept(rc.modules);
+          per_mb_offloadable += w.offloadable.kept(rc.modules);
+          break;
         case Recompute::full:
           if (rc.full_layers == 0) per_mb += w.input;
           else if (rc.block_method) per_mb += i < rc.full_layers ? w.input : w.all;
@@ -177,8 +183,11 @@ MemoryBreakdown activation_memory(const ModelSpec& m, const std::vector<StageSli
   const double in_flight = std::max(1.0, cfg.micro_batches_in_flight * cfg.interleave_factor);
   double kept = per_mb * in_flight;
   if (cfg.offload_activations && in_flight > 1) {
-    b.host_offloaded += per_mb * (in_flight - 1);
-    kept = per_mb;
+    // Megatron's fine-grained activation offload moves the offload modules' tensors (LayerWork::offloadable) of
+    // the micro-batches in flight beyond one; the rest stays (a full-recompute layer keeps only its input, which
+    // is no offload module's).
+    b.host_offloaded += per_mb_offloadable * (in_flight - 1);
+    kept -= per_mb_offloadable * (in_flight - 1);
   }
   // Full recompute re-creates a layer's (uniform: a group's) activations during its backward.
   double recomputing = 0;

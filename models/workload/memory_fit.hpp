@@ -106,6 +106,7 @@ class SavedActivations {
   SavedActivations(const ModelSpec& model, const LayerShape& shape) : model_(model), shape_(shape) {}
   struct Layer {
     ModuleBytes saved;  // by recompute module (LayerWork::saved)
+    ModuleBytes offloadable;  // the part fine-grained activation offload can move (LayerWork::offloadable)
     double all = 0;     // everything (LayerWork::saved_all)
     double input = 0;   // the layer's input (what full recompute keeps)
   };
