@@ -53,7 +53,7 @@ void add_goodput_command(CLI::App& app, const GlobalOptions& global) {
     // The slowdown is what a switch tray down costs in adaptive-bandwidth mode; in full-bandwidth mode (the
     // default) the partition stops instead, and the figure was ignored without a word.
     if (cmd->count("--adaptive-slowdown") > 0 && o->call.partition_mode != "adaptive-bandwidth")
-      throw InputError("--adaptive-slowdown", "", "with --partition-mode " + (o->call.partition_mode.empty() ? std::string("full-bandwidth (the default)") : o->call.partition_mode),
+      throw InputError("--adaptive-slowdown", "", "with --partition-mode " + o->call.partition_mode,
                        "only with --partition-mode adaptive-bandwidth (in full-bandwidth mode a switch tray down stops the partition)");
     GoodputCall c = o->call;
     c.setup.topology_dir = global.topology_dir;

@@ -74,10 +74,10 @@ def main():
         z = torch.empty(n, dtype=torch.float32)
         s = best_seconds(lambda: z.copy_(x), a.reps)
         emit({"record": "stream", "kernel": "copy", "threads": threads, "bytes": 8 * n, "seconds": round(s, 6),
-                          "GBps": round(8 * n / s / 1e9, 2)})
+              "GBps": round(8 * n / s / 1e9, 2)})
         s = best_seconds(lambda: torch.add(x, y, out=z), a.reps)
         emit({"record": "stream", "kernel": "add", "threads": threads, "bytes": 12 * n, "seconds": round(s, 6),
-                          "GBps": round(12 * n / s / 1e9, 2)})
+              "GBps": round(12 * n / s / 1e9, 2)})
         del x, y, z
         for impl in ("default", "foreach", "fused"):
             p = torch.nn.Parameter(torch.rand(n, dtype=torch.float32))
@@ -90,7 +90,7 @@ def main():
                 emit({"record": "adam", "impl": impl, "threads": threads, "error": str(e)[:200]})
                 continue
             emit({"record": "adam", "impl": impl, "threads": threads, "params": n, "seconds": round(s, 6),
-                              "params_per_s": round(n / s, 1), "GBps_at_28B": round(28 * n / s / 1e9, 2)})
+                  "params_per_s": round(n / s, 1), "GBps_at_28B": round(28 * n / s / 1e9, 2)})
             del opt, p
 
 

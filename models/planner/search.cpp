@@ -513,11 +513,9 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
     for (std::size_t k = 1; k < e.choices.size(); ++k) {
       apply(l, e.choices[k]);
       std::size_t o = best_order;
-      if (!best || !order_allowed(o, l.zero_stage)) {  // an FSDP choice on the default order instead
-        o = deg.orders.size();
-        for (std::size_t x = 0; x < deg.orders.size(); ++x)
-          if (order_allowed(x, l.zero_stage)) o = x;
-        if (o == deg.orders.size()) continue;
+      if (!best || !order_allowed(o, l.zero_stage)) {  // an FSDP choice on the default order (mesh_orders' first)
+        o = 0;
+        if (!order_allowed(o, l.zero_stage)) continue;
       }
       l.order = deg.orders[o];
       const MeshGroups g = groups_for(l, o);

@@ -108,15 +108,15 @@ MemoryBreakdown parameter_memory(StageParams& params, const TrainingMemoryConfig
   b.weights = (cfg.param_bytes + cfg.weight_copy_bytes) * (cfg.zero_stage >= 3 ? fsdp : whole);
   b.grads = cfg.grad_bytes * (cfg.zero_stage >= 3 ? fsdp : cfg.zero_stage >= 2 ? sharded : whole);
   if (cfg.zero_stage >= 3) b.gathered = 2 * params.largest_unit() * (cfg.param_bytes + cfg.grad_bytes);
-  const double optimizer = cfg.optimizer_bytes * (cfg.zero_stage >= 1 ? sharded : whole);
+  const double optimizer_params = cfg.zero_stage >= 1 ? sharded : whole;
+  const double optimizer = cfg.optimizer_bytes * optimizer_params;
   if (cfg.offload_optimizer) {
     // Megatron's HybridDeviceOptimizer keeps a host copy of the offloaded fp32 parameters with their Adam moments
     // and updates the GPU's fp32 main parameters from it, which stay in HBM: the moments are what leaves it
     // (Megatron-Bridge measured 15.3 GB freed at full offload where these states are 22.9 GB: 2/3 of them;
     // models/planner/step_model.cpp, kCpuAdamMemoryEfficiency).
-    const double master = std::min(cfg.optimizer_bytes, kFp32MasterBytesPerParam) * (cfg.zero_stage >= 1 ? sharded : whole);
     b.host_offloaded += optimizer;
-    b.optimizer = master;
+    b.optimizer = std::min(cfg.optimizer_bytes, kFp32MasterBytesPerParam) * optimizer_params;
   } else {
     b.optimizer = optimizer;
   }
