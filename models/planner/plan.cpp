@@ -261,6 +261,8 @@ PlanResult run_plan(const PlanRequest& req) {
   const ParamCounts pc = count_params(model);
   out.model_params = pc.total;
   out.model_active_params = pc.active;
+  out.model_moe = model.is_moe();
+  out.model_hybrid = model.is_hybrid();
   out.job = job;
   out.compute_source = compute.name + ": peaks " + compute.source + "; " + job.precision.name + ": " + job.precision.source +
                        "; fitted efficiencies " + table.fit_where() + " (" + compute.generation + ": " + table.params_origin(compute.generation) + ")";

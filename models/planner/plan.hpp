@@ -76,6 +76,7 @@ struct PlanResult {
   std::string rack_unit = "rack";  // the topology's rack.unit: "node" on HGX (tables only)
   std::string model_id, model_name, model_source;
   double model_params = 0, model_active_params = 0;
+  bool model_moe = false, model_hybrid = false;  // routed experts; a hybrid (Mamba) stack: what Megatron's arguments need
   TrainingJob job;
   std::vector<MeshShape> shapes;          // GPU counts searched
   std::string compute_source;             // the GPU's compute figures and their sources

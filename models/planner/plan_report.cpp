@@ -1,5 +1,7 @@
 #include "models/planner/plan_report.hpp"
 
+#include "models/planner/megatron_args.hpp"
+
 #include <cmath>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -88,11 +90,17 @@ nlohmann::ordered_json estimate_json(const StepEstimate& e) {
   return j;
 }
 
-nlohmann::ordered_json candidate_json(const Candidate& c) {
+MegatronArgs megatron_args_of(const Candidate& c, const PlanResult& p) {
+  return megatron_args(c.layout, p.job, c.estimate.pp_layout, p.model_moe, p.model_hybrid);
+}
+
+nlohmann::ordered_json candidate_json(const Candidate& c, const PlanResult& p) {
   nlohmann::ordered_json j = layout_json(c.layout);
   const nlohmann::ordered_json e = estimate_json(c.estimate);
   for (auto it = e.begin(); it != e.end(); ++it) j[it.key()] = it.value();
   j["equivalent_layouts"] = c.equivalents;
+  const MegatronArgs m = megatron_args_of(c, p);
+  j["megatron_args"] = {{"argv", m.argv}, {"command_line", m.command_line()}, {"notes", m.notes}};
   return j;
 }
 
@@ -205,7 +213,7 @@ std::string plan_to_json_text(const PlanResult& p) {
                  {"rejected", rejected}};
   nlohmann::ordered_json layouts = nlohmann::ordered_json::array();
   for (std::size_t i = 0; i < p.search.ranked.size(); ++i) {
-    nlohmann::ordered_json l = candidate_json(p.search.ranked[i]);
+    nlohmann::ordered_json l = candidate_json(p.search.ranked[i], p);
     l["rank"] = i + 1;
     if (i < p.engine_checks.size()) {
       const EngineCheck& ec = p.engine_checks[i];
@@ -240,7 +248,7 @@ std::string plan_to_json_text(const PlanResult& p) {
     nlohmann::ordered_json x{{"scenario", d.name}, {"gpus_per_domain", d.gpus_per_domain}, {"best_still_fits", d.best_still_fits},
                              {"note", d.note}};
     if (d.best) {
-      x["layout"] = candidate_json(*d.best);
+      x["layout"] = candidate_json(*d.best, p);
       x["slowdown"] = r6(d.slowdown);
     }
     degraded.push_back(x);
@@ -249,7 +257,7 @@ std::string plan_to_json_text(const PlanResult& p) {
   nlohmann::ordered_json cmp = nlohmann::ordered_json::array();
   for (const auto& c : p.comparison) {
     nlohmann::ordered_json x{{"system", c.system}, {"racks", c.racks}, {"gpus", c.gpus}};
-    if (c.best) x["layout"] = candidate_json(*c.best);
+    if (c.best) x["layout"] = candidate_json(*c.best, p);
     else x["note"] = c.note;
     cmp.push_back(x);
   }
@@ -311,6 +319,11 @@ std::string plan_to_table_text(const PlanResult& p) {
   if (!p.search.ranked.front().estimate.pp_layout.empty())
     o += "; --pipeline-model-parallel-layout " + p.search.ranked.front().estimate.pp_layout;
   o += "\n";
+  {
+    const MegatronArgs m = megatron_args_of(p.search.ranked.front(), p);
+    o += "Megatron-LM arguments of #1: " + m.command_line() + "\n";
+    for (const auto& n : m.notes) o += "  (" + n + ")\n";
+  }
   if (!p.search.ranked.front().equivalents.empty()) {
     o += "alt: equal-time variants doing the same work per GPU, e.g. for #1: " + p.search.ranked.front().equivalents.front() + "\n";
   }

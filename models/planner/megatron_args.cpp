@@ -1,0 +1,120 @@
+#include "models/planner/megatron_args.hpp"
+
+#include <cctype>
+#include <sstream>
+
+#include "models/workload/layer_work.hpp"
+
+namespace racksim {
+
+namespace {
+
+// Megatron's precision flags for racksim's recipe ids (gpu_compute.json), as Megatron-Bridge's
+// mixed_precision.py sets them.
+std::vector<std::string> precision_flags(const PrecisionRecipe& p) {
+  std::vector<std::string> f{"--bf16"};
+  auto fp8 = [&](const char* format, const char* recipe) {
+    f.insert(f.end(), {"--fp8-format", format, "--fp8-recipe", recipe});
+  };
+  if (p.id == "fp8-ds") fp8("hybrid", "delayed");
+  else if (p.id == "fp8-cs") fp8("hybrid", "tensorwise");
+  else if (p.id == "fp8-block") fp8("hybrid", "blockwise");
+  else if (p.id == "mxfp8") fp8("e4m3", "mxfp8");
+  else if (p.id == "nvfp4") f.insert(f.end(), {"--fp4-format", "e2m1", "--fp4-recipe", "nvfp4"});
+  // FP8 primary weights (one byte a parameter): the DP all-gather moves FP8 (gpu_compute.hpp's param_bytes).
+  if (p.param_bytes == 1 && p.gemm_dtype == "fp8") f.push_back("--fp8-param-gather");
+  return f;
+}
+
+// Megatron's --recompute-modules for racksim's module mask; racksim's names are Megatron's
+// (transformer_config.py's check of recompute_modules).
+std::vector<std::string> module_list(unsigned modules) {
+  std::vector<std::string> out;
+  std::stringstream ss(recompute_module_names(modules));
+  std::string item;
+  while (std::getline(ss, item, ',')) out.push_back(item);
+  return out;
+}
+
+std::string shell_quote(const std::string& s) {
+  for (char c : s)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == '/' || c == '=' || c == ','))
+      return "'" + s + "'";  // no argument here holds a quote itself
+  return s;
+}
+
+}  // namespace
+
+std::string MegatronArgs::command_line() const {
+  std::string o;
+  for (const auto& a : argv) o += (o.empty() ? "" : " ") + shell_quote(a);
+  return o;
+}
+
+MegatronArgs megatron_args(const ParallelLayout& l, const TrainingJob& job, const std::string& pp_layout, bool moe,
+                           bool hybrid) {
+  MegatronArgs m;
+  auto add = [&](std::initializer_list<std::string> items) { m.argv.insert(m.argv.end(), items); };
+  add({"--tensor-model-parallel-size", std::to_string(l.tp)});
+  // racksim prices TP with sequence parallelism (step_costs.cpp), as every NVIDIA recipe with TP > 1 runs it.
+  if (l.tp > 1) add({"--sequence-parallel"});
+  add({"--pipeline-model-parallel-size", std::to_string(l.pp), "--context-parallel-size", std::to_string(l.cp)});
+  if (moe) add({"--expert-model-parallel-size", std::to_string(l.ep), "--expert-tensor-parallel-size", std::to_string(l.etp)});
+  if (l.pp > 1 || l.virtual_stages > 1) {
+    if (hybrid) {
+      // Megatron refuses the layout flags with a hybrid pattern: the split goes into the pattern.
+      m.notes.push_back("hybrid stack: write the pipeline split" + (pp_layout.empty() ? std::string() : " (" + pp_layout + ")") +
+                        " into --hybrid-override-pattern as '|' between chunks; Megatron refuses the layout flags with it");
+    } else if (!pp_layout.empty()) {
+      add({"--pipeline-model-parallel-layout", pp_layout});
+    } else if (l.virtual_stages > 1) {
+      add({"--num-virtual-stages-per-pipeline-rank", std::to_string(l.virtual_stages)});
+    }
+  }
+  add({"--micro-batch-size", std::to_string(l.micro_batch), "--global-batch-size", std::to_string(job.global_batch),
+       "--seq-length", std::to_string(job.seq_len)});
+  if (l.zero_stage >= 1) add({"--use-distributed-optimizer"});
+  if (l.zero_stage >= 2) {
+    // Megatron FSDP (version 1, the default, runs with the distributed optimizer); ZeRO-2 shards optimizer and
+    // gradients, ZeRO-3 the parameters too.
+    add({"--use-megatron-fsdp", "--data-parallel-sharding-strategy", l.zero_stage == 2 ? "optim_grads" : "optim_grads_params"});
+    // HSDP: shard inside groups of shard_group DP x CP ranks, replicate across the groups.
+    if (l.shard_group > 0 && l.shard_group < l.dp * l.cp)
+      add({"--num-distributed-optimizer-instances", std::to_string(l.dp * l.cp / l.shard_group)});
+  }
+  if (!l.pp_outermost()) add({"--use-tp-pp-dp-mapping"});
+  switch (l.recompute.granularity) {
+    case Recompute::none: break;
+    case Recompute::selective: {
+      add({"--recompute-granularity", "selective", "--recompute-modules"});
+      for (const auto& name : module_list(l.recompute.modules)) m.argv.push_back(name);
+      break;
+    }
+    case Recompute::full:
+      // Every layer of a chunk (full_layers 0): uniform, one layer per checkpoint.
+      add({"--recompute-granularity", "full", "--recompute-method", l.recompute.block_method ? "block" : "uniform",
+           "--recompute-num-layers", std::to_string(l.recompute.full_layers == 0 ? 1 : l.recompute.full_layers)});
+      break;
+  }
+  if (l.offload_optimizer) add({"--optimizer-cpu-offload"});
+  if (l.offload_activations) {
+    // The modules racksim moves (layer_work.cpp's offloadable tensors); the expert ones exist in MoE layers only.
+    add({"--fine-grained-activation-offloading", "--offload-modules", "attn_norm", "core_attn", "attn_proj", "mlp_norm"});
+    if (moe) add({"expert_fc1", "moe_act"});
+  }
+  const std::vector<std::string> precision = precision_flags(job.precision);
+  m.argv.insert(m.argv.end(), precision.begin(), precision.end());
+  if (job.grad_bytes == 2) add({"--grad-reduce-in-bf16"});
+  if (moe) {
+    switch (job.dispatcher) {
+      case MoeDispatcher::alltoall: add({"--moe-token-dispatcher-type", "alltoall"}); break;
+      case MoeDispatcher::deepep: add({"--moe-token-dispatcher-type", "flex", "--moe-flex-dispatcher-backend", "deepep"}); break;
+      case MoeDispatcher::hybridep: add({"--moe-token-dispatcher-type", "flex", "--moe-flex-dispatcher-backend", "hybridep"}); break;
+    }
+    if (job.moe_imbalance == 1) add({"--moe-router-force-load-balancing"});
+    if (job.ep_overlap) add({"--overlap-moe-expert-parallel-comm"});
+  }
+  return m;
+}
+
+}  // namespace racksim
