@@ -63,8 +63,9 @@ MegatronArgs megatron_args(const ParallelLayout& l, const TrainingJob& job, cons
   if (l.pp > 1 || l.virtual_stages > 1) {
     if (hybrid) {
       // Megatron refuses the layout flags with a hybrid pattern: the split goes into the pattern.
-      m.notes.push_back("hybrid stack: write the pipeline split" + (pp_layout.empty() ? std::string() : " (" + pp_layout + ")") +
-                        " into --hybrid-override-pattern as '|' between chunks; Megatron refuses the layout flags with it");
+      m.notes.push_back("hybrid stack: Megatron takes its pipeline split from '|' between chunks in --hybrid-layer-pattern "
+                        "(--hybrid-override-pattern before the rename) and refuses the layout flags with a pattern" +
+                        (pp_layout.empty() ? std::string() : "; racksim's split, one 't' per layer of the pattern: " + pp_layout));
     } else if (!pp_layout.empty()) {
       add({"--pipeline-model-parallel-layout", pp_layout});
     } else if (l.virtual_stages > 1) {

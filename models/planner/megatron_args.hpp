@@ -25,7 +25,7 @@ struct MegatronArgs {
 };
 
 // `pp_layout`: the chunks as Megatron's --pipeline-model-parallel-layout (StepEstimate::pp_layout; "" for one
-// chunk); `moe`: the model has routed experts; `hybrid`: a hybrid stack (Megatron's --hybrid-override-pattern,
+// chunk); `moe`: the model has routed experts; `hybrid`: a hybrid stack (Megatron's --hybrid-layer-pattern,
 // whose pipeline split is written into the pattern itself rather than given as a layout).
 MegatronArgs megatron_args(const ParallelLayout& layout, const TrainingJob& job, const std::string& pp_layout, bool moe,
                            bool hybrid);

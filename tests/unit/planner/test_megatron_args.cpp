@@ -84,7 +84,7 @@ TEST(MegatronArgs, ShardingRecomputeAndOffload) {
 }
 
 // A hybrid (Mamba) stack's pipeline split goes into its pattern: Megatron refuses the layout flags with
-// --hybrid-override-pattern, so the arguments leave them out and say so.
+// --hybrid-layer-pattern, so the arguments leave them out and say so.
 TEST(MegatronArgs, HybridStackSplitIsANote) {
   ParallelLayout l;
   l.pp = 4, l.dp = 2, l.virtual_stages = 2;
@@ -92,7 +92,8 @@ TEST(MegatronArgs, HybridStackSplitIsANote) {
   EXPECT_EQ(m.command_line().find("layout"), std::string::npos);
   EXPECT_EQ(m.command_line().find("virtual"), std::string::npos);
   ASSERT_EQ(m.notes.size(), 1u);
-  EXPECT_NE(m.notes[0].find("--hybrid-override-pattern"), std::string::npos);
+  EXPECT_NE(m.notes[0].find("--hybrid-layer-pattern"), std::string::npos);
+  EXPECT_NE(m.notes[0].find("E(M*|)*7ML"), std::string::npos);
 }
 
 }  // namespace
