@@ -67,6 +67,26 @@ def test_plan_equals_cli_json(cli_args, kwargs):
             df.loc[rank, "tp"] * df.loc[rank, "cp"] * df.loc[rank, "dp"]
 
 
+def test_megatron_arguments_of_a_pinned_recipe():
+    """NVIDIA's DeepSeek-V3 B200 MXFP8 recipe pinned (CASES[2]): the Megatron-LM arguments racksim prints for it
+    carry every pinned option under Megatron's flag names (models/planner/megatron_args.hpp)."""
+    df = racksim.plan(**CASES[2][1])
+    line = df.loc[1, "megatron_args"]
+    args = df.attrs["plan"]["layouts"][0]["megatron_args"]
+    assert line == args["command_line"] and args["notes"] == []
+    for flags in ("--tensor-model-parallel-size 1 --pipeline-model-parallel-size 8 --context-parallel-size 1 "
+                  "--expert-model-parallel-size 32 --expert-tensor-parallel-size 1",
+                  "--micro-batch-size 1 --global-batch-size 4096 --seq-length 4096 --use-distributed-optimizer",
+                  "--recompute-granularity selective --recompute-modules mla_up_proj mlp",
+                  "--bf16 --fp8-format e4m3 --fp8-recipe mxfp8",
+                  "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep "
+                  "--moe-router-force-load-balancing --overlap-moe-expert-parallel-comm"):
+        assert flags in line, (flags, line)
+    assert "--pipeline-model-parallel-layout '" in line  # PP 8 x VP 2: the split as Megatron's layout string
+    assert args["argv"][args["argv"].index("--pipeline-model-parallel-layout") + 1] == \
+        df.attrs["plan"]["layouts"][0]["pipeline_layout"]
+
+
 def test_compare_list_equals_string_and_none():
     common = dict(racks=1, model="llama-3.1-8b", global_batch=256, seq_len=4096, top=1, engine_top=0,
                   failures=False)

@@ -28,13 +28,16 @@ def layout_row(layout):
     that overlapped communication kernels hold, optimizer_s, offload_s),
     per parallelism kind the communication per step and the part of it not hidden behind compute
     (<kind>_comm_s, <kind>_exposed_s, <kind>_domains = NVLink domains one group spans; 0 / absent when the
-    kind is not used), pipeline_layout (the chunks as Megatron's --pipeline-model-parallel-layout), memory per GPU in GB (memory_GB = total, memory_usable_GB = HBM the job may use),
+    kind is not used), pipeline_layout (the chunks as Megatron's --pipeline-model-parallel-layout), megatron_args (the
+    Megatron-LM arguments that run the layout, one shell-quoted line; the argv list and notes are in the JSON's
+    layout["megatron_args"]), memory per GPU in GB (memory_GB = total, memory_usable_GB = HBM the job may use),
     and, for ranked layouts, the engine-checked step time and the tray-failure figures."""
     row = {k: layout[k] for k in _DEGREES if k in layout}
     row["mesh"] = layout["device_mesh"]["text"]
     for k in ("step_time_s", "tokens_per_s", "tokens_per_s_per_gpu", "model_tflops_per_gpu", "mfu", "fits_in_memory"):
         row[k] = layout[k]
     row["pipeline_layout"] = layout.get("pipeline_layout", "")
+    row["megatron_args"] = layout["megatron_args"]["command_line"]
     for k, v in layout["breakdown_s"].items():
         row[k + "_s"] = v
     for kind in _COMM_KINDS:
