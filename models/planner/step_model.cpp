@@ -88,7 +88,10 @@ inline constexpr double kCpuAdamBytesPerParam = 28;
 // racksim's shard there is 1.91 B parameters a GPU, its transfers cost 0.20 s and the GPU's own optimizer work
 // 0.015 s less, so the host's Adam took 3.01 s for 8 x 1.91 B parameters on two Xeon 8480C (614.4 GB/s): 0.231
 // of that bandwidth (tests/validation/test_training_throughput.py re-derives the 3.19 s). Assumption: the same
-// fraction on every host (Grace's LPDDR5X, other x86 sockets); no second measurement checks it.
+// fraction on every host (Grace's LPDDR5X, other x86 sockets); no second measurement checks it. Not the Adam kernel's
+// own: calibrate/probes/cpu_adam.py on a 16-vCPU Sapphire Rapids host (calibrate/data/h100-sxm-1gpu-2026-12-07/extra/
+// cpu-adam/SUMMARY.md) found torch's fused CPU AdamW, which Megatron builds (fused=True), at about the host's memory
+// bandwidth; the 0.231 stands for the whole host-side step of 8 ranks per node, which a one-process probe does not run.
 inline constexpr double kCpuAdamMemoryEfficiency = 0.231;
 
 // Exposed seconds per step of streaming this GPU's optimizer shard (params: HybridDeviceOptimizer's transfers)
