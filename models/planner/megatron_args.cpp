@@ -99,9 +99,16 @@ MegatronArgs megatron_args(const ParallelLayout& l, const TrainingJob& job, cons
   }
   if (l.offload_optimizer) add({"--optimizer-cpu-offload"});
   if (l.offload_activations) {
-    // The modules racksim moves (layer_work.cpp's offloadable tensors); the expert ones exist in MoE layers only.
-    add({"--fine-grained-activation-offloading", "--offload-modules", "attn_norm", "core_attn", "attn_proj", "mlp_norm"});
-    if (moe) add({"expert_fc1", "moe_act"});
+    // The modules racksim moves (layer_work.cpp's offloadable tensors), less those whose tensors the selective
+    // recompute drops anyway (norm outputs: layernorm; the experts' fc1 input and output: moe); the expert ones
+    // exist in MoE layers only.
+    const unsigned recomputed = l.recompute.granularity == Recompute::selective ? l.recompute.modules : 0u;
+    add({"--fine-grained-activation-offloading", "--offload-modules"});
+    const bool norms = !(recomputed & kRecLayernorm), experts = moe && !(recomputed & kRecMoe);
+    if (norms) add({"attn_norm"});
+    add({"core_attn", "attn_proj"});
+    if (norms) add({"mlp_norm"});
+    if (experts) add({"expert_fc1", "moe_act"});
   }
   const std::vector<std::string> precision = precision_flags(job.precision);
   m.argv.insert(m.argv.end(), precision.begin(), precision.end());

@@ -65,8 +65,17 @@ TEST(MegatronArgs, ShardingRecomputeAndOffload) {
             "--global-batch-size 128 --seq-length 8192 --use-distributed-optimizer --use-megatron-fsdp "
             "--data-parallel-sharding-strategy optim_grads_params --num-distributed-optimizer-instances 8 "
             "--recompute-granularity selective --recompute-modules layernorm moe_act --optimizer-cpu-offload "
-            "--fine-grained-activation-offloading --offload-modules attn_norm core_attn attn_proj mlp_norm --bf16 "
-            "--grad-reduce-in-bf16");
+            "--fine-grained-activation-offloading --offload-modules core_attn attn_proj --bf16 --grad-reduce-in-bf16");
+  // The norm outputs are recomputed (layernorm): offloading them would move nothing. A MoE model offloads its
+  // experts' fc1 input and output too, unless module moe recomputes them.
+  l.recompute.modules = kRecMoeAct;
+  EXPECT_NE(megatron_args(l, job, "", true, false).command_line().find(
+                "--offload-modules attn_norm core_attn attn_proj mlp_norm expert_fc1 moe_act --bf16"),
+            std::string::npos);
+  l.recompute.modules = kRecMoe;
+  EXPECT_NE(megatron_args(l, job, "", true, false).command_line().find(
+                "--offload-modules attn_norm core_attn attn_proj mlp_norm --bf16"),
+            std::string::npos);
 
   l.zero_stage = 0, l.shard_group = 0, l.offload_optimizer = false, l.offload_activations = false;
   l.recompute = RecomputePlan{};
