@@ -177,6 +177,7 @@ DepthChoice choose_depth(const CostModel& m, const CollectiveRequest& request) {
     c.depth = static_cast<int>(std::min({wanted, cap, unit_cap}));
     c.model_depth = static_cast<int>(std::min({wanted, unit_cap, static_cast<long>(std::numeric_limits<int>::max())}));
     c.note = "chunk_bytes " + std::to_string(request.chunk_bytes) + ": depth " + std::to_string(c.depth);
+    if (wanted > cap) c.nccl_chunks = wanted;
     if (wanted > cap) c.note += " (lowered from " + std::to_string(wanted) + " to stay within " +
                                 std::to_string(kMaxTransfers) + " transfers; the closed form prices depth " +
                                 std::to_string(c.model_depth) + ")";

@@ -91,6 +91,9 @@ struct DepthChoice {
   // 2 M transfers allow (their fill made 16 GiB 20 % slower than NCCL's chunks do).
   int model_depth = 1;
   long tasks = 0;    // tasks the schedule will have at this depth (for reserving)
+  // Where `depth` was lowered below the chunk's own pieces to stay within kMaxTransfers: those pieces (what
+  // NCCL runs; the note says "lowered from" it); 0 otherwise. The schedule carries it (Schedule::nccl_chunks).
+  long nccl_chunks = 0;
   std::string note;  // what was chosen and why (empty for the plain default of depth 1)
 };
 // The pipeline depth for a request: from request.chunk_bytes when set (lowered to fit kMaxTransfers),

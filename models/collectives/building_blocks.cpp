@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "models/analytic/cost_model.hpp"
 #include "sim/core/errors.hpp"
 
 namespace racksim {
@@ -70,6 +71,11 @@ void check_ring_transfers(int n, int rings, long transfers) {
                              std::to_string(transfers) +
                              "); the analytic model prices it (--model analytic or auto, racksim.analytic, plan), as the "
                              "engine would within 0.5 % for a ring running alone (docs/model.md section 4)");
+}
+
+void note_depth(ScheduleBuilder& b, const DepthChoice& depth) {
+  b.append_note(depth.note);
+  if (depth.nccl_chunks > 0) b.note_lowered_pipeline(depth.depth, depth.nccl_chunks);
 }
 
 void note_rings(ScheduleBuilder& b, int rings) {

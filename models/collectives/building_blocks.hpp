@@ -12,6 +12,8 @@
 #include "models/collectives/schedule_builder.hpp"
 
 namespace racksim {
+
+struct DepthChoice;  // models/analytic/cost_model.hpp
 class TopologyGraph;
 }
 
@@ -63,6 +65,9 @@ std::vector<std::vector<int>> nccl_ring_orders(const CollectiveRequest& request,
 void check_ring_transfers(int n, int rings, long transfers);
 // The note of a schedule of `rings` such rings ("16 rings, one per NIC rail").
 void note_rings(ScheduleBuilder& b, int rings);
+// The builder's pipeline depth: its note, and where it was lowered below NCCL's chunks the two counts
+// (Schedule::pipeline_pieces, nccl_chunks).
+void note_depth(ScheduleBuilder& b, const DepthChoice& depth);
 // NCCL's broadcast and reduce chains: its ring channels cut open at the root (enqueue.cc runs Broadcast and
 // Reduce on the ring graph, tuning.cc:273), so across nodes one chain per NIC rail as nccl_ring_orders, each
 // starting at request.root and carrying 1 / chains of the buffer. Inside one node: one chain in request order

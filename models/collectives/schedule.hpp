@@ -74,6 +74,10 @@ struct Schedule {
   std::string note;                   // what the algorithm chose (auto's pick, inner/outer algorithms)
   std::vector<std::string> warnings;  // results that rest on borrowed or assumed parameters (see docs/model.md)
   ExecParams exec;
+  // Where the builder ran the pipeline in fewer pieces than NCCL's chunks to stay within the engine's transfer cap
+  // (DepthChoice::nccl_chunks): the pieces it runs and NCCL's chunks; both 0 otherwise. The engine's fill grows
+  // with the pieces, which a result then says (note_coarse_pipeline).
+  long pipeline_pieces = 0, nccl_chunks = 0;
 };
 
 }  // namespace racksim

@@ -35,6 +35,11 @@ class ScheduleBuilder {
 
   void reserve(long tasks) { schedule_.tasks.reserve(static_cast<std::size_t>(std::max(0L, tasks))); }
   void append_note(const std::string& text);
+  // The pipeline runs in `pieces` where NCCL's chunks would be `nccl_chunks` (Schedule::pipeline_pieces).
+  void note_lowered_pipeline(long pieces, long nccl_chunks) {
+    schedule_.pipeline_pieces = pieces;
+    schedule_.nccl_chunks = nccl_chunks;
+  }
   // What a result built on this schedule rests on or may miss (Schedule::warnings), after exec_terms' own.
   void append_warning(const std::string& text) { schedule_.warnings.push_back(text); }
   std::size_t task_count() const { return schedule_.tasks.size(); }

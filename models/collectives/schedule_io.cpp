@@ -2,6 +2,7 @@
 #include "models/nccl/nccl_system.hpp"
 
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -132,6 +133,7 @@ std::string schedule_to_json_text(const Schedule& s) {
             {"tasks", json::array()}};
   if (s.exec.set) head["exec"] = exec_to_json(s.exec);
   if (!s.warnings.empty()) head["warnings"] = s.warnings;
+  if (s.nccl_chunks > 0) head["lowered_pipeline"] = {{"pieces", s.pipeline_pieces}, {"nccl_chunks", s.nccl_chunks}};
   std::string text = dump_json(head, 2);
   // Splice the tasks in, one per line: readable and diffable even with 100 k tasks.
   const std::string empty = "\"tasks\": []";
@@ -162,6 +164,12 @@ Schedule schedule_from_json_text(const std::string& text, const std::string& whe
     s.note = note.get<std::string>();
   }
   if (root.has("exec")) s.exec = read_exec(root.object("exec"));
+  if (root.has("lowered_pipeline")) {  // the builder ran fewer pieces than NCCL's chunks (Schedule::nccl_chunks)
+    JsonObjectReader lp = root.object("lowered_pipeline");
+    s.nccl_chunks = lp.integer_in("nccl_chunks", 2, std::numeric_limits<long>::max());
+    s.pipeline_pieces = lp.integer_in("pieces", 1, s.nccl_chunks - 1);
+    lp.finish();
+  }
   if (root.has("warnings")) {
     const auto& w = root.array("warnings");
     for (std::size_t i = 0; i < w.size(); ++i) {

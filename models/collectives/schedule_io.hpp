@@ -11,6 +11,8 @@
 //              "inner_algorithm", "outer_algorithm"},
 //  "tasks": [{"id": 0, "src": "rank:0", "dsts": ["rank:1"], "bytes": 128, "chunk": 7, "chunk_count": 1,
 //             "reduce": true, "deps": [], "phase": 0}, ...]}
+// and, where they apply, "exec" (the NCCL terms), "warnings", and "lowered_pipeline": {"pieces", "nccl_chunks"}
+// (the pipeline runs in fewer pieces than NCCL's chunks: Schedule::nccl_chunks).
 // An endpoint is "rank:<r>" (index into request.gpus) or "switch:<domain>" (an NVLink domain's switch plane).
 #include <string>
 

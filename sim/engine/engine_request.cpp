@@ -17,7 +17,7 @@ constexpr const char* kWhat = "request to the engine server";
 
 // Schedules travel as raw fields. Adding a field to Task, Schedule or CollectiveRequest changes their
 // sizes and stops the build here: encode it below (and in decode), then update the sizes.
-static_assert(sizeof(Task) == 96 && sizeof(Schedule) == 496 && sizeof(CollectiveRequest) == 264 && sizeof(ExecParams) == 88,
+static_assert(sizeof(Task) == 96 && sizeof(Schedule) == 512 && sizeof(CollectiveRequest) == 264 && sizeof(ExecParams) == 88,
               "a schedule struct changed: update encode_schedule/decode_schedule in engine_request.cpp");
 
 void put_schedule(Writer& w, const Schedule& s) {
@@ -43,6 +43,8 @@ void put_schedule(Writer& w, const Schedule& s) {
   w.strs(s.phases);
   w.str(s.note);
   w.strs(s.warnings);
+  w.pod(s.pipeline_pieces);
+  w.pod(s.nccl_chunks);
   const ExecParams& e = s.exec;
   w.pod<std::uint8_t>(e.set);
   w.pod(e.efficiency);
@@ -96,6 +98,8 @@ Schedule get_schedule(Reader& rd) {
   s.phases = rd.strs();
   s.note = rd.str();
   s.warnings = rd.strs();
+  s.pipeline_pieces = rd.pod<long>();
+  s.nccl_chunks = rd.pod<long>();
   ExecParams& e = s.exec;
   e.set = rd.pod<std::uint8_t>() != 0;
   e.efficiency = rd.pod<double>();

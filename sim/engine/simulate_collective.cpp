@@ -1,5 +1,4 @@
 #include <cmath>
-#include <regex>
 
 #include <fmt/format.h>
 
@@ -62,22 +61,10 @@ bool check_model_choice(const std::string& where, const std::string& model, cons
   return !engine_only.empty();
 }
 
-LoweredDepth lowered_depth_in(const std::string& note) {
-  // Most notes hold no lowered depth: look for one before compiling the regex (~0.4 ms, with the locale
-  // machinery a first std::regex initialises), which then happens only in a process that needs it.
-  if (note.find(" (lowered from ") == std::string::npos) return {};
-  static const std::regex lowered(R"(depth (\d+) \(lowered from (\d+) )");
-  std::smatch m;
-  if (!std::regex_search(note, m, lowered)) return {};
-  return {m[1].str(), m[2].str()};
-}
-
 void note_coarse_pipeline(RunResult& result, const Schedule& schedule, const TopologyGraph& graph,
                           const Calibration& calibration) {
-  // choose_depth's note (models/analytic/cost_model.cpp): "depth D (lowered from W to stay within ...".
-  if (result.time_s <= 0) return;
-  const LoweredDepth lowered = lowered_depth_in(schedule.note);
-  if (lowered.depth.empty()) return;
+  // Schedule::nccl_chunks: choose_depth lowered the builder's depth below the chunk's own pieces.
+  if (result.time_s <= 0 || schedule.nccl_chunks <= 0) return;
   const AnalyticEstimate e = analytic_collective(graph, schedule.request, calibration);
   if (e.time_s <= 0) return;
   const double engine_over = result.time_s / e.time_s - 1;
@@ -87,7 +74,7 @@ void note_coarse_pipeline(RunResult& result, const Schedule& schedule, const Top
       "the engine ran this pipeline in {} pieces where NCCL runs {} chunks (to stay within its transfer "
       "budget), and its fill grows with the pieces: the closed form at NCCL's depth gives {:.6g} us, {:.6g} GB/s busbw "
       "(the engine's time {:+.1f} % from it; --model analytic)",
-      lowered.depth, lowered.from, units::s_to_us(e.time_s), busbw_GBps, 100 * engine_over));
+      schedule.pipeline_pieces, schedule.nccl_chunks, units::s_to_us(e.time_s), busbw_GBps, 100 * engine_over));
 }
 
 }  // namespace racksim

@@ -101,15 +101,10 @@ inline std::string engine_refusal_note(const std::exception& refusal) {
   return std::string("the closed form: the engine will not run this (") + refusal.what() + ")";
 }
 
-// Where the schedule's pipeline was lowered to fewer, larger pieces than NCCL's chunks (its note says "lowered
-// from"), the engine's fill is that coarse: if its time is more than kCoarsePipelineNote from the closed form's at
+// Where the schedule's pipeline was lowered to fewer, larger pieces than NCCL's chunks (Schedule::nccl_chunks; its
+// note says "lowered from"), the engine's fill is that coarse: if its time is more than kCoarsePipelineNote from the closed form's at
 // NCCL's depth, a warning on `result` gives the closed form's time and busbw (docs/model.md section 2).
 inline constexpr double kCoarsePipelineNote = 0.03;
-// The two numbers of a note's "depth D (lowered from W " (decimal digits as written); both empty when it has none.
-struct LoweredDepth {
-  std::string depth, from;
-};
-LoweredDepth lowered_depth_in(const std::string& note);
 void note_coarse_pipeline(RunResult& result, const Schedule& schedule, const TopologyGraph& graph,
                           const Calibration& calibration);
 

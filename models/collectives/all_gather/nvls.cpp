@@ -29,7 +29,7 @@ Schedule build_all_gather_nvls(const CollectiveRequest& request, const TopologyG
         if (r != l) others.push_back(Endpoint::rank(r));
       streams.record(1, l, b.transfer(plane, others, c, 1, false, down, streams.after(1, l)));
     }
-  b.append_note(depth.note);
+  note_depth(b, depth);
   return b.finish();
 }
 

@@ -24,7 +24,7 @@ Schedule build_all_gather_ring(const CollectiveRequest& request, const TopologyG
     ring_all_gather(b, orders[j], segments, ag_phase, &connections, j);
   }
   note_rings(b, rings);
-  b.append_note(depth.note);
+  note_depth(b, depth);
   return b.finish();
 }
 

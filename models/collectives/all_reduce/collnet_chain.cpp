@@ -66,7 +66,7 @@ Schedule build_all_reduce_collnet_chain(const CollectiveRequest& request, const 
     }
   b.append_note(std::to_string(D) + " node(s), " + std::to_string(d) + " chain(s) of " + std::to_string(d) + " GPU(s), " +
                 std::to_string(pieces) + " piece(s) each; SHARP reduces in the fabric of each head's NIC rail");
-  b.append_note(depth.note);
+  note_depth(b, depth);
   return b.finish();
 }
 

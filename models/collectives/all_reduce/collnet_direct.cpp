@@ -72,7 +72,7 @@ Schedule build_all_reduce_collnet_direct(const CollectiveRequest& request, const
   }
   b.append_note(std::to_string(D) + " node(s) x " + std::to_string(d) + " head(s), " + std::to_string(blocks) +
                 " block(s); SHARP reduces in the fabric of each head's NIC rail");
-  b.append_note(depth.note);
+  note_depth(b, depth);
   return b.finish();
 }
 

@@ -149,7 +149,7 @@ Schedule build_all_reduce_hierarchical(const CollectiveRequest& request, const T
   }
   b.append_note("inner " + inner + ", outer " + outer + ", " + std::to_string(D) + " domain(s) x " +
                 std::to_string(d) + " GPU(s), " + std::to_string(blocks) + " block(s)");
-  b.append_note(depth.note);
+  note_depth(b, depth);
   return b.finish();
 }
 

@@ -29,7 +29,7 @@ Schedule build_all_reduce_nvls(const CollectiveRequest& request, const TopologyG
     for (int r = 0; r < n; ++r) streams.record(0, r, b.transfer(Endpoint::rank(r), {plane}, c, 1, true, up, streams.after(0, r)));
     b.transfer(plane, everyone, c, 1, false, down);  // goes once the plane has chunk c from everyone
   }
-  b.append_note(depth.note);
+  note_depth(b, depth);
   return b.finish();
 }
 

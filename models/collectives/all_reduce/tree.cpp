@@ -34,7 +34,7 @@ Schedule build_all_reduce_tree(const CollectiveRequest& request, const TopologyG
   }
   b.append_note("tree height " + std::to_string(trees.front().height) +
                 (rails > 1 ? ", " + std::to_string(rails) + " trees, one per NIC rail" : ""));
-  b.append_note(depth.note);
+  note_depth(b, depth);
   return b.finish();
 }
 

@@ -20,7 +20,7 @@ Schedule build_broadcast_ring(const CollectiveRequest& request, const TopologyGr
   b.reserve(depth.tasks);
   chain_transfers(b, chains, depth.depth, b.phase("broadcast"), false);
   if (rings > 1) b.append_note(std::to_string(rings) + " chains, one per NIC rail (NCCL's ring channels)");
-  b.append_note(depth.note);
+  note_depth(b, depth);
   return b.finish();
 }
 

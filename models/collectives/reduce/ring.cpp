@@ -21,7 +21,7 @@ Schedule build_reduce_ring(const CollectiveRequest& request, const TopologyGraph
   b.reserve(depth.tasks);
   chain_transfers(b, chains, depth.depth, b.phase("reduce"), true);
   if (rings > 1) b.append_note(std::to_string(rings) + " chains, one per NIC rail (NCCL's ring channels)");
-  b.append_note(depth.note);
+  note_depth(b, depth);
   return b.finish();
 }
 

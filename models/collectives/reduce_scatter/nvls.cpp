@@ -25,7 +25,7 @@ Schedule build_reduce_scatter_nvls(const CollectiveRequest& request, const Topol
     for (int l = 0; l < n; ++l)
       streams.record(1, l, b.transfer(plane, {Endpoint::rank(l)}, j * n + l, 1, false, down, streams.after(1, l)));
   }
-  b.append_note(depth.note);
+  note_depth(b, depth);
   return b.finish();
 }
 

@@ -25,7 +25,7 @@ Schedule build_reduce_scatter_ring(const CollectiveRequest& request, const Topol
     ring_reduce_scatter(b, orders[j], segments, rs_phase, &connections, j);
   }
   note_rings(b, rings);
-  b.append_note(depth.note);
+  note_depth(b, depth);
   return b.finish();
 }
 

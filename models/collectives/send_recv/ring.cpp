@@ -22,7 +22,7 @@ Schedule build_send_recv_ring(const CollectiveRequest& request, const TopologyGr
     for (int r = 0; r < n; ++r)
       streams.record(0, r, b.transfer(Endpoint::rank(r), {Endpoint::rank((r + 1) % n)}, r * k + j, 1, false, phase,
                                       streams.after(0, r)));
-  b.append_note(depth.note);
+  note_depth(b, depth);
   return b.finish();
 }
 

@@ -122,7 +122,10 @@ TEST(AnalyticModel, ClosedFormPricesTheChunksDepthWhereTheEngineLowersIt) {
   const DepthChoice d = planned_depth(g, r);
   EXPECT_EQ(d.depth, 21);
   EXPECT_EQ(d.model_depth, 1024);
+  EXPECT_EQ(d.nccl_chunks, 1024);  // what the schedule carries (Schedule::nccl_chunks) for the engine's warning
   EXPECT_NE(d.note.find("the closed form prices depth 1024"), std::string::npos) << d.note;
+  req.bytes = std::uint64_t{1} << 20;  // 2 chunks a tree half: within the cap, nothing lowered
+  EXPECT_EQ(planned_depth(g, resolve_request(req, g).request).nccl_chunks, 0);
   EXPECT_EQ(exec_terms(g, r, Calibration::none()).depth, 1024);
 }
 

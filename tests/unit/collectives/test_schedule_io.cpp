@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include "collective_test_support.hpp"
+#include "models/analytic/cost_model.hpp"
+#include "models/collectives/building_blocks.hpp"
 #include "models/collectives/registry.hpp"
 #include "models/collectives/schedule_check.hpp"
 #include "models/collectives/schedule_io.hpp"
@@ -76,6 +78,35 @@ TEST(ScheduleIo, StrictReading) {
   EXPECT_NE(schedule_error_of(replaced("\"algorithm\": \"all_reduce/ring\"", "\"algorithm\": \"all_gather/ring\"")).find("op"),
             std::string::npos);
   EXPECT_NE(schedule_error_of("{").find("bad.json"), std::string::npos);
+  // A lowered pipeline: fewer pieces than NCCL's chunks, both whole numbers, nothing else in it.
+  const std::string lowered = "\"chunks\": 3, \"lowered_pipeline\": {";
+  EXPECT_EQ(schedule_error_of(replaced("\"chunks\": 3", lowered + "\"pieces\": 2, \"nccl_chunks\": 9}")), "");
+  EXPECT_NE(schedule_error_of(replaced("\"chunks\": 3", lowered + "\"pieces\": 9, \"nccl_chunks\": 9}")).find("/lowered_pipeline/pieces"),
+            std::string::npos);
+  EXPECT_NE(schedule_error_of(replaced("\"chunks\": 3", lowered + "\"pieces\": 2}")).find("nccl_chunks"), std::string::npos);
+  EXPECT_NE(schedule_error_of(replaced("\"chunks\": 3", lowered + "\"pieces\": 2, \"nccl_chunks\": 9, \"x\": 1}")).find("x"),
+            std::string::npos);
+}
+
+// The builder's depth lowered below NCCL's chunks (choose_depth's DepthChoice::nccl_chunks) travels with the
+// schedule, through a dump and back, where note_coarse_pipeline reads it; an unlowered schedule has none.
+TEST(ScheduleIo, LoweredPipelineTravelsWithTheSchedule) {
+  const auto g = test::shipped("hgx-h100");
+  const CollectiveRequest r = test::make_request(CollectiveOp::all_reduce, "ring", test::first_gpus(8), 1 << 20);
+  const Schedule plain = build_schedule(r, g);
+  EXPECT_EQ(plain.nccl_chunks, 0);
+  EXPECT_EQ(schedule_to_json_text(plain).find("lowered_pipeline"), std::string::npos);
+  ScheduleBuilder b(r, "all_reduce/ring", 1);
+  DepthChoice d;
+  d.depth = 21, d.model_depth = 1024, d.nccl_chunks = 1024, d.note = "chunk_bytes 524288: depth 21 (lowered from 1024 ...)";
+  note_depth(b, d);
+  const Schedule s = b.finish();
+  EXPECT_EQ(s.pipeline_pieces, 21);
+  EXPECT_EQ(s.nccl_chunks, 1024);
+  EXPECT_EQ(s.note, d.note);
+  const Schedule back = schedule_from_json_text(schedule_to_json_text(s), "dump.json");
+  EXPECT_EQ(back.pipeline_pieces, 21);
+  EXPECT_EQ(back.nccl_chunks, 1024);
 }
 
 }  // namespace

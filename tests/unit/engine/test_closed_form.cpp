@@ -83,21 +83,5 @@ TEST(EngineClosedForm, HierarchicalOverTwoRacks) {
   EXPECT_LT(outer, 0.3 * r.time_s);
 }
 
-// The engine's warning on a coarse pipeline reads choose_depth's note (models/analytic/cost_model.cpp).
-TEST(EngineClosedForm, LoweredDepthIsReadFromTheNote) {
-  const LoweredDepth d = lowered_depth_in(
-      "ring; chunk_bytes 4096: depth 2048 (lowered from 65536 to stay within 2000000 transfers; the closed form prices depth 65536)");
-  EXPECT_EQ(d.depth, "2048");
-  EXPECT_EQ(d.from, "65536");
-  for (const char* none : {"pipeline depth 12 (fastest nominal depth up to 64)", "depth (lowered from 4 ", "depth 3 (lowered from  ",
-                           "depth 3 (lowered from 9", ""}) {
-    const LoweredDepth n = lowered_depth_in(none);
-    EXPECT_TRUE(n.depth.empty() && n.from.empty()) << none;
-  }
-  const LoweredDepth later = lowered_depth_in("pipeline depth 5 (fastest); depth 7 (lowered from 70 to stay within");
-  EXPECT_EQ(later.depth, "7");
-  EXPECT_EQ(later.from, "70");
-}
-
 }  // namespace
 }  // namespace racksim
