@@ -11,7 +11,9 @@ machine it runs on: a STREAM-like copy and add with torch on the CPU (the bandwi
 parameters (the rate), with the default, foreach and fused implementations, on all cores and on half of them.
 
 One JSON record per line on stdout: a header (CPU model, cores, torch), "stream" records, "adam" records.
-usage: python3 cpu_adam.py [--params 268435456] [--reps 5]
+usage: python3 cpu_adam.py [--params 268435456] [--reps 5] [--threads N] [--impls default,foreach,fused] [--no-stream]
+Several ranks at once (Megatron's 8 a node, each with its own CPU optimizer): start N copies together, e.g.
+  for r in $(seq 8); do python3 cpu_adam.py --threads 1 --impls fused --no-stream > rank$r.jsonl & done; wait
 """
 import os
 import platform
@@ -57,7 +59,15 @@ def main():
     ap = OneLineParser(probe="cpu_adam", description="host CPU Adam rate against its memory bandwidth")
     ap.add_argument("--params", type=positive, default=1 << 28, help="fp32 parameters in the Adam step (default 2^28: 1 GiB each tensor)")
     ap.add_argument("--reps", type=positive, default=5)
+    ap.add_argument("--threads", type=positive, default=None,
+                    help="torch threads (default: torch's count and half of it); 1 is what each rank of a torchrun job gets "
+                         "(torchrun sets OMP_NUM_THREADS=1 when it starts several processes)")
+    ap.add_argument("--impls", default="default,foreach,fused", help="comma-separated AdamW implementations to time")
+    ap.add_argument("--no-stream", action="store_true", help="leave out the copy and add kernels")
     a = ap.parse_args()
+    impls = [i for i in a.impls.split(",") if i]
+    if not impls or any(i not in ("default", "foreach", "fused") for i in impls):
+        ap.error("--impls takes default, foreach and fused, comma-separated")
     try:
         import torch as _torch
     except ImportError:
@@ -67,19 +77,21 @@ def main():
     header("cpu_adam", extra={"cpu": cpu_model(), "logical_cpus": cores, "torch_version": torch.__version__,
                               "threads_default": torch.get_num_threads(), "params": a.params})
     n = a.params
-    for threads in sorted({torch.get_num_threads(), max(1, torch.get_num_threads() // 2)}, reverse=True):
+    counts = [a.threads] if a.threads else sorted({torch.get_num_threads(), max(1, torch.get_num_threads() // 2)}, reverse=True)
+    for threads in counts:
         torch.set_num_threads(threads)
-        x = torch.rand(n, dtype=torch.float32)
-        y = torch.rand(n, dtype=torch.float32)
-        z = torch.empty(n, dtype=torch.float32)
-        s = best_seconds(lambda: z.copy_(x), a.reps)
-        emit({"record": "stream", "kernel": "copy", "threads": threads, "bytes": 8 * n, "seconds": round(s, 6),
-              "GBps": round(8 * n / s / 1e9, 2)})
-        s = best_seconds(lambda: torch.add(x, y, out=z), a.reps)
-        emit({"record": "stream", "kernel": "add", "threads": threads, "bytes": 12 * n, "seconds": round(s, 6),
-              "GBps": round(12 * n / s / 1e9, 2)})
-        del x, y, z
-        for impl in ("default", "foreach", "fused"):
+        if not a.no_stream:
+            x = torch.rand(n, dtype=torch.float32)
+            y = torch.rand(n, dtype=torch.float32)
+            z = torch.empty(n, dtype=torch.float32)
+            s = best_seconds(lambda: z.copy_(x), a.reps)
+            emit({"record": "stream", "kernel": "copy", "threads": threads, "bytes": 8 * n, "seconds": round(s, 6),
+                  "GBps": round(8 * n / s / 1e9, 2)})
+            s = best_seconds(lambda: torch.add(x, y, out=z), a.reps)
+            emit({"record": "stream", "kernel": "add", "threads": threads, "bytes": 12 * n, "seconds": round(s, 6),
+                  "GBps": round(12 * n / s / 1e9, 2)})
+            del x, y, z
+        for impl in impls:
             p = torch.nn.Parameter(torch.rand(n, dtype=torch.float32))
             p.grad = torch.rand(n, dtype=torch.float32) * 1e-3
             kw = {} if impl == "default" else {impl: True}
