@@ -13,7 +13,8 @@ parameters (the rate), with the default, foreach and fused implementations, on a
 One JSON record per line on stdout: a header (CPU model, cores, torch), "stream" records, "adam" records.
 usage: python3 cpu_adam.py [--params 268435456] [--reps 5] [--threads N] [--impls default,foreach,fused] [--no-stream]
 Several ranks at once (Megatron's 8 a node, each with its own CPU optimizer): start N copies together, e.g.
-  for r in $(seq 8); do python3 cpu_adam.py --threads 1 --impls fused --no-stream > rank$r.jsonl & done; wait
+  at=$(python3 -c 'import time; print(time.time() + 20)')
+  for r in $(seq 8); do python3 cpu_adam.py --threads 1 --impls fused --no-stream --start-at $at > rank$r.jsonl & done; wait
 """
 import os
 import platform
@@ -37,14 +38,19 @@ def cpu_model():
     return platform.processor() or "unknown"
 
 
-def best_seconds(fn, reps):
+def best_seconds(fn, reps, start_at=None):
+    """The fastest of `reps` calls after a warm-up one; with `start_at` (a time.time() value) the timed calls wait
+    for it, so that copies started together time their steps together, and the mean is returned instead: with
+    several processes at once the fastest step may be one that ran while the others were still starting."""
     fn()  # first touch and warm-up
-    best = float("inf")
+    if start_at is not None:
+        time.sleep(max(0.0, start_at - time.time()))
+    times = []
     for _ in range(reps):
         t0 = time.perf_counter()
         fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
+        times.append(time.perf_counter() - t0)
+    return sum(times) / len(times) if start_at is not None else min(times)
 
 
 def positive(text):
@@ -64,6 +70,8 @@ def main():
                          "(torchrun sets OMP_NUM_THREADS=1 when it starts several processes)")
     ap.add_argument("--impls", default="default,foreach,fused", help="comma-separated AdamW implementations to time")
     ap.add_argument("--no-stream", action="store_true", help="leave out the copy and add kernels")
+    ap.add_argument("--start-at", type=float, default=None,
+                    help="a time.time() value: the timed Adam steps start then, and their mean is reported (copies run together)")
     a = ap.parse_args()
     impls = [i for i in a.impls.split(",") if i]
     if not impls or any(i not in ("default", "foreach", "fused") for i in impls):
@@ -97,11 +105,12 @@ def main():
             kw = {} if impl == "default" else {impl: True}
             try:
                 opt = torch.optim.AdamW([p], lr=1e-4, weight_decay=0.1, **kw)
-                s = best_seconds(opt.step, a.reps)
+                s = best_seconds(opt.step, a.reps, a.start_at)
             except Exception as e:  # an implementation this torch lacks on the CPU
                 emit({"record": "adam", "impl": impl, "threads": threads, "error": str(e)[:200]})
                 continue
             emit({"record": "adam", "impl": impl, "threads": threads, "params": n, "seconds": round(s, 6),
+                  "timing": "best" if a.start_at is None else "mean from start_at",
                   "params_per_s": round(n / s, 1), "GBps_at_28B": round(28 * n / s / 1e9, 2)})
             del opt, p
 
