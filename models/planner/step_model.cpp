@@ -81,18 +81,21 @@ inline constexpr double kHybridTransferBytesPerParam = 4;  // fp32 gradients dow
 // AdamW's memory traffic on the host: read the parameter, gradient and two moments, write back the parameter
 // and the moments, 4 B each (fp32).
 inline constexpr double kCpuAdamBytesPerParam = 28;
-// The fraction of the host's memory bandwidth that CPU Adam reaches, from the one measurement there is:
-// Megatron-Bridge's (docs/training/cpu-offloading.md and skills/perf-techniques/cpu-offloading/card.yaml at
-// NVIDIA-NeMo/Megatron-Bridge@b00deab): Qwen3-30B-A3B pretraining, TP 2, PP 2, EP 4 on two 8-GPU H100 nodes,
-// 996 ms a step, 4 189 ms with the whole optimizer offloaded (1 871, 2 484 and 3 187 ms at 25, 50 and 75 %).
-// racksim's shard there is 1.91 B parameters a GPU, its transfers cost 0.20 s and the GPU's own optimizer work
-// 0.015 s less, so the host's Adam took 3.01 s for 8 x 1.91 B parameters on two Xeon 8480C (614.4 GB/s): 0.231
-// of that bandwidth (tests/validation/test_training_throughput.py re-derives the 3.19 s). Assumption: the same
-// fraction on every host (Grace's LPDDR5X, other x86 sockets); no second measurement checks it. Not the Adam kernel's
-// own: calibrate/probes/cpu_adam.py on a 16-vCPU Sapphire Rapids host (calibrate/data/h100-sxm-1gpu-2026-12-07/extra/
-// cpu-adam/SUMMARY.md) found torch's fused CPU AdamW, which Megatron builds (fused=True), at about the host's memory
-// bandwidth; the 0.231 stands for the whole host-side step of 8 ranks per node, which a one-process probe does not run.
-inline constexpr double kCpuAdamMemoryEfficiency = 0.231;
+// How fast one rank's CPU optimizer steps its shard. Megatron builds it as torch's AdamW with fused=True
+// (megatron/core/optimizer/__init__.py, the optimizer_cpu_offload branch), and each of a node's ranks runs it in its
+// own process on as many threads as torch was given: one under torchrun, which sets OMP_NUM_THREADS=1 when it
+// starts several processes (torch/distributed/run.py). So a rank's Adam runs on one core: 0.776 G parameters/s,
+// measured by calibrate/probes/cpu_adam.py (fused AdamW, one thread, mean of 10 steps over 2^26 parameters) on a
+// 16-vCPU Sapphire Rapids host (calibrate/data/h100-sxm-1gpu-2026-12-07/extra/cpu-adam/ranks/; session 51). The
+// same probe with all 16 threads reached 4.4-6.5 G parameters/s, about that host's memory bandwidth: a core's
+// rate, not the memory's, is what bounds a rank. Checked against the one end-to-end measurement there is, which
+// nothing here was fitted on: Megatron-Bridge's Qwen3-30B-A3B on two 8-GPU H100 nodes (TP 2, PP 2, EP 4), 996 ms a
+// step and 4 189 ms with the whole optimizer offloaded (docs/training/cpu-offloading.md and skills/perf-techniques/
+// cpu-offloading/card.yaml at NVIDIA-NeMo/Megatron-Bridge@b00deab): racksim's 1.91 B parameters a GPU give 2.46 s of
+// host Adam and +2.66 s a step with the transfers, 17 % under the measured +3.19 s (its cores ran 0.634 G/s each:
+// a Xeon 8480C's all-core clock is below the probe host's). Assumption: a Grace (Neoverse V2) core steps as fast.
+// The host's memory bandwidth, shared by the tray's GPUs, bounds it where a rank would get many threads.
+inline constexpr double kCpuAdamParamsPerSecondPerRank = 0.776e9;
 
 // Exposed seconds per step of streaming this GPU's optimizer shard (params: HybridDeviceOptimizer's transfers)
 // and/or activation bytes to and from host memory, by the memory model (models/memory/offload.hpp) for a whole
@@ -121,13 +124,13 @@ double offload_time(const SystemContext& sys, double optimizer_params, double ac
   return std::max(0.0, it->second - compute_s);
 }
 
-// Seconds per step of the host CPU's Adam over this GPU's offloaded shard, the tray's GPUs sharing the host's
-// memory bandwidth. Not hidden: it runs between the last backward and the next forward.
+// Seconds per step of the host CPU's Adam over this GPU's offloaded shard: one core's rate, or the rank's share of
+// the host's memory bandwidth where that is less. Not hidden: it runs between the last backward and the next forward.
 double cpu_adam_time(const SystemContext& sys, double params) {
   if (!(params > 0)) return 0;
   if (!(sys.host_memory_Bps_per_gpu > 0))
     throw InputError("--offload", "", "optimizer on " + sys.system_id, "a system whose CPUs state their memory bandwidth");
-  return params * kCpuAdamBytesPerParam / (kCpuAdamMemoryEfficiency * sys.host_memory_Bps_per_gpu);
+  return std::max(params / kCpuAdamParamsPerSecondPerRank, params * kCpuAdamBytesPerParam / sys.host_memory_Bps_per_gpu);
 }
 
 // A reduce-scatter or all-gather over a group that spans several fast domains with the same number of

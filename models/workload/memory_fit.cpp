@@ -114,7 +114,7 @@ MemoryBreakdown parameter_memory(StageParams& params, const TrainingMemoryConfig
     // Megatron's HybridDeviceOptimizer keeps a host copy of the offloaded fp32 parameters with their Adam moments
     // and updates the GPU's fp32 main parameters from it, which stay in HBM: the moments are what leaves it
     // (Megatron-Bridge measured 15.3 GB freed at full offload where these states are 22.9 GB: 2/3 of them;
-    // models/planner/step_model.cpp, kCpuAdamMemoryEfficiency).
+    // models/planner/step_model.cpp, kCpuAdamParamsPerSecondPerRank).
     b.host_offloaded += optimizer;
     b.optimizer = std::min(cfg.optimizer_bytes, kFp32MasterBytesPerParam) * optimizer_params;
   } else {

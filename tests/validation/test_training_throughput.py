@@ -195,8 +195,10 @@ if j.returncode == 0:
 
 # 3b. Megatron's optimizer offload (HybridDeviceOptimizer: Adam on the host CPU), against the one measurement there is:
 # Megatron-Bridge's Qwen3-30B-A3B on two 8-GPU H100 nodes, TP 2 PP 2 EP 4, 996 ms a step and 4 189 ms with the whole
-# optimizer offloaded (docs/training/cpu-offloading.md at NVIDIA-NeMo/Megatron-Bridge@b00deab). The host's Adam rate
-# was fitted on it (models/planner/step_model.cpp, kCpuAdamMemoryEfficiency): in sample, this checks the derivation.
+# optimizer offloaded (docs/training/cpu-offloading.md at NVIDIA-NeMo/Megatron-Bridge@b00deab). Nothing is fitted on it:
+# the host's Adam is one core's fused AdamW per rank as calibrate/probes/cpu_adam.py measured it on another host
+# (models/planner/step_model.cpp, kCpuAdamParamsPerSecondPerRank), which predicts +2.64 s, 17 % under; held within
+# 20 % (the probe's host is not the measured one: their cores' clocks differ).
 pinned = ["--system", "hgx-h100", "--racks", "2", "--gpus", "16", "--model", "qwen3-30b-a3b", "--global-batch", "8",
           "--seq-len", "4096", "--tp", "2", "--pp", "2", "--ep", "4", "--micro-batch", "1", "--zero", "1", "--recompute",
           "none", "--compare", "none", "--no-failures", "--engine-top", "0", "--format", "json"]
@@ -208,7 +210,7 @@ for off in ("none", "optimizer"):
         steps[off] = json.loads(r.stdout)["layouts"][0]
 if len(steps) == 2:
     added = steps["optimizer"]["step_time_s"] - steps["none"]["step_time_s"]
-    check(abs(added / 3.193 - 1) <= 0.05, f"optimizer offload adds {added:.3f} s a step, 3.193 s measured (within 5 %)")
+    check(abs(added / 3.193 - 1) <= 0.20, f"optimizer offload adds {added:.3f} s a step, 3.193 s measured (within 20 %)")
     check(steps["optimizer"]["memory_GB"]["host_offloaded"] > 0 and
           abs(steps["none"]["memory_GB"]["optimizer"] - steps["optimizer"]["memory_GB"]["optimizer"]
               - 2 / 3 * steps["none"]["memory_GB"]["optimizer"]) < 1e-3,
