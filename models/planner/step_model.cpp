@@ -92,8 +92,8 @@ inline constexpr double kCpuAdamBytesPerParam = 28;
 // nothing here was fitted on: Megatron-Bridge's Qwen3-30B-A3B on two 8-GPU H100 nodes (TP 2, PP 2, EP 4), 996 ms a
 // step and 4 189 ms with the whole optimizer offloaded (docs/training/cpu-offloading.md and skills/perf-techniques/
 // cpu-offloading/card.yaml at NVIDIA-NeMo/Megatron-Bridge@b00deab): racksim's 1.91 B parameters a GPU give 2.46 s of
-// host Adam and +2.66 s a step with the transfers, 17 % under the measured +3.19 s (its cores ran 0.634 G/s each:
-// a Xeon 8480C's all-core clock is below the probe host's). Assumption: a Grace (Neoverse V2) core steps as fast.
+// host Adam and +2.64 s a step with the transfers, 17 % under the measured +3.19 s (its cores ran 0.634 G/s each;
+// a Xeon 8480C's all-core clock may be below the probe host's). Assumption: a Grace (Neoverse V2) core steps as fast.
 // The host's memory bandwidth, shared by the tray's GPUs, bounds it where a rank would get many threads.
 inline constexpr double kCpuAdamParamsPerSecondPerRank = 0.776e9;
 
