@@ -190,29 +190,26 @@ std::vector<CrossValidation> cross_validate_collectives(const std::vector<Measur
 // worst error above it, a series (one source's table of one collective) at a time, the worst first.
 std::string series_beyond_goal_text(const CrossValidation& cv) {
   struct Series {
-    std::string system, key, protocol;
+    std::string system, key, protocol, name;
     int gpus = 0, domains = 1, beyond = 0, points = 0;
-    double worst = 0, worst_signed = 0;
+    double worst_signed = 0;
   };
-  std::map<std::string, Series> by_series;
+  std::map<std::tuple<std::string, std::string, std::string>, Series> by_series;
   for (const auto& p : cv.predictions) {
     if (p.bytes < kLargeMessageBytes || !(p.measured_s > 0)) continue;
-    Series& s = by_series[p.series + "\x1f" + p.key + "\x1f" + p.protocol];
-    s.system = p.system, s.key = p.key, s.protocol = p.protocol, s.gpus = p.gpus, s.domains = p.domains;
+    Series& s = by_series[{p.series, p.key, p.protocol}];
+    s.system = p.system, s.key = p.key, s.protocol = p.protocol, s.name = p.series, s.gpus = p.gpus, s.domains = p.domains;
     ++s.points;
     const double err = p.predicted_s / p.measured_s - 1;
     if (std::fabs(err) > kIssueWorstGoal) ++s.beyond;
     if (std::fabs(err) > std::fabs(s.worst_signed)) s.worst_signed = err;
   }
-  std::vector<std::pair<std::string, Series>> beyond;
+  std::vector<Series> beyond;
   int points = 0;
-  for (auto& [name, s] : by_series)
-    if (s.beyond > 0) {
-      points += s.beyond;
-      s.worst = std::fabs(s.worst_signed);
-      beyond.emplace_back(name.substr(0, name.find('\x1f')), s);
-    }
-  std::stable_sort(beyond.begin(), beyond.end(), [](const auto& a, const auto& b) { return a.second.worst > b.second.worst; });
+  for (const auto& [key, s] : by_series)
+    if (s.beyond > 0) points += s.beyond, beyond.push_back(s);
+  std::stable_sort(beyond.begin(), beyond.end(),
+                   [](const Series& a, const Series& b) { return std::fabs(a.worst_signed) > std::fabs(b.worst_signed); });
   char line[512];
   std::snprintf(line, sizeof line, "  series held out by %s with points at >= 64 MiB beyond %.0f %% (%d points in %zu series; "
                 "time error, the worst first; - = predicted faster than measured):\n",
@@ -220,10 +217,10 @@ std::string series_beyond_goal_text(const CrossValidation& cv) {
   std::string out = line;
   constexpr std::size_t kShown = 12;
   for (std::size_t i = 0; i < beyond.size() && i < kShown; ++i) {
-    const Series& s = beyond[i].second;
+    const Series& s = beyond[i];
     std::snprintf(line, sizeof line, "    %+7.1f%%  %2d of %2d  %-12s %s %s, %d GPUs in %d domain(s): %.90s\n", 100 * s.worst_signed,
                   s.beyond, s.points, s.system.c_str(), s.key.c_str(), s.protocol.c_str(), s.gpus, s.domains,
-                  beyond[i].first.c_str());
+                  s.name.c_str());
     out += line;
   }
   if (beyond.size() > kShown) out += "    ... and " + std::to_string(beyond.size() - kShown) + " more (cross_validation.json)\n";

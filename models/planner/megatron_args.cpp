@@ -1,7 +1,7 @@
 #include "models/planner/megatron_args.hpp"
 
+#include <algorithm>
 #include <cctype>
-#include <sstream>
 
 #include "models/workload/layer_work.hpp"
 
@@ -9,31 +9,31 @@ namespace racksim {
 
 namespace {
 
-// Megatron's precision flags for racksim's recipe ids (gpu_compute.json), as Megatron-Bridge's
+// Megatron's precision flags beyond --bf16 for racksim's recipe ids (gpu_compute.json), as Megatron-Bridge's
 // mixed_precision.py sets them.
-std::vector<std::string> precision_flags(const PrecisionRecipe& p) {
-  std::vector<std::string> f{"--bf16"};
-  auto fp8 = [&](const char* format, const char* recipe) {
-    f.insert(f.end(), {"--fp8-format", format, "--fp8-recipe", recipe});
-  };
-  if (p.id == "fp8-ds") fp8("hybrid", "delayed");
-  else if (p.id == "fp8-cs") fp8("hybrid", "tensorwise");
-  else if (p.id == "fp8-block") fp8("hybrid", "blockwise");
-  else if (p.id == "mxfp8") fp8("e4m3", "mxfp8");
-  else if (p.id == "nvfp4") f.insert(f.end(), {"--fp4-format", "e2m1", "--fp4-recipe", "nvfp4"});
-  // FP8 primary weights (one byte a parameter): the DP all-gather moves FP8 (gpu_compute.hpp's param_bytes).
-  if (p.param_bytes == 1 && p.gemm_dtype == "fp8") f.push_back("--fp8-param-gather");
-  return f;
-}
+struct PrecisionFlags {
+  const char* id;
+  std::vector<std::string> flags;
+};
+const std::vector<PrecisionFlags> kPrecisionFlags{
+    {"bf16", {}},
+    {"fp8-ds", {"--fp8-format", "hybrid", "--fp8-recipe", "delayed"}},
+    {"fp8-cs", {"--fp8-format", "hybrid", "--fp8-recipe", "tensorwise"}},
+    {"fp8-block", {"--fp8-format", "hybrid", "--fp8-recipe", "blockwise"}},
+    {"mxfp8", {"--fp8-format", "e4m3", "--fp8-recipe", "mxfp8"}},
+    {"nvfp4", {"--fp4-format", "e2m1", "--fp4-recipe", "nvfp4"}},
+};
 
-// Megatron's --recompute-modules for racksim's module mask; racksim's names are Megatron's
-// (transformer_config.py's check of recompute_modules).
-std::vector<std::string> module_list(unsigned modules) {
-  std::vector<std::string> out;
-  std::stringstream ss(recompute_module_names(modules));
-  std::string item;
-  while (std::getline(ss, item, ',')) out.push_back(item);
-  return out;
+// The flags of `p`, or a note where the table has none (a recipe added to gpu_compute.json without its flags).
+void add_precision(MegatronArgs& m, const PrecisionRecipe& p) {
+  m.argv.push_back("--bf16");
+  const auto it = std::find_if(kPrecisionFlags.begin(), kPrecisionFlags.end(), [&](const auto& r) { return p.id == r.id; });
+  if (it == kPrecisionFlags.end())
+    m.notes.push_back("precision recipe '" + p.id + "': no Megatron flags known to racksim; add its --fp8-* / --fp4-* flags by hand");
+  else
+    m.argv.insert(m.argv.end(), it->flags.begin(), it->flags.end());
+  // FP8 primary weights (one byte a parameter): the DP all-gather moves FP8 (gpu_compute.hpp's param_bytes).
+  if (p.param_bytes == 1 && p.gemm_dtype == "fp8") m.argv.push_back("--fp8-param-gather");
 }
 
 std::string shell_quote(const std::string& s) {
@@ -88,7 +88,8 @@ MegatronArgs megatron_args(const ParallelLayout& l, const TrainingJob& job, cons
     case Recompute::none: break;
     case Recompute::selective: {
       add({"--recompute-granularity", "selective", "--recompute-modules"});
-      for (const auto& name : module_list(l.recompute.modules)) m.argv.push_back(name);
+      // racksim's module names are Megatron's (transformer_config.py's check of recompute_modules)
+      for (const auto& name : recompute_module_list(l.recompute.modules)) m.argv.push_back(name);
       break;
     }
     case Recompute::full:
@@ -110,8 +111,7 @@ MegatronArgs megatron_args(const ParallelLayout& l, const TrainingJob& job, cons
     if (norms) add({"mlp_norm"});
     if (experts) add({"expert_fc1", "moe_act"});
   }
-  const std::vector<std::string> precision = precision_flags(job.precision);
-  m.argv.insert(m.argv.end(), precision.begin(), precision.end());
+  add_precision(m, job.precision);
   if (job.grad_bytes == 2) add({"--grad-reduce-in-bf16"});
   if (moe) {
     switch (job.dispatcher) {

@@ -27,10 +27,16 @@ const char* to_string(Recompute r) {
   return "none";
 }
 
+std::vector<std::string> recompute_module_list(unsigned modules) {
+  std::vector<std::string> out;
+  for (const auto& [name, bit] : kModules)
+    if (modules & bit) out.emplace_back(name);
+  return out;
+}
+
 std::string recompute_module_names(unsigned modules) {
   std::string out;
-  for (const auto& [name, bit] : kModules)
-    if (modules & bit) out += (out.empty() ? "" : ",") + std::string(name);
+  for (const auto& name : recompute_module_list(modules)) out += (out.empty() ? "" : ",") + name;
   return out;
 }
 

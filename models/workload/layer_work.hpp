@@ -45,7 +45,8 @@ struct RecomputePlan {
 // "none", "selective" (layernorm + moe_act + mlp activations, the old default), "full",
 // "selective:layernorm,mla_up_proj,...", "full:block:4", "full:uniform:1". InputError naming `where`.
 RecomputePlan parse_recompute(const std::string& text, const std::string& where);
-std::string recompute_module_names(unsigned modules);
+std::string recompute_module_names(unsigned modules);   // "layernorm,moe_act"
+std::vector<std::string> recompute_module_list(unsigned modules);  // the same names, one each (Megatron's --recompute-modules)
 
 struct GemmItem {
   const char* name = "";

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "models/planner/megatron_args.hpp"
+#include "models/workload/gpu_compute.hpp"
 
 namespace racksim {
 namespace {
@@ -90,6 +91,20 @@ TEST(MegatronArgs, ShardingRecomputeAndOffload) {
   l.recompute.full_layers = 0, l.recompute.block_method = false;  // every layer of a chunk
   const std::string every = megatron_args(l, job_of("bf16"), "", false, false).command_line();
   EXPECT_NE(every.find("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1"), std::string::npos);
+}
+
+// Every precision recipe racksim ships has its Megatron flags; one it does not know is a note, not a silent
+// BF16 line.
+TEST(MegatronArgs, EveryShippedRecipeHasItsFlags) {
+  const ComputeTable table = ComputeTable::shipped();
+  for (const auto& id : table.precision_ids()) {
+    const MegatronArgs m = megatron_args(ParallelLayout{}, job_of(id), "", false, false);
+    EXPECT_TRUE(m.notes.empty()) << id;
+    EXPECT_EQ(m.command_line().find("--fp") != std::string::npos, id != "bf16") << id;
+  }
+  const MegatronArgs unknown = megatron_args(ParallelLayout{}, job_of("fp6-new"), "", false, false);
+  ASSERT_EQ(unknown.notes.size(), 1u);
+  EXPECT_NE(unknown.notes[0].find("'fp6-new'"), std::string::npos);
 }
 
 // A hybrid (Mamba) stack's pipeline split goes into its pattern: Megatron refuses the layout flags with
