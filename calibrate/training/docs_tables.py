@@ -3,7 +3,7 @@
 and a fresh leave-one-model-out validation (`racksim plan --validate`): the fitted parameters, the error per
 system, model and precision, and the worst runs. Each table sits between `<!-- generated: NAME -->` and
 `<!-- /generated -->`; the text around them is left alone. calibrate/training/fit.sh runs it after the fit.
-With --readme it also re-runs the README's `racksim plan` example (about a minute) and rewrites the lines of
+With --readme it also re-runs the README's `racksim plan` example (about a second) and rewrites the lines of
 that console block the docs test compares (tests/docs/test_console_blocks.py): the header, rank 1 up to its
 MFU, and the comparison lines up to their DeviceMesh.
 
@@ -94,18 +94,22 @@ def refresh_readme(bin_):
     lines = open(path).read().splitlines()
     a = lines.index("$ " + README_CMD)
     # The example: the first line, "...", the held-out lines, "...", the table's header and first row, "...",
-    # then "Same model on" and three systems.
+    # the Megatron-LM arguments of #1 (cut), "...", then "Same model on" and three systems.
     h = a + 3 + len(held)
     if (lines[a + 2] != "..." or lines[h] != "..." or not lines[h + 1].lstrip().startswith("#  GPUs")
-            or not lines[h + 4].startswith("Same model on")):
+            or not lines[h + 4].startswith("Megatron-LM arguments of #1") or lines[h + 5] != "..."
+            or not lines[h + 6].startswith("Same model on")):
         sys.exit("README.md's plan example is not laid out as docs_tables.py expects")
+    args = next(l for l in out if l.startswith("Megatron-LM arguments of #1"))
+    cut = args.find(" --", 200)
     lines[a + 1] = out[0]
     lines[a + 3:h] = held
     lines[h + 1] = header[: header.index("MFU") + 3] + "    ..."
     lines[h + 2] = first[: first.index("%") + 1] + " ..."
-    lines[h + 4] = out[same]
+    lines[h + 4] = args if cut < 0 else args[:cut] + " ..."
+    lines[h + 6] = out[same]
     for j in range(3):
-        lines[h + 5 + j] = out[same + 1 + j][: out[same + 1 + j].index(" (")] + " ..."
+        lines[h + 7 + j] = out[same + 1 + j][: out[same + 1 + j].index(" (")] + " ..."
     open(path, "w").write("\n".join(lines) + "\n")
 
 

@@ -100,8 +100,22 @@ std::string CommCost::moe_dispatch_algorithm(int g, int inner, int outer, double
   return algorithm(CollectiveOp::all_to_all, inner, bytes / static_cast<double>(gpus(outer).size()));
 }
 
+namespace {
+// Of n equal shares of the experts (ranks, or domains), how many a token reaches on average with top_k experts
+// spread evenly over them (force-balanced routing): n (1 - (1 - 1/n)^top_k), at most top_k.
+double shares_reached(double n, int top_k) { return n <= 1 ? 1.0 : n * (1 - std::pow(1 - 1 / n, top_k)); }
+}  // namespace
+
 double CommCost::moe_dispatch_s(MoeDispatcher d, int g, int inner, int outer, double bytes, double tokens_bytes, int top_k) {
-  if (inner < 0 || outer < 0) return time_s(CollectiveOp::all_to_all, g, bytes);
+  // DeepEP and HybridEP send a token once to each rank holding one of its experts (DeepEP's dispatch layout:
+  // is_token_in_rank, [tokens, ranks]; HybridEP permutes after its all-to-all, dispatch_with_permute; both
+  // called from Megatron-LM's megatron/core/transformer/moe/fused_a2a.py @02ad939), and combine returns one
+  // row per (token, rank), its local experts summed first. Megatron's alltoall dispatcher permutes by expert
+  // before its all-to-all, so a token crosses once per (token, expert) pair: `bytes`.
+  const double ep_ranks = static_cast<double>(gpus(g).size());
+  const double per_rank_bytes =
+      d == MoeDispatcher::alltoall ? bytes : std::min(bytes, tokens_bytes * shares_reached(ep_ranks, top_k));
+  if (inner < 0 || outer < 0) return time_s(CollectiveOp::all_to_all, g, per_rank_bytes);
   // A group spanning D domains with the same members in each: the part of every GPU's buffer bound for
   // other domains, (D - 1) / D of it, leaves over the GPU's own NIC, while the rest (and, for DeepEP,
   // the forwarding of what arrives) rides NVLink; the two proceed at once. Priced as the slower of an
@@ -110,14 +124,11 @@ double CommCost::moe_dispatch_s(MoeDispatcher d, int g, int inner, int outer, do
   // of GPUs is hundreds of thousands of flows).
   const double domains = static_cast<double>(gpus(outer).size());
   double across_bytes = bytes;
-  if (d != MoeDispatcher::alltoall) {
-    // DeepEP/HybridEP send a token once to each domain holding one of its experts: with top_k experts
-    // spread evenly (force-balanced routing) over D domains it reaches D (1 - (1 - 1/D)^k) of them.
-    const double reached = domains * (1 - std::pow(1 - 1 / domains, top_k));
-    across_bytes = std::min(bytes, tokens_bytes * reached);
-  }
+  // DeepEP/HybridEP send a token once to each domain holding one of its experts, then forward it inside
+  // the domain to the ranks there (per rank once, as above).
+  if (d != MoeDispatcher::alltoall) across_bytes = std::min(bytes, tokens_bytes * shares_reached(domains, top_k));
   const double across = time_s(CollectiveOp::all_to_all, outer, across_bytes);
-  const double within = time_s(CollectiveOp::all_to_all, inner, d == MoeDispatcher::alltoall ? bytes / domains : bytes);
+  const double within = time_s(CollectiveOp::all_to_all, inner, d == MoeDispatcher::alltoall ? bytes / domains : per_rank_bytes);
   return std::max(across, within);
 }
 

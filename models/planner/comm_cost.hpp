@@ -49,6 +49,7 @@ class CommCost {
   int sms(CollectiveOp op, int g, double bytes, const std::string& dtype = "bfloat16");
   // One MoE dispatch (or combine) over the EP group `g`: `bytes` is each GPU's send buffer with one copy
   // per (token, expert) pair; `tokens_bytes` the same tokens counted once; `top_k` experts per token.
+  // The alltoall dispatcher sends `bytes`; DeepEP and HybridEP a token once per rank (and domain) reached.
   // inner/outer: the members in the first domain and one member per domain (-1 when the group stays in
   // one domain or the domains hold unequal shares: then one all-to-all over the group).
   double moe_dispatch_s(MoeDispatcher d, int g, int inner, int outer, double bytes, double tokens_bytes, int top_k);
