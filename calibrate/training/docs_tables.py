@@ -84,6 +84,19 @@ def replace_block(text, name, body):
 README_CMD = "racksim plan --system gb200-nvl72 --racks 4 --model deepseek-v3 --global-batch 4096 --seq-len 4096 --top 3"
 
 
+def readme_layout(lines, held_count):
+    """Where the README's plan example starts and where its held-out lines end (a, h), or exit naming what moved: the
+    first line, "...", the held-out lines, "...", the table's header and first row, "...", the Megatron-LM arguments
+    of #1 (cut), "...", then "Same model on" and three systems."""
+    a = lines.index("$ " + README_CMD)
+    h = a + 3 + held_count
+    if (lines[a + 2] != "..." or lines[h] != "..." or not lines[h + 1].lstrip().startswith("#  GPUs")
+            or not lines[h + 4].startswith("Megatron-LM arguments of #1") or lines[h + 5] != "..."
+            or not lines[h + 6].startswith("Same model on")):
+        sys.exit("README.md's plan example is not laid out as docs_tables.py expects (readme_layout)")
+    return a, h
+
+
 def refresh_readme(bin_):
     out = subprocess.run([bin_] + README_CMD.split()[1:], cwd=ROOT, capture_output=True, text=True, check=True).stdout.splitlines()
     header = next(l for l in out if l.lstrip().startswith("#  GPUs"))
@@ -92,14 +105,7 @@ def refresh_readme(bin_):
     held = [l for l in out if l.startswith("held-out error")]
     path = os.path.join(ROOT, "README.md")
     lines = open(path).read().splitlines()
-    a = lines.index("$ " + README_CMD)
-    # The example: the first line, "...", the held-out lines, "...", the table's header and first row, "...",
-    # the Megatron-LM arguments of #1 (cut), "...", then "Same model on" and three systems.
-    h = a + 3 + len(held)
-    if (lines[a + 2] != "..." or lines[h] != "..." or not lines[h + 1].lstrip().startswith("#  GPUs")
-            or not lines[h + 4].startswith("Megatron-LM arguments of #1") or lines[h + 5] != "..."
-            or not lines[h + 6].startswith("Same model on")):
-        sys.exit("README.md's plan example is not laid out as docs_tables.py expects")
+    a, h = readme_layout(lines, len(held))
     args = next(l for l in out if l.startswith("Megatron-LM arguments of #1"))
     cut = args.find(" --", 200)
     lines[a + 1] = out[0]
@@ -142,6 +148,9 @@ def main():
     heldout = json.load(open(os.path.join(ROOT, "calibrate", "training", "heldout_errors.json")))
     text = replace_block(text, "held-out classes", heldout_table(heldout))
     if check:  # tests/docs/test_planner_tables.py: the shipped page against what this script writes now
+        readme = open(os.path.join(ROOT, "README.md")).read().splitlines()
+        start = readme.index("$ " + README_CMD)
+        readme_layout(readme, sum(1 for l in readme[start + 3:start + 8] if l.startswith("held-out error")))
         if text != open(DOC).read():
             old_lines, new_lines = open(DOC).read().splitlines(), text.splitlines()
             first = next((i for i, (a, b) in enumerate(zip(old_lines, new_lines)) if a != b), min(len(old_lines), len(new_lines)))

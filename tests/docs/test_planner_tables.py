@@ -2,7 +2,8 @@
 """docs/planner.md's generated tables (the fitted parameters, the leave-one-model-out errors per system, model and
 precision, the worst runs and the held-out classes every plan quotes) are what calibrate/training/docs_tables.py
 writes from the shipped fit and a fresh `racksim plan --validate`: a model or data change without the script's
-rerun fails here, naming the first stale line."""
+rerun fails here, naming the first stale line; so does a README plan example laid out where `docs_tables.py --readme`
+cannot rewrite it."""
 import os
 import subprocess
 import sys
