@@ -178,19 +178,7 @@ std::string explain_expert_placement(const Candidate& best, const RankPlacement&
   if (!ep || ep->total_s <= 0) return "";
   const std::vector<int> actual = p.worst_group_ranks(l, GroupKind::ep);
   const int spanned = p.domains_spanned(actual);
-  // The other placement: spread over every domain the job uses (strided ranks), or packed into one.
-  std::vector<int> other;
-  const int n = p.gpus();
-  if (spanned == 1 && p.domains_used() > 1) {
-    const int stride = n / l.ep;
-    for (int k = 0; k < l.ep; ++k) other.push_back(k * stride);
-  } else if (spanned > 1 && l.ep <= p.gpus_per_domain_used()) {
-    for (int k = 0; k < l.ep; ++k) other.push_back(k);
-  } else {
-    return fmt::format(" EP={} spans {} NVLink domains: its all-to-alls cost {:.3f} s per step, {:.3f} s exposed.", l.ep, spanned,
-                       ep->total_s, ep->exposed_s);
-  }
-  auto price = [&](const std::vector<int>& ranks) {
+  auto price = [&](const std::vector<int>& ranks, MoeDispatcher dispatcher) {
     std::map<int, std::vector<int>> by_domain;
     for (int r : ranks) by_domain[p.locate(r).domain].push_back(r);
     const int g = comm.group(p.gpus_of(ranks));
@@ -206,10 +194,36 @@ std::string explain_expert_placement(const Candidate& best, const RankPlacement&
       }
     }
     const double bytes = ep->bytes * job.moe_imbalance;
-    return comm.moe_dispatch_s(job.dispatcher, g, inner, outer, bytes, bytes / model.moe.top_k, model.moe.top_k);
+    return comm.moe_dispatch_s(dispatcher, g, inner, outer, bytes, bytes / model.moe.top_k, model.moe.top_k);
   };
-  const double here = price(actual), there = price(other);
+  const double here = price(actual, job.dispatcher);
   if (here <= 0) return "";
+  // Megatron's alltoall dispatcher sends a token once per expert it picks; HybridEP (and DeepEP) once per rank that
+  // holds one (comm_cost.cpp): where a token's experts share ranks, say what that dispatcher would save here.
+  std::string fused;
+  if (job.dispatcher == MoeDispatcher::alltoall && model.moe.top_k > 1) {
+    const double hybrid = price(actual, MoeDispatcher::hybridep);
+    if (hybrid > 0 && hybrid < 0.95 * here)
+      fused = fmt::format(" With --moe-dispatcher hybridep (or deepep), which sends a token once to each rank holding one of "
+                          "its {} experts, the same all-to-alls would take {:.3f} s ({:.2f}x).",
+                          model.moe.top_k, ep->total_s * hybrid / here, hybrid / here);
+  }
+  // The other placement: spread over every domain the job uses (strided ranks), or packed into one.
+  std::vector<int> other;
+  const int n = p.gpus();
+  if (spanned == 1 && p.domains_used() > 1) {
+    const int stride = n / l.ep;
+    for (int k = 0; k < l.ep; ++k) other.push_back(k * stride);
+  } else if (spanned > 1 && l.ep <= p.gpus_per_domain_used()) {
+    for (int k = 0; k < l.ep; ++k) other.push_back(k);
+  } else if (spanned == 1) {
+    return fmt::format(" EP={} stays inside the job's one NVLink domain: its all-to-alls cost {:.3f} s per step, {:.3f} s exposed.",
+                       l.ep, ep->total_s, ep->exposed_s) + fused;
+  } else {
+    return fmt::format(" EP={} spans {} NVLink domains: its all-to-alls cost {:.3f} s per step, {:.3f} s exposed.", l.ep, spanned,
+                       ep->total_s, ep->exposed_s) + fused;
+  }
+  const double there = price(other, job.dispatcher);
   const double per_step = ep->total_s / here;  // all-to-alls per step on the bottleneck GPU
   const int other_domains = p.domains_spanned(other);
   const std::string memory = without_ep_words(best, model, job, sys);
@@ -219,11 +233,11 @@ std::string explain_expert_placement(const Candidate& best, const RankPlacement&
         "take {:.3f} s there; spread over {} domains the same all-to-alls would take {:.3f} s ({:.1f}x), because the share "
         "leaving the domain rides the scale-out NICs instead of NVLink.",
         l.ep, per_step, ep->bytes / 1e6, to_string(job.dispatcher), ep->total_s, other_domains, per_step * there, there / here) +
-           memory;
+           fused + memory;
   return fmt::format(
       " EP={} spans {} NVLink domains: its {:.0f} all-to-alls per step take {:.3f} s ({:.3f} s exposed); packed into one domain "
       "they would take {:.3f} s, but this layout's other degrees need the spread.",
-      l.ep, spanned, per_step, ep->total_s, ep->exposed_s, per_step * there) + memory;
+      l.ep, spanned, per_step, ep->total_s, ep->exposed_s, per_step * there) + fused + memory;
 }
 
 }  // namespace racksim

@@ -5,6 +5,7 @@ with 4 expert replicas; a published layout pinned prices in well under a second;
 deterministic and its numbers hang together; bad input exits 2 with one line on stderr."""
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -127,6 +128,21 @@ if a100.returncode == 0 and h100.returncode == 0:
     ratio = jh["layouts"][0]["tokens_per_s_per_gpu"] / ja["layouts"][0]["tokens_per_s_per_gpu"]
     check(2.6 < ratio < 3.2, f"H100 / A100 tokens per second at one layout: {ratio:.2f} (peaks 3.17)")
     check("ampere: the fit of hopper" in run(["--system", "hgx-a100"] + a100_args[:-2]).stdout, "the A100 plan names its borrowed fit")
+
+# 4b. With Megatron's alltoall dispatcher the explanation says what HybridEP would take (a token once per rank that
+# holds one of its experts: 8 (1 - (7/8)^8) = 5.25 of 8 for Qwen3 30B-A3B's top 8 on EP 8), and that figure is the
+# EP total the same layout prices with --moe-dispatcher hybridep.
+qwen = ["--system", "hgx-b200", "--racks", "1", "--model", "qwen3-30b-a3b", "--global-batch", "512", "--seq-len", "4096",
+        "--gpus", "8", "--ep", "8", "--top", "1", "--compare", "none", "--no-failures", "--engine-top", "0", "--format", "json"]
+plain, hybrid = run(qwen), run(qwen + ["--moe-dispatcher", "hybridep"])
+check(plain.returncode == 0 and hybrid.returncode == 0, f"Qwen3 30B-A3B plans: exit {plain.returncode} / {hybrid.returncode}")
+if plain.returncode == 0 and hybrid.returncode == 0:
+    said = re.search(r"--moe-dispatcher hybridep .*? would take ([0-9.]+) s \(([0-9.]+)x\)", json.loads(plain.stdout)["best"]["explanation"])
+    ep_total = [c["total_s"] for c in json.loads(hybrid.stdout)["layouts"][0]["communication"] if c["kind"] == "ep"]
+    check(said is not None and len(ep_total) == 1, "the alltoall plan names HybridEP's time")
+    if said and ep_total:
+        check(abs(float(said.group(1)) - ep_total[0]) < 2e-3, f"HybridEP's time said {said.group(1)} s, priced {ep_total[0]:.3f} s")
+        check(0.5 < float(said.group(2)) < 0.9, f"HybridEP moves 5.25 of 8 copies a token: {said.group(2)}x")
 
 # 5. Bad input: exit 2, one line on stderr naming the problem, nothing on stdout.
 with tempfile.TemporaryDirectory() as tmp:
