@@ -79,6 +79,11 @@ MegatronArgs megatron_args(const ParallelLayout& l, const TrainingJob& job, cons
     // Megatron FSDP (version 1, the default, runs with the distributed optimizer); ZeRO-2 shards optimizer and
     // gradients, ZeRO-3 the parameters too.
     add({"--use-megatron-fsdp", "--data-parallel-sharding-strategy", l.zero_stage == 2 ? "optim_grads" : "optim_grads_params"});
+    // megatron/training/arguments.py @d98e8a6 (validate_args, under use_megatron_fsdp): asserts
+    // ckpt_format == "fsdp_dtensor" (its default is torch_dist) and CUDA_DEVICE_MAX_CONNECTIONS != 1.
+    add({"--ckpt-format", "fsdp_dtensor"});
+    m.notes.push_back("Megatron-FSDP: leave CUDA_DEVICE_MAX_CONNECTIONS unset (Megatron asserts it is not 1 with "
+                      "--use-megatron-fsdp)");
     // HSDP: shard inside groups of shard_group DP x CP ranks, replicate across the groups.
     if (l.shard_group > 0 && l.shard_group < l.dp * l.cp)
       add({"--num-distributed-optimizer-instances", std::to_string(l.dp * l.cp / l.shard_group)});
