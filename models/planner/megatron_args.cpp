@@ -82,8 +82,8 @@ MegatronArgs megatron_args(const ParallelLayout& l, const TrainingJob& job, cons
     // megatron/training/arguments.py @d98e8a6 (validate_args, under use_megatron_fsdp): asserts
     // ckpt_format == "fsdp_dtensor" (its default is torch_dist) and CUDA_DEVICE_MAX_CONNECTIONS != 1.
     add({"--ckpt-format", "fsdp_dtensor"});
-    m.notes.push_back("Megatron-FSDP: leave CUDA_DEVICE_MAX_CONNECTIONS unset (Megatron asserts it is not 1 with "
-                      "--use-megatron-fsdp)");
+    m.notes.push_back("Megatron-FSDP: leave CUDA_DEVICE_MAX_CONNECTIONS unset; Megatron asserts it is not 1 with "
+                      "--use-megatron-fsdp");
     // HSDP: shard inside groups of shard_group DP x CP ranks, replicate across the groups.
     if (l.shard_group > 0 && l.shard_group < l.dp * l.cp)
       add({"--num-distributed-optimizer-instances", std::to_string(l.dp * l.cp / l.shard_group)});
@@ -103,13 +103,22 @@ MegatronArgs megatron_args(const ParallelLayout& l, const TrainingJob& job, cons
            "--recompute-num-layers", std::to_string(l.recompute.full_layers == 0 ? 1 : l.recompute.full_layers)});
       break;
   }
-  if (l.offload_optimizer) add({"--optimizer-cpu-offload"});
+  // megatron/training/arguments.py @d98e8a6 asserts --use-precision-aware-optimizer with the offload (its hybrid
+  // device optimizer reuses that path), and --fp8-recipe delayed where --fp8-param-gather is on too.
+  if (l.offload_optimizer) {
+    add({"--optimizer-cpu-offload", "--use-precision-aware-optimizer"});
+    if (job.precision.param_bytes == 1 && job.precision.gemm_dtype == "fp8" && job.precision.id != "fp8-ds")
+      m.notes.push_back("Megatron refuses --optimizer-cpu-offload with --fp8-param-gather unless --fp8-recipe is delayed: "
+                        "drop one of them; racksim priced both");
+  }
   if (l.offload_activations) {
     // The modules racksim moves (layer_work.cpp's offloadable tensors), less those whose tensors the selective
     // recompute drops anyway (norm outputs: layernorm; the experts' fc1 input and output: moe); the expert ones
     // exist in MoE layers only.
     const unsigned recomputed = l.recompute.granularity == Recompute::selective ? l.recompute.modules : 0u;
     add({"--fine-grained-activation-offloading", "--offload-modules"});
+    m.notes.push_back("fine-grained activation offloading: with Transformer Engine >= 2.10 set NVTE_CPU_OFFLOAD_V1=1, "
+                      "which Megatron asserts");
     const bool norms = !(recomputed & kRecLayernorm), experts = moe && !(recomputed & kRecMoe);
     if (norms) add({"attn_norm"});
     add({"core_attn", "attn_proj"});

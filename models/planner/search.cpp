@@ -1,6 +1,7 @@
 #include "models/planner/search.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <exception>
 #include <functional>
@@ -36,6 +37,9 @@ std::string rejection_text(const std::string& reason) {
       {"pp-layers", "more pipeline chunks (PP x VP) than layers plus the embedding and the loss"},
       {"vp-microbatches", "interleaved schedule needs the micro-batches to be a multiple of PP"},
       {"vp-pp1", "a fixed virtual-pipeline degree > 1 needs PP > 1"},
+      {"ep-overlap-ep1", "the all-to-all overlap (--ep-overlap) needs EP > 1 (Megatron refuses it too)"},
+      {"ep-overlap-1f1b", "the all-to-all overlap (--ep-overlap) with PP > 1 needs an interleaved pipeline (Megatron refuses it too)"},
+      {"ep-overlap-recompute", "the all-to-all overlap (--ep-overlap) with full recompute or module moe recomputed (Megatron refuses it too)"},
   };
   auto it = text.find(reason);
   return it == text.end() ? reason : it->second;
@@ -93,6 +97,17 @@ void apply(ParallelLayout& l, const MemoryChoice& mc) {
   l.zero_stage = mc.zero, l.shard_group = mc.shard, l.recompute = mc.recompute;
   l.offload_optimizer = mc.offload_optimizer, l.offload_activations = mc.offload_activations;
 }
+
+// Two layouts that do the same work per GPU (CP traded for micro-batch, the mesh order): the ranking folds
+// equal-time ones into the simplest, so the search's top counts them once.
+bool same_work(const ParallelLayout& a, const ParallelLayout& b) {
+  return a.gpus() == b.gpus() && a.tp == b.tp && a.ep == b.ep && a.etp == b.etp && a.pp == b.pp && a.schedule == b.schedule &&
+         a.virtual_stages == b.virtual_stages && a.zero_stage == b.zero_stage && a.recompute == b.recompute &&
+         a.offload_optimizer == b.offload_optimizer && a.offload_activations == b.offload_activations &&
+         a.micro_batch * b.cp == b.micro_batch * a.cp && a.micro_batches == b.micro_batches;
+}
+// Within the ranking's fold tolerance of each other.
+bool equal_time(double a, double b) { return std::fabs(a - b) <= 1e-9 * std::min(a, b); }
 
 int recompute_rank(const RecomputePlan& r) {
   if (r.granularity == Recompute::none) return 0;
@@ -187,7 +202,19 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
   const auto& att = model.attention;
   const double capacity = sys.hbm_bytes * (1 - job.memory_reserve);
   const std::vector<int> zeros = c.zero_stage ? std::vector<int>{*c.zero_stage} : std::vector<int>{1, 2, 3};
-  const std::vector<RecomputePlan> recomputes = c.recompute ? std::vector<RecomputePlan>{*c.recompute} : recompute_ladder(model);
+  std::vector<RecomputePlan> recomputes = c.recompute ? std::vector<RecomputePlan>{*c.recompute} : recompute_ladder(model);
+  // Megatron's EP all-to-all overlap (overlap_moe_expert_parallel_comm) refuses full recompute, a recompute method or
+  // layer count, and module moe among the recomputed (transformer_config.py @d98e8a6, its __post_init__ checks);
+  // with PP > 1 it needs a virtual pipeline and it needs EP > 1 (below).
+  const bool ep_overlap = job.ep_overlap && model.is_moe();
+  if (ep_overlap) {
+    const auto refused = [](const RecomputePlan& r) {
+      return r.granularity == Recompute::full || (r.granularity == Recompute::selective && (r.modules & kRecMoe));
+    };
+    const auto kept = std::remove_if(recomputes.begin(), recomputes.end(), refused);
+    if (kept != recomputes.end()) reject("ep-overlap-recompute", "recompute " + kept->text(), "--ep-overlap");
+    recomputes.erase(kept, recomputes.end());
+  }
   std::vector<std::pair<bool, bool>> offloads;  // (optimizer, activations), tried in order
   const bool can_offload = sys.c2c_Bps_per_gpu > 0;
   if (c.offload == "none" || !can_offload) offloads = {{false, false}};
@@ -287,6 +314,10 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
           for (const auto& [ep, etp] : moe_options) {
             ParallelLayout base;
             base.tp = tp, base.cp = cp, base.pp = pp, base.dp = dp, base.ep = ep, base.etp = etp;
+            if (ep_overlap && ep == 1) {
+              reject("ep-overlap-ep1", base.degrees(), "--ep-overlap");
+              continue;
+            }
             // --vp 3 asks for an interleaved pipeline: a layout of one stage has none (it kept vp=1, the pin dropped).
             if (pp == 1 && c.vp && *c.vp > 1) {
               reject("vp-pp1", base.degrees(), "one pipeline stage");
@@ -318,7 +349,8 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
               if (pp == 1) {
                 schedules.push_back({PipelineSchedule::none, 1});
               } else {
-                if (!c.vp || *c.vp == 1) schedules.push_back({PipelineSchedule::one_f_one_b, 1});
+                if (ep_overlap && (!c.vp || *c.vp == 1)) reject("ep-overlap-1f1b", base.degrees(), "--ep-overlap");
+                else if (!c.vp || *c.vp == 1) schedules.push_back({PipelineSchedule::one_f_one_b, 1});
                 std::vector<int> vps = c.vp ? std::vector<int>{*c.vp} : c.virtual_stage_options;
                 for (int v : vps) {
                   if (v <= 1) continue;
@@ -444,7 +476,10 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
   std::priority_queue<Queued, std::vector<Queued>, std::greater<Queued>> queue;
   for (std::size_t i = 0; i < entries.size(); ++i) queue.push({entries[i].bound, i});
   std::vector<std::pair<std::size_t, Screened>> lazy_rejections;  // replayed in enumeration order below
-  std::vector<double> best_steps;  // sorted, at most `keep`
+  // The `keep` best so far, one per group the ranking folds (equal time, same work), sorted by step: counting a
+  // layout's equal-time variants apart would set the bar below the keep-th distinct layout and cut some of them.
+  std::vector<double> best_steps;
+  std::vector<ParallelLayout> best_layouts;
   while (!queue.empty()) {
     const auto [key, idx] = queue.top();
     Entry& e = entries[idx];
@@ -526,8 +561,15 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
     const double step = best->estimate.step_s;
     res.ranked.push_back(std::move(*best));
     if (keep > 0) {
-      best_steps.insert(std::upper_bound(best_steps.begin(), best_steps.end(), step), step);
-      if (static_cast<int>(best_steps.size()) > keep) best_steps.pop_back();
+      bool folded_in = false;
+      for (std::size_t i = 0; i < best_steps.size() && !folded_in; ++i)
+        folded_in = equal_time(best_steps[i], step) && same_work(best_layouts[i], res.ranked.back().layout);
+      if (!folded_in) {
+        const auto at = std::upper_bound(best_steps.begin(), best_steps.end(), step) - best_steps.begin();
+        best_steps.insert(best_steps.begin() + at, step);
+        best_layouts.insert(best_layouts.begin() + at, res.ranked.back().layout);
+        if (static_cast<int>(best_steps.size()) > keep) best_steps.pop_back(), best_layouts.pop_back();
+      }
     }
   }
   if (fit_lazily) {  // what was fitted: the layouts reached, and every layout when none fits
@@ -545,14 +587,8 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
     bool merged = false;
     for (auto it = folded.rbegin(); it != folded.rend(); ++it) {
       if (cand.estimate.step_s - it->estimate.step_s > 1e-9 * it->estimate.step_s) break;
-      const ParallelLayout &a = it->layout, &b = cand.layout;
-      const bool same_work = a.gpus() == b.gpus() && a.tp == b.tp && a.ep == b.ep && a.etp == b.etp && a.pp == b.pp &&
-                             a.schedule == b.schedule && a.virtual_stages == b.virtual_stages && a.zero_stage == b.zero_stage &&
-                             a.recompute == b.recompute && a.offload_optimizer == b.offload_optimizer &&
-                             a.offload_activations == b.offload_activations && a.micro_batch * b.cp == b.micro_batch * a.cp &&
-                             a.micro_batches == b.micro_batches;
-      if (same_work) {
-        it->equivalents.push_back(b.key());
+      if (same_work(it->layout, cand.layout)) {
+        it->equivalents.push_back(cand.layout.key());
         merged = true;
         break;
       }

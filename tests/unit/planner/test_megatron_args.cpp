@@ -66,12 +66,19 @@ TEST(MegatronArgs, ShardingRecomputeAndOffload) {
             "--global-batch-size 128 --seq-length 8192 --use-distributed-optimizer --use-megatron-fsdp "
             "--data-parallel-sharding-strategy optim_grads_params --ckpt-format fsdp_dtensor --num-distributed-optimizer-instances 8 "
             "--recompute-granularity selective --recompute-modules layernorm moe_act --optimizer-cpu-offload "
+            "--use-precision-aware-optimizer "
             "--fine-grained-activation-offloading --offload-modules core_attn attn_proj --bf16 --grad-reduce-in-bf16");
   // Megatron-LM asserts fsdp_dtensor checkpoints and CUDA_DEVICE_MAX_CONNECTIONS != 1 with Megatron-FSDP
   // (megatron/training/arguments.py @d98e8a6): the flag is in the line, the environment in a note.
-  bool env_note = false;
-  for (const auto& n : m.notes) env_note = env_note || n.find("CUDA_DEVICE_MAX_CONNECTIONS") != std::string::npos;
-  EXPECT_TRUE(env_note);
+  // Likewise --use-precision-aware-optimizer with the optimizer offload, and NVTE_CPU_OFFLOAD_V1=1 with the
+  // fine-grained activation offload (a note: an environment variable).
+  auto noted = [&](const char* what) {
+    bool found = false;
+    for (const auto& n : m.notes) found = found || n.find(what) != std::string::npos;
+    return found;
+  };
+  EXPECT_TRUE(noted("CUDA_DEVICE_MAX_CONNECTIONS"));
+  EXPECT_TRUE(noted("NVTE_CPU_OFFLOAD_V1=1"));
   // The norm outputs are recomputed (layernorm): offloading them would move nothing. A MoE model offloads its
   // experts' fc1 input and output too, unless module moe recomputes them.
   l.recompute.modules = kRecMoeAct;
