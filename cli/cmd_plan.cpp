@@ -131,7 +131,7 @@ static void add_plan_command(CLI::App& app, const GlobalOptions& global) {
   cmd->add_option("--moe-dispatcher", o->dispatcher, "MoE token dispatcher: alltoall|deepep|hybridep")
       ->check(CLI::IsMember({"alltoall", "deepep", "hybridep"}))
       ->capture_default_str();
-  cmd->add_flag("--ep-overlap", o->ep_overlap, "the recipe overlaps the EP all-to-all with computation");
+  cmd->add_flag("--ep-overlap", o->ep_overlap, "the recipe overlaps the EP all-to-all with computation (Megatron then needs EP > 1, no full recompute and, with PP > 1, a virtual pipeline: the search keeps to that)");
   cmd->add_flag("--no-mtp", o->no_mtp, "do not train the model's multi-token-prediction modules");
   cmd->add_option("--grad-dtype", o->grad_dtype, "gradient accumulation and reduction: fp32|bf16")
       ->check(CLI::IsMember({"fp32", "bf16"}))
