@@ -23,7 +23,7 @@ namespace racksim {
 
 std::string rejection_text(const std::string& reason) {
   static const std::map<std::string, std::string> text{
-      {"memory", "does not fit in HBM (even with ZeRO-3 and full recompute)"},
+      {"memory", "does not fit in HBM (even with ZeRO-3 and full recompute, or with --ep-overlap the most recompute it allows)"},
       {"tp-slow-link", "TP or ETP group across a slow link (spans two NVLink domains)"},
       {"batch", "global batch not divisible by DP x micro-batch"},
       {"tp-heads", "TP does not divide the attention (or Mamba) heads"},
