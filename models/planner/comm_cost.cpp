@@ -88,9 +88,11 @@ int CommCost::sms(CollectiveOp op, int g, double bytes, const std::string& dtype
 }
 
 int CommCost::moe_dispatch_sms(MoeDispatcher d, int g, int inner, int outer, double bytes) {
-  // Megatron-Core's TransformerConfig defaults: moe_deepep_num_sms 20, moe_hybridep_num_sms 24.
+  // DeepEP: Megatron-Core's moe_deepep_num_sms default, 20. HybridEP: what NVIDIA's performance scripts set for every
+  // HybridEP recipe, 32 (Megatron-Bridge scripts/performance/utils/overrides.py, `moe_hybridep_num_sms = 32`, at
+  // v0.3.0 through v0.4.2 and main @067f987), the runs the planner's fit and validation are priced on.
   if (d == MoeDispatcher::deepep) return 20;
-  if (d == MoeDispatcher::hybridep) return 24;
+  if (d == MoeDispatcher::hybridep) return 32;
   if (inner < 0 || outer < 0) return sms(CollectiveOp::all_to_all, g, bytes);
   return std::max(sms(CollectiveOp::all_to_all, inner, bytes), sms(CollectiveOp::all_to_all, outer, bytes));
 }

@@ -57,7 +57,8 @@ class CommCost {
   // without pricing the whole group's all-to-all only to name it.
   std::string moe_dispatch_algorithm(int g, int inner, int outer, double bytes);
   // The SMs one dispatch (or combine) holds: NCCL's channels for alltoall, the fused kernels' SM budget
-  // for DeepEP and HybridEP (Megatron-Core's moe_deepep_num_sms = 20, moe_hybridep_num_sms = 24).
+  // for DeepEP and HybridEP (Megatron-Core's moe_deepep_num_sms = 20; NVIDIA's performance scripts set
+  // moe_hybridep_num_sms = 32).
   int moe_dispatch_sms(MoeDispatcher d, int g, int inner, int outer, double bytes);
   virtual std::string name() const = 0;
   std::size_t evaluations() const { return evaluations_; }

@@ -264,8 +264,8 @@ TEST(StepModel, HiddenTrafficHoldsSmsTheComputationLacks) {
   EXPECT_NEAR(held.step_s - free.step_s, contention, 1e-12);
   EXPECT_NEAR(held.contention_s, contention, 1e-12);
   // An overlapped all-to-all: the fitted fraction (0.25 here) stays exposed, the rest costs the share of
-  // the SMs the dispatcher holds: NCCL's channels for alltoall, 20 for DeepEP, 24 for HybridEP
-  // (Megatron-Core's moe_deepep_num_sms, moe_hybridep_num_sms).
+  // the SMs the dispatcher holds: NCCL's channels for alltoall, 20 for DeepEP (Megatron-Core's moe_deepep_num_sms),
+  // 32 for HybridEP (what Megatron-Bridge's performance scripts set).
   const ModelSpec m = model_from_json_text(kMoe, "m4");
   ParallelLayout e;
   e.tp = 2, e.dp = 4, e.ep = 8, e.micro_batch = 2, e.micro_batches = 8;
@@ -273,7 +273,7 @@ TEST(StepModel, HiddenTrafficHoldsSmsTheComputationLacks) {
   FixedCost comm(1e-4, 32);
   const double ep = 8 * 4 * 4 * 1e-4;
   for (const auto& [d, held_sms] : std::vector<std::pair<MoeDispatcher, double>>{
-           {MoeDispatcher::alltoall, 32}, {MoeDispatcher::deepep, 20}, {MoeDispatcher::hybridep, 24}}) {
+           {MoeDispatcher::alltoall, 32}, {MoeDispatcher::deepep, 20}, {MoeDispatcher::hybridep, 32}}) {
     f.job.dispatcher = d;
     const StepEstimate o = estimate_step(m, f.job, f.sys, p8, e, comm);
     for (const auto& c : o.comm)
