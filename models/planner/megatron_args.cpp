@@ -107,6 +107,11 @@ MegatronArgs megatron_args(const ParallelLayout& l, const TrainingJob& job, cons
   // device optimizer reuses that path), and --fp8-recipe delayed where --fp8-param-gather is on too.
   if (l.offload_optimizer) {
     add({"--optimizer-cpu-offload", "--use-precision-aware-optimizer"});
+    if (l.zero_stage >= 2)
+      m.notes.push_back("the optimizer offload with Megatron-FSDP: Megatron-Bridge's performance scripts turn the "
+                        "precision-aware optimizer off with FSDP ('cannot work with FSDP together', "
+                        "scripts/performance/utils/overrides.py @v0.4.0), which the offload requires; check that "
+                        "your Megatron runs both");
     if (job.precision.param_bytes == 1 && job.precision.gemm_dtype == "fp8" && job.precision.id != "fp8-ds")
       m.notes.push_back("Megatron refuses --optimizer-cpu-offload with --fp8-param-gather unless --fp8-recipe is delayed: "
                         "drop one of them; racksim priced both");

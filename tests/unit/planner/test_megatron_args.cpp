@@ -79,6 +79,7 @@ TEST(MegatronArgs, ShardingRecomputeAndOffload) {
   };
   EXPECT_TRUE(noted("CUDA_DEVICE_MAX_CONNECTIONS"));
   EXPECT_TRUE(noted("NVTE_CPU_OFFLOAD_V1=1"));
+  EXPECT_TRUE(noted("precision-aware optimizer off with FSDP"));
   // The norm outputs are recomputed (layernorm): offloading them would move nothing. A MoE model offloads its
   // experts' fc1 input and output too, unless module moe recomputes them.
   l.recompute.modules = kRecMoeAct;
