@@ -24,6 +24,9 @@ const std::vector<PrecisionFlags> kPrecisionFlags{
     {"nvfp4", {"--fp4-format", "e2m1", "--fp4-recipe", "nvfp4"}},
 };
 
+// FP8 primary weights (one byte a parameter): the DP all-gather moves FP8 (gpu_compute.hpp's param_bytes).
+bool fp8_param_gather(const PrecisionRecipe& p) { return p.param_bytes == 1 && p.gemm_dtype == "fp8"; }
+
 // The flags of `p`, or a note where the table has none (a recipe added to gpu_compute.json without its flags).
 void add_precision(MegatronArgs& m, const PrecisionRecipe& p) {
   m.argv.push_back("--bf16");
@@ -32,8 +35,7 @@ void add_precision(MegatronArgs& m, const PrecisionRecipe& p) {
     m.notes.push_back("precision recipe '" + p.id + "': no Megatron flags known to racksim; add its --fp8-* / --fp4-* flags by hand");
   else
     m.argv.insert(m.argv.end(), it->flags.begin(), it->flags.end());
-  // FP8 primary weights (one byte a parameter): the DP all-gather moves FP8 (gpu_compute.hpp's param_bytes).
-  if (p.param_bytes == 1 && p.gemm_dtype == "fp8") m.argv.push_back("--fp8-param-gather");
+  if (fp8_param_gather(p)) m.argv.push_back("--fp8-param-gather");
 }
 
 std::string shell_quote(const std::string& s) {
@@ -112,7 +114,7 @@ MegatronArgs megatron_args(const ParallelLayout& l, const TrainingJob& job, cons
                         "precision-aware optimizer off with FSDP ('cannot work with FSDP together', "
                         "scripts/performance/utils/overrides.py @v0.4.0), which the offload requires; check that "
                         "your Megatron runs both");
-    if (job.precision.param_bytes == 1 && job.precision.gemm_dtype == "fp8" && job.precision.id != "fp8-ds")
+    if (fp8_param_gather(job.precision) && job.precision.id != "fp8-ds")
       m.notes.push_back("Megatron refuses --optimizer-cpu-offload with --fp8-param-gather unless --fp8-recipe is delayed: "
                         "drop one of them; racksim priced both");
   }

@@ -1,8 +1,8 @@
 #include "models/planner/search.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <atomic>
+#include <cmath>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -586,7 +586,7 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
   for (Candidate& cand : res.ranked) {
     bool merged = false;
     for (auto it = folded.rbegin(); it != folded.rend(); ++it) {
-      if (cand.estimate.step_s - it->estimate.step_s > 1e-9 * it->estimate.step_s) break;
+      if (!equal_time(it->estimate.step_s, cand.estimate.step_s)) break;  // sorted: none further back folds
       if (same_work(it->layout, cand.layout)) {
         it->equivalents.push_back(cand.layout.key());
         merged = true;
