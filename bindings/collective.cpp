@@ -93,7 +93,7 @@ py::object collective(const SystemHandle& s, const std::string& op, int gpus, co
     } else {
       const Simulation simulation(*s.graph, cal, failures);
       try {
-        const Schedule schedule = build_schedule(request, *s.graph, cal);  // auto picks with this calibration
+        const Schedule schedule = schedule_for_engine(simulation, *s.graph, request, cal, options);  // as `racksim collective`
         result = simulation.run(schedule, options);
         note_coarse_pipeline(result, schedule, *s.graph, cal);
       } catch (const EngineLimitError& e) {
@@ -174,7 +174,8 @@ py::object sweep(const SystemHandle& s, const std::string& op, int gpus, const p
     schedules.reserve(sizes.size());
     for (std::size_t i = 0; i < sizes.size(); ++i) {
       try {
-        schedules.push_back(build_schedule(request_of(sizes[i]), *s.graph, cal));  // bad input fails before any run
+        // Bad input fails before any run; the quotient where the algorithm has one (as `racksim sweep`).
+        schedules.push_back(schedule_for_engine(simulation, *s.graph, request_of(sizes[i]), cal, RunOptions{}));
         engine_rows.push_back(i);
       } catch (const EngineLimitError& e) {
         if (model != "auto" || engine_only) throw;

@@ -48,8 +48,8 @@ static void add_collective_command(CLI::App& app, const GlobalOptions& global) {
     std::shared_ptr<const Schedule> schedule;
     RunResult result;
     try {
-      schedule =  // auto picks with it
-          std::make_shared<const Schedule>(build_schedule(setup->request, *setup->graph, setup->calibration));
+      schedule =  // auto picks with it; the quotient where the algorithm has one and the run keeps its symmetry
+          std::make_shared<const Schedule>(schedule_for_engine(*simulation, *setup->graph, setup->request, setup->calibration, options));
       result = simulation->run(*schedule, options);
       note_coarse_pipeline(result, *schedule, *setup->graph, setup->calibration);
     } catch (const EngineLimitError& e) {

@@ -226,7 +226,8 @@ static void add_sweep_command(CLI::App& app, const GlobalOptions& global) {
     for (std::size_t i = 0; i < sizes.size(); ++i) {
       const CollectiveRequest r = request_of(sizes[i]);
       try {
-        schedules->push_back(build_schedule(r, *setup.graph, setup.calibration));  // bad input fails before any result
+        // Bad input fails before any result; the quotient where the algorithm has one (as `racksim collective`).
+        schedules->push_back(schedule_for_engine(simulation, *setup.graph, r, setup.calibration, RunOptions{}));
       } catch (const EngineLimitError& e) {
         if (opts->model != "auto" || engine_only) throw;
         closed_form[i] = analytic_run_result(*setup.graph, r, setup.calibration, engine_refusal_note(e));

@@ -2,13 +2,17 @@
 
 #include <algorithm>
 #include <string>
+#include <unordered_set>
 
 #include "models/analytic/cost_model.hpp"
+#include "models/collectives/chunk_layout.hpp"
 #include "sim/core/errors.hpp"
 
 namespace racksim {
 
 namespace {
+
+std::string rings_note(int rings) { return std::to_string(rings) + " rings, one per NIC rail (NCCL's ring channels)"; }
 
 void ring_steps(ScheduleBuilder& b, const std::vector<int>& members, const std::vector<Segment>& segments, int phase,
                 bool reduce, int offset, Streams* streams, int stream_tag) {
@@ -64,6 +68,146 @@ std::vector<std::vector<int>> nccl_ring_orders(const CollectiveRequest& request,
   return orders;
 }
 
+std::optional<RingSymmetry> rail_ring_symmetry(const CollectiveRequest& request, const TopologyGraph& graph,
+                                               const std::vector<std::vector<int>>& orders) {
+  const auto nodes = nccl_nodes(request, graph);
+  const int n = static_cast<int>(request.gpus.size()), k = static_cast<int>(nodes.size());
+  if (k < 2 || orders.empty()) return std::nullopt;
+  const int local = static_cast<int>(nodes.front().size());
+  for (const auto& node : nodes)
+    if (static_cast<int>(node.size()) != local) return std::nullopt;  // uneven nodes: no rotation maps them
+  for (const auto& order : orders)
+    if (static_cast<int>(order.size()) != n) return std::nullopt;
+  const int rings = static_cast<int>(orders.size());
+  // Positions of each rank in each ring.
+  std::vector<std::vector<int>> position(rings, std::vector<int>(n, -1));
+  for (int j = 0; j < rings; ++j)
+    for (int p = 0; p < n; ++p) position[j][orders[j][p]] = p;
+  // A candidate takes ring 0 onto ring j read from the start of node m; it is kept when it takes every ring onto
+  // a ring, turned by some positions (then it maps the rings' tasks onto theirs: a step's dependencies are its
+  // ring predecessor's previous step and its own previous send, both kept).
+  const auto maps_rings = [&](const std::vector<int>& map) {
+    for (int j = 0; j < rings; ++j) {
+      const int first = map[orders[j][0]];
+      bool found = false;
+      for (int target = 0; target < rings && !found; ++target) {
+        const int shift = position[target][first];
+        bool same = true;
+        for (int p = 1; p < n && same; ++p) same = orders[target][(shift + p) % n] == map[orders[j][p]];
+        found = same;
+      }
+      if (!found) return false;
+    }
+    return true;
+  };
+  RingSymmetry sym;
+  std::vector<int> per_ring(rings, 0);
+  int period = n;  // ring 0's least turn that the group keeps
+  for (int j = 0; j < rings; ++j)
+    for (int m = 0; m < k; ++m) {
+      std::vector<int> map(n);
+      for (int p = 0; p < n; ++p) map[orders[0][p]] = orders[j][(p + m * local) % n];
+      if (!maps_rings(map)) continue;
+      if (j == 0 && m > 0) period = std::min(period, m * local);
+      ++per_ring[j];
+      sym.rank_maps.push_back(std::move(map));
+    }
+  // Every ring reached as often (the group acts alike on the rings), ring 0 turned by multiples of the period.
+  for (int j = 0; j < rings; ++j)
+    if (per_ring[j] != n / period) return std::nullopt;
+  if (n % period != 0 || sym.rank_maps.size() < 2) return std::nullopt;
+  sym.period = period;
+  // Closed under composition: the orbits of a group are classes of copies.
+  std::unordered_set<std::string> elements;
+  const auto key = [](const std::vector<int>& map) {
+    return std::string(reinterpret_cast<const char*>(map.data()), map.size() * sizeof(int));
+  };
+  for (const auto& map : sym.rank_maps) elements.insert(key(map));
+  if (elements.size() != sym.rank_maps.size()) return std::nullopt;
+  std::vector<int> product(n);
+  for (const auto& a : sym.rank_maps)
+    for (const auto& b : sym.rank_maps) {
+      for (int r = 0; r < n; ++r) product[r] = a[b[r]];
+      if (elements.count(key(product)) == 0) return std::nullopt;
+    }
+  return sym;
+}
+
+std::optional<Schedule> ring_quotient_schedule(const CollectiveRequest& request, const TopologyGraph& graph,
+                                               const std::string& algorithm, bool owned_by_rank, bool reduce_scatter,
+                                               bool all_gather) {
+  const auto orders = nccl_ring_orders(request, graph);
+  const std::optional<RingSymmetry> found = rail_ring_symmetry(request, graph, orders);
+  if (!found) return std::nullopt;
+  const RingSymmetry& symmetry = *found;
+  const DepthChoice depth = planned_depth(graph, request);
+  const int n = static_cast<int>(request.gpus.size()), rings = static_cast<int>(orders.size());
+  const int period = symmetry.period, pieces = depth.depth;
+  const std::vector<int>& order = orders[0];
+  const std::vector<Segment> segments = ring_segments(order, pieces, 0, owned_by_rank);
+  const int chunks = rings * n * pieces;
+  // What it lists must fit the engine's transfer cap, as a full schedule's does.
+  const long listed_transfers = static_cast<long>(n - 1) * period * pieces * ((reduce_scatter ? 1 : 0) + (all_gather ? 1 : 0));
+  if (listed_transfers > kMaxTransfers) return std::nullopt;
+  Schedule s;
+  s.request = request;
+  s.algorithm = algorithm;
+  s.chunks = chunks;
+  if (rings > 1) s.note = rings_note(rings);                                      // as note_rings
+  if (!depth.note.empty()) s.note += (s.note.empty() ? "" : "; ") + depth.note;  // as note_depth
+  if (depth.nccl_chunks > 0) {
+    s.pipeline_pieces = depth.depth;
+    s.nccl_chunks = depth.nccl_chunks;
+  }
+  const long per_half = static_cast<long>(n - 1) * period * pieces;
+  const long listed = per_half * ((reduce_scatter ? 1 : 0) + (all_gather ? 1 : 0));
+  s.tasks.reserve(static_cast<std::size_t>(listed));
+  // Listed task of (half h, step, position i < period, piece): ring 0's tasks in the builder's order.
+  const long ag_base = reduce_scatter ? per_half : 0;
+  const auto id = [&](bool ag, int step, int i, int k) {
+    return static_cast<int>((ag ? ag_base : 0) + (static_cast<long>(step) * period + i) * pieces + k);
+  };
+  for (int half = 0; half < 2; ++half) {
+    const bool ag = half == 1;
+    if ((ag && !all_gather) || (!ag && !reduce_scatter)) continue;
+    if (ag) s.phases.push_back("all-gather");
+    else s.phases.push_back("reduce-scatter");
+    const int phase = static_cast<int>(s.phases.size()) - 1;
+    const int offset = ag ? 0 : 1;
+    for (int step = 0; step < n - 1; ++step)
+      for (int i = 0; i < period; ++i) {
+        const int seg = ((i - step - offset) % n + n) % n;
+        const int before = (i - 1 + period) % period;  // the ring predecessor's orbit
+        for (int k = 0; k < pieces; ++k) {
+          Task t;
+          t.id = static_cast<int>(s.tasks.size());
+          t.src = Endpoint::rank(order[i]);
+          t.dsts = {Endpoint::rank(order[(i + 1) % n])};
+          t.chunk = segments[seg][k].first;
+          t.chunk_count = segments[seg][k].count;
+          t.bytes = chunk_range_bytes(request.op, request.bytes, n, chunks, t.chunk, t.chunk_count);
+          t.reduce = !ag;
+          t.phase = phase;
+          // Data: what the predecessor sent this piece in the previous step (the reduce-scatter's last step for
+          // the all-gather's first, where the segment was reduced); none where the rank's own data goes.
+          if (step > 0) t.deps.push_back(id(ag, step - 1, before, k));
+          else if (ag && reduce_scatter) t.deps.push_back(id(false, n - 2, before, k));
+          // Order: the rank's previous send on its connection (one stream per ring and rank).
+          if (k > 0) t.deps.push_back(id(ag, step, i, k - 1));
+          else if (step > 0) t.deps.push_back(id(ag, step - 1, i, pieces - 1));
+          else if (ag && reduce_scatter) t.deps.push_back(id(false, n - 2, i, pieces - 1));
+          std::sort(t.deps.begin(), t.deps.end());
+          s.tasks.push_back(std::move(t));
+        }
+      }
+  }
+  auto sym = std::make_shared<ScheduleSymmetry>();
+  sym->rank_maps = symmetry.rank_maps;
+  sym->full_tasks = listed * static_cast<long>(symmetry.rank_maps.size());
+  s.symmetry = std::move(sym);
+  return s;
+}
+
 void check_ring_transfers(int n, int rings, long transfers) {
   if (transfers <= kMaxTransfers) return;
   throw EngineLimitError("--gpus", "", std::to_string(n) + " ranks in " + std::to_string(rings) + " rings",
@@ -80,7 +224,7 @@ void note_depth(ScheduleBuilder& b, const DepthChoice& depth) {
 
 void note_rings(ScheduleBuilder& b, int rings) {
   if (rings <= 1) return;
-  b.append_note(std::to_string(rings) + " rings, one per NIC rail (NCCL's ring channels)");
+  b.append_note(rings_note(rings));
 }
 
 std::vector<std::vector<int>> nccl_chain_orders(const CollectiveRequest& request, const TopologyGraph& graph) {

@@ -4,6 +4,7 @@
 // algorithms use them on all ranks; hierarchical uses them inside each NVLink domain and across domains.
 #include <array>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -59,6 +60,27 @@ class Streams {
 // rings use in each direction. Inside one node all channels are alike: one ring in request order.
 // Rings: min(NCCL's ring channels, NICs per node, GPUs per node) (models/nccl).
 std::vector<std::vector<int>> nccl_ring_orders(const CollectiveRequest& request, const TopologyGraph& graph);
+// The symmetry of those rings (issue 14's exact aggregation, built instead of found): the permutations of ranks
+// that take ring 0 onto some ring j read from the start of some node m and take every ring onto a ring (turned).
+// On GB200 racks (16 rings, ring j from rail floor(4.5 j)) with an even rack count that is 16 x racks / 2
+// permutations: ring 0 goes onto ring 2i from an even rack (racks rotated by an even count, GPUs turned by 9 i) and
+// onto ring 2i+1 from an odd one (the rings run backwards in odd racks); an odd rack count has none. Returned only when every ring is reached equally often, the set is closed under
+// composition (a group) and it has more than one element; `period`: the least turn of ring 0 that the group keeps
+// (one orbit of tasks holds ring 0's positions i, i + period, ...). The topology's share of the symmetry (routes,
+// links) is checked where the schedule is compiled (sim/engine/symmetric_run.hpp).
+struct RingSymmetry {
+  std::vector<std::vector<int>> rank_maps;  // [0]: the identity
+  int period = 0;
+};
+std::optional<RingSymmetry> rail_ring_symmetry(const CollectiveRequest& request, const TopologyGraph& graph,
+                                               const std::vector<std::vector<int>>& orders);
+// The rings' schedule as its own quotient under rail_ring_symmetry, or nothing where they have none: ring 0's
+// reduce-scatter and / or all-gather (ring_reduce_scatter, ring_all_gather, one stream per ring and rank) at
+// positions [0, period) only, each task's deps naming the listed task of its dependency's orbit (position mod
+// period), with the full schedule's depth, chunks and notes. `owned_by_rank` as ring_segments.
+std::optional<Schedule> ring_quotient_schedule(const CollectiveRequest& request, const TopologyGraph& graph,
+                                               const std::string& algorithm, bool owned_by_rank, bool reduce_scatter,
+                                               bool all_gather);
 // Rings of n ranks whose schedule has `transfers` transfers: over kMaxTransfers the engine will not run them, an
 // EngineLimitError (valid input the closed form prices: --model auto answers with it, saying why; a flat
 // ring through 8 GB200 racks at 1 GiB is 10.6 M).

@@ -22,7 +22,7 @@ const std::vector<AlgorithmInfo>& algorithm_table() {
   using Op = CollectiveOp;
   static const std::vector<AlgorithmInfo> table = {
       {Op::all_reduce, "ring", "Ring", "ring reduce-scatter then all-gather, 2(n-1) steps of S/n", &build_all_reduce_ring,
-       &cost_all_reduce_ring},
+       &cost_all_reduce_ring, &quotient_all_reduce_ring},
       {Op::all_reduce, "nvls", "NVLS", "NVLink SHARP: the switch reduces and multicasts, one round trip, pipelined",
        &build_all_reduce_nvls, &cost_all_reduce_nvls},
       {Op::all_reduce, "tree", "Tree",
@@ -43,11 +43,12 @@ const std::vector<AlgorithmInfo>& algorithm_table() {
       {Op::all_reduce, "hierarchical", "",
        "reduce-scatter in each NVLink domain, all-reduce of S/d slices across domains over NICs, all-gather in the domain",
        &build_all_reduce_hierarchical, &cost_all_reduce_hierarchical},
-      {Op::all_gather, "ring", "Ring", "ring all-gather, n-1 steps of S/n", &build_all_gather_ring, &cost_all_gather_ring},
+      {Op::all_gather, "ring", "Ring", "ring all-gather, n-1 steps of S/n", &build_all_gather_ring, &cost_all_gather_ring,
+       &quotient_all_gather_ring},
       {Op::all_gather, "nvls", "NVLS", "each rank's piece goes to the switch once and is multicast to the others",
        &build_all_gather_nvls, &cost_all_gather_nvls},
       {Op::reduce_scatter, "ring", "Ring", "ring reduce-scatter, n-1 steps of S/n", &build_reduce_scatter_ring,
-       &cost_reduce_scatter_ring},
+       &cost_reduce_scatter_ring, &quotient_reduce_scatter_ring},
       {Op::reduce_scatter, "nvls", "NVLS", "the switch reduces every rank's input and returns each rank its share",
        &build_reduce_scatter_nvls, &cost_reduce_scatter_nvls},
       {Op::all_to_all, "direct", "", "every rank sends S/n to every other rank at once (expert parallel)",
@@ -170,7 +171,10 @@ FlowTerms engine_terms(const TopologyGraph& graph, const CollectiveRequest& requ
   return run;
 }
 
-Schedule build_schedule(const CollectiveRequest& request, const TopologyGraph& graph, const Calibration& calibration) {
+namespace {
+
+Schedule build_resolved(const CollectiveRequest& request, const TopologyGraph& graph, const Calibration& calibration,
+                        bool quotient) {
   validate_request(request, graph);
   NominalPlan::Memo nominal;  // one pricing of the nominal model for the size check, builder and exec_terms
   const NominalPlan::Scope nominal_scope(nominal);
@@ -180,8 +184,11 @@ Schedule build_schedule(const CollectiveRequest& request, const TopologyGraph& g
   const FlowCacheUnlessActive flows(graph);
   if (request.algorithm != "auto") find_algorithm(request.op, request.algorithm);  // unknown names first
   const NcclChoice choice = resolve_request(request, graph);
-  check_schedule_size(choice.request, graph, request.chunk_bytes > 0);
-  Schedule s = find_algorithm(choice.request.op, choice.request.algorithm).build(choice.request, graph);
+  const AlgorithmInfo& info = find_algorithm(choice.request.op, choice.request.algorithm);
+  std::optional<Schedule> listed;
+  if (quotient && info.quotient != nullptr) listed = info.quotient(choice.request, graph);
+  if (!listed) check_schedule_size(choice.request, graph, request.chunk_bytes > 0);
+  Schedule s = listed ? std::move(*listed) : info.build(choice.request, graph);
   s.request = choice.request;
   s.note = s.note.empty() ? choice.note : choice.note + "; " + s.note;
   // The same protocol terms and calibration as the algorithm's closed form (exec_terms.hpp).
@@ -192,6 +199,16 @@ Schedule build_schedule(const CollectiveRequest& request, const TopologyGraph& g
   s.warnings.insert(s.warnings.begin(), e.warnings.begin(), e.warnings.end());  // then the builder's own
   if (!e.note.empty()) s.note += "; " + e.note;
   return s;
+}
+
+}  // namespace
+
+Schedule build_schedule(const CollectiveRequest& request, const TopologyGraph& graph, const Calibration& calibration) {
+  return build_resolved(request, graph, calibration, false);
+}
+
+Schedule build_schedule_quotient(const CollectiveRequest& request, const TopologyGraph& graph, const Calibration& calibration) {
+  return build_resolved(request, graph, calibration, true);
 }
 
 }  // namespace racksim

@@ -4,6 +4,7 @@
 // the engine (sim/engine) executes them on the platform, the analytic model and the symbolic checker
 // read them too. Schedules dump to JSON and load back (schedule_io.hpp).
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,17 @@ struct ExecParams {
   double nic_efficiency = 0;
 };
 
+// A schedule built as its own quotient (the engine's exact aggregation, issue 14, done by the algorithm instead
+// of found by colour refinement over the full schedule): the full collective is the union of the images of the
+// listed tasks under `rank_maps`, a group of permutations of the ranks that maps the full schedule onto itself
+// and acts freely on its tasks (a rail-aligned flat ring: each ring onto another, racks rotated by two). The
+// listed tasks are one per orbit; a task's deps name the orbits of its dependencies by their listed task. The
+// engine checks that the topology respects the group (compile_run) before it simulates one task per orbit.
+struct ScheduleSymmetry {
+  std::vector<std::vector<int>> rank_maps;  // the group's elements, rank -> rank; [0] the identity
+  long full_tasks = 0;                      // tasks of the full schedule: listed tasks x rank_maps.size()
+};
+
 struct Schedule {
   CollectiveRequest request;
   std::string algorithm;              // full registry name: "all_reduce/ring"
@@ -78,6 +90,8 @@ struct Schedule {
   // (DepthChoice::nccl_chunks): the pieces it runs and NCCL's chunks; both 0 otherwise. The engine's fill grows
   // with the pieces, which a result then says (note_coarse_pipeline).
   long pipeline_pieces = 0, nccl_chunks = 0;
+  // Set: this schedule lists one task per orbit of a symmetry of the full one (ScheduleSymmetry); null: every task.
+  std::shared_ptr<const ScheduleSymmetry> symmetry;
 };
 
 }  // namespace racksim

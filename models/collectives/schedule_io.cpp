@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "sim/core/errors.hpp"
 #include "sim/core/json_reader.hpp"
 #include "sim/core/units.hpp"
 
@@ -124,6 +125,9 @@ CollectiveRequest read_request(JsonObjectReader r) {
 }  // namespace
 
 std::string schedule_to_json_text(const Schedule& s) {
+  // A quotient lists one task per orbit: as JSON it would read as a smaller collective (nothing says what it
+  // stands for), so it is never written; `racksim schedule` dumps build_schedule's full schedule.
+  if (s.symmetry) throw SimulationError("internal: " + s.algorithm + " listed by its symmetry has no JSON form");
   json head{{"schema_version", kScheduleSchemaVersion},
             {"algorithm", s.algorithm},
             {"chunks", s.chunks},

@@ -244,7 +244,12 @@ double engine_work(const CompiledRun& run, int& parts, int& in_flight) {
 
 CompiledRun engine_run(const PlatformModel& model, CompiledRun full, const RunOptions& options) {
   CompiledRun out;
-  if (options.aggregate) {
+  if (full.classes) {  // compiled from a symmetric schedule (symmetric_run.hpp): a quotient already
+    if (options.gpu_reduce_kernel)
+      throw SimulationError("internal: a schedule listed by its symmetry cannot share GPU reduction kernels "
+                            "(--gpu-reduce): run its full schedule");
+    out = std::move(full);
+  } else if (options.aggregate) {
     AggregationOutcome a = aggregate_run(model, full, options.gpu_reduce_kernel);
     if (a.aggregated) {
       out = std::move(a.quotient);

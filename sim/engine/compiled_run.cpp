@@ -5,6 +5,7 @@
 
 #include "sim/core/errors.hpp"
 #include "sim/core/units.hpp"
+#include "sim/engine/symmetric_run.hpp"
 
 namespace racksim {
 
@@ -60,6 +61,18 @@ std::vector<int> hosts_of_ranks(const PlatformModel& model, const Schedule& s) {
 CompiledRun compile_run(const PlatformModel& model, const Calibration& calibration,
                         const std::vector<const Schedule*>& schedules,
                         const std::vector<std::vector<int>>* rank_hosts, const std::vector<std::vector<int>>* after) {
+  for (const Schedule* s : schedules)
+    if (s->symmetry) {
+      if (schedules.size() != 1 || rank_hosts != nullptr || after != nullptr)
+        throw SimulationError("internal: a schedule listed by its symmetry (" + s->algorithm + ") runs alone");
+      return compile_symmetric(model, calibration, *s);
+    }
+  return compile_listed(model, calibration, schedules, rank_hosts, after);
+}
+
+CompiledRun compile_listed(const PlatformModel& model, const Calibration& calibration,
+                           const std::vector<const Schedule*>& schedules,
+                           const std::vector<std::vector<int>>* rank_hosts, const std::vector<std::vector<int>>* after) {
   if (after != nullptr && after->size() != schedules.size())
     throw InputError("schedules", "", std::to_string(after->size()) + " start dependencies",
                      "one list per schedule (" + std::to_string(schedules.size()) + ")");

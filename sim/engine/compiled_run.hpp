@@ -83,12 +83,19 @@ struct CompiledRun {
 
 // Validates the schedules (InputError naming the task), checks that no rank is on a failed tray and no
 // transfer crosses a failed link (SimulationError naming them), and flattens them. `rank_hosts`, when
-// given, maps each schedule's ranks to hosts instead of request.gpus (device-level transfers).
+// given, maps each schedule's ranks to hosts instead of request.gpus (device-level transfers). A schedule listed
+// by its symmetry (Schedule::symmetry) compiles into its quotient run (symmetric_run.hpp) and must run alone.
 // `after`, when given, holds per schedule the earlier schedules whose completion launches it (none:
 // launched at time 0): a job's collectives run back to back (Simulation::run_after).
 CompiledRun compile_run(const PlatformModel& model, const Calibration& calibration,
                         const std::vector<const Schedule*>& schedules,
                         const std::vector<std::vector<int>>* rank_hosts = nullptr,
                         const std::vector<std::vector<int>>* after = nullptr);
+// compile_run's work on the tasks as listed: a symmetric schedule's (Schedule::symmetry) one per orbit, each as if
+// it were alone (compile_symmetric starts from it); compile_run for any other.
+CompiledRun compile_listed(const PlatformModel& model, const Calibration& calibration,
+                           const std::vector<const Schedule*>& schedules,
+                           const std::vector<std::vector<int>>* rank_hosts = nullptr,
+                           const std::vector<std::vector<int>>* after = nullptr);
 
 }  // namespace racksim

@@ -17,7 +17,7 @@ constexpr const char* kWhat = "request to the engine server";
 
 // Schedules travel as raw fields. Adding a field to Task, Schedule or CollectiveRequest changes their
 // sizes and stops the build here: encode it below (and in decode), then update the sizes.
-static_assert(sizeof(Task) == 96 && sizeof(Schedule) == 512 && sizeof(CollectiveRequest) == 264 && sizeof(ExecParams) == 88,
+static_assert(sizeof(Task) == 96 && sizeof(Schedule) == 528 && sizeof(CollectiveRequest) == 264 && sizeof(ExecParams) == 88,
               "a schedule struct changed: update encode_schedule/decode_schedule in engine_request.cpp");
 
 void put_schedule(Writer& w, const Schedule& s) {
@@ -71,6 +71,15 @@ void put_schedule(Writer& w, const Schedule& s) {
     w.pod<std::uint64_t>(t.deps.size());
     for (int d : t.deps) w.pod(d);
     w.pod(t.phase);
+  }
+  w.pod<std::uint8_t>(s.symmetry != nullptr);
+  if (s.symmetry) {
+    w.pod(s.symmetry->full_tasks);
+    w.pod<std::uint64_t>(s.symmetry->rank_maps.size());
+    for (const auto& map : s.symmetry->rank_maps) {
+      w.pod<std::uint64_t>(map.size());
+      for (int r : map) w.pod(r);
+    }
   }
 }
 
@@ -129,6 +138,16 @@ Schedule get_schedule(Reader& rd) {
     for (int& d : t.deps) d = rd.pod<int>();
     t.phase = rd.pod<int>();
   }
+  if (rd.pod<std::uint8_t>() != 0) {
+    auto symmetry = std::make_shared<ScheduleSymmetry>();
+    symmetry->full_tasks = rd.pod<long>();
+    symmetry->rank_maps.resize(rd.count());
+    for (auto& map : symmetry->rank_maps) {
+      map.resize(rd.count());
+      for (int& r : map) r = rd.pod<int>();
+    }
+    s.symmetry = std::move(symmetry);
+  }
   return s;
 }
 
@@ -143,6 +162,8 @@ std::size_t encoded_size_bound(const Schedule& s) {
   for (const auto& p : s.phases) bytes += 8 + p.size();
   for (const auto& x : s.warnings) bytes += 8 + x.size();
   for (const Task& t : s.tasks) bytes += kTaskFixedBytes + 5 * t.dsts.size() + 4 * t.deps.size();
+  if (s.symmetry)
+    for (const auto& map : s.symmetry->rank_maps) bytes += 8 + 4 * map.size();
   return bytes;
 }
 }  // namespace

@@ -12,11 +12,22 @@
 namespace racksim {
 
 // Kept apart from simulation.cpp so that the engine links without the algorithm registry.
+Schedule schedule_for_engine(const Simulation& simulation, const TopologyGraph& graph, const CollectiveRequest& request,
+                             const Calibration& calibration, const RunOptions& options) {
+  // Where the algorithm lists its schedule by a symmetry (NCCL's rail rings across racks), the engine runs that
+  // quotient, never building the full schedule (issue 14: a flat ring over 8 GB200 racks is 10.6 M transfers),
+  // unless this run breaks the symmetry; then the full schedule, as always.
+  if (!options.aggregate || options.record_trace) return build_schedule(request, graph, calibration);
+  Schedule listed = build_schedule_quotient(request, graph, calibration);  // the full one where there is none
+  if (!listed.symmetry || simulation.quotient_refused(listed, options).empty()) return listed;
+  return build_schedule(request, graph, calibration);
+}
+
 RunResult simulate_collective(const TopologyGraph& graph, const CollectiveRequest& request,
                               const Calibration& calibration, const FailureScenario& failures,
                               const RunOptions& options) {
   Simulation simulation(graph, calibration, failures);  // checks the failure items first
-  const Schedule schedule = build_schedule(request, graph, calibration);  // auto picks with this calibration
+  const Schedule schedule = schedule_for_engine(simulation, graph, request, calibration, options);  // auto picks with it
   return simulation.run(schedule, options);
 }
 

@@ -11,6 +11,7 @@
 #include "sim/engine/engine_server.hpp"
 #include "sim/engine/local_engine.hpp"
 #include "sim/engine/result_wire.hpp"
+#include "sim/engine/symmetric_run.hpp"
 #include "sim/platform/platform_model.hpp"
 #include "sim/topo/topology_graph.hpp"
 
@@ -220,6 +221,15 @@ RunResult Simulation::run_transfers(const std::vector<DeviceTransfer>& transfers
   r.calibration = impl.calibration.name;
   for (const auto& item : impl.failures.items) r.failures.push_back(item.text);
   return r;
+}
+
+std::string Simulation::quotient_refused(const Schedule& schedule, const RunOptions& options) const {
+  if (!schedule.symmetry) return "no symmetry";
+  if (!options.aggregate) return "aggregation turned off";
+  if (options.record_trace) return "a trace names every task";
+  if (options.gpu_reduce_kernel) return "GPU reduction kernels share their GPUs";
+  if (!impl_->failures.items.empty()) return "a failure scenario";
+  return symmetry_breaks(impl_->model, schedule);
 }
 
 RunResult Simulation::run(const Schedule& schedule, const RunOptions& options) const {

@@ -43,6 +43,10 @@ class Simulation {
 
   // One schedule alone on the platform. SimulationError if it needs a failed GPU (naming the tray).
   RunResult run(const Schedule& schedule, const RunOptions& options = {}) const;
+  // Why this simulation cannot run a schedule listed by its symmetry (Schedule::symmetry) as its quotient: a
+  // failure scenario, GPU reduction kernels or a trace asked for, or a platform that breaks the symmetry
+  // (symmetric_run.hpp); empty when it can. The caller then builds the full schedule.
+  std::string quotient_refused(const Schedule& schedule, const RunOptions& options) const;
   // Several schedules started together, sharing links (contention is simulated).
   std::vector<RunResult> run_concurrent(const std::vector<Schedule>& schedules, const RunOptions& options = {}) const;
   // The same without copying the schedules (they must outlive the call).
@@ -84,6 +88,12 @@ std::optional<HeldoutError> collective_heldout_error(const TopologyGraph& graph,
 RunResult simulate_collective(const TopologyGraph& graph, const CollectiveRequest& request,
                               const Calibration& calibration, const FailureScenario& failures = {},
                               const RunOptions& options = {});
+// The schedule `simulation` runs for `request` with `options`: the algorithm's quotient under its symmetry
+// (Schedule::symmetry; NCCL's rail rings across racks) where the run keeps that symmetry
+// (Simulation::quotient_refused), else build_schedule's full schedule. simulate_collective, `racksim collective`
+// and System.collective run this one.
+Schedule schedule_for_engine(const Simulation& simulation, const TopologyGraph& graph, const CollectiveRequest& request,
+                             const Calibration& calibration, const RunOptions& options);
 
 // The closed form's estimate of `request` (models/analytic/analytic_model.hpp: alpha-beta on the same topology,
 // NCCL terms and calibration, no contention) as a result of the engine's shape, so that JSON readers and tables

@@ -339,6 +339,9 @@ std::vector<RunResult> Executor::collect() const {
 std::vector<RunResult> execute_compiled(const PlatformModel& model, const CompiledRun& run, const RunOptions& options) {
   EngineRun engine;
   for (const CompiledSchedule& cs : run.schedules) engine.tasks += cs.count;
+  // A quotient compiled from a symmetric schedule numbers its schedule by the listed tasks: the full count is
+  // the classes' (less each schedule's launch task), as it is for a quotient of a full run.
+  if (run.classes) engine.tasks = run.classes->full_tasks - static_cast<int>(run.schedules.size());
   if (run.classes) {
     engine.mode = "aggregated";
     for (int c = 0; c < run.tasks(); ++c) engine.simulated_tasks += !run.is_launch(c);

@@ -30,8 +30,9 @@ def run(args):
     return subprocess.run([BIN, *args], capture_output=True, text=True, timeout=300)
 
 
-# A flat ring through 20 GB200 racks (NCCL 2.28 picks Ring/LL128 at 8 GiB with NVLS off): over the memory budget.
-BIG = ["collective", "--system", "gb200-nvl72", "--racks", "20", "--gpus", "1440", "--op", "all_reduce", "--bytes", "8G",
+# A flat ring through 19 GB200 racks (NCCL 2.28 picks Ring/LL128 at 8 GiB with NVLS off): over the memory budget. An
+# odd rack count: the rings have no symmetry to list them by (with an even one the engine runs their quotient).
+BIG = ["collective", "--system", "gb200-nvl72", "--racks", "19", "--gpus", "1368", "--op", "all_reduce", "--bytes", "8G",
        "--nvls", "off"]
 SMALL = ["collective", "--system", "hgx-h100", "--gpus", "8", "--op", "all_reduce", "--bytes", "1G"]
 
@@ -44,8 +45,8 @@ def one_line_refusal(name, r, words):
 
 def main():
     # engine: the refusal, as before --model existed.
-    one_line_refusal("--model engine refuses 1 440 GPUs in one ring", run(BIG + ["--model", "engine"]),
-                     ["--gpus", "all_reduce/ring on 1440 GPUs", "transfers", "memory budget", "--model analytic"])
+    one_line_refusal("--model engine refuses 1 368 GPUs in one ring", run(BIG + ["--model", "engine"]),
+                     ["--gpus", "all_reduce/ring on 1368 GPUs", "transfers", "memory budget", "--model analytic"])
 
     # analytic: the closed form's numbers, marked as such.
     r = run(BIG + ["--model", "analytic"])
@@ -59,12 +60,12 @@ def main():
     auto = json.loads(r.stdout) if r.returncode == 0 else {}
     note = auto.get("engine", {}).get("note", "")
     check("auto falls back to the closed form, saying why", r.returncode == 0 and auto.get("engine", {}).get("mode") == "analytic"
-          and "will not run" in note and "66309120 transfers" in note, r.stdout[:300] + r.stderr[:300])
+          and "will not run" in note and "59841792 transfers" in note, r.stdout[:300] + r.stderr[:300])
     check("auto's fallback is --model analytic's result", auto.get("time_us") == analytic.get("time_us")
           and auto.get("busbw_GBps") == analytic.get("busbw_GBps") and auto.get("phases") == analytic.get("phases"),
           f"{auto.get('time_us')} vs {analytic.get('time_us')}")
     # busbw is nccl-tests' rule on the closed form's time: 2 (n - 1) / n x bytes / time.
-    n, size = 1440, 8 * 2 ** 30
+    n, size = 1368, 8 * 2 ** 30
     expected = 2 * (n - 1) / n * size / (analytic.get("time_us", 1) * 1e-6) / 1e9
     check("busbw = 2 (n-1)/n S / t", abs(analytic.get("busbw_GBps", 0) / expected - 1) < 1e-5,
           f"{analytic.get('busbw_GBps')} vs {expected:.6g}")
@@ -74,7 +75,7 @@ def main():
           r.stdout[-400:])
 
     # auto keeps the refusal where the closed form cannot honour the request.
-    one_line_refusal("auto with --fail keeps the engine's refusal", run(BIG + ["--fail", "gpu:1439"]),
+    one_line_refusal("auto with --fail keeps the engine's refusal", run(BIG + ["--fail", "gpu:1367"]),
                      ["--gpus", "transfers"])
     one_line_refusal("--model analytic with --fail is refused", run(SMALL + ["--model", "analytic", "--fail", "gpu:3"]),
                      ["--model", "invalid value analytic", "--fail"])
@@ -107,23 +108,38 @@ def main():
     check("no such warning where the engine runs NCCL's depth", not any("pieces where NCCL" in w for w in eng.get("warnings", [])),
           str(eng.get("warnings")))
 
-    # A flat ring through 8 racks (NCCL's Ring/LL128 at 1 GiB with NVLS off: 16 rings, 10.6 M transfers) is over
-    # the engine's cap on a ring's transfers, the other kind of refusal: auto answers with the closed form too.
-    RING8 = ["collective", "--system", "gb200-nvl72", "--racks", "8", "--gpus", "576", "--op", "all_reduce", "--bytes", "1G",
+    # A flat ring through 7 racks (NCCL's Ring/LL128 at 1 GiB with NVLS off: 16 rings, 8.1 M transfers, no symmetry
+    # to list them by) is over the engine's cap on a ring's transfers, the other kind of refusal: auto answers with
+    # the closed form too.
+    RING8 = ["collective", "--system", "gb200-nvl72", "--racks", "7", "--gpus", "504", "--op", "all_reduce", "--bytes", "1G",
              "--nvls", "off"]
-    one_line_refusal("--model engine refuses 576 GPUs in 16 rings", run(RING8 + ["--model", "engine"]),
-                     ["--gpus", "576 ranks in 16 rings", "transfers for the engine", "--model analytic"])
+    one_line_refusal("--model engine refuses 504 GPUs in 16 rings", run(RING8 + ["--model", "engine"]),
+                     ["--gpus", "504 ranks in 16 rings", "transfers for the engine", "--model analytic"])
     r = run(RING8)
     ring8 = json.loads(r.stdout) if r.returncode == 0 else {}
     r2 = run(RING8 + ["--model", "analytic"])
     one = json.loads(r2.stdout) if r2.returncode == 0 else {}
     check("auto falls back where a ring has too many transfers", ring8.get("engine", {}).get("mode") == "analytic"
-          and "will not run" in ring8.get("engine", {}).get("note", "") and "10598400" in ring8["engine"]["note"]
+          and "will not run" in ring8.get("engine", {}).get("note", "") and "8112384" in ring8["engine"]["note"]
           and ring8.get("algo") == "ring" and ring8.get("time_us") == one.get("time_us"), r.stdout[:300] + r.stderr[:300])
+
+    # With 8 racks the rings are symmetric (ring onto ring, racks turned by two): the engine runs their quotient,
+    # 165 600 of the 10.6 M transfers (issue 14), and gives the closed form's bus bandwidth to its sixth digit (a
+    # flat ring running alone: docs/model.md section 4).
+    FLAT8 = ["collective", "--system", "gb200-nvl72", "--racks", "8", "--gpus", "576", "--op", "all_reduce", "--bytes", "1G",
+             "--nvls", "off", "--format", "json"]
+    r = run(FLAT8 + ["--model", "engine"])
+    flat = json.loads(r.stdout) if r.returncode == 0 else {}
+    r2 = run(FLAT8 + ["--model", "analytic"])
+    flat_closed = json.loads(r2.stdout) if r2.returncode == 0 else {}
+    check("the engine runs 576 GPUs in 16 rings as their quotient", flat.get("engine") == {
+        "mode": "aggregated", "tasks": 10598400, "simulated_tasks": 165600} and flat.get("algo") == "ring"
+          and abs(flat.get("busbw_GBps", 0) / flat_closed.get("busbw_GBps", 1) - 1) < 1e-5,
+          f"{flat.get('engine')} {flat.get('busbw_GBps')} vs {flat_closed.get('busbw_GBps')} {r.stderr[:300]}")
 
     # racksim sweep: the same choice per size. 256 MiB (a tree) the engine runs; 1 GiB (the flat ring above) it
     # will not: the closed form prices it in its place, and the table says so.
-    sweep = ["sweep", "--system", "gb200-nvl72", "--racks", "8", "--gpus", "576", "--op", "all_reduce", "--nvls", "off",
+    sweep = ["sweep", "--system", "gb200-nvl72", "--racks", "7", "--gpus", "504", "--op", "all_reduce", "--nvls", "off",
              "-b", "256M", "-e", "1G", "-f", "4"]
     r = run(sweep + ["--format", "json"])
     rows = json.loads(r.stdout) if r.returncode == 0 else []
@@ -148,7 +164,7 @@ def main():
     # The same numbers as Python's racksim.analytic().
     bindings = os.path.join(BUILD, "bindings")
     if os.path.isdir(bindings) and any(n.startswith("_racksim") for n in os.listdir(bindings)):
-        code = ("import racksim, json; r = racksim.analytic('gb200-nvl72', 'all_reduce', 1440, '8G', racks=20, nvls=False); "
+        code = ("import racksim, json; r = racksim.analytic('gb200-nvl72', 'all_reduce', 1368, '8G', racks=19, nvls=False); "
                 "print(json.dumps([r['time_us'], r['busbw_GBps'], r['algo'], r['protocol'], r['channels']]))")
         env = dict(os.environ, PYTHONPATH=bindings + ":" + os.path.join(SOURCE, "bindings", "python"))
         p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
@@ -160,12 +176,12 @@ def main():
         # module names every argument; session 45), analytic with fail= is refused.
         code = """
 import json, racksim
-s = racksim.load('gb200-nvl72', racks=20)
-auto = s.collective('all_reduce', 1440, '8G', nvls=False)
+s = racksim.load('gb200-nvl72', racks=19)
+auto = s.collective('all_reduce', 1368, '8G', nvls=False)
 out = [auto['engine']['mode'], auto['time_us'], 'will not run' in auto['engine']['note']]
 for kwargs in ({'model': 'engine'}, {'model': 'analytic', 'fail': 'gpu:3'}, {'model': 'closed'}):
     try:
-        s.collective('all_reduce', 1440, '8G', nvls=False, **kwargs)
+        s.collective('all_reduce', 1368, '8G', nvls=False, **kwargs)
         out.append('no error')
     except racksim.InputError as e:
         out.append(str(e).split(':')[0])
@@ -178,8 +194,8 @@ print(json.dumps(out))
         # System.sweep(model=) as racksim sweep --model: the same rows.
         code = """
 import json, racksim
-s = racksim.load('gb200-nvl72', racks=8)
-df = s.sweep('all_reduce', 576, '256M', '1G', 4, nvls=False)
+s = racksim.load('gb200-nvl72', racks=7)
+df = s.sweep('all_reduce', 504, '256M', '1G', 4, nvls=False)
 print(json.dumps([[e['mode'] for e in df['engine']], list(df['time_us'])]))
 """
         p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)

@@ -1,0 +1,219 @@
+// NCCL's rail rings across racks listed as their own quotient (models/collectives/building_blocks.hpp:
+// rail_ring_symmetry, ring_quotient_schedule; sim/engine/symmetric_run.hpp): the listed tasks must be the full
+// schedule's orbits (coverage, bytes and dependencies checked against the full builder's schedule, task for
+// task), the engine must give the full run's results, and a run that breaks the symmetry must get the full
+// schedule.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "engine_test_support.hpp"
+#include "models/collectives/building_blocks.hpp"
+#include "models/collectives/registry.hpp"
+#include "sim/calib/calibration.hpp"
+#include "sim/engine/simulation.hpp"
+#include "sim/engine/symmetric_run.hpp"
+#include "sim/platform/platform_model.hpp"
+
+namespace racksim {
+namespace {
+
+CollectiveRequest ring_request(CollectiveOp op, int gpus, std::uint64_t bytes) {
+  CollectiveRequest r;
+  r.op = op;
+  r.gpus = test::gpu_range(0, gpus);
+  r.bytes = bytes;
+  r.algorithm = "ring";
+  return r;
+}
+
+struct Case {
+  std::string system;
+  int racks = 1;
+  int gpus = 0;
+  CollectiveOp op = CollectiveOp::all_reduce;
+  std::uint64_t bytes = 0;
+  long group = 0;  // elements of the symmetry found
+};
+
+std::string name(const Case& c) {
+  return c.system + " x" + std::to_string(c.racks) + " " + to_string(c.op) + " " + std::to_string(c.bytes) + " B";
+}
+
+// The listed tasks are the full schedule's orbits: the images of the listed tasks under the group are the full
+// schedule's tasks (src, dst, phase, bytes as a multiset), and each listed task is ring 0's task at its place in
+// the full schedule with the same chunk and the dependencies of that task, each named by its orbit.
+TEST(RingQuotient, ListsTheFullSchedulesOrbitsTaskForTask) {
+  const std::vector<Case> cases = {
+      {"gb200-nvl72", 2, 144, CollectiveOp::all_reduce, 1ull << 26, 16},
+      {"gb200-nvl72", 2, 144, CollectiveOp::all_gather, 1ull << 26, 16},
+      {"gb200-nvl72", 2, 144, CollectiveOp::reduce_scatter, 1ull << 26, 16},
+      {"gb300-nvl72", 2, 144, CollectiveOp::all_reduce, 1ull << 24, 16},
+      // HGX nodes of 8 GPUs on 8 rails: every node turn is kept (period one node); pipelined pieces at 1 MiB.
+      {"hgx-h100", 4, 32, CollectiveOp::all_reduce, 1ull << 20, 32},
+      {"hgx-h100", 8, 64, CollectiveOp::all_gather, 1ull << 22, 64},
+      {"hgx-b200", 4, 32, CollectiveOp::reduce_scatter, 1ull << 24, 32},
+  };
+  for (const Case& c : cases) {
+    const TopologyGraph g = test::load_graph(c.system, c.racks);
+    const CollectiveRequest r = ring_request(c.op, c.gpus, c.bytes);
+    const Schedule full = build_schedule(r, g);
+    const Schedule listed = build_schedule_quotient(r, g, Calibration::none());
+    ASSERT_TRUE(listed.symmetry) << name(c);
+    const auto& maps = listed.symmetry->rank_maps;
+    EXPECT_EQ(static_cast<long>(maps.size()), c.group) << name(c);
+    ASSERT_EQ(static_cast<long>(full.tasks.size()), listed.symmetry->full_tasks) << name(c);
+    ASSERT_EQ(listed.tasks.size() * maps.size(), full.tasks.size()) << name(c);
+    EXPECT_EQ(listed.phases, full.phases) << name(c);
+    EXPECT_EQ(listed.chunks, full.chunks) << name(c);
+    EXPECT_EQ(listed.note, full.note) << name(c);
+
+    // Coverage: the images of the listed tasks are the full schedule's tasks.
+    using Key = std::tuple<int, int, int>;  // src rank, dst rank, phase
+    std::map<Key, int> want, got;
+    for (const Task& t : full.tasks) ++want[{t.src.index, t.dsts.at(0).index, t.phase}];
+    for (const auto& map : maps)
+      for (const Task& t : listed.tasks) ++got[{map[t.src.index], map[t.dsts.at(0).index], t.phase}];
+    EXPECT_TRUE(want == got) << name(c) << ": the images are not the full schedule's tasks";
+
+    // Task for task against ring 0 of the full schedule (its tasks come first, in the listed order by half, step,
+    // position and piece): same transfer, chunk and bytes, and dependencies that name the same orbits.
+    const int n = c.gpus;
+    const long halves = static_cast<long>(full.phases.size());
+    const long listed_half = static_cast<long>(listed.tasks.size()) / halves;
+    // Pieces and the period from the counts: listed per half = (n - 1) x period x pieces; ring 0 per half =
+    // (n - 1) x n x pieces.
+    const int rings = static_cast<int>(nccl_ring_orders(r, g).size());
+    const long ring0_half = static_cast<long>(full.tasks.size()) / halves / rings;
+    const long pieces = ring0_half / (static_cast<long>(n - 1) * n);
+    const long listed_period = listed_half / (static_cast<long>(n - 1) * pieces);
+    ASSERT_EQ(ring0_half, static_cast<long>(n - 1) * n * pieces) << name(c);
+    const auto full_id = [&](long h, long step, long i, long k) { return h * ring0_half + (step * n + i) * pieces + k; };
+    const auto listed_id = [&](long h, long step, long i, long k) {
+      return h * listed_half + (step * listed_period + i % listed_period) * pieces + k;
+    };
+    // A full ring-0 task id -> the listed id of its orbit.
+    const auto orbit_of = [&](long id) {
+      const long h = id / ring0_half, rest = id % ring0_half;
+      const long step = rest / (n * pieces), i = rest / pieces % n, k = rest % pieces;
+      return listed_id(h, step, i, k);
+    };
+    int mismatches = 0;
+    for (long h = 0; h < halves; ++h)
+      for (long step = 0; step < n - 1; ++step)
+        for (long i = 0; i < listed_period; ++i)
+          for (long k = 0; k < pieces; ++k) {
+            const Task& f = full.tasks.at(static_cast<std::size_t>(full_id(h, step, i, k)));
+            const Task& l = listed.tasks.at(static_cast<std::size_t>(listed_id(h, step, i, k)));
+            std::vector<int> deps;
+            for (int d : f.deps) deps.push_back(static_cast<int>(orbit_of(d)));
+            std::sort(deps.begin(), deps.end());
+            if (f.src != l.src || f.dsts != l.dsts || f.chunk != l.chunk || f.bytes != l.bytes || f.reduce != l.reduce ||
+                f.phase != l.phase || deps != l.deps)
+              ++mismatches;
+          }
+    EXPECT_EQ(mismatches, 0) << name(c);
+  }
+}
+
+// Where the nodes are too few, odd in number or the ring is inside one node, there is no quotient: the builder
+// gives the full schedule.
+TEST(RingQuotient, NoneWhereTheRingsHaveNoSymmetry) {
+  const struct {
+    std::string system;
+    int racks, gpus;
+  } cases[] = {{"gb200-nvl72", 1, 72}, {"gb200-nvl72", 3, 216}, {"hgx-h100", 1, 8}};
+  for (const auto& c : cases) {
+    const TopologyGraph g = test::load_graph(c.system, c.racks);
+    const Schedule s = build_schedule_quotient(ring_request(CollectiveOp::all_reduce, c.gpus, 1ull << 24), g,
+                                               Calibration::none());
+    EXPECT_FALSE(s.symmetry) << c.system << " x" << c.racks;
+    EXPECT_EQ(s.tasks.size(), build_schedule(ring_request(CollectiveOp::all_reduce, c.gpus, 1ull << 24), g).tasks.size());
+  }
+}
+
+// The engine's results from the quotient are the full run's: against the full schedule simulated with every
+// transfer (aggregation off) where that is affordable, and against its aggregated run otherwise.
+TEST(RingQuotient, RunsAsTheFullScheduleDoes) {
+  const struct {
+    std::string system;
+    int racks, gpus;
+    std::uint64_t bytes;
+    bool every_transfer;
+  } cases[] = {{"hgx-h100", 4, 32, 1ull << 24, true},
+               {"hgx-h100", 8, 64, 1ull << 30, true},
+               {"gb200-nvl72", 2, 144, 1ull << 30, false},
+               {"gb300-nvl72", 2, 144, 1ull << 28, false}};
+  for (const auto& c : cases) {
+    const TopologyGraph g = test::load_graph(c.system, c.racks);
+    const Calibration cal = Calibration::none();
+    const Simulation sim(g, cal);
+    const CollectiveRequest r = ring_request(CollectiveOp::all_reduce, c.gpus, c.bytes);
+    const Schedule listed = schedule_for_engine(sim, g, r, cal, RunOptions{});
+    ASSERT_TRUE(listed.symmetry) << c.system;
+    const RunResult q = sim.run(listed);
+    RunOptions reference;
+    reference.aggregate = !c.every_transfer;
+    const RunResult f = sim.run(build_schedule(r, g), reference);
+    const std::string what = c.system + " x" + std::to_string(c.racks) + " " + std::to_string(c.bytes) + " B";
+    EXPECT_EQ(q.engine.mode, "aggregated") << what;
+    EXPECT_EQ(q.engine.tasks, f.engine.tasks) << what;
+    // Pieces of a buffer not divisible by them differ by a byte (chunk_layout.hpp): an orbit's listed task carries
+    // its own piece's bytes for every image, where the aggregated full run carries its class's mean and the full run
+    // each its own. Measured (session 53): time identical to 9 digits on HGX and GB200, 3e-6 on GB300 (against the
+    // class mean); link bytes within 1e-5; busy times within 3e-5 of the run.
+    EXPECT_NEAR(q.time_s, f.time_s, 1e-5 * f.time_s) << what;
+    ASSERT_EQ(q.phases.size(), f.phases.size()) << what;
+    for (std::size_t p = 0; p < q.phases.size(); ++p) EXPECT_NEAR(q.phases[p].time_s, f.phases[p].time_s, 1e-5 * f.time_s) << what;
+    // Per link: the same links, as many bytes, busy as long.
+    ASSERT_EQ(q.links.size(), f.links.size()) << what;
+    {
+      double worst_bytes = 0, worst_busy = 0;
+      for (std::size_t l = 0; l < q.links.size(); ++l) {
+        worst_bytes = std::max(worst_bytes, std::fabs(q.links[l].bytes / f.links[l].bytes - 1));
+        worst_busy = std::max(worst_busy, std::fabs(q.links[l].busy_s - f.links[l].busy_s) / f.time_s);
+      }
+      std::printf("%s: time %.9g vs %.9g, worst link bytes %.3g, worst busy %.3g of the time\n", what.c_str(), q.time_s, f.time_s, worst_bytes, worst_busy);
+    }
+    for (std::size_t l = 0; l < q.links.size(); ++l) {
+      EXPECT_EQ(q.links[l].name, f.links[l].name) << what;
+      EXPECT_NEAR(q.links[l].bytes, f.links[l].bytes, 1e-5 * f.links[l].bytes) << what << " " << f.links[l].name;
+      EXPECT_NEAR(q.links[l].busy_s, f.links[l].busy_s, 1e-4 * f.time_s) << what << " " << f.links[l].name;
+    }
+  }
+}
+
+// A failure, a trace or GPU reduction kernels: the full schedule (quotient_refused says why); a platform that
+// breaks the group (one NIC port of the rings' path at half its bandwidth): symmetry_breaks names the link.
+TEST(RingQuotient, TheFullScheduleWhereTheRunBreaksTheSymmetry) {
+  const TopologyGraph g = test::load_graph("gb200-nvl72", 2);
+  const Calibration cal = Calibration::none();
+  const CollectiveRequest r = ring_request(CollectiveOp::all_reduce, 144, 1ull << 24);
+  FailureScenario degraded;
+  degraded.items.push_back(parse_failure_item("link:r0.t0.nic0-port@0.5"));
+  const Simulation with_failure(g, cal, degraded);
+  const Schedule listed = build_schedule_quotient(r, g, cal);
+  ASSERT_TRUE(listed.symmetry);
+  EXPECT_EQ(with_failure.quotient_refused(listed, RunOptions{}), "a failure scenario");
+  EXPECT_FALSE(schedule_for_engine(with_failure, g, r, cal, RunOptions{}).symmetry);
+  const PlatformModel model(g, cal, degraded);
+  const std::string why = symmetry_breaks(model, listed);
+  EXPECT_NE(why.find("r0.t0.nic0-port"), std::string::npos) << why;
+  const Simulation healthy(g, cal);
+  RunOptions trace;
+  trace.record_trace = true;
+  EXPECT_FALSE(schedule_for_engine(healthy, g, r, cal, trace).symmetry);
+  RunOptions kernels;
+  kernels.gpu_reduce_kernel = true;
+  EXPECT_EQ(healthy.quotient_refused(listed, kernels), "GPU reduction kernels share their GPUs");
+  EXPECT_EQ(healthy.quotient_refused(listed, RunOptions{}), "");
+}
+
+}  // namespace
+}  // namespace racksim
