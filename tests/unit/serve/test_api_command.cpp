@@ -96,7 +96,12 @@ TEST(ServeInteractivePolicy, RefusesOnlyWhatTheEngineCannotAnswerInteractively) 
   EXPECT_EQ(reason("collective", with({{"gpus", "576"}, {"racks", "8"}})), "run");  // auto: hierarchical across racks
   EXPECT_EQ(reason("collective", with({{"gpus", "144"}, {"racks", "2"}, {"algo", "ring"}})), "run");
   EXPECT_EQ(reason("collective", with({{"gpus", "288"}, {"racks", "4"}, {"algo", "tree"}})), "run");
-  EXPECT_NE(reason("collective", with({{"gpus", "288"}, {"racks", "4"}, {"algo", "ring"}})).find("crosses 4 NVLink domains"),
+  // Flat rings: over 2 domains, or whole domains in an even count up to 16 (their quotient), else refused.
+  EXPECT_EQ(reason("collective", with({{"gpus", "288"}, {"racks", "4"}, {"algo", "ring"}})), "run");
+  EXPECT_EQ(reason("collective", with({{"gpus", "1152"}, {"racks", "16"}, {"algo", "ring"}})), "run");
+  EXPECT_NE(reason("collective", with({{"gpus", "216"}, {"racks", "3"}, {"algo", "ring"}})).find("crosses 3 NVLink domains"),
+            std::string::npos);
+  EXPECT_NE(reason("collective", with({{"gpus", "284"}, {"racks", "4"}, {"algo", "ring"}})).find("crosses 4 NVLink domains"),
             std::string::npos);
   EXPECT_NE(reason("collective", with({{"gpus", "1224"}, {"racks", "17"}})).find("1224 GPUs"), std::string::npos);
   EXPECT_NE(reason("collective", {{"system", "gb200-nvl72"}, {"op", "all_to_all"}, {"gpus", "288"}, {"racks", "4"}})
