@@ -58,17 +58,13 @@ VERBOSE = False
 def engine_run(system, racks, calibration, kwargs):
     """The engine's dict, or {'n/a': the library's reason} when the combination cannot run.
 
-    A flat ring across racks is priced by the analytic model (marked 'a' in the table): the engine takes
-    seconds for two racks (~2 s) and three (~8 s) and refuses four or more (over its 2 M transfers; docs/
-    performance.md, sessions 22 and 40), and where both run they agree to within 1e-5 (nothing contends in a
-    flat ring: at 1 GiB on two GB200 racks 3667.71 us both at vendor peaks, 478.259 GB/s of bus bandwidth with
-    the shipped calibration)."""
+    Flat rings across racks run on the engine as their quotient (NCCL's rail rings are symmetric over whole
+    racks: one ring position per orbit, 165 600 of the 10.6 M transfers at 8 racks, ~1 s; session 53). Until
+    then the analytic model priced them (marked 'a'); both agree to within 1e-5 there (nothing contends in a
+    flat ring: at 1 GiB on 8 GB200 racks 372.139 and 372.138 GB/s of bus bandwidth with the shipped calibration)."""
     start = time.monotonic()
     try:
         system_handle = racksim.load(system, racks=racks)
-        if kwargs.get("algo") == "ring" and racks > 1:
-            return system_handle.analytic("all_reduce", GPUS_PER_RACK * racks, SIZE, calibration=calibration,
-                                          **kwargs)
         return system_handle.collective("all_reduce", GPUS_PER_RACK * racks, SIZE, calibration=calibration,
                                         **kwargs)
     except racksim.InputError as e:
@@ -175,9 +171,11 @@ def print_tables(rows):
     print("NCCL's choice: what NCCL 2.28 runs (NVLS in one rack, NVLS-tree across racks; docs/model.md section 7).")
     print("The flat ring across racks is NCCL's: one ring per NIC rail its channels leave a rack through, each "
           "with its share of the data.")
-    print("a: analytic model (flat ring across racks: the engine needs seconds for two or three racks and refuses "
-          "more, and where it runs it agrees with the closed form, nothing contending in a flat ring; "
-          "docs/performance.md); every other cell is the discrete-event engine.")
+    if any(row["available"] and row["result"].get("model") == "analytic" for row in rows):
+        print("a: analytic model (beyond the engine's per-run budget); every other cell is the discrete-event engine.")
+    else:
+        print("Every cell is the discrete-event engine (flat rings across racks as their quotient: one ring position "
+              "per orbit of their symmetry, exact; docs/performance.md).")
     print("\nGB300 / GB200 time with the shipped calibration (what ConnectX-8's doubled NIC bandwidth buys):")
     columns = [("racks", lambda r: str(r))]
     for case, label, _ in CASES:
@@ -289,7 +287,7 @@ def figure(results, rows, path):
     plotting.time_axis(ax2)
     ax2.grid(True, which="major", alpha=0.3)
     ax2.set_title("(b) 1 GiB all-reduce across racks over InfiniBand\n"
-                  "NVLS alone: n/a beyond 1 rack (one NVLink domain); at 1 rack hierarchical = NVLS\nflat ring beyond 1 rack: analytic model (NCCL's rings, one per NIC rail)", fontsize=10)
+                  "NVLS alone: n/a beyond 1 rack (one NVLink domain); at 1 rack hierarchical = NVLS\nflat ring beyond 1 rack: NCCL's rings, one per NIC rail", fontsize=10)
     plotting.layer_legends(ax2, configs, loc_configs="upper left", loc_layers="center right")
     fig.suptitle("All-reduce time on different machines (seed course, section 7, Fig 4), by racksim\n"
                  "shaded: the measured times the calibrated curve's held-out error allows (90 % of its class's points "

@@ -5,8 +5,7 @@
 # (calibration none, the course's inputs) and with the shipped calibration, next to the course's Fig 4
 # model. Prints the tables (a superset of the earlier GB200-only table of this script), writes
 # out/headline.json and out/fig4_allreduce.png. Simulations run two at a time; flat rings across racks
-# come from the analytic model (the engine takes seconds for two or three racks and refuses more; the two
-# agree where both run: see headline.py).
+# run as their quotient (one ring position per orbit of the rings' symmetry: see headline.py).
 set -euo pipefail
 build=${1:-build}
 src=$(cd "$(dirname "$0")/.." && pwd)
