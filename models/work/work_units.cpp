@@ -85,7 +85,7 @@ std::string run_collective_unit(const json& u) {
   // As `racksim sweep` and System.sweep: the Simulation checks the failures, then the schedule is built
   // (resolving "auto" with this calibration) and run alone.
   const Simulation simulation(graph, calibration, failures);
-  const Schedule schedule = build_schedule(request, graph, calibration);
+  const Schedule schedule = schedule_for_engine(simulation, graph, request, calibration, RunOptions{});  // as the sweep
   const RunResult result = simulation.run(schedule);
   // The wire carries what the engine process computed; the echo of the request (protocol, channels,
   // warnings) is filled in by the Simulation, so it travels beside it.
