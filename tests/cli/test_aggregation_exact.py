@@ -32,6 +32,8 @@ CASES = [
     ("gb200-nvl72", 4, "all_reduce", 288, "1G", ["--algo", "hierarchical", "--outer", "tree"]),
     ("gb200-nvl72", 8, "all_reduce", 576, "1G", ["--algo", "hierarchical"]),
     ("hgx-h100", 2, "all_reduce", 16, "256M", ["--algo", "ring"]),
+    # NCCL's rail rings over 4 nodes, listed by their symmetry (one task per orbit, building_blocks.hpp)
+    ("hgx-h100", 4, "all_reduce", 32, "1G", ["--algo", "ring"]),
     ("hgx-h100", 2, "all_reduce", 16, "256M", ["--algo", "tree"]),
     # CollNet (IB SHARP): the fabric planes of the NIC rails, and NCCL's choice with CollNet on.
     ("hgx-b200", 4, "all_reduce", 32, "256M", ["--algo", "collnet_direct"]),
