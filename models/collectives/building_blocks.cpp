@@ -115,12 +115,14 @@ std::optional<RingSymmetry> rail_ring_symmetry(const CollectiveRequest& request,
       ++per_ring[j];
       element.emplace(std::pair{j, m}, static_cast<int>(sym.rank_maps.size()));
       sym.rank_maps.push_back(std::move(map));
+      sym.ring_and_node.emplace_back(j, m);
     }
   // Every ring reached as often (the group acts alike on the rings), ring 0 turned by multiples of the period.
   for (int j = 0; j < rings; ++j)
     if (per_ring[j] != n / period) return std::nullopt;
   if (n % period != 0 || sym.rank_maps.size() < 2) return std::nullopt;
   sym.period = period;
+  sym.node_ranks = local;
   // Distinct elements (two rings turned alike would give one map twice, and the orbits would be counted twice).
   std::map<std::pair<int, int>, int> by_start;  // images of ring 0's first two ranks -> element
   for (int e = 0; e < static_cast<int>(sym.rank_maps.size()); ++e) {
@@ -192,6 +194,34 @@ std::optional<Schedule> ring_quotient_schedule(const CollectiveRequest& request,
   const long per_half = static_cast<long>(n - 1) * period * pieces;
   const long listed = per_half * ((reduce_scatter ? 1 : 0) + (all_gather ? 1 : 0));
   s.tasks.reserve(static_cast<std::size_t>(listed));
+  auto sym = std::make_shared<ScheduleSymmetry>();
+  // The orbit's mean bytes. Chunks are piece_bytes of the buffer (chunk_layout.hpp): the first `extra` chunks
+  // carry a byte more, so the images of a listed task differ by a byte where the buffer does not divide (100 KiB
+  // over 576 ranks x 16 rings: 11 or 12 bytes). An image takes ring 0's position i onto ring j's i + turn, whose
+  // chunk is (j x pieces + k) x n + key: every image on a ring whose chunks all come before `extra` has the byte,
+  // none after; only the ring where `extra` falls is counted image by image (O(turns) per listed task).
+  const std::uint64_t base_bytes = request.bytes / static_cast<std::uint64_t>(chunks);
+  const long extra = static_cast<long>(request.bytes % static_cast<std::uint64_t>(chunks));
+  const int group = static_cast<int>(symmetry.rank_maps.size());
+  std::vector<std::vector<int>> turns(rings);  // per ring: the turns (positions) of the elements onto it
+  for (const auto& [j, m] : symmetry.ring_and_node) turns[j].push_back(m * symmetry.node_ranks);
+  const auto orbit_mean = [&](int step, int i, int k, int offset) {
+    const long first_full = extra / n, last_part = extra % n;  // chunks < extra: ring-pieces < first_full, then part
+    long with_byte = 0;
+    for (int j = 0; j < rings; ++j) {
+      const long ring_piece = static_cast<long>(j) * pieces + k;
+      if (ring_piece < first_full) {
+        with_byte += static_cast<long>(turns[j].size());
+      } else if (ring_piece == first_full) {
+        for (int turn : turns[j]) {
+          const int seg = (((i + turn - step - offset) % n) + n) % n;
+          const long key = owned_by_rank ? orders[j][seg] : seg;
+          with_byte += key < last_part ? 1 : 0;
+        }
+      }
+    }
+    return static_cast<double>(base_bytes) + static_cast<double>(with_byte) / group;
+  };
   // Listed task of (half h, step, position i < period, piece): ring 0's tasks in the builder's order.
   const long ag_base = reduce_scatter ? per_half : 0;
   const auto id = [&](bool ag, int step, int i, int k) {
@@ -227,11 +257,11 @@ std::optional<Schedule> ring_quotient_schedule(const CollectiveRequest& request,
           else if (step > 0) t.deps.push_back(id(ag, step - 1, i, pieces - 1));
           else if (ag && reduce_scatter) t.deps.push_back(id(false, n - 2, i, pieces - 1));
           std::sort(t.deps.begin(), t.deps.end());
+          if (extra > 0) sym->mean_bytes.push_back(orbit_mean(step, i, k, offset));
           s.tasks.push_back(std::move(t));
         }
       }
   }
-  auto sym = std::make_shared<ScheduleSymmetry>();
   sym->rank_maps = symmetry.rank_maps;
   sym->full_tasks = listed * static_cast<long>(symmetry.rank_maps.size());
   s.symmetry = std::move(sym);

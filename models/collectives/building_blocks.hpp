@@ -69,8 +69,10 @@ std::vector<std::vector<int>> nccl_ring_orders(const CollectiveRequest& request,
 // (one orbit of tasks holds ring 0's positions i, i + period, ...). The topology's share of the symmetry (routes,
 // links) is checked where the schedule is compiled (sim/engine/symmetric_run.hpp).
 struct RingSymmetry {
-  std::vector<std::vector<int>> rank_maps;  // [0]: the identity
+  std::vector<std::vector<int>> rank_maps;        // [0]: the identity
+  std::vector<std::pair<int, int>> ring_and_node;  // per element: ring 0 goes onto this ring from this node's start
   int period = 0;
+  int node_ranks = 0;  // ranks per node (all alike)
 };
 std::optional<RingSymmetry> rail_ring_symmetry(const CollectiveRequest& request, const TopologyGraph& graph,
                                                const std::vector<std::vector<int>>& orders);

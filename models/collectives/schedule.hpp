@@ -75,6 +75,9 @@ struct ExecParams {
 struct ScheduleSymmetry {
   std::vector<std::vector<int>> rank_maps;  // the group's elements, rank -> rank; [0] the identity
   long full_tasks = 0;                      // tasks of the full schedule: listed tasks x rank_maps.size()
+  // Per listed task, the mean bytes of its orbit (chunks of a buffer that does not divide differ by a byte);
+  // empty: every image carries the listed task's bytes.
+  std::vector<double> mean_bytes;
 };
 
 struct Schedule {

@@ -80,6 +80,8 @@ void put_schedule(Writer& w, const Schedule& s) {
       w.pod<std::uint64_t>(map.size());
       for (int r : map) w.pod(r);
     }
+    w.pod<std::uint64_t>(s.symmetry->mean_bytes.size());
+    for (double b : s.symmetry->mean_bytes) w.pod(b);
   }
 }
 
@@ -146,6 +148,8 @@ Schedule get_schedule(Reader& rd) {
       map.resize(rd.count());
       for (int& r : map) r = rd.pod<int>();
     }
+    symmetry->mean_bytes.resize(rd.count());
+    for (double& b : symmetry->mean_bytes) b = rd.pod<double>();
     s.symmetry = std::move(symmetry);
   }
   return s;
@@ -162,8 +166,10 @@ std::size_t encoded_size_bound(const Schedule& s) {
   for (const auto& p : s.phases) bytes += 8 + p.size();
   for (const auto& x : s.warnings) bytes += 8 + x.size();
   for (const Task& t : s.tasks) bytes += kTaskFixedBytes + 5 * t.dsts.size() + 4 * t.deps.size();
-  if (s.symmetry)
+  if (s.symmetry) {
     for (const auto& map : s.symmetry->rank_maps) bytes += 8 + 4 * map.size();
+    bytes += 8 + 8 * s.symmetry->mean_bytes.size();
+  }
   return bytes;
 }
 }  // namespace

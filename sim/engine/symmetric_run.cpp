@@ -56,6 +56,10 @@ Images images_of(const PlatformModel& model, const Schedule& s, const std::vecto
     im.why_not = std::to_string(sym.full_tasks) + " tasks in the full schedule, over what the engine numbers";
     return im;
   }
+  if (!sym.mean_bytes.empty() && sym.mean_bytes.size() != s.tasks.size()) {
+    im.why_not = std::to_string(sym.mean_bytes.size()) + " mean sizes for " + std::to_string(s.tasks.size()) + " listed tasks";
+    return im;
+  }
   if (static_cast<long>(s.tasks.size()) * im.group != sym.full_tasks) {
     im.why_not = std::to_string(s.tasks.size()) + " listed tasks x " + std::to_string(im.group) + " elements is not " +
                  std::to_string(sym.full_tasks);
@@ -167,6 +171,16 @@ CompiledRun compile_symmetric(const PlatformModel& model, const Calibration& cal
   std::unordered_map<int, int> rank_of_host;
   for (std::size_t r = 0; r < cs0.hosts_of_rank.size(); ++r) rank_of_host.emplace(cs0.hosts_of_rank[r], static_cast<int>(r));
 
+  // Each listed task moves its orbit's mean bytes (Schedule::symmetry), as the refinement's quotient moves its
+  // class's mean: its payload scaled alike.
+  const std::vector<double>& mean = schedule.symmetry->mean_bytes;
+  if (!mean.empty())
+    for (int t = 0; t < c.tasks(); ++t) {
+      if (c.is_launch(t) || c.task_bytes[t] <= 0) continue;
+      const double scale = mean[static_cast<std::size_t>(t)] / c.task_bytes[t];
+      c.task_bytes[t] = mean[static_cast<std::size_t>(t)];
+      for (int p = c.part_offset[t]; p < c.part_offset[t + 1]; ++p) c.payload[p] *= scale;
+    }
   // Bytes each compiled route carries in the listed run (each image carries the same on its own links).
   const int routes = static_cast<int>(c.route_src.size());
   std::vector<double> route_bytes(routes, 0.0);

@@ -147,6 +147,7 @@ TEST(RingQuotient, RunsAsTheFullScheduleDoes) {
     std::uint64_t bytes;
     bool every_transfer;
   } cases[] = {{"hgx-h100", 4, 32, 1ull << 24, true},
+               {"hgx-h100", 4, 32, 1000003, true},  // pieces of 3 906 or 3 907 bytes
                {"hgx-h100", 8, 64, 1ull << 30, true},
                {"gb200-nvl72", 2, 144, 1ull << 30, false},
                {"gb300-nvl72", 2, 144, 1ull << 28, false}};
@@ -164,13 +165,16 @@ TEST(RingQuotient, RunsAsTheFullScheduleDoes) {
     const std::string what = c.system + " x" + std::to_string(c.racks) + " " + std::to_string(c.bytes) + " B";
     EXPECT_EQ(q.engine.mode, "aggregated") << what;
     EXPECT_EQ(q.engine.tasks, f.engine.tasks) << what;
-    // Pieces of a buffer not divisible by them differ by a byte (chunk_layout.hpp): an orbit's listed task carries
-    // its own piece's bytes for every image, where the aggregated full run carries its class's mean and the full run
-    // each its own. Measured (session 53): time identical to 9 digits on HGX and GB200, 3e-6 on GB300 (against the
-    // class mean); link bytes within 1e-5; busy times within 3e-5 of the run.
-    EXPECT_NEAR(q.time_s, f.time_s, 1e-5 * f.time_s) << what;
+    // Pieces of a buffer not divisible by them differ by a byte (chunk_layout.hpp): an orbit's listed task moves the
+    // orbit's mean (as the refinement's quotient moves its class's), where each image of the full run moves its own,
+    // so links see the mean. Measured (session 53): where the sizes divide, identical to 9 digits (HGX against every
+    // transfer, GB200 and GB300 against the refinement's quotient), link bytes within 5e-6; 1 000 003 B on 4 HGX
+    // nodes (3 906-3 907 B pieces) against every transfer: time 8e-6, link bytes 1.9e-4, busy times 4.9e-4 of the
+    // run; 1 000 000 B on 2 GB200 racks (434-435 B pieces; the refinement finds too little symmetry there and runs
+    // every transfer, 40 s, so not a case here): time 1.4e-4, a phase 2.6e-4 of the run, link bytes 9.7e-4.
+    EXPECT_NEAR(q.time_s, f.time_s, 2e-4 * f.time_s) << what;
     ASSERT_EQ(q.phases.size(), f.phases.size()) << what;
-    for (std::size_t p = 0; p < q.phases.size(); ++p) EXPECT_NEAR(q.phases[p].time_s, f.phases[p].time_s, 1e-5 * f.time_s) << what;
+    for (std::size_t p = 0; p < q.phases.size(); ++p) EXPECT_NEAR(q.phases[p].time_s, f.phases[p].time_s, 5e-4 * f.time_s) << what;
     // Per link: the same links, as many bytes, busy as long.
     ASSERT_EQ(q.links.size(), f.links.size()) << what;
     {
@@ -183,8 +187,8 @@ TEST(RingQuotient, RunsAsTheFullScheduleDoes) {
     }
     for (std::size_t l = 0; l < q.links.size(); ++l) {
       EXPECT_EQ(q.links[l].name, f.links[l].name) << what;
-      EXPECT_NEAR(q.links[l].bytes, f.links[l].bytes, 1e-5 * f.links[l].bytes) << what << " " << f.links[l].name;
-      EXPECT_NEAR(q.links[l].busy_s, f.links[l].busy_s, 1e-4 * f.time_s) << what << " " << f.links[l].name;
+      EXPECT_NEAR(q.links[l].bytes, f.links[l].bytes, 2e-3 * f.links[l].bytes) << what << " " << f.links[l].name;
+      EXPECT_NEAR(q.links[l].busy_s, f.links[l].busy_s, 1e-3 * f.time_s) << what << " " << f.links[l].name;
     }
   }
 }
