@@ -52,7 +52,7 @@ std::optional<std::string> refusal_reason(const std::string& command, const Para
            "up to " + std::to_string(limits.max_engine_gpus) + " GPUs." + alternative;
   if (param(params, "op").value_or("") == "all_to_all" && *gpus > limits.max_all_to_all_gpus)
     return "an all_to_all on " + n + " GPUs sends " + std::to_string(*gpus * (*gpus - 1)) + " flows at once: the engine "
-           "builds each (288 GPUs: ~5 s, 576: ~40 s); the server runs it up to " + std::to_string(limits.max_all_to_all_gpus) + " GPUs.";
+           "builds each (576 GPUs: ~3 s, 1152: ~12 s); the server runs it up to " + std::to_string(limits.max_all_to_all_gpus) + " GPUs.";
   if (param(params, "algo").value_or("auto") == "ring") {
     const auto f = facts(*system, param(params, "racks").value_or(""));
     const int domains = f && f->gpus_per_domain > 0 ? static_cast<int>((*gpus + f->gpus_per_domain - 1) / f->gpus_per_domain) : 1;

@@ -19,8 +19,9 @@ struct SystemFacts {  // from `racksim show SYSTEM --racks R --format json`
 struct InteractiveLimits {
   int max_engine_gpus = 1152;          // 16 NVL72 racks; 1440 GPUs hierarchical took 1.37 s, 4608 took 23 s
                                        // (since exact aggregation: 0.8 s and 5.5 s at load 6; kept)
-  int max_all_to_all_gpus = 144;       // 144 GPUs took 2.3 s, 288 more than two minutes (issue 16); since
-                                       // aggregation 288 take 5 s, 576 43 s (building n(n-1) routes)
+  int max_all_to_all_gpus = 576;       // 144 GPUs took 2.3 s, 288 more than two minutes (issue 16); since
+                                       // aggregation 288 take 5 s, 576 43 s (building n(n-1) routes); session
+                                       // 53: 288 GPUs 0.5 s, 576 2.6 s, 1152 12 s (the routes' own costs cut)
   int max_flat_ring_domains = 2;       // a flat ring over 2 NVL72 racks took ~5 s, over 8 racks 146 s; since its
                                        // quotient (session 53) 0.15 s over 2 racks, where the rings are symmetric:
   int max_symmetric_flat_ring_domains = 16;  // whole domains in an even count: 8 racks ~1 s, 20 racks 2.3 s

@@ -104,8 +104,9 @@ TEST(ServeInteractivePolicy, RefusesOnlyWhatTheEngineCannotAnswerInteractively) 
   EXPECT_NE(reason("collective", with({{"gpus", "284"}, {"racks", "4"}, {"algo", "ring"}})).find("crosses 4 NVLink domains"),
             std::string::npos);
   EXPECT_NE(reason("collective", with({{"gpus", "1224"}, {"racks", "17"}})).find("1224 GPUs"), std::string::npos);
-  EXPECT_NE(reason("collective", {{"system", "gb200-nvl72"}, {"op", "all_to_all"}, {"gpus", "288"}, {"racks", "4"}})
-                .find("82656 flows"),
+  EXPECT_EQ(reason("collective", {{"system", "gb200-nvl72"}, {"op", "all_to_all"}, {"gpus", "576"}, {"racks", "8"}}), "run");
+  EXPECT_NE(reason("collective", {{"system", "gb200-nvl72"}, {"op", "all_to_all"}, {"gpus", "720"}, {"racks", "10"}})
+                .find("517680 flows"),
             std::string::npos);
   EXPECT_EQ(reason("sweep", with({{"gpus", "72"}, {"min-bytes", "1K"}, {"max-bytes", "4G"}, {"step-factor", "4"}})), "run");
   EXPECT_NE(reason("sweep", with({{"gpus", "72"}, {"min-bytes", "1"}, {"max-bytes", "1T"}})).find("41 sizes"),
