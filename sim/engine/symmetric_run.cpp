@@ -228,6 +228,9 @@ CompiledRun compile_symmetric(const PlatformModel& model, const Calibration& cal
   classes->directed_link_rep.assign(2 * model.links().size(), -1);
   for (const auto& [d, rep] : im.orbit_rep) classes->directed_link_rep[static_cast<std::size_t>(d)] = rep;
   c.classes = std::move(classes);
+  // Said in the result beside the counts (a quotient found by the refinement says nothing there).
+  c.engine_note = schedule.algorithm + " listed by its symmetry: " + std::to_string(im.group) +
+                  " permutations of the ranks, one task per orbit";
   return c;
 }
 

@@ -167,8 +167,8 @@ std::string run_result_to_table(const RunResult& r) {
     out += fmt::format("  links {:<8}{:>6} used {:>14.0f} B   max utilisation {:.3f}\n", s.kind, s.links, s.bytes,
                        s.max_utilization);
   if (r.engine.mode == "aggregated")
-    out += fmt::format("  engine: aggregated, {} of {} tasks simulated (symmetric copies once each, exact)\n",
-                       r.engine.simulated_tasks, r.engine.tasks);
+    out += fmt::format("  engine: aggregated, {} of {} tasks simulated (symmetric copies once each, exact{}{})\n",
+                       r.engine.simulated_tasks, r.engine.tasks, r.engine.note.empty() ? "" : "; ", r.engine.note);
   else if (r.engine.mode == "analytic")
     out += "  engine: not run; " + r.engine.note + "\n";
   else if (!r.engine.mode.empty())

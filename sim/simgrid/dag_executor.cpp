@@ -347,6 +347,7 @@ std::vector<RunResult> execute_compiled(const PlatformModel& model, const Compil
   if (run.classes) engine.tasks = run.classes->full_tasks - static_cast<int>(run.schedules.size());
   if (run.classes) {
     engine.mode = "aggregated";
+    engine.note = run.engine_note;  // how the quotient was had, where the schedule's symmetry gave it
     for (int c = 0; c < run.tasks(); ++c) engine.simulated_tasks += !run.is_launch(c);
   } else {
     engine.mode = "full";
