@@ -205,19 +205,18 @@ std::optional<Schedule> ring_quotient_schedule(const CollectiveRequest& request,
   const int group = static_cast<int>(symmetry.rank_maps.size());
   std::vector<std::vector<int>> turns(rings);  // per ring: the turns (positions) of the elements onto it
   for (const auto& [j, m] : symmetry.ring_and_node) turns[j].push_back(m * symmetry.node_ranks);
+  const long first_full = extra / n, last_part = extra % n;  // chunks < extra: ring-pieces < first_full, then part
+  const long per_ring = group / rings;                          // every ring is reached as often (rail_ring_symmetry)
   const auto orbit_mean = [&](int step, int i, int k, int offset) {
-    const long first_full = extra / n, last_part = extra % n;  // chunks < extra: ring-pieces < first_full, then part
-    long with_byte = 0;
-    for (int j = 0; j < rings; ++j) {
-      const long ring_piece = static_cast<long>(j) * pieces + k;
-      if (ring_piece < first_full) {
-        with_byte += static_cast<long>(turns[j].size());
-      } else if (ring_piece == first_full) {
-        for (int turn : turns[j]) {
-          const int seg = (((i + turn - step - offset) % n) + n) % n;
-          const long key = owned_by_rank ? orders[j][seg] : seg;
-          with_byte += key < last_part ? 1 : 0;
-        }
+    // Rings j with j x pieces + k < first_full: all their images have the byte.
+    const long below = first_full - k;
+    long with_byte = below > 0 ? std::min<long>(rings, (below + pieces - 1) / pieces) * per_ring : 0;
+    if (below >= 0 && below % pieces == 0 && below / pieces < rings) {  // the ring where `extra` falls
+      const int j = static_cast<int>(below / pieces);
+      for (int turn : turns[j]) {
+        const int seg = (((i + turn - step - offset) % n) + n) % n;
+        const long key = owned_by_rank ? orders[j][seg] : seg;
+        with_byte += key < last_part ? 1 : 0;
       }
     }
     return static_cast<double>(base_bytes) + static_cast<double>(with_byte) / group;
@@ -240,6 +239,7 @@ std::optional<Schedule> ring_quotient_schedule(const CollectiveRequest& request,
         const int before = (i - 1 + period) % period;  // the ring predecessor's orbit
         for (int k = 0; k < pieces; ++k) {
           Task t;
+          t.deps.reserve(2);
           t.id = static_cast<int>(s.tasks.size());
           t.src = Endpoint::rank(order[i]);
           t.dsts = {Endpoint::rank(order[(i + 1) % n])};

@@ -59,6 +59,10 @@ TEST(RingQuotient, ListsTheFullSchedulesOrbitsTaskForTask) {
       {"hgx-h100", 4, 32, CollectiveOp::all_reduce, 1ull << 20, 32},
       {"hgx-h100", 8, 64, CollectiveOp::all_gather, 1ull << 22, 64},
       {"hgx-b200", 4, 32, CollectiveOp::reduce_scatter, 1ull << 24, 32},
+      // Sizes that do not divide into the pieces: the orbits' mean bytes.
+      {"gb200-nvl72", 2, 144, CollectiveOp::all_reduce, 1000000, 16},
+      {"hgx-h100", 4, 32, CollectiveOp::all_gather, 1000003, 32},
+      {"hgx-h100", 4, 32, CollectiveOp::reduce_scatter, 999999, 32},
   };
   for (const Case& c : cases) {
     const TopologyGraph g = test::load_graph(c.system, c.racks);
@@ -81,6 +85,17 @@ TEST(RingQuotient, ListsTheFullSchedulesOrbitsTaskForTask) {
     for (const auto& map : maps)
       for (const Task& t : listed.tasks) ++got[{map[t.src.index], map[t.dsts.at(0).index], t.phase}];
     EXPECT_TRUE(want == got) << name(c) << ": the images are not the full schedule's tasks";
+    // The orbits' mean bytes: with the group's size, every phase's bytes of the full schedule.
+    const auto& mean = listed.symmetry->mean_bytes;
+    ASSERT_TRUE(mean.empty() || mean.size() == listed.tasks.size()) << name(c);
+    std::vector<double> full_bytes(full.phases.size(), 0.0), listed_bytes(full.phases.size(), 0.0);
+    for (const Task& t : full.tasks) full_bytes[static_cast<std::size_t>(t.phase)] += static_cast<double>(t.bytes);
+    for (std::size_t t = 0; t < listed.tasks.size(); ++t)
+      listed_bytes[static_cast<std::size_t>(listed.tasks[t].phase)] +=
+          (mean.empty() ? static_cast<double>(listed.tasks[t].bytes) : mean[t]) * static_cast<double>(maps.size());
+    for (std::size_t p = 0; p < full_bytes.size(); ++p)
+      EXPECT_NEAR(listed_bytes[p], full_bytes[p], 1e-9 * full_bytes[p]) << name(c) << " phase " << p;
+    EXPECT_EQ(mean.empty(), c.bytes % static_cast<std::uint64_t>(full.chunks) == 0) << name(c);
 
     // Task for task against ring 0 of the full schedule (its tasks come first, in the listed order by half, step,
     // position and piece): same transfer, chunk and bytes, and dependencies that name the same orbits.
