@@ -51,6 +51,12 @@ def main():
         args = dict(op="all_gather", gpus=32, min_bytes="1M", max_bytes="1G", step_factor=32, fail="tray:17", calibration="none")
         check(two.sweep(**args).to_json() == two.sweep(**args, client=client).to_json(),
               "sweep with partitions, a failure and calibration none: client= byte-identical")
+        # NCCL's rail rings across racks: the workers run their quotient as the local sweep does.
+        flat = rs.load("gb200-nvl72", racks=2)
+        args = dict(op="all_reduce", gpus=144, min_bytes="1M", max_bytes="1G", step_factor=32, algo="ring")
+        flat_local = flat.sweep(**args).to_json()
+        check(flat_local == flat.sweep(**args, client=client).to_json() and "listed by its symmetry" in flat_local,
+              "sweep of flat rings over 2 racks (their quotient): client= byte-identical")
         gp = dict(gpus=4608, step_s=10, checkpoint_bytes="5700GB", spare_trays=1, trials=300, compare=True)
         local_g = json.dumps(rs.goodput(**gp))
         check(local_g == json.dumps(rs.goodput(**gp, client=client)), "goodput --compare, 3 x 300 trials: client= byte-identical")
