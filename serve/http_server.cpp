@@ -243,7 +243,8 @@ int run_server(const ServeOptions& o, const std::function<void(const std::string
            {"limits", {{"request_timeout_s", o.request_timeout_s}, {"workers", o.workers},
                        {"max_engine_gpus", o.limits.max_engine_gpus}, {"max_all_to_all_gpus", o.limits.max_all_to_all_gpus},
                        {"max_flat_ring_domains", o.limits.max_flat_ring_domains},
-                       {"max_symmetric_flat_ring_domains", o.limits.max_symmetric_flat_ring_domains}, {"max_sweep_gpus", o.limits.max_sweep_gpus}, {"max_sweep_sizes", o.limits.max_sweep_sizes}}}};
+                       {"max_symmetric_flat_ring_domains", o.limits.max_symmetric_flat_ring_domains},
+                       {"max_odd_flat_ring_domains", o.limits.max_odd_flat_ring_domains}, {"max_sweep_gpus", o.limits.max_sweep_gpus}, {"max_sweep_sizes", o.limits.max_sweep_sizes}}}};
     res.set_content(dump_json(j, 2) + "\n", "application/json");
   });
   http.Get(R"(/api/([A-Za-z0-9_-]{1,40}))", [&api](const httplib::Request& req, httplib::Response& res) {

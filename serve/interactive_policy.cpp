@@ -56,16 +56,18 @@ std::optional<std::string> refusal_reason(const std::string& command, const Para
   if (param(params, "algo").value_or("auto") == "ring") {
     const auto f = facts(*system, param(params, "racks").value_or(""));
     const int domains = f && f->gpus_per_domain > 0 ? static_cast<int>((*gpus + f->gpus_per_domain - 1) / f->gpus_per_domain) : 1;
-    // Whole domains in an even count: NCCL's rail rings are symmetric (ring onto ring, domains turned by two) and
+    // Whole domains: NCCL's rail rings are symmetric (ring onto ring; with an even count domains turned by two) and
     // the engine simulates one position per orbit (models/collectives/building_blocks.hpp); otherwise every transfer.
-    const bool symmetric = f && f->gpus_per_domain > 0 && *gpus % f->gpus_per_domain == 0 && domains % 2 == 0;
-    if (domains > limits.max_flat_ring_domains && (!symmetric || domains > limits.max_symmetric_flat_ring_domains))
+    const bool whole = f && f->gpus_per_domain > 0 && *gpus % f->gpus_per_domain == 0;
+    const int symmetric_limit = domains % 2 == 0 ? limits.max_symmetric_flat_ring_domains : limits.max_odd_flat_ring_domains;
+    if (domains > limits.max_flat_ring_domains && (!whole || domains > symmetric_limit))
       return "a flat ring over " + n + " GPUs crosses " + std::to_string(domains) + " NVLink domains of " +
-             std::to_string(f->gpus_per_domain) + " GPUs: the engine needs minutes for it (3 domains ~10 s) unless whole "
-             "domains come in an even count (8 domains ~1 s); the server runs flat rings over up to " +
-             std::to_string(limits.max_flat_ring_domains) + " domains, or up to " +
-             std::to_string(limits.max_symmetric_flat_ring_domains) +
-             " whole domains in an even count. --algo hierarchical runs it as NCCL does across domains." + alternative;
+             std::to_string(f->gpus_per_domain) + " GPUs: the engine needs tens of seconds or minutes for it unless "
+             "whole domains come in an even count (8 domains ~1 s); the server runs flat rings over up to " +
+             std::to_string(limits.max_flat_ring_domains) + " domains, or whole domains up to " +
+             std::to_string(limits.max_symmetric_flat_ring_domains) + " in an even count and " +
+             std::to_string(limits.max_odd_flat_ring_domains) + " in an odd one. --algo hierarchical runs it as NCCL does "
+             "across domains." + alternative;
   }
   if (command == "sweep") {
     if (*gpus > limits.max_sweep_gpus)

@@ -25,6 +25,8 @@ struct InteractiveLimits {
   int max_flat_ring_domains = 2;       // a flat ring over 2 NVL72 racks took ~5 s, over 8 racks 146 s; since its
                                        // quotient (session 53) 0.15 s over 2 racks, where the rings are symmetric:
   int max_symmetric_flat_ring_domains = 16;  // whole domains in an even count: 8 racks ~1 s, 20 racks 2.3 s
+  int max_odd_flat_ring_domains = 3;         // whole domains in an odd count (8 of 16 rings alike): 3 racks 2.2 s,
+                                             // 7 racks 22 s
   int max_sweep_gpus = 576;            // a sweep runs the engine once per size
   int max_sweep_sizes = 40;            // 1 KiB to 16 GiB by factor 2 is 25 sizes
 };

@@ -85,44 +85,35 @@ std::optional<RingSymmetry> rail_ring_symmetry(const CollectiveRequest& request,
   std::vector<std::vector<int>> position(rings, std::vector<int>(n, -1));
   for (int j = 0; j < rings; ++j)
     for (int p = 0; p < n; ++p) position[j][orders[j][p]] = p;
-  // A candidate takes ring 0 onto ring j read from the start of node m; it is kept when it takes every ring onto
-  // a ring, turned by some positions (then it maps the rings' tasks onto theirs: a step's dependencies are its
-  // ring predecessor's previous step and its own previous send, both kept).
-  const auto maps_rings = [&](const std::vector<int>& map) {
-    for (int j = 0; j < rings; ++j) {
-      const int first = map[orders[j][0]];
-      bool found = false;
-      for (int target = 0; target < rings && !found; ++target) {
-        const int shift = position[target][first];
-        bool same = true;
-        for (int p = 1; p < n && same; ++p) same = orders[target][(shift + p) % n] == map[orders[j][p]];
-        found = same;
-      }
-      if (!found) return false;
+  // Where a map takes ring r: onto ring j turned by t (its position p to j's p + t), or (-1, -1) when onto no ring.
+  const auto ring_image = [&](const std::vector<int>& map, int r) -> std::pair<int, int> {
+    const int first = map[orders[r][0]];
+    for (int target = 0; target < rings; ++target) {
+      const int shift = position[target][first];
+      bool same = true;
+      for (int p = 1; p < n && same; ++p) same = orders[target][(shift + p) % n] == map[orders[r][p]];
+      if (same) return {target, shift};
     }
-    return true;
+    return {-1, -1};
   };
+  // A candidate takes ring 0 onto ring j read from the start of node m; it is kept when it takes every ring onto a
+  // ring (then it maps the rings' tasks onto theirs: a step's dependencies are its ring predecessor's previous step
+  // and its own previous send, both kept).
   RingSymmetry sym;
   std::map<std::pair<int, int>, int> element;  // (ring, node) -> index into rank_maps
-  std::vector<int> per_ring(rings, 0);
-  int period = n;  // ring 0's least turn that the group keeps
   for (int j = 0; j < rings; ++j)
     for (int m = 0; m < k; ++m) {
       std::vector<int> map(n);
       for (int p = 0; p < n; ++p) map[orders[0][p]] = orders[j][(p + m * local) % n];
-      if (!maps_rings(map)) continue;
-      if (j == 0 && m > 0) period = std::min(period, m * local);
-      ++per_ring[j];
+      std::vector<std::pair<int, int>> images(rings);
+      bool kept = true;
+      for (int r = 0; r < rings && kept; ++r) kept = (images[r] = ring_image(map, r)).first >= 0;
+      if (!kept) continue;
       element.emplace(std::pair{j, m}, static_cast<int>(sym.rank_maps.size()));
       sym.rank_maps.push_back(std::move(map));
-      sym.ring_and_node.emplace_back(j, m);
+      sym.image.push_back(std::move(images));
     }
-  // Every ring reached as often (the group acts alike on the rings), ring 0 turned by multiples of the period.
-  for (int j = 0; j < rings; ++j)
-    if (per_ring[j] != n / period) return std::nullopt;
-  if (n % period != 0 || sym.rank_maps.size() < 2) return std::nullopt;
-  sym.period = period;
-  sym.node_ranks = local;
+  if (sym.rank_maps.size() < 2) return std::nullopt;
   // Distinct elements (two rings turned alike would give one map twice, and the orbits would be counted twice).
   std::map<std::pair<int, int>, int> by_start;  // images of ring 0's first two ranks -> element
   for (int e = 0; e < static_cast<int>(sym.rank_maps.size()); ++e) {
@@ -162,6 +153,26 @@ std::optional<RingSymmetry> rail_ring_symmetry(const CollectiveRequest& request,
       }
       if (!closed) return std::nullopt;
     }
+  // The orbits of the rings under the group, each listed by its lowest ring, and that ring's period: the least turn
+  // the elements taking it onto itself give it (they turn it by every multiple of the period, a group's stabiliser).
+  std::vector<int> orbit_of(rings, -1);
+  for (int r = 0; r < rings; ++r) {
+    if (orbit_of[r] >= 0) continue;
+    for (const auto& images : sym.image) orbit_of[images[r].first] = r;
+    sym.listed_rings.push_back(r);
+  }
+  for (int r : sym.listed_rings) {
+    int period = n;
+    std::vector<int> turns;
+    for (const auto& images : sym.image)
+      if (images[r].first == r) turns.push_back(images[r].second);
+    for (int t : turns)
+      if (t > 0) period = std::min(period, t);
+    if (n % period != 0 || static_cast<int>(turns.size()) != n / period) return std::nullopt;
+    for (int t : turns)
+      if (t % period != 0) return std::nullopt;
+    sym.periods.push_back(period);
+  }
   return sym;
 }
 
@@ -174,13 +185,12 @@ std::optional<Schedule> ring_quotient_schedule(const CollectiveRequest& request,
   const RingSymmetry& symmetry = *found;
   const DepthChoice depth = planned_depth(graph, request);
   const int n = static_cast<int>(request.gpus.size()), rings = static_cast<int>(orders.size());
-  const int period = symmetry.period, pieces = depth.depth;
-  const std::vector<int>& order = orders[0];
-  const std::vector<Segment> segments = ring_segments(order, pieces, 0, owned_by_rank);
+  const int pieces = depth.depth, halves = (reduce_scatter ? 1 : 0) + (all_gather ? 1 : 0);
   const int chunks = rings * n * pieces;
+  long listed = 0;
+  for (int period : symmetry.periods) listed += static_cast<long>(n - 1) * period * pieces * halves;
   // What it lists must fit the engine's transfer cap, as a full schedule's does.
-  const long listed_transfers = static_cast<long>(n - 1) * period * pieces * ((reduce_scatter ? 1 : 0) + (all_gather ? 1 : 0));
-  if (listed_transfers > kMaxTransfers) return std::nullopt;
+  if (listed > kMaxTransfers) return std::nullopt;
   Schedule s;
   s.request = request;
   s.algorithm = algorithm;
@@ -191,79 +201,86 @@ std::optional<Schedule> ring_quotient_schedule(const CollectiveRequest& request,
     s.pipeline_pieces = depth.depth;
     s.nccl_chunks = depth.nccl_chunks;
   }
-  const long per_half = static_cast<long>(n - 1) * period * pieces;
-  const long listed = per_half * ((reduce_scatter ? 1 : 0) + (all_gather ? 1 : 0));
+  if (reduce_scatter) s.phases.push_back("reduce-scatter");
+  if (all_gather) s.phases.push_back("all-gather");
   s.tasks.reserve(static_cast<std::size_t>(listed));
   auto sym = std::make_shared<ScheduleSymmetry>();
-  // The orbit's mean bytes. Chunks are piece_bytes of the buffer (chunk_layout.hpp): the first `extra` chunks
-  // carry a byte more, so the images of a listed task differ by a byte where the buffer does not divide (100 KiB
-  // over 576 ranks x 16 rings: 11 or 12 bytes). An image takes ring 0's position i onto ring j's i + turn, whose
-  // chunk is (j x pieces + k) x n + key: every image on a ring whose chunks all come before `extra` has the byte,
-  // none after; only the ring where `extra` falls is counted image by image (O(turns) per listed task).
+  const int group = static_cast<int>(symmetry.rank_maps.size());
+  // The orbit's mean bytes. Chunks are piece_bytes of the buffer (chunk_layout.hpp): the first `extra` chunks carry
+  // a byte more, so the images of a listed task differ by a byte where the buffer does not divide (100 KiB over 576
+  // ranks x 16 rings: 11 or 12 bytes). An image takes ring r's position i onto ring j's i + turn, whose chunk is
+  // (j x pieces + k) x n + key: every image on a ring whose chunks all come before `extra` has the byte, none after;
+  // only the ring where `extra` falls is counted image by image.
   const std::uint64_t base_bytes = request.bytes / static_cast<std::uint64_t>(chunks);
   const long extra = static_cast<long>(request.bytes % static_cast<std::uint64_t>(chunks));
-  const int group = static_cast<int>(symmetry.rank_maps.size());
-  std::vector<std::vector<int>> turns(rings);  // per ring: the turns (positions) of the elements onto it
-  for (const auto& [j, m] : symmetry.ring_and_node) turns[j].push_back(m * symmetry.node_ranks);
   const long first_full = extra / n, last_part = extra % n;  // chunks < extra: ring-pieces < first_full, then part
-  const long per_ring = group / rings;                          // every ring is reached as often (rail_ring_symmetry)
-  const auto orbit_mean = [&](int step, int i, int k, int offset) {
-    // Rings j with j x pieces + k < first_full: all their images have the byte.
-    const long below = first_full - k;
-    long with_byte = below > 0 ? std::min<long>(rings, (below + pieces - 1) / pieces) * per_ring : 0;
-    if (below >= 0 && below % pieces == 0 && below / pieces < rings) {  // the ring where `extra` falls
-      const int j = static_cast<int>(below / pieces);
-      for (int turn : turns[j]) {
-        const int seg = (((i + turn - step - offset) % n) + n) % n;
-        const long key = owned_by_rank ? orders[j][seg] : seg;
-        with_byte += key < last_part ? 1 : 0;
-      }
-    }
-    return static_cast<double>(base_bytes) + static_cast<double>(with_byte) / group;
-  };
-  // Listed task of (half h, step, position i < period, piece): ring 0's tasks in the builder's order.
-  const long ag_base = reduce_scatter ? per_half : 0;
-  const auto id = [&](bool ag, int step, int i, int k) {
-    return static_cast<int>((ag ? ag_base : 0) + (static_cast<long>(step) * period + i) * pieces + k);
-  };
-  for (int half = 0; half < 2; ++half) {
-    const bool ag = half == 1;
-    if ((ag && !all_gather) || (!ag && !reduce_scatter)) continue;
-    if (ag) s.phases.push_back("all-gather");
-    else s.phases.push_back("reduce-scatter");
-    const int phase = static_cast<int>(s.phases.size()) - 1;
-    const int offset = ag ? 0 : 1;
-    for (int step = 0; step < n - 1; ++step)
-      for (int i = 0; i < period; ++i) {
-        const int seg = ((i - step - offset) % n + n) % n;
-        const int before = (i - 1 + period) % period;  // the ring predecessor's orbit
-        for (int k = 0; k < pieces; ++k) {
-          Task t;
-          t.deps.reserve(2);
-          t.id = static_cast<int>(s.tasks.size());
-          t.src = Endpoint::rank(order[i]);
-          t.dsts = {Endpoint::rank(order[(i + 1) % n])};
-          t.chunk = segments[seg][k].first;
-          t.chunk_count = segments[seg][k].count;
-          t.bytes = chunk_range_bytes(request.op, request.bytes, n, chunks, t.chunk, t.chunk_count);
-          t.reduce = !ag;
-          t.phase = phase;
-          // Data: what the predecessor sent this piece in the previous step (the reduce-scatter's last step for
-          // the all-gather's first, where the segment was reduced); none where the rank's own data goes.
-          if (step > 0) t.deps.push_back(id(ag, step - 1, before, k));
-          else if (ag && reduce_scatter) t.deps.push_back(id(false, n - 2, before, k));
-          // Order: the rank's previous send on its connection (one stream per ring and rank).
-          if (k > 0) t.deps.push_back(id(ag, step, i, k - 1));
-          else if (step > 0) t.deps.push_back(id(ag, step - 1, i, pieces - 1));
-          else if (ag && reduce_scatter) t.deps.push_back(id(false, n - 2, i, pieces - 1));
-          std::sort(t.deps.begin(), t.deps.end());
-          if (extra > 0) sym->mean_bytes.push_back(orbit_mean(step, i, k, offset));
-          s.tasks.push_back(std::move(t));
+  for (std::size_t a = 0; a < symmetry.listed_rings.size(); ++a) {
+    const int ring = symmetry.listed_rings[a], period = symmetry.periods[a];
+    const std::vector<int>& order = orders[ring];
+    const std::vector<Segment> segments = ring_segments(order, pieces, ring, owned_by_rank);
+    std::vector<std::vector<int>> turns(rings);  // per ring: the turns of the elements taking this ring onto it
+    for (const auto& images : symmetry.image) turns[images[ring].first].push_back(images[ring].second);
+    const auto orbit_mean = [&](int step, int i, int k, int offset) {
+      long with_byte = 0;
+      for (int j = 0; j < rings; ++j) {
+        if (turns[j].empty()) continue;
+        const long ring_piece = static_cast<long>(j) * pieces + k;
+        if (ring_piece < first_full) {
+          with_byte += static_cast<long>(turns[j].size());
+        } else if (ring_piece == first_full) {
+          for (int turn : turns[j]) {
+            const int seg = (((i + turn - step - offset) % n) + n) % n;
+            const long key = owned_by_rank ? orders[j][seg] : seg;
+            with_byte += key < last_part ? 1 : 0;
+          }
         }
       }
+      return static_cast<double>(base_bytes) + static_cast<double>(with_byte) / group;
+    };
+    // Listed task of (half, step, position i < period, piece): this ring's tasks in the builder's order.
+    const long base = static_cast<long>(s.tasks.size());
+    const long per_half = static_cast<long>(n - 1) * period * pieces;
+    const long ag_base = base + (reduce_scatter ? per_half : 0);
+    const auto id = [&](bool ag, int step, int i, int k) {
+      return static_cast<int>((ag ? ag_base : base) + (static_cast<long>(step) * period + i) * pieces + k);
+    };
+    for (int half = 0; half < 2; ++half) {
+      const bool ag = half == 1;
+      if ((ag && !all_gather) || (!ag && !reduce_scatter)) continue;
+      const int phase = ag && reduce_scatter ? 1 : 0;
+      const int offset = ag ? 0 : 1;
+      for (int step = 0; step < n - 1; ++step)
+        for (int i = 0; i < period; ++i) {
+          const int seg = ((i - step - offset) % n + n) % n;
+          const int before = (i - 1 + period) % period;  // the ring predecessor's orbit
+          for (int k = 0; k < pieces; ++k) {
+            Task t;
+            t.deps.reserve(2);
+            t.id = static_cast<int>(s.tasks.size());
+            t.src = Endpoint::rank(order[i]);
+            t.dsts = {Endpoint::rank(order[(i + 1) % n])};
+            t.chunk = segments[seg][k].first;
+            t.chunk_count = segments[seg][k].count;
+            t.bytes = chunk_range_bytes(request.op, request.bytes, n, chunks, t.chunk, t.chunk_count);
+            t.reduce = !ag;
+            t.phase = phase;
+            // Data: what the predecessor sent this piece in the previous step (the reduce-scatter's last step for
+            // the all-gather's first, where the segment was reduced); none where the rank's own data goes.
+            if (step > 0) t.deps.push_back(id(ag, step - 1, before, k));
+            else if (ag && reduce_scatter) t.deps.push_back(id(false, n - 2, before, k));
+            // Order: the rank's previous send on its connection (one stream per ring and rank).
+            if (k > 0) t.deps.push_back(id(ag, step, i, k - 1));
+            else if (step > 0) t.deps.push_back(id(ag, step - 1, i, pieces - 1));
+            else if (ag && reduce_scatter) t.deps.push_back(id(false, n - 2, i, pieces - 1));
+            std::sort(t.deps.begin(), t.deps.end());
+            if (extra > 0) sym->mean_bytes.push_back(orbit_mean(step, i, k, offset));
+            s.tasks.push_back(std::move(t));
+          }
+        }
+    }
   }
   sym->rank_maps = symmetry.rank_maps;
-  sym->full_tasks = listed * static_cast<long>(symmetry.rank_maps.size());
+  sym->full_tasks = listed * static_cast<long>(group);
   s.symmetry = std::move(sym);
   return s;
 }

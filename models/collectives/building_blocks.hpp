@@ -61,25 +61,28 @@ class Streams {
 // Rings: min(NCCL's ring channels, NICs per node, GPUs per node) (models/nccl).
 std::vector<std::vector<int>> nccl_ring_orders(const CollectiveRequest& request, const TopologyGraph& graph);
 // The symmetry of those rings (issue 14's exact aggregation, built instead of found): the permutations of ranks
-// that take ring 0 onto some ring j read from the start of some node m and take every ring onto a ring (turned).
-// On GB200 racks (16 rings, ring j from rail floor(4.5 j)) with an even rack count that is 16 x racks / 2
-// permutations: ring 0 goes onto ring 2i from an even rack (racks rotated by an even count, GPUs turned by 9 i) and
-// onto ring 2i+1 from an odd one (the rings run backwards in odd racks); an odd rack count has none. Returned only when every ring is reached equally often, the set is closed under
-// composition (a group) and it has more than one element; `period`: the least turn of ring 0 that the group keeps
-// (one orbit of tasks holds ring 0's positions i, i + period, ...). The topology's share of the symmetry (routes,
-// links) is checked where the schedule is compiled (sim/engine/symmetric_run.hpp).
+// that take ring 0 onto some ring j read from the start of some node m and take every ring onto a ring (turned),
+// kept when they are distinct and closed under composition (a group) and more than one. On GB200 racks (16 rings,
+// ring j from rail floor(4.5 j), forward in even racks and backward in odd ones) with an even rack count that is
+// 16 x racks / 2 permutations: ring 0 goes onto ring 2i from an even rack (racks rotated by an even count, GPUs
+// turned by 9 i) and onto ring 2i + 1 from an odd one; with an odd count the 8 turns by 9 i alone, which take the
+// even rings onto each other and the odd ones onto each other. Each orbit of rings is listed by its lowest ring,
+// with its period: the least turn of it the group keeps (one orbit of tasks holds that ring's positions i,
+// i + period, ...). The topology's share of the symmetry (routes, links) is checked where the schedule is compiled
+// (sim/engine/symmetric_run.hpp).
 struct RingSymmetry {
-  std::vector<std::vector<int>> rank_maps;        // [0]: the identity
-  std::vector<std::pair<int, int>> ring_and_node;  // per element: ring 0 goes onto this ring from this node's start
-  int period = 0;
-  int node_ranks = 0;  // ranks per node (all alike)
+  std::vector<std::vector<int>> rank_maps;                 // [0]: the identity
+  std::vector<std::vector<std::pair<int, int>>> image;     // [element][ring]: onto that ring, turned by that much
+  std::vector<int> listed_rings;                           // the lowest ring of each orbit of rings, ascending
+  std::vector<int> periods;                                // per listed ring
 };
 std::optional<RingSymmetry> rail_ring_symmetry(const CollectiveRequest& request, const TopologyGraph& graph,
                                                const std::vector<std::vector<int>>& orders);
-// The rings' schedule as its own quotient under rail_ring_symmetry, or nothing where they have none: ring 0's
-// reduce-scatter and / or all-gather (ring_reduce_scatter, ring_all_gather, one stream per ring and rank) at
+// The rings' schedule as its own quotient under rail_ring_symmetry, or nothing where they have none: each listed
+// ring's reduce-scatter and / or all-gather (ring_reduce_scatter, ring_all_gather, one stream per ring and rank) at
 // positions [0, period) only, each task's deps naming the listed task of its dependency's orbit (position mod
-// period), with the full schedule's depth, chunks and notes. `owned_by_rank` as ring_segments.
+// period), each task's orbit-mean bytes (ScheduleSymmetry::mean_bytes), with the full schedule's depth, chunks and
+// notes. `owned_by_rank` as ring_segments.
 std::optional<Schedule> ring_quotient_schedule(const CollectiveRequest& request, const TopologyGraph& graph,
                                                const std::string& algorithm, bool owned_by_rank, bool reduce_scatter,
                                                bool all_gather);

@@ -108,19 +108,19 @@ def main():
     check("no such warning where the engine runs NCCL's depth", not any("pieces where NCCL" in w for w in eng.get("warnings", [])),
           str(eng.get("warnings")))
 
-    # A flat ring through 7 racks (NCCL's Ring/LL128 at 1 GiB with NVLS off: 16 rings, 8.1 M transfers, no symmetry
-    # to list them by) is over the engine's cap on a ring's transfers, the other kind of refusal: auto answers with
-    # the closed form too.
-    RING8 = ["collective", "--system", "gb200-nvl72", "--racks", "7", "--gpus", "504", "--op", "all_reduce", "--bytes", "1G",
+    # A flat ring through 4 racks of 71 GPUs (NCCL's Ring/LL128 at 1 GiB with NVLS off: 16 rings, 2.6 M transfers;
+    # 71 GPUs a rack put the rings' rails out of step, so there is no symmetry to list them by) is over the engine's
+    # cap on a ring's transfers, the other kind of refusal: auto answers with the closed form too.
+    RING8 = ["collective", "--system", "gb200-nvl72", "--racks", "4", "--gpus", "284", "--op", "all_reduce", "--bytes", "1G",
              "--nvls", "off"]
-    one_line_refusal("--model engine refuses 504 GPUs in 16 rings", run(RING8 + ["--model", "engine"]),
-                     ["--gpus", "504 ranks in 16 rings", "transfers for the engine", "--model analytic"])
+    one_line_refusal("--model engine refuses 284 GPUs in 16 rings", run(RING8 + ["--model", "engine"]),
+                     ["--gpus", "284 ranks in 16 rings", "transfers for the engine", "--model analytic"])
     r = run(RING8)
     ring8 = json.loads(r.stdout) if r.returncode == 0 else {}
     r2 = run(RING8 + ["--model", "analytic"])
     one = json.loads(r2.stdout) if r2.returncode == 0 else {}
     check("auto falls back where a ring has too many transfers", ring8.get("engine", {}).get("mode") == "analytic"
-          and "will not run" in ring8.get("engine", {}).get("note", "") and "8112384" in ring8["engine"]["note"]
+          and "will not run" in ring8.get("engine", {}).get("note", "") and "2571904" in ring8["engine"]["note"]
           and ring8.get("algo") == "ring" and ring8.get("time_us") == one.get("time_us"), r.stdout[:300] + r.stderr[:300])
 
     # With 8 racks the rings are symmetric (ring onto ring, racks turned by two): the engine runs their quotient,
@@ -139,10 +139,10 @@ def main():
           and abs(flat.get("busbw_GBps", 0) / flat_closed.get("busbw_GBps", 1) - 1) < 1e-5,
           f"{flat.get('engine')} {flat.get('busbw_GBps')} vs {flat_closed.get('busbw_GBps')} {r.stderr[:300]}")
 
-    # racksim sweep: the same choice per size. 256 MiB (a tree) the engine runs; 1 GiB (the flat ring above) it
+    # racksim sweep: the same choice per size. 1 KiB (a tree) the engine runs; 1 GiB (the flat ring above) it
     # will not: the closed form prices it in its place, and the table says so.
-    sweep = ["sweep", "--system", "gb200-nvl72", "--racks", "7", "--gpus", "504", "--op", "all_reduce", "--nvls", "off",
-             "-b", "256M", "-e", "1G", "-f", "4"]
+    sweep = ["sweep", "--system", "gb200-nvl72", "--racks", "4", "--gpus", "284", "--op", "all_reduce", "--nvls", "off",
+             "-b", "1K", "-e", "1G", "-f", "1048576"]
     r = run(sweep + ["--format", "json"])
     rows = json.loads(r.stdout) if r.returncode == 0 else []
     modes = [row.get("engine", {}).get("mode") for row in rows]
@@ -196,8 +196,8 @@ print(json.dumps(out))
         # System.sweep(model=) as racksim sweep --model: the same rows.
         code = """
 import json, racksim
-s = racksim.load('gb200-nvl72', racks=7)
-df = s.sweep('all_reduce', 504, '256M', '1G', 4, nvls=False)
+s = racksim.load('gb200-nvl72', racks=4)
+df = s.sweep('all_reduce', 284, '1K', '1G', 1048576, nvls=False)
 print(json.dumps([[e['mode'] for e in df['engine']], list(df['time_us'])]))
 """
         p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)

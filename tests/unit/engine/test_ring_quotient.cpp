@@ -63,6 +63,11 @@ TEST(RingQuotient, ListsTheFullSchedulesOrbitsTaskForTask) {
       {"gb200-nvl72", 2, 144, CollectiveOp::all_reduce, 1000000, 16},
       {"hgx-h100", 4, 32, CollectiveOp::all_gather, 1000003, 32},
       {"hgx-h100", 4, 32, CollectiveOp::reduce_scatter, 999999, 32},
+      // An odd node count: GB200's even rings onto each other and odd ones onto each other (two listed rings);
+      // HGX's rings all onto each other.
+      {"gb200-nvl72", 3, 216, CollectiveOp::all_reduce, 1ull << 26, 8},
+      {"gb200-nvl72", 3, 216, CollectiveOp::all_gather, 1000000, 8},
+      {"hgx-h100", 3, 24, CollectiveOp::all_reduce, 1ull << 20, 8},
   };
   for (const Case& c : cases) {
     const TopologyGraph g = test::load_graph(c.system, c.racks);
@@ -97,53 +102,64 @@ TEST(RingQuotient, ListsTheFullSchedulesOrbitsTaskForTask) {
       EXPECT_NEAR(listed_bytes[p], full_bytes[p], 1e-9 * full_bytes[p]) << name(c) << " phase " << p;
     EXPECT_EQ(mean.empty(), c.bytes % static_cast<std::uint64_t>(full.chunks) == 0) << name(c);
 
-    // Task for task against ring 0 of the full schedule (its tasks come first, in the listed order by half, step,
-    // position and piece): same transfer, chunk and bytes, and dependencies that name the same orbits.
+    // Task for task against the full schedule (its rings one after the other, each in the listed order by half,
+    // step, position and piece): each listed ring's tasks at positions below its period have the same transfer,
+    // chunk and bytes, and dependencies that name the same orbits (same ring, position mod the period).
     const int n = c.gpus;
+    const auto orders = nccl_ring_orders(r, g);
+    const auto symmetry = rail_ring_symmetry(r, g, orders);
+    ASSERT_TRUE(symmetry) << name(c);
     const long halves = static_cast<long>(full.phases.size());
-    const long listed_half = static_cast<long>(listed.tasks.size()) / halves;
-    // Pieces and the period from the counts: listed per half = (n - 1) x period x pieces; ring 0 per half =
-    // (n - 1) x n x pieces.
-    const int rings = static_cast<int>(nccl_ring_orders(r, g).size());
-    const long ring0_half = static_cast<long>(full.tasks.size()) / halves / rings;
-    const long pieces = ring0_half / (static_cast<long>(n - 1) * n);
-    const long listed_period = listed_half / (static_cast<long>(n - 1) * pieces);
-    ASSERT_EQ(ring0_half, static_cast<long>(n - 1) * n * pieces) << name(c);
-    const auto full_id = [&](long h, long step, long i, long k) { return h * ring0_half + (step * n + i) * pieces + k; };
-    const auto listed_id = [&](long h, long step, long i, long k) {
-      return h * listed_half + (step * listed_period + i % listed_period) * pieces + k;
+    const long rings = static_cast<long>(orders.size());
+    const long ring_half = static_cast<long>(full.tasks.size()) / halves / rings;
+    const long pieces = ring_half / (static_cast<long>(n - 1) * n);
+    ASSERT_EQ(ring_half, static_cast<long>(n - 1) * n * pieces) << name(c);
+    std::map<long, std::pair<long, long>> listed_ring;  // ring -> (its first listed task, its period)
+    long next = 0;
+    for (std::size_t a = 0; a < symmetry->listed_rings.size(); ++a) {
+      listed_ring[symmetry->listed_rings[a]] = {next, symmetry->periods[a]};
+      next += halves * (n - 1) * symmetry->periods[a] * pieces;
+    }
+    ASSERT_EQ(next, static_cast<long>(listed.tasks.size())) << name(c);
+    const auto full_id = [&](long ring, long h, long step, long i, long k) {
+      return (ring * halves + h) * ring_half + (step * n + i) * pieces + k;
     };
-    // A full ring-0 task id -> the listed id of its orbit.
+    const auto listed_id = [&](long ring, long h, long step, long i, long k) {
+      const auto [first, period] = listed_ring.at(ring);
+      return first + h * (n - 1) * period * pieces + (step * period + i % period) * pieces + k;
+    };
+    // A full task id of a listed ring -> the listed id of its orbit.
     const auto orbit_of = [&](long id) {
-      const long h = id / ring0_half, rest = id % ring0_half;
+      const long ring = id / (halves * ring_half), h = id / ring_half % halves, rest = id % ring_half;
       const long step = rest / (n * pieces), i = rest / pieces % n, k = rest % pieces;
-      return listed_id(h, step, i, k);
+      return listed_id(ring, h, step, i, k);
     };
     int mismatches = 0;
-    for (long h = 0; h < halves; ++h)
-      for (long step = 0; step < n - 1; ++step)
-        for (long i = 0; i < listed_period; ++i)
-          for (long k = 0; k < pieces; ++k) {
-            const Task& f = full.tasks.at(static_cast<std::size_t>(full_id(h, step, i, k)));
-            const Task& l = listed.tasks.at(static_cast<std::size_t>(listed_id(h, step, i, k)));
-            std::vector<int> deps;
-            for (int d : f.deps) deps.push_back(static_cast<int>(orbit_of(d)));
-            std::sort(deps.begin(), deps.end());
-            if (f.src != l.src || f.dsts != l.dsts || f.chunk != l.chunk || f.bytes != l.bytes || f.reduce != l.reduce ||
-                f.phase != l.phase || deps != l.deps)
-              ++mismatches;
-          }
+    for (const auto& [ring, at] : listed_ring)
+      for (long h = 0; h < halves; ++h)
+        for (long step = 0; step < n - 1; ++step)
+          for (long i = 0; i < at.second; ++i)
+            for (long k = 0; k < pieces; ++k) {
+              const Task& f = full.tasks.at(static_cast<std::size_t>(full_id(ring, h, step, i, k)));
+              const Task& l = listed.tasks.at(static_cast<std::size_t>(listed_id(ring, h, step, i, k)));
+              std::vector<int> deps;
+              for (int d : f.deps) deps.push_back(static_cast<int>(orbit_of(d)));
+              std::sort(deps.begin(), deps.end());
+              if (f.src != l.src || f.dsts != l.dsts || f.chunk != l.chunk || f.bytes != l.bytes ||
+                  f.reduce != l.reduce || f.phase != l.phase || deps != l.deps)
+                ++mismatches;
+            }
     EXPECT_EQ(mismatches, 0) << name(c);
   }
 }
 
-// Where the nodes are too few, odd in number or the ring is inside one node, there is no quotient: the builder
+// Where the ring is inside one node, or 71 GPUs a rack put the rings' rails out of step, there is no quotient: the builder
 // gives the full schedule.
 TEST(RingQuotient, NoneWhereTheRingsHaveNoSymmetry) {
   const struct {
     std::string system;
     int racks, gpus;
-  } cases[] = {{"gb200-nvl72", 1, 72}, {"gb200-nvl72", 3, 216}, {"hgx-h100", 1, 8}};
+  } cases[] = {{"gb200-nvl72", 1, 72}, {"gb200-nvl72", 2, 142}, {"hgx-h100", 1, 8}};
   for (const auto& c : cases) {
     const TopologyGraph g = test::load_graph(c.system, c.racks);
     const Schedule s = build_schedule_quotient(ring_request(CollectiveOp::all_reduce, c.gpus, 1ull << 24), g,
@@ -164,6 +180,7 @@ TEST(RingQuotient, RunsAsTheFullScheduleDoes) {
   } cases[] = {{"hgx-h100", 4, 32, 1ull << 24, true},
                {"hgx-h100", 4, 32, 1000003, true},  // pieces of 3 906 or 3 907 bytes
                {"hgx-h100", 8, 64, 1ull << 30, true},
+               {"hgx-h100", 3, 24, 1ull << 28, true},  // an odd node count
                {"gb200-nvl72", 2, 144, 1ull << 30, false},
                {"gb300-nvl72", 2, 144, 1ull << 28, false}};
   for (const auto& c : cases) {

@@ -99,7 +99,8 @@ TEST(ServeInteractivePolicy, RefusesOnlyWhatTheEngineCannotAnswerInteractively) 
   // Flat rings: over 2 domains, or whole domains in an even count up to 16 (their quotient), else refused.
   EXPECT_EQ(reason("collective", with({{"gpus", "288"}, {"racks", "4"}, {"algo", "ring"}})), "run");
   EXPECT_EQ(reason("collective", with({{"gpus", "1152"}, {"racks", "16"}, {"algo", "ring"}})), "run");
-  EXPECT_NE(reason("collective", with({{"gpus", "216"}, {"racks", "3"}, {"algo", "ring"}})).find("crosses 3 NVLink domains"),
+  EXPECT_EQ(reason("collective", with({{"gpus", "216"}, {"racks", "3"}, {"algo", "ring"}})), "run");
+  EXPECT_NE(reason("collective", with({{"gpus", "360"}, {"racks", "5"}, {"algo", "ring"}})).find("crosses 5 NVLink domains"),
             std::string::npos);
   EXPECT_NE(reason("collective", with({{"gpus", "284"}, {"racks", "4"}, {"algo", "ring"}})).find("crosses 4 NVLink domains"),
             std::string::npos);
