@@ -47,8 +47,9 @@ std::string name(const Case& c) {
 }
 
 // The listed tasks are the full schedule's orbits: the images of the listed tasks under the group are the full
-// schedule's tasks (src, dst, phase, bytes as a multiset), and each listed task is ring 0's task at its place in
-// the full schedule with the same chunk and the dependencies of that task, each named by its orbit.
+// schedule's tasks (src, dst and phase as a multiset), the orbits' mean bytes add up to every phase's bytes, and each
+// listed task is its listed ring's task at its place in the full schedule, with the same chunk and the dependencies
+// of that task, each named by its orbit.
 TEST(RingQuotient, ListsTheFullSchedulesOrbitsTaskForTask) {
   const std::vector<Case> cases = {
       {"gb200-nvl72", 2, 144, CollectiveOp::all_reduce, 1ull << 26, 16},
