@@ -89,10 +89,16 @@ namespace {
 // (sim/core/memory_budget.hpp). The engine's time budget is checked on what it would simulate, after
 // aggregation (sim/engine/aggregation.hpp). `request` is resolved (NCCL's pipeline item may set its
 // chunk); `chunked`: the user gave --chunk-bytes.
+// The memory a schedule may take: the budget less the process and the graph already built.
+double schedule_room(const TopologyGraph& graph, double& graph_bytes) {
+  graph_bytes = estimate_graph(graph.spec(), graph.racks()).bytes;
+  return static_cast<double>(memory_budget().bytes) - kProcessBaseBytes - graph_bytes;
+}
+
 void check_schedule_size(const CollectiveRequest& request, const TopologyGraph& graph, bool chunked) {
   const MemoryBudget& budget = memory_budget();
-  const double graph_bytes = estimate_graph(graph.spec(), graph.racks()).bytes;
-  const double room = static_cast<double>(budget.bytes) - kProcessBaseBytes - graph_bytes;
+  double graph_bytes = 0;
+  const double room = schedule_room(graph, graph_bytes);
   struct Shape {
     std::string algorithm;
     double unit_bytes = 0;
@@ -187,6 +193,11 @@ Schedule build_resolved(const CollectiveRequest& request, const TopologyGraph& g
   const AlgorithmInfo& info = find_algorithm(choice.request.op, choice.request.algorithm);
   std::optional<Schedule> listed;
   if (quotient && info.quotient != nullptr) listed = info.quotient(choice.request, graph);
+  if (listed) {  // the listed schedule within the same memory budget as any, else the full one's check decides
+    double graph_bytes = 0;
+    const double listed_tasks = static_cast<double>(listed->tasks.size());
+    if (schedule_bytes(listed_tasks, listed_tasks) > schedule_room(graph, graph_bytes)) listed.reset();
+  }
   if (!listed) check_schedule_size(choice.request, graph, request.chunk_bytes > 0);
   Schedule s = listed ? std::move(*listed) : info.build(choice.request, graph);
   s.request = choice.request;

@@ -341,15 +341,15 @@ std::vector<RunResult> Executor::collect() const {
 
 std::vector<RunResult> execute_compiled(const PlatformModel& model, const CompiledRun& run, const RunOptions& options) {
   EngineRun engine;
-  for (const CompiledSchedule& cs : run.schedules) engine.tasks += cs.count;
-  // A quotient compiled from a symmetric schedule numbers its schedule by the listed tasks: the full count is
-  // the classes' (less each schedule's launch task), as it is for a quotient of a full run.
-  if (run.classes) engine.tasks = run.classes->full_tasks - static_cast<int>(run.schedules.size());
   if (run.classes) {
+    // The full run's tasks, less each schedule's launch task: a quotient compiled from a symmetric schedule numbers
+    // its schedule by the listed tasks, so its schedules' counts are not the full ones.
+    engine.tasks = run.classes->full_tasks - static_cast<int>(run.schedules.size());
     engine.mode = "aggregated";
     engine.note = run.engine_note;  // how the quotient was had, where the schedule's symmetry gave it
     for (int c = 0; c < run.tasks(); ++c) engine.simulated_tasks += !run.is_launch(c);
   } else {
+    for (const CompiledSchedule& cs : run.schedules) engine.tasks += cs.count;
     engine.mode = "full";
     engine.simulated_tasks = engine.tasks;
     engine.note = run.engine_note;

@@ -138,6 +138,12 @@ def main():
           and flat.get("algo") == "ring"
           and abs(flat.get("busbw_GBps", 0) / flat_closed.get("busbw_GBps", 1) - 1) < 1e-5,
           f"{flat.get('engine')} {flat.get('busbw_GBps')} vs {flat_closed.get('busbw_GBps')} {r.stderr[:300]}")
+    # Its listed schedule (165 600 tasks, ~130 MB by the schedule estimate) is held to the memory budget like any:
+    # under 120 MB it is not listed, and the full schedule's check refuses the run, naming the budget.
+    small = subprocess.run([BIN, *FLAT8, "--model", "engine"], capture_output=True, text=True, timeout=300,
+                           env=dict(os.environ, RACKSIM_MEMORY_BUDGET="120M"))
+    check("the quotient is held to the memory budget", small.returncode == 2 and not small.stdout
+          and "RACKSIM_MEMORY_BUDGET=120M" in small.stderr and "10598400 transfers" in small.stderr, small.stderr[:300])
 
     # racksim sweep: the same choice per size. 1 KiB (a tree) the engine runs; 1 GiB (the flat ring above) it
     # will not: the closed form prices it in its place, and the table says so.
