@@ -73,11 +73,19 @@ std::vector<std::vector<int>> nccl_ring_orders(const CollectiveRequest& request,
 std::optional<RingSymmetry> rail_ring_symmetry(const CollectiveRequest& request, const TopologyGraph& graph,
                                                const std::vector<std::vector<int>>& orders) {
   const auto nodes = nccl_nodes(request, graph);
-  const int n = static_cast<int>(request.gpus.size()), k = static_cast<int>(nodes.size());
-  if (k < 2 || orders.empty()) return std::nullopt;
-  const int local = static_cast<int>(nodes.front().size());
-  for (const auto& node : nodes)
-    if (static_cast<int>(node.size()) != local) return std::nullopt;  // uneven nodes: no rotation maps them
+  const int n = static_cast<int>(request.gpus.size());
+  if (n < 2 || orders.empty()) return std::nullopt;
+  // The turns a candidate starts from: each node's first rank; inside one node (one ring in request order) each
+  // rank, so the candidates are the ring's n rotations (whether the NVLink domain's routes share them is the
+  // engine's check, as across nodes).
+  int k = static_cast<int>(nodes.size()), local = static_cast<int>(nodes.front().size());
+  if (k < 2) {
+    k = n;
+    local = 1;
+  } else {
+    for (const auto& node : nodes)
+      if (static_cast<int>(node.size()) != local) return std::nullopt;  // uneven nodes: no rotation maps them
+  }
   for (const auto& order : orders)
     if (static_cast<int>(order.size()) != n) return std::nullopt;
   const int rings = static_cast<int>(orders.size());

@@ -66,7 +66,9 @@ std::vector<std::vector<int>> nccl_ring_orders(const CollectiveRequest& request,
 // ring j from rail floor(4.5 j), forward in even racks and backward in odd ones) with an even rack count that is
 // 16 x racks / 2 permutations: ring 0 goes onto ring 2i from an even rack (racks rotated by an even count, GPUs
 // turned by 9 i) and onto ring 2i + 1 from an odd one; with an odd count the 8 turns by 9 i alone, which take the
-// even rings onto each other and the odd ones onto each other. Each orbit of rings is listed by its lowest ring,
+// even rings onto each other and the odd ones onto each other. Inside one node (one ring in request order) the
+// candidates start from each rank instead: the ring's n turns (72 on one GB200 rack, period one rank). Each orbit of
+// rings is listed by its lowest ring,
 // with its period: the least turn of it the group keeps (one orbit of tasks holds that ring's positions i,
 // i + period, ...). The topology's share of the symmetry (routes, links) is checked where the schedule is compiled
 // (sim/engine/symmetric_run.hpp).

@@ -95,7 +95,9 @@ double schedule_room(const TopologyGraph& graph, double& graph_bytes) {
   return static_cast<double>(memory_budget().bytes) - kProcessBaseBytes - graph_bytes;
 }
 
-void check_schedule_size(const CollectiveRequest& request, const TopologyGraph& graph, bool chunked) {
+// `listed`: the schedule runs listed by its symmetry (its own size already held to the budget), so only a
+// --chunk-bytes over the transfer cap is refused here, as it would be for the full schedule.
+void check_schedule_size(const CollectiveRequest& request, const TopologyGraph& graph, bool chunked, bool listed) {
   const MemoryBudget& budget = memory_budget();
   double graph_bytes = 0;
   const double room = schedule_room(graph, graph_bytes);
@@ -132,7 +134,8 @@ void check_schedule_size(const CollectiveRequest& request, const TopologyGraph& 
   // A --chunk-bytes deeper than kMaxTransfers allows would be lowered by choose_depth (the builders plan
   // their depth with it): refused instead, so that what runs is what was asked for.
   const bool over_cap = chunked && t > static_cast<double>(kMaxTransfers);
-  if (need <= room && !over_cap) return;
+  const bool fits = listed || need <= room;
+  if (fits && !over_cap) return;
   const std::string what = m.algorithm + " on " + std::to_string(request.gpus.size()) + " GPUs, " +
                            units::format_bytes(request.bytes) + (chunked ? " in " + std::to_string(depth) + " pieces" : "") +
                            ": " + std::to_string(static_cast<long long>(t)) + " transfers, " +
@@ -140,12 +143,12 @@ void check_schedule_size(const CollectiveRequest& request, const TopologyGraph& 
                            format_MB(need + graph_bytes + kProcessBaseBytes) + " with the " + format_MB(graph_bytes) +
                            " graph)";
   const std::string limits =
-      over_cap && need <= room
+      over_cap && fits
           ? "at most " + std::to_string(kMaxTransfers) + " transfers in one pipelined schedule (kMaxTransfers)"
           : "at most " + format_MB(static_cast<double>(budget.bytes)) + " in all (memory budget: " + budget.basis + ")";
   if (chunked) {
     long fit = 1;  // the deepest pipeline within both limits
-    while (fit < depth && bytes(2.0 * fit) <= room && transfers(2.0 * fit) <= static_cast<double>(kMaxTransfers)) fit *= 2;
+    while (fit < depth && (listed || bytes(2.0 * fit) <= room) && transfers(2.0 * fit) <= static_cast<double>(kMaxTransfers)) fit *= 2;
     const double min_chunk = std::ceil(m.unit_bytes / static_cast<double>(fit));
     throw InputError("--chunk-bytes", "", std::to_string(request.chunk_bytes) + " (" + what + ")",
                      limits + ": a chunk of at least " + std::to_string(static_cast<long long>(min_chunk)) + " bytes, or none");
@@ -198,7 +201,7 @@ Schedule build_resolved(const CollectiveRequest& request, const TopologyGraph& g
     const double listed_tasks = static_cast<double>(listed->tasks.size());
     if (schedule_bytes(listed_tasks, listed_tasks) > schedule_room(graph, graph_bytes)) listed.reset();
   }
-  if (!listed) check_schedule_size(choice.request, graph, request.chunk_bytes > 0);
+  if (!listed || request.chunk_bytes > 0) check_schedule_size(choice.request, graph, request.chunk_bytes > 0, listed.has_value());
   Schedule s = listed ? std::move(*listed) : info.build(choice.request, graph);
   s.request = choice.request;
   s.note = s.note.empty() ? choice.note : choice.note + "; " + s.note;

@@ -69,6 +69,11 @@ TEST(RingQuotient, ListsTheFullSchedulesOrbitsTaskForTask) {
       {"gb200-nvl72", 3, 216, CollectiveOp::all_reduce, 1ull << 26, 8},
       {"gb200-nvl72", 3, 216, CollectiveOp::all_gather, 1000000, 8},
       {"hgx-h100", 3, 24, CollectiveOp::all_reduce, 1ull << 20, 8},
+      // Inside one NVLink domain: one ring in request order and its n turns (period one rank).
+      {"gb200-nvl72", 1, 72, CollectiveOp::all_reduce, 1ull << 26, 72},
+      {"gb300-nvl72", 1, 36, CollectiveOp::reduce_scatter, 1ull << 24, 36},
+      {"hgx-h100", 1, 8, CollectiveOp::all_gather, 1000003, 8},
+      {"hgx-b200", 1, 5, CollectiveOp::all_reduce, 1ull << 20, 5},
   };
   for (const Case& c : cases) {
     const TopologyGraph g = test::load_graph(c.system, c.racks);
@@ -154,13 +159,13 @@ TEST(RingQuotient, ListsTheFullSchedulesOrbitsTaskForTask) {
   }
 }
 
-// Where the ring is inside one node, or 71 GPUs a rack put the rings' rails out of step, there is no quotient: the builder
+// Where 71 GPUs a rack (or racks of 72 and 71 GPUs) put the rings' rails out of step, there is no quotient: the builder
 // gives the full schedule.
 TEST(RingQuotient, NoneWhereTheRingsHaveNoSymmetry) {
   const struct {
     std::string system;
     int racks, gpus;
-  } cases[] = {{"gb200-nvl72", 1, 72}, {"gb200-nvl72", 2, 142}, {"hgx-h100", 1, 8}};
+  } cases[] = {{"gb200-nvl72", 2, 142}, {"gb200-nvl72", 2, 143}};  // 71 + 71; 72 + 71
   for (const auto& c : cases) {
     const TopologyGraph g = test::load_graph(c.system, c.racks);
     const Schedule s = build_schedule_quotient(ring_request(CollectiveOp::all_reduce, c.gpus, 1ull << 24), g,
@@ -182,6 +187,9 @@ TEST(RingQuotient, RunsAsTheFullScheduleDoes) {
                {"hgx-h100", 4, 32, 1000003, true},  // pieces of 3 906 or 3 907 bytes
                {"hgx-h100", 8, 64, 1ull << 30, true},
                {"hgx-h100", 3, 24, 1ull << 28, true},  // an odd node count
+               {"hgx-h100", 1, 8, 1000003, true},     // one node: the ring's turns
+               {"gb200-nvl72", 1, 72, 1ull << 30, true},
+               {"gb300-nvl72", 1, 36, 1000000, true},
                {"gb200-nvl72", 2, 144, 1ull << 30, false},
                {"gb300-nvl72", 2, 144, 1ull << 28, false}};
   for (const auto& c : cases) {
@@ -250,6 +258,23 @@ TEST(RingQuotient, TheFullScheduleWhereTheRunBreaksTheSymmetry) {
   kernels.gpu_reduce_kernel = true;
   EXPECT_EQ(healthy.quotient_refused(listed, kernels), "GPU reduction kernels share their GPUs");
   EXPECT_EQ(healthy.quotient_refused(listed, RunOptions{}), "");
+}
+
+// One NVLink domain over two racks (NVL36x2: the switch trays' cables join the racks): the ring's turns are a symmetry
+// of the ring but not of the routes (a GPU's neighbour is in its own rack or across the cables), so the topology's
+// check refuses the listing and the engine gets the full schedule.
+TEST(RingQuotient, OneDomainWhoseRoutesDoNotTurnWithTheRing) {
+  const TopologyGraph g = test::load_graph("gb200-nvl36x2", 2);
+  const Calibration cal = Calibration::none();
+  const CollectiveRequest r = ring_request(CollectiveOp::all_reduce, 72, 1ull << 24);
+  const Schedule listed = build_schedule_quotient(r, g, cal);
+  ASSERT_TRUE(listed.symmetry);
+  EXPECT_EQ(listed.symmetry->rank_maps.size(), 72u);
+  const Simulation sim(g, cal);
+  EXPECT_NE(sim.quotient_refused(listed, RunOptions{}), "");
+  const Schedule used = schedule_for_engine(sim, g, r, cal, RunOptions{});
+  EXPECT_FALSE(used.symmetry);
+  EXPECT_EQ(used.tasks.size(), build_schedule(r, g).tasks.size());
 }
 
 }  // namespace
