@@ -44,12 +44,14 @@ struct ValidationReport {
   std::string calibration_source;
   std::vector<ValidationRow> rows;
   std::vector<SkippedRecord> skipped;  // records no system expresses, and predictions that failed
-  std::vector<SummaryRow> by_system;   // bands "< 1 MiB", "1-64 MiB", ">= 64 MiB", "all"
+  std::vector<SummaryRow> by_system;   // records the fits use (in-sample); bands "< 1 MiB", "1-64 MiB", ">= 64 MiB", "all"
   std::vector<SummaryRow> by_series;   // bands "< 64 MiB", ">= 64 MiB", "all"
   // Collective records no fit ever uses (validation only: low confidence, a placement or NICs the source
   // leaves open), per system and band "< 64 MiB", ">= 64 MiB": predicted by the shipped calibration, so
   // they are held out as much as leave-one-out's folds are.
   std::vector<SummaryRow> never_fitted;
+  // The other records no fit uses (memory copies, point-to-point transfers), per system and band as never_fitted.
+  std::vector<SummaryRow> other_unfitted;
 };
 
 ValidationReport validate_measurements(const MeasurementSet& data, const Predictor& predictor,
