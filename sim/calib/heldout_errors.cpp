@@ -11,7 +11,7 @@
 #include "sim/calib/calibration.hpp"
 #include "sim/core/error_summary_json.hpp"
 #include "sim/core/json_reader.hpp"
-#include "sim/core/private_dir.hpp"
+#include "sim/core/file_memo.hpp"
 
 namespace racksim {
 
@@ -141,55 +141,37 @@ std::string heldout_table_to_json_text(const HeldoutTable& t) {
 const HeldoutTable* shipped_heldout_table() {
   // By the file's text: parsed once per text a process meets (an engine daemon's children inherit the
   // daemon's, warm_shipped_tables), and never stale while a long-lived daemon outlives a regenerated file.
-  // Tables are never freed, so a pointer handed out stays valid. The file is read again only when its
-  // identity (inode, size, modification time) changed: every engine run quotes the table, and reading and
-  // comparing its text was ~35 us of an 8-GPU run's ~2 ms in the daemon's child (session 54).
+  // Tables are never freed, so a pointer handed out stays valid. The text is read again only when the file's
+  // identity changed (FileMemo): every engine run quotes the table, and reading and comparing its text was
+  // ~35 us of an 8-GPU run's ~2 ms in the daemon's child (session 54).
   static std::mutex mutex;
   static std::map<std::string, std::unique_ptr<const HeldoutTable>> by_text;
-  static std::string last_identity;
-  static const HeldoutTable* last = nullptr;
+  static FileMemo<const HeldoutTable*> memo;
   const std::string path = std::string(RACKSIM_CALIBRATION_DIR) + "/" + kShippedFile;
-  const std::string identity = file_identity(path);
-  if (identity.empty()) return nullptr;
-  {
+  return memo.get(path, [&]() -> const HeldoutTable* {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) return nullptr;
+    std::string text = read_json_file_text(path);
     std::lock_guard<std::mutex> lock(mutex);
-    if (last != nullptr && identity == last_identity) return last;
-  }
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) return nullptr;
-  std::string text = read_json_file_text(path);
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = by_text.find(text);
-  if (it == by_text.end()) {
-    auto table = std::make_unique<const HeldoutTable>(heldout_table_from_json_text(text, path));
-    it = by_text.emplace(std::move(text), std::move(table)).first;
-  }
-  last_identity = identity;
-  last = it->second.get();
-  return last;
+    auto it = by_text.find(text);
+    if (it == by_text.end()) {
+      auto table = std::make_unique<const HeldoutTable>(heldout_table_from_json_text(text, path));
+      it = by_text.emplace(std::move(text), std::move(table)).first;
+    }
+    return it->second.get();
+  });
 }
 
 bool is_shipped_calibration(const Calibration& calibration) {
   if (calibration.name != "default") return false;  // cheap first: the shipped file's name
-  // The shipped calibration as last read, kept while the file's identity (inode, size, modification time) is
-  // the same: load_calibration reads the file and returns a copy of what it parsed, ~140 us of the ~190 us
-  // quoting the held-out errors took in every engine run (session 54); now a stat and the comparison.
-  static std::mutex mutex;
-  static std::string last_identity;
-  static std::shared_ptr<const Calibration> shipped;
-  const std::string identity = file_identity(std::string(RACKSIM_CALIBRATION_DIR) + "/default.json");
-  std::shared_ptr<const Calibration> known;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (shipped && !identity.empty() && identity == last_identity) known = shipped;
-  }
-  if (!known) {
-    known = std::make_shared<const Calibration>(load_calibration("default"));
-    std::lock_guard<std::mutex> lock(mutex);
-    last_identity = identity;
-    shipped = known;
-  }
-  return calibration == *known;
+  // The shipped calibration as last read, kept while the file's identity is the same (FileMemo):
+  // load_calibration reads the file and returns a copy of what it parsed, ~140 us of the ~190 us quoting the
+  // held-out errors took in every engine run (session 54); now a stat and the comparison.
+  static FileMemo<std::shared_ptr<const Calibration>> memo;
+  const std::shared_ptr<const Calibration> shipped =
+      memo.get(std::string(RACKSIM_CALIBRATION_DIR) + "/default.json",
+               [] { return std::make_shared<const Calibration>(load_calibration("default")); });
+  return calibration == *shipped;
 }
 
 void warm_shipped_tables() {

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,7 @@
 
 #include "sim/core/atomic_file.hpp"
 #include "sim/core/errors.hpp"
+#include "sim/core/file_memo.hpp"
 #include "sim/core/json_reader.hpp"
 #include "sim/core/suggest.hpp"
 #include "sim/core/units.hpp"
@@ -216,5 +218,55 @@ TEST(AtomicFile, BadPathsAreInputErrorsNamingTheOption) {
   EXPECT_NE(message_of([&] { AtomicFile f((dir / "missing" / "x").string(), "--out"); }).find("No such file"),
             std::string::npos);
   EXPECT_EQ(entries(dir), 1u);
+  fs::remove_all(dir);
+}
+
+// FileMemo makes its value once while the file stays as it is, again after the file is rewritten (new size or
+// modification time) or replaced by a rename (new inode), and every time for a file that is not there.
+TEST(FileMemo, MakesAgainOnlyWhenTheFileChanges) {
+  const fs::path dir = scratch("file-memo");
+  const std::string path = (dir / "table.json").string();
+  const auto write = [&](const std::string& text) {
+    std::ofstream out(path, std::ios::trunc);
+    out << text;
+  };
+  const auto read = [&] {
+    std::ifstream in(path);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  FileMemo<std::string> memo;
+  int made = 0;
+  const auto make = [&] {
+    ++made;
+    return fs::exists(path) ? read() : std::string("(none)");
+  };
+  EXPECT_EQ(memo.get(path, make), "(none)");
+  EXPECT_EQ(memo.get(path, make), "(none)");
+  EXPECT_EQ(made, 2);  // no file: nothing kept
+  write("first");
+  EXPECT_EQ(memo.get(path, make), "first");
+  EXPECT_EQ(memo.get(path, make), "first");
+  EXPECT_EQ(made, 3);  // kept while the file is unchanged
+  write("second, longer");
+  EXPECT_EQ(memo.get(path, make), "second, longer");
+  EXPECT_EQ(made, 4);
+  // Same size, new text: the modification time tells (set apart by a second, whatever the clock's step).
+  write("second, LONGER");
+  struct stat st {};
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  const fs::file_time_type later = fs::last_write_time(path) + std::chrono::seconds(1);
+  fs::last_write_time(path, later);
+  EXPECT_EQ(memo.get(path, make), "second, LONGER");
+  EXPECT_EQ(made, 5);
+  // Replaced by a rename (what an atomic writer does): a new inode.
+  const std::string other = (dir / "next.json").string();
+  {
+    std::ofstream out(other);
+    out << "third, LONGER!";
+  }
+  fs::last_write_time(other, later);
+  fs::rename(other, path);
+  EXPECT_EQ(memo.get(path, make), "third, LONGER!");
+  EXPECT_EQ(made, 6);
   fs::remove_all(dir);
 }
