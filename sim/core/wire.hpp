@@ -56,6 +56,15 @@ class Reader {
     pos_ += n;
     return s;
   }
+  // Steps over a string without copying it.
+  void skip_str() {
+    const auto n = pod<std::uint64_t>();
+    need(n);
+    pos_ += n;
+  }
+  void skip_strs() {
+    for (std::uint64_t i = 0, n = count(); i < n; ++i) skip_str();
+  }
   std::vector<std::string> strs() {
     std::vector<std::string> list(count());
     for (auto& s : list) s = str();

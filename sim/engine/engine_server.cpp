@@ -139,12 +139,22 @@ class ServerState {
     return key;
   }
   bool prepared_for(const EngineRequest& r) const { return simulation_ && key_of(r) == key_; }
+  // The daemon prepares from a request's encoded head (prepare_next) and keeps its bytes, less the kind byte
+  // (key_of leaves the kind out too): a request whose head has the same bytes names this Simulation, which the
+  // spare can tell by comparing them in place, without copying the head's ~100 KB of topology and calibration
+  // text twice (decoding, key_of) into fresh pages (~0.2 ms of an 8-GPU run, session 54).
+  void remember_head(const std::string& head) { head_ = simulation_ && head.size() > 1 ? head.substr(1) : std::string(); }
+  bool prepared_for_head(const std::string& message, std::size_t head_bytes) const {
+    return simulation_ && !head_.empty() && head_bytes == head_.size() + 1 && message.size() >= head_bytes &&
+           message.compare(1, head_.size(), head_) == 0;
+  }
   void prepare(const EngineRequest& r) {
     std::string key = key_of(r);
     if (key == key_ && simulation_) return;
     simulation_.reset();
     graph_.reset();
     key_.clear();
+    head_.clear();
     const TopologySpec spec = topology_from_json_text(r.topology_json, "engine request (topology)");
     graph_ = std::make_unique<TopologyGraph>(spec, r.racks);
     if (!r.partitions.empty()) graph_->apply_partitions(parse_partitions(r.partitions, *graph_));
@@ -180,6 +190,7 @@ class ServerState {
 
  private:
   std::string key_;
+  std::string head_;  // remember_head
   std::unique_ptr<TopologyGraph> graph_;
   std::unique_ptr<Simulation> simulation_;
 };
@@ -442,19 +453,21 @@ void warm_heap(int control) {
   std::string message;
   if (!recv_message(conn, message)) ::_exit(1);  // the caller went away
   EngineRequest request;
+  bool ready = false;  // the daemon prepared this request's Simulation: its head's texts need no decoding
   const std::string decoded = framed([&] {
-    request = decode_engine_request(message);
+    ready = state.prepared_for_head(message, engine_request_head_bytes(message));
+    request = ready ? decode_engine_request_body(message) : decode_engine_request(message);
     return std::string();
   });
   if (decoded.empty() || decoded[0] != 'R') ::_exit(send_message(conn, decoded) ? 0 : 1);  // not a request
-  if (!state.prepared_for(request)) {
+  if (!ready && !state.prepared_for(request)) {
     std::size_t head_bytes = 0;
     (void)decode_engine_request_head(message, head_bytes);
     (void)send_message(control, message.substr(0, head_bytes));
   }
   std::string().swap(message);
   const std::string reply = framed([&] {
-    state.prepare(request);  // nothing to do when the daemon had it ready
+    if (!ready) state.prepare(request);  // nothing to do when the daemon had it ready
     return state.run(request);
   });
   ::_exit(send_message(conn, reply) ? 0 : 1);
@@ -556,6 +569,7 @@ class Daemon {
         state_.prepare(r);
         let_spare_go();
       }
+      if (state_.prepared_for(r)) state_.remember_head(head);
       return std::string();
     });
     ::malloc_trim(0);  // the old Simulation's pages back to the system: smaller forks, fewer pages to prefault

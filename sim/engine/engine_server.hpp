@@ -43,6 +43,11 @@ EngineRequest decode_engine_request(const std::string& bytes);
 // The request's head alone (what names its Simulation; no schedules) and how many bytes of `bytes` it took:
 // the daemon reads it to prepare the next Simulation without decoding the schedules.
 EngineRequest decode_engine_request_head(const std::string& bytes, std::size_t& head_bytes);
+// How many bytes of `bytes` its head takes, without copying its texts.
+std::size_t engine_request_head_bytes(const std::string& bytes);
+// The request's kind, racks and body, its head's texts (topology, partitions, calibration, failures) stepped
+// over, not copied: for a server already prepared for that head (ServerState::prepared_for_head).
+EngineRequest decode_engine_request_body(const std::string& bytes);
 // The binary encoding of one schedule (exposed for its round-trip test).
 std::string encode_schedule(const Schedule& schedule);
 Schedule decode_schedule(const std::string& bytes);

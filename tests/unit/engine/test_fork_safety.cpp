@@ -278,6 +278,25 @@ TEST(ForkSafety, EngineRequestsRoundTrip) {
   EXPECT_TRUE(back.options.record_trace);
   EXPECT_EQ(back.jobs, 5);
   EXPECT_THROW(decode_engine_request(encode_engine_request(r).substr(0, 20)), SimulationError);
+
+  // The body alone (a spare whose daemon prepared this head): the same kind, racks and body, the head's texts
+  // stepped over; the head's length as decode_engine_request_head counts it.
+  const std::string bytes = encode_engine_request(r);
+  std::size_t head_bytes = 0;
+  (void)decode_engine_request_head(bytes, head_bytes);
+  EXPECT_EQ(engine_request_head_bytes(bytes), head_bytes);
+  const EngineRequest body = decode_engine_request_body(bytes);
+  EXPECT_EQ(body.kind, r.kind);
+  EXPECT_EQ(body.racks, 3);
+  EXPECT_TRUE(body.topology_json.empty());
+  EXPECT_TRUE(body.calibration_json.empty());
+  EXPECT_TRUE(body.failures.empty());
+  ASSERT_EQ(body.schedules.size(), 2u);
+  EXPECT_EQ(body.schedules[1].note, "n");
+  EXPECT_EQ(body.transfers[0].bytes, 42u);
+  EXPECT_EQ(body.jobs, 5);
+  EXPECT_THROW(decode_engine_request_body(bytes.substr(0, 20)), SimulationError);
+  EXPECT_THROW(engine_request_head_bytes(bytes.substr(0, 12)), SimulationError);
 }
 
 }  // namespace
