@@ -188,10 +188,17 @@ CommCost::Answer AnalyticCommCost::evaluate(const CollectiveRequest& request) {
 double engine_concurrent_s(const TopologyGraph& graph, const Calibration& calibration, const CollectiveRequest& request,
                            const std::vector<std::vector<int>>& groups) {
   std::vector<Schedule> schedules;
-  for (const auto& gpus : groups) {
-    CollectiveRequest r = request;
-    r.gpus = gpus;
-    schedules.push_back(build_schedule(r, graph, calibration));  // with NCCL's protocol terms, as priced
+  {
+    // One flow cache for every group's build (each built its own): the groups' pricings share the tables of
+    // paths per set of terms. Same arithmetic, the same schedules to the bit; ~20 % of the builds' time in the
+    // engine checks of a DeepSeek-V3 plan on 8 racks (2 400 groups of 2-8 GPUs, 129 -> 103 ms, session 54).
+    FlowCache cache(graph);
+    const FlowCache::Scope scope(cache);
+    for (const auto& gpus : groups) {
+      CollectiveRequest r = request;
+      r.gpus = gpus;
+      schedules.push_back(build_schedule(r, graph, calibration));  // with NCCL's protocol terms, as priced
+    }
   }
   const Simulation simulation(graph, calibration);
   double slowest = 0;
