@@ -257,14 +257,6 @@ EngineRequest decode_engine_request_head(const std::string& bytes, std::size_t& 
   return r;
 }
 
-EngineRequest decode_engine_request(const std::string& bytes) {
-  Reader rd(bytes, kWhat);
-  EngineRequest r;
-  get_head(rd, r);
-  get_body(rd, r);
-  return r;
-}
-
 namespace {
 // The head's kind and racks, its texts stepped over (get_head's order).
 void skip_head(Reader& rd, EngineRequest& r) {
@@ -276,21 +268,25 @@ void skip_head(Reader& rd, EngineRequest& r) {
   rd.skip_strs();  // failures
   rd.skip_str();  // partition_mode
 }
+
+EngineRequest decode_with(const std::string& bytes, void (*head)(Reader&, EngineRequest&)) {
+  Reader rd(bytes, kWhat);
+  EngineRequest r;
+  head(rd, r);
+  get_body(rd, r);
+  return r;
+}
 }  // namespace
+
+EngineRequest decode_engine_request(const std::string& bytes) { return decode_with(bytes, get_head); }
+
+EngineRequest decode_engine_request_body(const std::string& bytes) { return decode_with(bytes, skip_head); }
 
 std::size_t engine_request_head_bytes(const std::string& bytes) {
   Reader rd(bytes, kWhat);
   EngineRequest r;
   skip_head(rd, r);
   return rd.position();
-}
-
-EngineRequest decode_engine_request_body(const std::string& bytes) {
-  Reader rd(bytes, kWhat);
-  EngineRequest r;
-  skip_head(rd, r);
-  get_body(rd, r);
-  return r;
 }
 
 std::string encode_schedule(const Schedule& schedule) {
