@@ -52,6 +52,18 @@ def main():
 
 
 def check(doc, failures):
+    # The per-system summary counts the records the fits use, and only those ("Records the fits use"); every
+    # record no fit uses is in one of the other two tables (collectives; memory copies and transfers).
+    for s in doc["by_system"]:
+        if s["band"] != "all":
+            continue
+        fitted = sum(1 for r in doc["rows"] if r["system"] == s["group"] and r["training"])
+        if s["points"] != fitted:
+            failures.append("%s: by_system counts %d points, the fits use %d" % (s["group"], s["points"], fitted))
+    unfitted = sum(1 for r in doc["rows"] if not r["training"])
+    tabled = sum(s["points"] for s in doc["never_fitted"] + doc["other_unfitted"])
+    if unfitted != tabled:
+        failures.append("%d records no fit uses, %d in the validation-only tables" % (unfitted, tabled))
     for series in SWEEPS:
         rows = [r for r in doc["rows"] if r["series"] == series]
         if len(rows) != 24:
