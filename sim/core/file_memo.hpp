@@ -2,10 +2,10 @@
 // A value made from a file, made again only when the file's identity changes (path, inode, size and
 // modification time: file_identity in private_dir.hpp). For files read on every call of a hot path whose
 // parse is kept anyway: the shipped calibration and held-out table, which every engine run's result quotes
-// (sim/calib/heldout_errors.cpp); a stat replaces reading and comparing the whole text. A file rewritten in
-// place keeps neither its modification time (nanoseconds) nor, after a rename, its inode: the next call
-// makes the value again. A file that cannot be stat'ed is never kept: `make` runs every time (and reports
-// the file's problem itself).
+// (sim/calib/heldout_errors.cpp); a stat replaces reading and comparing the whole text. Rewriting a file in
+// place changes its modification time (nanoseconds), replacing it by a rename changes its inode: either way the
+// next call makes the value again. A file that cannot be stat'ed is never kept: `make` runs every time (and
+// reports the file's problem itself).
 #include <mutex>
 #include <string>
 #include <utility>
