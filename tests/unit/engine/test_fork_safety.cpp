@@ -295,8 +295,12 @@ TEST(ForkSafety, EngineRequestsRoundTrip) {
   EXPECT_EQ(body.schedules[1].note, "n");
   EXPECT_EQ(body.transfers[0].bytes, 42u);
   EXPECT_EQ(body.jobs, 5);
-  EXPECT_THROW(decode_engine_request_body(bytes.substr(0, 20)), SimulationError);
-  EXPECT_THROW(engine_request_head_bytes(bytes.substr(0, 12)), SimulationError);
+  // Every shorter prefix is refused, never read past its end: the body's from any cut, the head's length from a
+  // cut inside the head.
+  for (std::size_t n = 0; n < bytes.size(); ++n) {
+    EXPECT_THROW(decode_engine_request_body(bytes.substr(0, n)), SimulationError) << n;
+    if (n < head_bytes) EXPECT_THROW(engine_request_head_bytes(bytes.substr(0, n)), SimulationError) << n;
+  }
 }
 
 }  // namespace
