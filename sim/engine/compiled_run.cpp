@@ -41,6 +41,8 @@ void validate(const PlatformModel& model, const Schedule& s, int ranks) {
   }
 }
 
+}  // namespace
+
 std::vector<int> hosts_of_ranks(const PlatformModel& model, const Schedule& s) {
   const TopologyGraph& g = model.graph();
   std::vector<int> hosts;
@@ -55,8 +57,6 @@ std::vector<int> hosts_of_ranks(const PlatformModel& model, const Schedule& s) {
   }
   return hosts;
 }
-
-}  // namespace
 
 CompiledRun compile_run(const PlatformModel& model, const Calibration& calibration,
                         const std::vector<const Schedule*>& schedules,

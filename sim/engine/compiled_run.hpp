@@ -87,6 +87,10 @@ struct CompiledRun {
 // by its symmetry (Schedule::symmetry) compiles into its quotient run (symmetric_run.hpp) and must run alone.
 // `after`, when given, holds per schedule the earlier schedules whose completion launches it (none:
 // launched at time 0): a job's collectives run back to back (Simulation::run_after).
+// The platform hosts of a schedule's ranks (its request's GPUs): InputError for a GPU outside the topology,
+// SimulationError for one a failure took out (naming the tray).
+std::vector<int> hosts_of_ranks(const PlatformModel& model, const Schedule& s);
+
 CompiledRun compile_run(const PlatformModel& model, const Calibration& calibration,
                         const std::vector<const Schedule*>& schedules,
                         const std::vector<std::vector<int>>* rank_hosts = nullptr,

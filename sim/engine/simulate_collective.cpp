@@ -14,7 +14,7 @@ namespace racksim {
 // Kept apart from simulation.cpp so that the engine links without the algorithm registry.
 Schedule schedule_for_engine(const Simulation& simulation, const TopologyGraph& graph, const CollectiveRequest& request,
                              const Calibration& calibration, const RunOptions& options) {
-  // Where the algorithm lists its schedule by a symmetry (NCCL's rail rings across racks), the engine runs that
+  // Where the algorithm lists its schedule by a symmetry (NCCL's rings, across racks or inside one domain), the engine runs that
   // quotient, never building the full schedule (issue 14: a flat ring over 8 GB200 racks is 10.6 M transfers),
   // unless this run breaks the symmetry; then the full schedule, as always.
   if (!options.aggregate || options.record_trace) return build_schedule(request, graph, calibration);

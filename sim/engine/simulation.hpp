@@ -89,7 +89,7 @@ RunResult simulate_collective(const TopologyGraph& graph, const CollectiveReques
                               const Calibration& calibration, const FailureScenario& failures = {},
                               const RunOptions& options = {});
 // The schedule `simulation` runs for `request` with `options`: the algorithm's quotient under its symmetry
-// (Schedule::symmetry; NCCL's rail rings across racks) where the run keeps that symmetry
+// (Schedule::symmetry; NCCL's rings across racks or inside one domain) where the run keeps that symmetry
 // (Simulation::quotient_refused), else build_schedule's full schedule. simulate_collective, `racksim collective`
 // and System.collective run this one.
 Schedule schedule_for_engine(const Simulation& simulation, const TopologyGraph& graph, const CollectiveRequest& request,

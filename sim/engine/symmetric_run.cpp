@@ -140,23 +140,16 @@ Images images_of(const PlatformModel& model, const Schedule& s, const std::vecto
   return im;
 }
 
-std::vector<int> hosts_of(const PlatformModel& model, const Schedule& s) {
-  std::vector<int> hosts;
-  for (int gpu : s.request.gpus) {
-    if (gpu < 0 || gpu >= model.graph().gpu_count()) return {};
-    hosts.push_back(model.gpu_host(gpu));
-  }
-  return hosts;
-}
-
 }  // namespace
 
 std::string symmetry_breaks(const PlatformModel& model, const Schedule& schedule) {
   if (!schedule.symmetry) return "";
-  for (int gpu : schedule.request.gpus)
-    if (gpu >= 0 && gpu < model.graph().gpu_count() && !model.gpu_failure(gpu).empty()) return "a failed GPU";
-  const std::vector<int> hosts = hosts_of(model, schedule);
-  if (hosts.size() != schedule.request.gpus.size()) return "a GPU outside the topology";
+  std::vector<int> hosts;
+  try {
+    hosts = hosts_of_ranks(model, schedule);  // as compile_run maps them
+  } catch (const std::exception& e) {
+    return e.what();  // a GPU outside the topology or taken out: compile_run says so again, for the full schedule
+  }
   return images_of(model, schedule, hosts).why_not;
 }
 

@@ -29,8 +29,8 @@ Schedule build_reduce_scatter_ring(const CollectiveRequest& request, const Topol
   return b.finish();
 }
 
-// The same schedule as its own quotient where NCCL's rail rings are symmetric (several nodes alike: ring onto
-// ring, nodes rotated by two): ring 0's tasks of one orbit each (building_blocks.hpp).
+// The same schedule as its own quotient where NCCL's rings are symmetric (several nodes alike: ring onto ring,
+// nodes rotated by two; inside one node, the ring's turns): one task per orbit (rail_ring_symmetry, building_blocks.hpp).
 std::optional<Schedule> quotient_reduce_scatter_ring(const CollectiveRequest& request, const TopologyGraph& graph) {
   return ring_quotient_schedule(request, graph, "reduce_scatter/ring", true, true, false);
 }
