@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <functional>
+#include <list>
 #include <optional>
 #include <thread>
 #include <fmt/format.h>
@@ -281,36 +283,6 @@ PlanResult run_plan(const PlanRequest& req) {
   out.shapes = shapes_for(graph, req.gpus, graph.gpus_per_domain());
   check_constraints(req.constraints, out.shapes);
 
-  AnalyticCommCost comm(graph, calibration);
-  // Equal-time variants are folded after the search, so ask for more exact layouts than are shown.
-  const int keep = 3 * std::max(req.top, 2);
-  out.search = search_layouts(model, job, sys, out.shapes, req.constraints, comm, keep, req.constraints.pinned());
-  if (out.search.ranked.empty()) {
-    const int n = out.shapes.empty() ? 0 : out.shapes.front().gpus();
-    const std::string searched = fmt::format("searched {}{}", n, out.shapes.size() > 1 ? fmt::format(" down to {}", out.shapes.back().gpus()) : "");
-    // Degrees the user fixed: when nothing fits, they are what to change, so the message names them, not
-    // the GPU count (--tp 3 on Llama 3 8B's 32 heads said "--racks: invalid value 1 rack(s)").
-    std::vector<std::string> where, values;
-    const SearchConstraints& c = req.constraints;
-    for (const auto& [name, value] : std::vector<std::pair<std::string, std::optional<int>>>{
-             {"--tp", c.tp}, {"--cp", c.cp}, {"--pp", c.pp}, {"--dp", c.dp}, {"--ep", c.ep}, {"--etp", c.etp}, {"--edp", c.edp},
-             {"--vp", c.vp}, {"--micro-batch", c.micro_batch}})
-      if (value) {
-        where.push_back(name);
-        values.push_back(fmt::format("{} {}", name, *value));
-      }
-    if (where.size() == 1) values = {values.front().substr(where.front().size() + 1)};  // "--tp: invalid value 3"
-    if (!where.empty())
-      throw InputError(fmt::format("{}", fmt::join(where, "/")), "", fmt::format("{}", fmt::join(values, " ")),
-                       fmt::format("{} with which some layout of {} on {} GPUs can run ({}): {}", where.size() == 1 ? "a degree" : "degrees",
-                                   model.id, n, searched, reasons_text(out.search)));
-    throw InputError(req.gpus ? "--gpus" : "--racks", "",
-                     req.gpus ? std::to_string(*req.gpus) + " GPUs" : fmt::format("{} ({} GPUs)", graph.spec().rack.count_label(racks), graph.gpu_count()),
-                     fmt::format("a GPU count that some TP x EP x CP x PP x DP layout of {} can use ({}): {}", model.id, searched,
-                                 reasons_text(out.search)));
-  }
-  if (static_cast<int>(out.search.ranked.size()) > req.top) out.search.ranked.resize(req.top);
-
   // Another system's comparison: its own search for the GPU count of the best layout (its own graph, collective
   // model and caches; the caches a search activates are per thread). The same system costs nothing (its
   // entry is the best layout, filled in below).
@@ -345,56 +317,98 @@ PlanResult run_plan(const PlanRequest& req) {
   };
   // The comparison needs only the best layout's GPU count, which the engine checks below rarely change (they
   // re-rank the first few): where the engine runs in the daemon (the CLI holds no SimGrid, so this process
-  // never forks one and may hold threads, engine_process.hpp), the other systems' searches start now for the
-  // analytic best's GPU count on the cores the engine checks leave, and are redone below if the count
-  // changed. A process with the local engine forks its engine processes and stays single-threaded here.
-  const int early_gpus = out.search.ranked.front().layout.gpus();
-  // Longest first (a search costs about its NVLink domains: each adds groups to price), so that the last to
-  // finish is a short one; ties in the order asked. An unknown system sorts last (its note is instant).
-  std::vector<std::size_t> early_order(req.compare.size());
-  {
-    std::vector<int> domains(req.compare.size(), 0);
-    for (std::size_t i = 0; i < req.compare.size(); ++i) {
-      early_order[i] = i;
-      try {
-        const TopologySpec o = systems.load(req.compare[i]);
-        // TopologyGraph::gpus_per_domain without building the graph
-        const int per_domain = (o.nvlink_domain ? o.nvlink_domain->racks : 1) * o.rack.trays * static_cast<int>(o.tray.gpus.size());
-        domains[i] = o.id == spec.id ? 0 : ceil_div(early_gpus, std::max(1, per_domain));
-      } catch (const InputError&) {
-      }
-    }
-    std::stable_sort(early_order.begin(), early_order.end(), [&](std::size_t a, std::size_t b) { return domains[a] > domains[b]; });
-  }
+  // never forks one and may hold threads, engine_process.hpp), the other systems' searches start as soon as the
+  // search guesses the count, when its pricing starts (the count of the layout it prices first), on the core the
+  // pricing leaves idle; they are abandoned if the search's best has another count and redone below if the
+  // engine checks change it. A process with the local engine forks its engine processes and stays
+  // single-threaded here.
   struct EarlyComparison {
+    int gpus = 0;
+    std::vector<std::size_t> order;  // of req.compare's indices
     std::vector<std::optional<SystemComparison>> done;
     std::vector<std::exception_ptr> failed;
     std::atomic<std::size_t> next{0};
     std::vector<std::thread> pool;
-    // An error on this thread: no new search starts, the running ones are waited for (everything they use is
-    // declared above, so it outlives them).
+    // Abandoned, or an error on this thread: no new search starts, the running ones are waited for (everything
+    // they use is declared above, so it outlives them).
     ~EarlyComparison() {
       next = done.size();
       for (auto& t : pool) t.join();
     }
-  } early;
-  early.done.resize(req.compare.size());
-  early.failed.resize(req.compare.size());
-  auto early_worker = [&] {
-    for (std::size_t k = early.next++; k < req.compare.size(); k = early.next++) {
-      const std::size_t i = early_order[k];
+  };
+  std::list<EarlyComparison> early;  // the last is the one for the count guessed last (a list: its elements stay put)
+  auto early_worker = [&](EarlyComparison& run) {
+    for (std::size_t k = run.next++; k < run.order.size(); k = run.next++) {
+      const std::size_t i = run.order[k];
       try {
-        early.done[i] = compare_for(req.compare[i], early_gpus);
+        run.done[i] = compare_for(req.compare[i], run.gpus);
       } catch (...) {
-        early.failed[i] = std::current_exception();
+        run.failed[i] = std::current_exception();
       }
     }
   };
-  if (local_engine() == nullptr && !req.compare.empty()) {
+  auto start_early = [&](int gpus) {
+    if (local_engine() != nullptr || req.compare.empty()) return;
+    EarlyComparison& run = early.emplace_back();
+    run.gpus = gpus;
+    run.done.resize(req.compare.size());
+    run.failed.resize(req.compare.size());
+    // Longest first (a search costs about its NVLink domains: each adds groups to price), so that the last to
+    // finish is a short one; ties in the order asked. An unknown system sorts last (its note is instant).
+    std::vector<int> domains(req.compare.size(), 0);
+    for (std::size_t i = 0; i < req.compare.size(); ++i) {
+      run.order.push_back(i);
+      try {
+        const TopologySpec o = systems.load(req.compare[i]);
+        // TopologyGraph::gpus_per_domain without building the graph
+        const int per_domain = (o.nvlink_domain ? o.nvlink_domain->racks : 1) * o.rack.trays * static_cast<int>(o.tray.gpus.size());
+        domains[i] = o.id == spec.id ? 0 : ceil_div(gpus, std::max(1, per_domain));
+      } catch (const InputError&) {
+      }
+    }
+    std::stable_sort(run.order.begin(), run.order.end(), [&](std::size_t a, std::size_t b) { return domains[a] > domains[b]; });
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     const std::size_t threads = std::min<std::size_t>(req.compare.size(), std::max(1u, cores - 1));
-    for (std::size_t t = 0; t < threads; ++t) early.pool.emplace_back(early_worker);
+    for (std::size_t t = 0; t < threads; ++t) run.pool.emplace_back(early_worker, std::ref(run));
+  };
+
+  AnalyticCommCost comm(graph, calibration);
+  // Equal-time variants are folded after the search, so ask for more exact layouts than are shown.
+  const int keep = 3 * std::max(req.top, 2);
+  out.search = search_layouts(model, job, sys, out.shapes, req.constraints, comm, keep, req.constraints.pinned(), true, start_early);
+  if (out.search.ranked.empty()) {
+    const int n = out.shapes.empty() ? 0 : out.shapes.front().gpus();
+    const std::string searched = fmt::format("searched {}{}", n, out.shapes.size() > 1 ? fmt::format(" down to {}", out.shapes.back().gpus()) : "");
+    // Degrees the user fixed: when nothing fits, they are what to change, so the message names them, not
+    // the GPU count (--tp 3 on Llama 3 8B's 32 heads said "--racks: invalid value 1 rack(s)").
+    std::vector<std::string> where, values;
+    const SearchConstraints& c = req.constraints;
+    for (const auto& [name, value] : std::vector<std::pair<std::string, std::optional<int>>>{
+             {"--tp", c.tp}, {"--cp", c.cp}, {"--pp", c.pp}, {"--dp", c.dp}, {"--ep", c.ep}, {"--etp", c.etp}, {"--edp", c.edp},
+             {"--vp", c.vp}, {"--micro-batch", c.micro_batch}})
+      if (value) {
+        where.push_back(name);
+        values.push_back(fmt::format("{} {}", name, *value));
+      }
+    if (where.size() == 1) values = {values.front().substr(where.front().size() + 1)};  // "--tp: invalid value 3"
+    if (!where.empty())
+      throw InputError(fmt::format("{}", fmt::join(where, "/")), "", fmt::format("{}", fmt::join(values, " ")),
+                       fmt::format("{} with which some layout of {} on {} GPUs can run ({}): {}", where.size() == 1 ? "a degree" : "degrees",
+                                   model.id, n, searched, reasons_text(out.search)));
+    throw InputError(req.gpus ? "--gpus" : "--racks", "",
+                     req.gpus ? std::to_string(*req.gpus) + " GPUs" : fmt::format("{} ({} GPUs)", graph.spec().rack.count_label(racks), graph.gpu_count()),
+                     fmt::format("a GPU count that some TP x EP x CP x PP x DP layout of {} can use ({}): {}", model.id, searched,
+                                 reasons_text(out.search)));
   }
+  if (static_cast<int>(out.search.ranked.size()) > req.top) out.search.ranked.resize(req.top);
+  // The guess missed: the searches running for it finish (a search cannot be stopped), the rest start for the
+  // best's count.
+  const int searched_gpus = out.search.ranked.front().layout.gpus();
+  if (early.empty() || early.back().gpus != searched_gpus) {
+    if (!early.empty()) early.back().next = early.back().order.size();
+    start_early(searched_gpus);
+  }
+
   // The discrete-event engine on the first few: cross-domain collectives with every group at once.
   if (req.engine_top < 0) throw InputError("--engine-top", "", std::to_string(req.engine_top), "an integer >= 0");
   const std::size_t checked = std::min<std::size_t>(req.engine_top, out.search.ranked.size());
@@ -503,14 +517,16 @@ PlanResult run_plan(const PlanRequest& req) {
   };
 
   // This thread helps with the comparison searches still waiting, then waits for the rest.
-  const bool early_started = !early.pool.empty();
+  const bool early_started = !early.empty();
   if (early_started) {
-    early_worker();
-    for (auto& t : early.pool) t.join();
-    early.pool.clear();
+    early_worker(early.back());
+    for (EarlyComparison& run : early) {
+      for (auto& t : run.pool) t.join();
+      run.pool.clear();
+    }
   }
   const int n = best.layout.gpus();
-  const bool early_valid = early_started && n == early_gpus;
+  const bool early_valid = early_started && n == early.back().gpus;
   auto own_entry = [&](SystemComparison& cmp) {  // the planned system's entry is the best layout
     if (cmp.system == spec.id && cmp.note.empty() && !cmp.best) {
       cmp.racks = racks;
@@ -533,9 +549,9 @@ PlanResult run_plan(const PlanRequest& req) {
   std::vector<std::exception_ptr> failed(tasks);
   if (early_valid)
     for (std::size_t i = 0; i < req.compare.size(); ++i) {
-      failed[i] = early.failed[i];
-      if (early.done[i]) {
-        done[i] = std::move(early.done[i]);
+      failed[i] = early.back().failed[i];
+      if (early.back().done[i]) {
+        done[i] = std::move(early.back().done[i]);
         own_entry(*done[i]);
       }
     }

@@ -10,6 +10,7 @@
 // the `keep`-th best step time found, so the top `keep` are exact and the rest need not be priced. Once
 // `keep` are found, a layout whose bound plus the least its TP, EP, CP and pipeline collectives add
 // (comm_lower_bound, over its mesh orders) passes the `keep`-th best is skipped without pricing.
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -86,8 +87,13 @@ std::vector<RecomputePlan> recompute_ladder(const ModelSpec& model);
 // memory model says it does not fit (its estimate says so: fits = false). `count_every_layout` false (with
 // keep > 0): a layout's memory is fitted only when the search reaches it, so `screened` and the memory
 // rejections count only those (all of them when nothing fits); the ranked layouts are the same.
+// `pricing_starts`, when given, is called once on this thread as the pricing begins, with the GPU count of the
+// first layout priced (the least bound): a guess at the best's count that comes before most of the pricing's
+// time, for a caller that starts work needing the count on cores the pricing leaves idle. Nothing else depends
+// on it.
 SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, const SystemContext& system,
                             const std::vector<MeshShape>& shapes, const SearchConstraints& constraints, CommCost& comm,
-                            int keep = 0, bool price_unfit = false, bool count_every_layout = true);
+                            int keep = 0, bool price_unfit = false, bool count_every_layout = true,
+                            const std::function<void(int gpus)>& pricing_starts = {});
 
 }  // namespace racksim

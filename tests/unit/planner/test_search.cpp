@@ -179,7 +179,7 @@ TEST(Search, CollectiveBoundKeepsTheTopExactAcrossRecipes) {
       {"hgx-h100", 4, 8, "llama-3.1-8b", 256, 8192, "fsdp"},            {"gb200-nvl72", 2, 32, "gpt-oss-120b", 512, 4096, ""},
       {"gb200-nvl72", 2, 32, "nemotron-h-56b", 256, 8192, ""},          {"hgx-b200", 4, 8, "qwen3-30b-a3b", 256, 4096, "mxfp8"}};
   const ComputeTable table = ComputeTable::shipped();
-  long cut = 0;
+  long cut = 0, memory_rejected = 0;
   for (const Case& k : cases) {
     SearchInputs in(k.system, k.domains, k.model, k.batch, k.seq);
     const TopologyGraph& graph = in.graph;
@@ -203,12 +203,44 @@ TEST(Search, CollectiveBoundKeepsTheTopExactAcrossRecipes) {
           EXPECT_EQ(top.ranked[i].layout.key(), all.ranked[i].layout.key()) << k.model << " " << k.recipe << " keep " << keep << " " << every;
           EXPECT_EQ(top.ranked[i].estimate.step_s, all.ranked[i].estimate.step_s) << k.model << " " << k.recipe << " keep " << keep;
         }
-        if (every) EXPECT_EQ(top.screened, all.screened);
-        else EXPECT_LE(top.screened, all.screened);
+        if (every) {  // whether a layout fits is decided for each, its choices only where the search reaches
+          EXPECT_EQ(top.screened, all.screened) << k.model << " " << k.recipe;
+          EXPECT_EQ(top.rejected, all.rejected) << k.model << " " << k.recipe;
+          ASSERT_EQ(top.examples.size(), all.examples.size()) << k.model << " " << k.recipe;
+          for (std::size_t i = 0; i < all.examples.size(); ++i)
+            EXPECT_EQ(top.examples[i].detail, all.examples[i].detail) << k.model << " " << k.recipe << " " << all.examples[i].layout;
+          memory_rejected += all.rejected.count("memory") ? all.rejected.at("memory") : 0;
+        } else {
+          EXPECT_LE(top.screened, all.screened);
+        }
         cut += top.cut_by_comm;
       }
   }
   EXPECT_GT(cut, 0);
+  EXPECT_GT(memory_rejected, 0);  // the cases reject some layouts for memory, and fit others
+}
+
+// The pricing's first layout, told to the caller once (run_plan starts the comparison's searches for its GPU
+// count): one of the searched counts, and the search's answer is the same with or without the call.
+TEST(Search, PricingStartsOnceWithASearchedCount) {
+  const SearchInputs in("gb200-nvl72", 2, "llama-3.1-70b", 512, 4096);
+  const auto& [graph, table, sys, model, job] = in;
+  SearchConstraints c;
+  const std::vector<MeshShape> shapes{{2, 72}, {2, 64}, {2, 32}};
+  AnalyticCommCost comm(graph, load_calibration("default"));
+  std::vector<int> told;
+  const SearchResult with = search_layouts(model, job, sys, shapes, c, comm, 3, false, true, [&](int gpus) { told.push_back(gpus); });
+  AnalyticCommCost fresh(graph, load_calibration("default"));
+  const SearchResult without = search_layouts(model, job, sys, shapes, c, fresh, 3);
+  ASSERT_EQ(told.size(), 1u);
+  EXPECT_TRUE(told[0] == 144 || told[0] == 128 || told[0] == 64) << told[0];
+  ASSERT_EQ(with.ranked.size(), without.ranked.size());
+  for (std::size_t i = 0; i < with.ranked.size(); ++i) {
+    EXPECT_EQ(with.ranked[i].layout.key(), without.ranked[i].layout.key());
+    EXPECT_EQ(with.ranked[i].estimate.step_s, without.ranked[i].estimate.step_s);
+  }
+  EXPECT_EQ(with.screened, without.screened);
+  EXPECT_EQ(with.evaluated, without.evaluated);
 }
 
 // When nothing fits, a search that fits memory only where it reaches has reached every layout: the same
