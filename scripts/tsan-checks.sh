@@ -6,7 +6,10 @@
 #   * the planner's unit tests (searches, plans with failures, the caches);
 #   * a whole plan through the CLI that uses the pool: one GB200 rack, with both degraded systems
 #     re-searched and the two other systems compared (a race there showed in 4 s under ThreadSanitizer);
-#   * a search large enough to screen its candidates on every core (search.cpp, for_each_on_cores).
+#   * a search large enough to screen its candidates on every core (search.cpp, for_each_on_cores), whose
+#     comparisons start when its pricing starts and run beside it;
+#   * a plan whose first priced layout has another GPU count than its best (the comparisons started for the
+#     guess are abandoned while they run and started again).
 # The first report ends the run with a failure (halt_on_error; exit status 66).
 set -euo pipefail
 build=$(cd "${1:-build-tsan}" && pwd)
@@ -19,4 +22,8 @@ echo "tsan: racksim plan, Llama 3.1 405B on one GB200 NVL72 rack (degraded syste
 echo "tsan: racksim plan, DeepSeek-V3 on 8 GB200 racks (29 083 candidates screened on every core, comparisons on the pool)"
 "$build/cli/racksim" plan --system gb200-nvl72 --racks 8 --model deepseek-v3 --global-batch 4096 --seq-len 4096 \
   --engine-top 0 --format json >/dev/null
+echo "tsan: racksim plan, Llama 3.1 70B on one GB200 rack (the comparisons started for the first priced layout's 64 GPUs,"
+echo "      abandoned and started again for the best's 72)"
+"$build/cli/racksim" plan --system gb200-nvl72 --racks 1 --model llama-3.1-70b --global-batch 1024 --seq-len 4096 \
+  --format json >/dev/null
 echo "tsan: no ThreadSanitizer report"
