@@ -1,6 +1,7 @@
 #include "models/analytic/cost_model.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 
@@ -102,9 +103,10 @@ Timeline hierarchical_timeline(const CostModel& m, int k) {
   return tl;
 }
 
-double cycle_of(const CostModel& m, const std::vector<double>& t, int k) {
+// t: the n stage times at depth k.
+double cycle_of(const CostModel& m, const double* t, std::size_t n, int k) {
   double cycle = 0;
-  for (std::size_t i = 0; i < t.size(); ++i)
+  for (std::size_t i = 0; i < n; ++i)
     cycle = std::max(cycle, m.stages[i].serial ? t[i] : m.stages[i].occupancy(m.stages[i].bytes / k));
   for (const auto& group : m.shared) {  // stages on the same ports: their link occupancy adds up
     double g = 0;
@@ -121,12 +123,20 @@ double CostModel::time(int depth) const {
   const int k = pipelined ? std::max(depth, 1) : 1;
   if (nvls_blocks.ag_down >= 0) return launch_s + hierarchical_timeline(*this, k).end;
   double sum = 0;
-  std::vector<double> t(stages.size());
+  // The stage times on the stack for the usual handful of stages: the planner prices collectives hundreds
+  // of thousands of times a search, and a vector here was a tenth of its allocations (heaptrack).
+  std::array<double, 16> few;
+  std::vector<double> many;
+  double* t = few.data();
+  if (stages.size() > few.size()) {
+    many.resize(stages.size());
+    t = many.data();
+  }
   for (std::size_t i = 0; i < stages.size(); ++i) {
     t[i] = stage_time(i, k);
     sum += t[i];
   }
-  return launch_s + sum + (k - 1) * cycle_of(*this, t, k);
+  return launch_s + sum + (k - 1) * cycle_of(*this, t, stages.size(), k);
 }
 
 std::vector<PhaseTime> CostModel::phases(int depth) const {
@@ -140,7 +150,7 @@ std::vector<PhaseTime> CostModel::phases(int depth) const {
   }
   std::vector<double> t(stages.size());
   for (std::size_t i = 0; i < stages.size(); ++i) t[i] = stage_time(i, k);
-  const double cycle = cycle_of(*this, t, k);
+  const double cycle = cycle_of(*this, t.data(), t.size(), k);
   // Phase span: from its first stage's first item start to its last stage's last item end.
   std::vector<PhaseTime> out;
   double start = 0;

@@ -320,7 +320,7 @@ double step_lower_bound(const ModelSpec& model, const TrainingJob& job, const Sy
   int s_max = 0;
   for (int s = 0; s < l.pp; ++s) {
     ChunkCost w;
-    for (const auto& c : chunks_of_stage(chunks, l.pp, s)) w += chunk_cost(c, costs);
+    for (const auto& c : StageChunks(chunks, l.pp, s)) w += chunk_cost(c, costs);
     const double t = cm.time_s(w.total());
     if (t > t_max) t_max = t, s_max = s;
     t_sum += t;
@@ -340,7 +340,7 @@ double comm_lower_bound(const ModelSpec& model, const TrainingJob& job, const Sy
   Work at_stage, mean;
   for (int s = 0; s < l.pp; ++s) {
     ChunkCost w;
-    for (const auto& c : chunks_of_stage(chunks, l.pp, s)) w += chunk_cost(c, costs);
+    for (const auto& c : StageChunks(chunks, l.pp, s)) w += chunk_cost(c, costs);
     if (s == stage) at_stage = w.comm;
     mean += w.comm * (1.0 / l.pp);
   }
@@ -357,7 +357,7 @@ double comm_lower_bound(const ModelSpec& model, const TrainingJob& job, const Sy
         if (plan == choice.recompute) return w;
       Costs compute_only(context_for(model, job, sys, choice, nullptr, nullptr));
       ChunkCost w;
-      for (const auto& c : chunks_of_stage(chunks, l.pp, params.stage)) w += chunk_cost(c, compute_only);
+      for (const auto& c : StageChunks(chunks, l.pp, params.stage)) w += chunk_cost(c, compute_only);
       windows.emplace_back(choice.recompute, cm.time_s(w.compute + w.recompute));
       return windows.back().second;
     };
@@ -420,7 +420,7 @@ StepEstimate estimate_step(const ModelSpec& model, const TrainingJob& job, const
   std::vector<ChunkCost> st(static_cast<std::size_t>(l.pp));
   for (int s = 0; s < l.pp; ++s) {
     int layers = 0;
-    for (const auto& c : chunks_of_stage(chunks, l.pp, s)) {
+    for (const auto& c : StageChunks(chunks, l.pp, s)) {
       st[static_cast<std::size_t>(s)] += chunk_cost(c, costs);
       layers += c.layers;
     }

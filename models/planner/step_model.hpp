@@ -15,6 +15,7 @@
 //    and all-gather overlapped with the last backward and the next forward, ZeRO-3 / FSDP / HSDP per
 //    micro-batch; the optimizer step (HBM-bound); offload traffic over C2C or PCIe.
 // The whole step is a Work (compute_model.hpp): linear in the fitted compute parameters.
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <memory>
@@ -123,6 +124,33 @@ struct StepEstimate {
 std::vector<StageSlice> pipeline_chunks(const ModelSpec& model, const TrainingJob& job, const SystemContext& system,
                                         const ParallelLayout& layout);
 std::vector<StageSlice> chunks_of_stage(const std::vector<StageSlice>& chunks, int pp, int stage);
+// The same chunks in place, for a loop over them (the bounds visit every stage of every candidate layout:
+// copying them was the search's most frequent allocation).
+class StageChunks {
+ public:
+  StageChunks(const std::vector<StageSlice>& chunks, int pp, int stage)
+      : chunks_(&chunks), stride_(static_cast<std::size_t>(pp)), first_(static_cast<std::size_t>(stage)) {}
+  class iterator {
+   public:
+    iterator(const std::vector<StageSlice>* chunks, std::size_t at, std::size_t stride) : chunks_(chunks), at_(at), stride_(stride) {}
+    const StageSlice& operator*() const { return (*chunks_)[at_]; }
+    iterator& operator++() {
+      at_ = std::min(at_ + stride_, chunks_->size());
+      return *this;
+    }
+    bool operator!=(const iterator& o) const { return at_ != o.at_; }
+
+   private:
+    const std::vector<StageSlice>* chunks_;
+    std::size_t at_, stride_;
+  };
+  iterator begin() const { return {chunks_, std::min(first_, chunks_->size()), stride_}; }
+  iterator end() const { return {chunks_, chunks_->size(), stride_}; }
+
+ private:
+  const std::vector<StageSlice>* chunks_;
+  std::size_t stride_, first_;
+};
 // Megatron's --pipeline-model-parallel-layout for `chunks` ("Et*4|(t*4|)*14tmL"); "" for a single chunk.
 // `mtp_layers`: the MTP modules the last chunk runs (0 when not trained).
 std::string megatron_pp_layout(const std::vector<StageSlice>& chunks, int mtp_layers);
