@@ -181,6 +181,26 @@ TEST(StepModel, MegatronPipelineLayouts) {
   EXPECT_LE(b.step_s, u.step_s + 1e-12);
 }
 
+// A stage's chunks walked in place are the chunks_of_stage copy, in order: GPU s holds chunks s, s + PP, ...
+// (every stage of 1-5 stages over 0-11 chunks, and a stage past the last chunk, which holds none).
+TEST(StepModel, StageChunksAreEveryPpthChunkFromTheStage) {
+  for (int n = 0; n <= 11; ++n) {
+    std::vector<StageSlice> chunks;
+    for (int i = 0; i < n; ++i) chunks.push_back(StageSlice{i, i + 1, i == 0, i + 1 == n, i + 1 == n});
+    for (int pp = 1; pp <= 5; ++pp)
+      for (int stage = 0; stage <= pp; ++stage) {
+        std::vector<int> walked, copied;
+        for (const StageSlice& c : StageChunks(chunks, pp, stage)) walked.push_back(c.first_layer);
+        for (const StageSlice& c : chunks_of_stage(chunks, pp, stage)) copied.push_back(c.first_layer);
+        EXPECT_EQ(walked, copied) << n << " chunks, pp " << pp << ", stage " << stage;
+        if (stage < n) {
+          EXPECT_EQ(walked.front(), stage);
+        }
+        EXPECT_EQ(walked.size(), stage < n ? static_cast<std::size_t>((n - stage + pp - 1) / pp) : 0u);
+      }
+  }
+}
+
 TEST(StepModel, TensorAndFoldedExpertCollectivesPerLayer) {
   StepFixture f;
   const ModelSpec m = model_from_json_text(kMoe, "m4");
