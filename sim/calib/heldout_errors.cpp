@@ -12,6 +12,8 @@
 #include "sim/core/error_summary_json.hpp"
 #include "sim/core/json_reader.hpp"
 #include "sim/core/file_memo.hpp"
+#include "sim/core/parsed_file_cache.hpp"
+#include "sim/core/wire.hpp"
 
 namespace racksim {
 
@@ -138,6 +140,85 @@ std::string heldout_table_to_json_text(const HeldoutTable& t) {
   return dump_json(doc, 1) + "\n";
 }
 
+namespace {
+
+// The table as the parsed-file cache keeps it between processes (sim/core/parsed_file_cache.hpp): a process that
+// prices with the closed form quotes the table once, and nlohmann's parse of its ~44 KB was a third of an analytic
+// 8-GPU call's CPU. The sizes at the time this encoder was written: a field added fails the build here until
+// encode and decode carry it too (a field left out would come back as its default).
+static_assert(sizeof(ErrorSummary) == 32, "ErrorSummary changed: update encode_heldout/decode_heldout");
+static_assert(sizeof(HeldoutError) == 136, "HeldoutError changed: update encode_heldout/decode_heldout");
+static_assert(sizeof(HeldoutClass) == 264, "HeldoutClass changed: update encode_heldout/decode_heldout");
+static_assert(sizeof(HeldoutTable) == 64, "HeldoutTable changed: update encode_heldout/decode_heldout");
+
+constexpr const char* kCacheKind = "heldout-errors";
+
+std::string encode_heldout(const HeldoutTable& t) {
+  wire::Writer w;
+  w.str(t.basis);
+  w.pod(t.min_points);
+  w.pod<std::uint64_t>(t.classes.size());
+  for (const HeldoutClass& k : t.classes) {
+    w.str(k.arch);
+    w.str(k.collective);
+    w.str(k.scope);
+    w.str(k.size);
+    const HeldoutError& e = k.error;
+    w.pod(e.median_abs);
+    w.pod(e.p90_abs);
+    w.pod(e.worst_abs);
+    w.pod(e.median_signed);
+    w.str(e.class_text);
+    w.str(e.basis);
+    w.pod(e.points);
+    w.strs(e.systems);
+    w.pod(e.min_gpus);
+    w.pod(e.max_gpus);
+  }
+  return w.take();
+}
+
+// Throws SimulationError on bytes that are not one whole table (the cache then parses the text).
+HeldoutTable decode_heldout(const std::string& bytes) {
+  wire::Reader r(bytes, "cached held-out error table");
+  HeldoutTable t;
+  t.basis = r.str();
+  t.min_points = r.pod<int>();
+  for (std::uint64_t i = 0, n = r.count(); i < n; ++i) {
+    HeldoutClass k;
+    k.arch = r.str();
+    k.collective = r.str();
+    k.scope = r.str();
+    k.size = r.str();
+    HeldoutError& e = k.error;
+    e.median_abs = r.pod<double>();
+    e.p90_abs = r.pod<double>();
+    e.worst_abs = r.pod<double>();
+    e.median_signed = r.pod<double>();
+    e.class_text = r.str();
+    e.basis = r.str();
+    e.points = r.pod<int>();
+    e.systems = r.strs();
+    e.min_gpus = r.pod<int>();
+    e.max_gpus = r.pod<int>();
+    t.classes.push_back(std::move(k));
+  }
+  if (!r.done()) throw SimulationError("internal: trailing bytes in a cached held-out error table");
+  return t;
+}
+
+}  // namespace
+
+HeldoutTable heldout_table_from_json_text_cached(const std::string& text, const std::string& where) {
+  if (std::optional<HeldoutTable> cached = cached_value(kCacheKind, text, decode_heldout)) return std::move(*cached);
+  HeldoutTable t = heldout_table_from_json_text(text, where);
+  cache_value(kCacheKind, text, [&] { return encode_heldout(t); });
+  return t;
+}
+
+std::string encode_heldout_table_for_test(const HeldoutTable& t) { return encode_heldout(t); }
+HeldoutTable decode_heldout_table_for_test(const std::string& bytes) { return decode_heldout(bytes); }
+
 const HeldoutTable* shipped_heldout_table() {
   // By the file's text: parsed once per text a process meets (an engine daemon's children inherit the
   // daemon's, warm_shipped_tables), and never stale while a long-lived daemon outlives a regenerated file.
@@ -155,7 +236,7 @@ const HeldoutTable* shipped_heldout_table() {
     std::lock_guard<std::mutex> lock(mutex);
     auto it = by_text.find(text);
     if (it == by_text.end()) {
-      auto table = std::make_unique<const HeldoutTable>(heldout_table_from_json_text(text, path));
+      auto table = std::make_unique<const HeldoutTable>(heldout_table_from_json_text_cached(text, path));
       it = by_text.emplace(std::move(text), std::move(table)).first;
     }
     return it->second.get();

@@ -61,6 +61,12 @@ struct HeldoutTable {
 
 // The file's text and back (schema_version 1; unknown keys, bad values and duplicate classes are errors).
 HeldoutTable heldout_table_from_json_text(const std::string& text, const std::string& where);
+// The same, by way of the parsed-file cache (sim/core/parsed_file_cache.hpp): what a previous process parsed
+// for exactly this text with this build, else a parse that is then kept.
+HeldoutTable heldout_table_from_json_text_cached(const std::string& text, const std::string& where);
+// The cache's encoding, for the round-trip test; decode throws SimulationError on bytes that are not one table.
+std::string encode_heldout_table_for_test(const HeldoutTable& table);
+HeldoutTable decode_heldout_table_for_test(const std::string& bytes);
 std::string heldout_table_to_json_text(const HeldoutTable& table);
 
 // calibrate/heldout_errors.json, parsed once per text of the file a process meets; nullptr when the file is

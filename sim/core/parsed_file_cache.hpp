@@ -7,8 +7,8 @@
 //
 // Never a different answer: an entry is given back only when it holds the whole text read now (compared byte
 // for byte, not by hash) and was written by this very build (a rebuild may parse differently); its reader then
-// decodes it completely or not at all (the calibration's and the topology's readers: sim/calib/calibration_cache.hpp,
-// sim/topo/topology_cache.hpp). Anything else, an unreadable directory included, is parsed as before. Entries
+// decodes it completely or not at all (the calibration's, the topology's and the held-out table's readers:
+// sim/calib/calibration_cache.hpp, sim/topo/topology_cache.hpp, sim/calib/heldout_errors.cpp). Anything else, an unreadable directory included, is parsed as before. Entries
 // are written atomically (rename): concurrent processes read a whole entry or none. RACKSIM_PARSE_CACHE=off
 // turns it off (nothing read, nothing written); entries unused for a week are removed when another is written.
 #include <optional>
@@ -18,8 +18,8 @@
 
 namespace racksim {
 
-// The file an entry of `kind` ("calibration", "topology") for `text` goes to; "" when the cache is off or
-// there is no private directory.
+// The file an entry of `kind` ("calibration", "topology", "heldout-errors") for `text` goes to; "" when the cache
+// is off or there is no private directory.
 std::string parsed_cache_path(const std::string& kind, const std::string& text);
 // The encoded value cached for exactly `text` by this build, if any.
 std::optional<std::string> cached_parse(const std::string& kind, const std::string& text);

@@ -14,7 +14,11 @@
 #include "sim/calib/heldout_errors.hpp"
 #include "sim/core/errors.hpp"
 #include "sim/engine/result_wire.hpp"
+#include "sim/core/json_reader.hpp"
+#include "sim/core/parsed_file_cache.hpp"
 #include "sim/results/results_io.hpp"
+#include "../core/private_runtime_dir_support.hpp"
+#include "../core/wire_damage_support.hpp"
 
 namespace racksim {
 namespace {
@@ -295,6 +299,49 @@ TEST(HeldoutErrors, CalibrationTextIsParsedOncePerText) {
   EXPECT_TRUE(load_calibration(edited) == c);
   std::filesystem::remove(same);
   std::filesystem::remove(edited);
+}
+
+// The parsed-file cache's form of the table (heldout_table_from_json_text_cached): the shipped table comes back
+// whole, bytes cut short, trailing or damaged are refused (never read past), and a second parse of the same text
+// is the first one's entry, decoded; a corrupt entry is parsed instead.
+std::string shipped_heldout_text() {
+  return read_json_file_text(std::string(RACKSIM_TEST_DATA_DIR) + "/../calibrate/heldout_errors.json");
+}
+
+TEST(HeldoutErrorsCache, EncodingGivesBackTheShippedTable) {
+  const HeldoutTable shipped = heldout_table_from_json_text(shipped_heldout_text(), "heldout_errors.json");
+  ASSERT_GT(shipped.classes.size(), 10u);
+  EXPECT_EQ(decode_heldout_table_for_test(encode_heldout_table_for_test(shipped)), shipped);
+}
+
+TEST(HeldoutErrorsCache, BytesCutShortTrailingOrDamagedAreRefused) {
+  const std::string bytes =
+      encode_heldout_table_for_test(heldout_table_from_json_text(shipped_heldout_text(), "heldout_errors.json"));
+  EXPECT_THROW(decode_heldout_table_for_test(bytes + "x"), SimulationError);
+  EXPECT_THROW(decode_heldout_table_for_test(""), SimulationError);
+  const int decoded = test::expect_damage_refused_or_whole(
+      bytes, [](const HeldoutTable& t) { return encode_heldout_table_for_test(t); },
+      [](const std::string& b) { return decode_heldout_table_for_test(b); }, 97);
+  EXPECT_GT(decoded, 0);  // most changes land in numbers and text, which decode to another table
+}
+
+TEST(HeldoutErrorsCache, AParseLeavesItsEntryForTheNextProcess) {
+  test::ScopedPrivateRuntimeDir runtime;
+  const std::string text = shipped_heldout_text();
+  const std::string path = parsed_cache_path("heldout-errors", text);
+  ASSERT_EQ(path.rfind(runtime.path() + "/parsed-heldout-errors-", 0), 0u) << path;
+  EXPECT_FALSE(cached_parse("heldout-errors", text));
+  const HeldoutTable parsed = heldout_table_from_json_text_cached(text, "heldout_errors.json");
+  ASSERT_TRUE(std::filesystem::exists(path));
+  EXPECT_EQ(parsed, heldout_table_from_json_text(text, "heldout_errors.json"));
+  // What the next call gets is the entry's: a table written under this text's name comes back as written.
+  HeldoutTable other = parsed;
+  other.min_points = 12345;
+  cache_parse("heldout-errors", text, encode_heldout_table_for_test(other));
+  EXPECT_EQ(heldout_table_from_json_text_cached(text, "heldout_errors.json"), other);
+  // A corrupt entry is parsed instead.
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << "not an entry";
+  EXPECT_EQ(heldout_table_from_json_text_cached(text, "heldout_errors.json"), parsed);
 }
 
 }  // namespace

@@ -299,7 +299,9 @@ TEST(ForkSafety, EngineRequestsRoundTrip) {
   // cut inside the head.
   for (std::size_t n = 0; n < bytes.size(); ++n) {
     EXPECT_THROW(decode_engine_request_body(bytes.substr(0, n)), SimulationError) << n;
-    if (n < head_bytes) EXPECT_THROW(engine_request_head_bytes(bytes.substr(0, n)), SimulationError) << n;
+    if (n < head_bytes) {
+      EXPECT_THROW(engine_request_head_bytes(bytes.substr(0, n)), SimulationError) << n;
+    }
   }
 }
 
