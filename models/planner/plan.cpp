@@ -6,6 +6,7 @@
 #include <functional>
 #include <list>
 #include <optional>
+#include <system_error>
 #include <thread>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -369,7 +370,13 @@ PlanResult run_plan(const PlanRequest& req) {
     std::stable_sort(run.order.begin(), run.order.end(), [&](std::size_t a, std::size_t b) { return domains[a] > domains[b]; });
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     const std::size_t threads = std::min<std::size_t>(req.compare.size(), std::max(1u, cores - 1));
-    for (std::size_t t = 0; t < threads; ++t) run.pool.emplace_back(early_worker, std::ref(run));
+    for (std::size_t t = 0; t < threads; ++t) {
+      try {
+        run.pool.emplace_back(early_worker, std::ref(run));
+      } catch (const std::system_error&) {
+        break;  // no thread to be had: this thread runs the searches after the engine checks (early_worker below)
+      }
+    }
   };
 
   AnalyticCommCost comm(graph, calibration);
