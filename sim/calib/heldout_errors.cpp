@@ -146,12 +146,44 @@ namespace {
 // prices with the closed form quotes the table once, and nlohmann's parse of its ~44 KB was a third of an analytic
 // 8-GPU call's CPU. The sizes at the time this encoder was written: a field added fails the build here until
 // encode and decode carry it too (a field left out would come back as its default).
-static_assert(sizeof(ErrorSummary) == 32, "ErrorSummary changed: update encode_heldout/decode_heldout");
-static_assert(sizeof(HeldoutError) == 136, "HeldoutError changed: update encode_heldout/decode_heldout");
+static_assert(sizeof(ErrorSummary) == 32, "ErrorSummary changed: update encode_heldout_error/decode_heldout_error");
+static_assert(sizeof(HeldoutError) == 136, "HeldoutError changed: update encode_heldout_error/decode_heldout_error");
 static_assert(sizeof(HeldoutClass) == 264, "HeldoutClass changed: update encode_heldout/decode_heldout");
 static_assert(sizeof(HeldoutTable) == 64, "HeldoutTable changed: update encode_heldout/decode_heldout");
 
 constexpr const char* kCacheKind = "heldout-errors";
+
+}  // namespace
+
+void encode_heldout_error(wire::Writer& w, const HeldoutError& h) {
+  w.str(h.class_text);
+  w.str(h.basis);
+  w.pod(h.points);
+  w.strs(h.systems);
+  w.pod(h.min_gpus);
+  w.pod(h.max_gpus);
+  w.pod(h.median_abs);
+  w.pod(h.p90_abs);
+  w.pod(h.worst_abs);
+  w.pod(h.median_signed);
+}
+
+HeldoutError decode_heldout_error(wire::Reader& r) {
+  HeldoutError h;
+  h.class_text = r.str();
+  h.basis = r.str();
+  h.points = r.pod<int>();
+  h.systems = r.strs();
+  h.min_gpus = r.pod<int>();
+  h.max_gpus = r.pod<int>();
+  h.median_abs = r.pod<double>();
+  h.p90_abs = r.pod<double>();
+  h.worst_abs = r.pod<double>();
+  h.median_signed = r.pod<double>();
+  return h;
+}
+
+namespace {
 
 std::string encode_heldout(const HeldoutTable& t) {
   wire::Writer w;
@@ -163,17 +195,7 @@ std::string encode_heldout(const HeldoutTable& t) {
     w.str(k.collective);
     w.str(k.scope);
     w.str(k.size);
-    const HeldoutError& e = k.error;
-    w.pod(e.median_abs);
-    w.pod(e.p90_abs);
-    w.pod(e.worst_abs);
-    w.pod(e.median_signed);
-    w.str(e.class_text);
-    w.str(e.basis);
-    w.pod(e.points);
-    w.strs(e.systems);
-    w.pod(e.min_gpus);
-    w.pod(e.max_gpus);
+    encode_heldout_error(w, k.error);
   }
   return w.take();
 }
@@ -190,17 +212,7 @@ HeldoutTable decode_heldout(const std::string& bytes) {
     k.collective = r.str();
     k.scope = r.str();
     k.size = r.str();
-    HeldoutError& e = k.error;
-    e.median_abs = r.pod<double>();
-    e.p90_abs = r.pod<double>();
-    e.worst_abs = r.pod<double>();
-    e.median_signed = r.pod<double>();
-    e.class_text = r.str();
-    e.basis = r.str();
-    e.points = r.pod<int>();
-    e.systems = r.strs();
-    e.min_gpus = r.pod<int>();
-    e.max_gpus = r.pod<int>();
+    k.error = decode_heldout_error(r);
     t.classes.push_back(std::move(k));
   }
   if (!r.done()) throw SimulationError("internal: trailing bytes in a cached held-out error table");

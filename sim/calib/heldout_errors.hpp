@@ -17,6 +17,10 @@
 namespace racksim {
 
 struct Calibration;
+namespace wire {
+class Writer;
+class Reader;
+}  // namespace wire
 
 // The held-out error of one class: the ErrorSummary of its points (median, 90th percentile by nearest rank
 // and worst |predicted / measured - 1|, and the median signed error: < 0, the model is faster than
@@ -64,6 +68,10 @@ HeldoutTable heldout_table_from_json_text(const std::string& text, const std::st
 // The same, by way of the parsed-file cache (sim/core/parsed_file_cache.hpp): what a previous process parsed
 // for exactly this text with this build, else a parse that is then kept.
 HeldoutTable heldout_table_from_json_text_cached(const std::string& text, const std::string& where);
+// One error's binary form (sim/core/wire.hpp), the same in an engine's answer (sim/engine/result_wire.cpp) and in
+// the parsed-file cache's table; decode throws SimulationError on bytes cut short.
+void encode_heldout_error(wire::Writer& w, const HeldoutError& e);
+HeldoutError decode_heldout_error(wire::Reader& r);
 // The cache's encoding, for the round-trip test; decode throws SimulationError on bytes that are not one table.
 std::string encode_heldout_table_for_test(const HeldoutTable& table);
 HeldoutTable decode_heldout_table_for_test(const std::string& bytes);

@@ -50,19 +50,7 @@ std::string encode_run_results(const std::vector<RunResult>& results) {
     w.str(r.calibration);
     w.strs(r.failures);
     w.pod<std::uint8_t>(r.heldout_error ? 1 : 0);
-    if (r.heldout_error) {
-      const HeldoutError& h = *r.heldout_error;
-      w.str(h.class_text);
-      w.str(h.basis);
-      w.pod(h.points);
-      w.strs(h.systems);
-      w.pod(h.min_gpus);
-      w.pod(h.max_gpus);
-      w.pod(h.median_abs);
-      w.pod(h.p90_abs);
-      w.pod(h.worst_abs);
-      w.pod(h.median_signed);
-    }
+    if (r.heldout_error) encode_heldout_error(w, *r.heldout_error);
     w.str(r.engine.mode);
     w.pod(r.engine.tasks);
     w.pod(r.engine.simulated_tasks);
@@ -108,20 +96,7 @@ std::vector<RunResult> decode_run_results(const std::string& bytes) {
     }
     r.calibration = rd.str();
     r.failures = rd.strs();
-    if (rd.pod<std::uint8_t>() != 0) {
-      HeldoutError h;
-      h.class_text = rd.str();
-      h.basis = rd.str();
-      h.points = rd.pod<int>();
-      h.systems = rd.strs();
-      h.min_gpus = rd.pod<int>();
-      h.max_gpus = rd.pod<int>();
-      h.median_abs = rd.pod<double>();
-      h.p90_abs = rd.pod<double>();
-      h.worst_abs = rd.pod<double>();
-      h.median_signed = rd.pod<double>();
-      r.heldout_error = std::move(h);
-    }
+    if (rd.pod<std::uint8_t>() != 0) r.heldout_error = decode_heldout_error(rd);
     r.engine.mode = rd.str();
     r.engine.tasks = rd.pod<int>();
     r.engine.simulated_tasks = rd.pod<int>();
