@@ -16,9 +16,8 @@ namespace racksim {
 using namespace step_detail;
 
 std::vector<StageSlice> chunks_of_stage(const std::vector<StageSlice>& chunks, int pp, int stage) {
-  std::vector<StageSlice> out;
-  for (std::size_t c = static_cast<std::size_t>(stage); c < chunks.size(); c += static_cast<std::size_t>(pp)) out.push_back(chunks[c]);
-  return out;
+  const StageChunks in_place(chunks, pp, stage);
+  return {in_place.begin(), in_place.end()};
 }
 
 std::vector<StageSlice> uniform_pp_chunks(int layers, int chunks) {

@@ -406,6 +406,10 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
   std::vector<Screened> screened(candidates.size());
   // The memory choices of a layout with its chunks, and its compute bound at the least recompute of them;
   // a rejection when none fits.
+  // The memory choices' rules, the same for fit() and fits_somewhere(): Megatron offloads its distributed
+  // optimizer only (plan.cpp, check_constraints), and ZeRO-3's shard group is the HSDP one asked for.
+  auto choice_skipped = [](bool offload_optimizer, int zero) { return offload_optimizer && zero == 0; };
+  auto shard_of = [&](int zero) { return zero >= 3 ? c.shard_group.value_or(0) : 0; };
   auto fit = [&](Entry& e) -> Screened {
     ParallelLayout& l = e.layout;
     // Memory savers: per offload mode and ZeRO stage, the least recompute that fits (streaming
@@ -415,8 +419,8 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
     MemoryFitter fitter(model, job, l, e.chunks);
     for (const auto& [oo, oa] : offloads) {
       for (int z : zeros) {
-        if (oo && z == 0) continue;  // Megatron offloads its distributed optimizer only (plan.cpp, check_constraints)
-        const int shard = z >= 3 ? c.shard_group.value_or(0) : 0;
+        if (choice_skipped(oo, z)) continue;
+        const int shard = shard_of(z);
         for (const RecomputePlan& r : recomputes) {
           const MemoryBreakdown mem = fitter.worst(z, shard, r, oo, oa);
           if (!have_smallest || mem.total() < smallest.total()) smallest = mem, have_smallest = true;
@@ -428,7 +432,7 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
       }
     }
     if (e.choices.empty() && price_unfit && zeros.size() == 1 && recomputes.size() == 1 && offloads.size() == 1)
-      e.choices.push_back({zeros.front(), zeros.front() >= 3 ? c.shard_group.value_or(0) : 0, recomputes.front(),
+      e.choices.push_back({zeros.front(), shard_of(zeros.front()), recomputes.front(),
                            offloads.front().first, offloads.front().second});
     if (e.choices.empty()) return {"memory", l.degrees() + " mb=" + std::to_string(l.micro_batch), memory_detail(smallest, capacity)};
     // The bound: compute alone, which only the recompute plan changes: the least of the choices.
@@ -448,8 +452,8 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
     MemoryFitter fitter(model, job, e.layout, e.chunks);
     for (auto o = offloads.rbegin(); o != offloads.rend(); ++o)
       for (auto z = zeros.rbegin(); z != zeros.rend(); ++z) {
-        if (o->first && *z == 0) continue;  // as fit() skips it
-        const int shard = *z >= 3 ? c.shard_group.value_or(0) : 0;
+        if (choice_skipped(o->first, *z)) continue;
+        const int shard = shard_of(*z);
         for (auto r = recomputes.rbegin(); r != recomputes.rend(); ++r)
           if (fits(fitter.worst(*z, shard, *r, o->first, o->second), job, sys)) return true;
       }

@@ -16,6 +16,8 @@
 //    micro-batch; the optimizer step (HBM-bound); offload traffic over C2C or PCIe.
 // The whole step is a Work (compute_model.hpp): linear in the fitted compute parameters.
 #include <algorithm>
+#include <cstddef>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <memory>
@@ -125,19 +127,30 @@ std::vector<StageSlice> pipeline_chunks(const ModelSpec& model, const TrainingJo
                                         const ParallelLayout& layout);
 std::vector<StageSlice> chunks_of_stage(const std::vector<StageSlice>& chunks, int pp, int stage);
 // The same chunks in place, for a loop over them (the bounds visit every stage of every candidate layout:
-// copying them was the search's most frequent allocation).
+// copying them was the search's most frequent allocation); chunks_of_stage copies what this walks.
 class StageChunks {
  public:
   StageChunks(const std::vector<StageSlice>& chunks, int pp, int stage)
       : chunks_(&chunks), stride_(static_cast<std::size_t>(pp)), first_(static_cast<std::size_t>(stage)) {}
   class iterator {
    public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = StageSlice;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const StageSlice*;
+    using reference = const StageSlice&;
     iterator(const std::vector<StageSlice>* chunks, std::size_t at, std::size_t stride) : chunks_(chunks), at_(at), stride_(stride) {}
     const StageSlice& operator*() const { return (*chunks_)[at_]; }
     iterator& operator++() {
       at_ = std::min(at_ + stride_, chunks_->size());
       return *this;
     }
+    iterator operator++(int) {
+      iterator was = *this;
+      ++*this;
+      return was;
+    }
+    bool operator==(const iterator& o) const { return at_ == o.at_; }
     bool operator!=(const iterator& o) const { return at_ != o.at_; }
 
    private:

@@ -148,8 +148,8 @@ namespace {
 // encode and decode carry it too (a field left out would come back as its default).
 static_assert(sizeof(ErrorSummary) == 32, "ErrorSummary changed: update encode_heldout_error/decode_heldout_error");
 static_assert(sizeof(HeldoutError) == 136, "HeldoutError changed: update encode_heldout_error/decode_heldout_error");
-static_assert(sizeof(HeldoutClass) == 264, "HeldoutClass changed: update encode_heldout/decode_heldout");
-static_assert(sizeof(HeldoutTable) == 64, "HeldoutTable changed: update encode_heldout/decode_heldout");
+static_assert(sizeof(HeldoutClass) == 264, "HeldoutClass changed: update encode_heldout_table/decode_heldout_table");
+static_assert(sizeof(HeldoutTable) == 64, "HeldoutTable changed: update encode_heldout_table/decode_heldout_table");
 
 constexpr const char* kCacheKind = "heldout-errors";
 
@@ -183,9 +183,7 @@ HeldoutError decode_heldout_error(wire::Reader& r) {
   return h;
 }
 
-namespace {
-
-std::string encode_heldout(const HeldoutTable& t) {
+std::string encode_heldout_table(const HeldoutTable& t) {
   wire::Writer w;
   w.str(t.basis);
   w.pod(t.min_points);
@@ -200,8 +198,7 @@ std::string encode_heldout(const HeldoutTable& t) {
   return w.take();
 }
 
-// Throws SimulationError on bytes that are not one whole table (the cache then parses the text).
-HeldoutTable decode_heldout(const std::string& bytes) {
+HeldoutTable decode_heldout_table(const std::string& bytes) {
   wire::Reader r(bytes, "cached held-out error table");
   HeldoutTable t;
   t.basis = r.str();
@@ -219,17 +216,12 @@ HeldoutTable decode_heldout(const std::string& bytes) {
   return t;
 }
 
-}  // namespace
-
 HeldoutTable heldout_table_from_json_text_cached(const std::string& text, const std::string& where) {
-  if (std::optional<HeldoutTable> cached = cached_value(kCacheKind, text, decode_heldout)) return std::move(*cached);
+  if (std::optional<HeldoutTable> cached = cached_value(kCacheKind, text, decode_heldout_table)) return std::move(*cached);
   HeldoutTable t = heldout_table_from_json_text(text, where);
-  cache_value(kCacheKind, text, [&] { return encode_heldout(t); });
+  cache_value(kCacheKind, text, [&] { return encode_heldout_table(t); });
   return t;
 }
-
-std::string encode_heldout_table_for_test(const HeldoutTable& t) { return encode_heldout(t); }
-HeldoutTable decode_heldout_table_for_test(const std::string& bytes) { return decode_heldout(bytes); }
 
 const HeldoutTable* shipped_heldout_table() {
   // By the file's text: parsed once per text a process meets (an engine daemon's children inherit the

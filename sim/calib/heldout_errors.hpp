@@ -72,9 +72,9 @@ HeldoutTable heldout_table_from_json_text_cached(const std::string& text, const 
 // the parsed-file cache's table; decode throws SimulationError on bytes cut short.
 void encode_heldout_error(wire::Writer& w, const HeldoutError& e);
 HeldoutError decode_heldout_error(wire::Reader& r);
-// The cache's encoding, for the round-trip test; decode throws SimulationError on bytes that are not one table.
-std::string encode_heldout_table_for_test(const HeldoutTable& table);
-HeldoutTable decode_heldout_table_for_test(const std::string& bytes);
+// The cache's encoding of a whole table; decode throws SimulationError on bytes that are not one table.
+std::string encode_heldout_table(const HeldoutTable& table);
+HeldoutTable decode_heldout_table(const std::string& bytes);
 std::string heldout_table_to_json_text(const HeldoutTable& table);
 
 // calibrate/heldout_errors.json, parsed once per text of the file a process meets; nullptr when the file is

@@ -311,17 +311,17 @@ std::string shipped_heldout_text() {
 TEST(HeldoutErrorsCache, EncodingGivesBackTheShippedTable) {
   const HeldoutTable shipped = heldout_table_from_json_text(shipped_heldout_text(), "heldout_errors.json");
   ASSERT_GT(shipped.classes.size(), 10u);
-  EXPECT_EQ(decode_heldout_table_for_test(encode_heldout_table_for_test(shipped)), shipped);
+  EXPECT_EQ(decode_heldout_table(encode_heldout_table(shipped)), shipped);
 }
 
 TEST(HeldoutErrorsCache, BytesCutShortTrailingOrDamagedAreRefused) {
   const std::string bytes =
-      encode_heldout_table_for_test(heldout_table_from_json_text(shipped_heldout_text(), "heldout_errors.json"));
-  EXPECT_THROW(decode_heldout_table_for_test(bytes + "x"), SimulationError);
-  EXPECT_THROW(decode_heldout_table_for_test(""), SimulationError);
+      encode_heldout_table(heldout_table_from_json_text(shipped_heldout_text(), "heldout_errors.json"));
+  EXPECT_THROW(decode_heldout_table(bytes + "x"), SimulationError);
+  EXPECT_THROW(decode_heldout_table(""), SimulationError);
   const int decoded = test::expect_damage_refused_or_whole(
-      bytes, [](const HeldoutTable& t) { return encode_heldout_table_for_test(t); },
-      [](const std::string& b) { return decode_heldout_table_for_test(b); }, 97);
+      bytes, [](const HeldoutTable& t) { return encode_heldout_table(t); },
+      [](const std::string& b) { return decode_heldout_table(b); }, 97);
   EXPECT_GT(decoded, 0);  // most changes land in numbers and text, which decode to another table
 }
 
@@ -337,7 +337,7 @@ TEST(HeldoutErrorsCache, AParseLeavesItsEntryForTheNextProcess) {
   // What the next call gets is the entry's: a table written under this text's name comes back as written.
   HeldoutTable other = parsed;
   other.min_points = 12345;
-  cache_parse("heldout-errors", text, encode_heldout_table_for_test(other));
+  cache_parse("heldout-errors", text, encode_heldout_table(other));
   EXPECT_EQ(heldout_table_from_json_text_cached(text, "heldout_errors.json"), other);
   // A corrupt entry is parsed instead.
   std::ofstream(path, std::ios::binary | std::ios::trunc) << "not an entry";
