@@ -85,8 +85,9 @@ std::vector<RecomputePlan> recompute_ladder(const ModelSpec& model);
 // keep: how many of the best layouts must be exact (0 = price every layout). With every degree, the
 // micro-batch, the schedule and the memory savers pinned, `price_unfit` prices the layout even when the
 // memory model says it does not fit (its estimate says so: fits = false). `count_every_layout` false (with
-// keep > 0): a layout's memory is fitted only when the search reaches it, so `screened` and the memory
-// rejections count only those (all of them when nothing fits); the ranked layouts are the same.
+// keep > 0): a layout is split into stages and its memory fitted only when the search reaches it, so `screened`
+// and the pp-layout and memory rejections count only those (all of them when nothing fits); the ranked layouts
+// are the same.
 // `pricing_starts`, when given, is called once on this thread as the pricing begins, with the GPU count of the
 // first layout priced (the least bound): a guess at the best's count that comes before most of the pricing's
 // time, for a caller that starts work needing the count on cores the pricing leaves idle. Nothing else depends

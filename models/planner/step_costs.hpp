@@ -107,6 +107,15 @@ class LayerCostCache {
     if (it == partitions_.end()) it = partitions_.emplace(std::move(key), make()).first;
     return it->second;
   }
+  // The compute time of every layer, the head and the MTP modules once at cx's layer shape (no recompute, no
+  // communication), computed by `make` once per shape: what any split into stages sums to (step_split_free_bound).
+  template <class Make>
+  double whole_model_s(const CostContext& cx, Make make) {
+    const WorkKey key = work_key(WorkKind::layer, LayerType{}, cx.shape);
+    auto it = whole_model_s_.find(key);
+    if (it == whole_model_s_.end()) it = whole_model_s_.emplace(key, make()).first;
+    return it->second;
+  }
   // forward_flops_per_token(model, job.seq_len).training(), once.
   double training_flops_per_token();
   std::size_t works() const { return works_.size(); }
@@ -135,6 +144,7 @@ class LayerCostCache {
   std::unordered_map<ComputeKey, WorkAndCompute, KeyHash> computes_;
   std::map<WorkKey, std::unique_ptr<SavedActivations>> saved_;
   std::map<std::tuple<WorkKey, int, int>, std::vector<StageSlice>> partitions_;
+  std::unordered_map<WorkKey, double, KeyHash> whole_model_s_;
   double training_flops_per_token_ = -1;
 };
 

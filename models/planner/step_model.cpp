@@ -329,6 +329,23 @@ double step_lower_bound(const ModelSpec& model, const TrainingJob& job, const Sy
   return l.micro_batches * t_max + (l.pp - 1) * (t_sum / l.pp) / l.virtual_stages;
 }
 
+double step_split_free_bound(const ModelSpec& model, const TrainingJob& job, const SystemContext& sys, const ParallelLayout& l) {
+  ParallelLayout none = l;
+  none.recompute = RecomputePlan{};
+  Costs costs(context_for(model, job, sys, none, nullptr, nullptr));
+  const auto whole = [&] {
+    // One chunk of every layer with the head and MTP: chunk_cost's sum, as the stages' chunks together hold it.
+    return sys.compute->time_s(chunk_cost(StageSlice{0, model.layers, true, true, true}, costs).total());
+  };
+  LayerCostCache* shared = LayerCostCache::active(costs.context());
+  const double total_s = shared != nullptr ? shared->whole_model_s(costs.context(), whole) : whole();
+  const double mean_s = total_s / l.pp;
+  // step_lower_bound: micro-batches x busiest stage + (PP - 1) x mean / VP, the busiest no less than the mean.
+  // The margin covers the two sums' different rounding (~1e-15 relative).
+  const double bound_s = l.micro_batches * mean_s + (l.pp - 1) * mean_s / l.virtual_stages;
+  return bound_s - std::fabs(bound_s) * 1e-9;
+}
+
 double comm_lower_bound(const ModelSpec& model, const TrainingJob& job, const SystemContext& sys, const std::vector<ParallelLayout>& choices,
                         const MeshGroups& g, CommCost& comm, const std::vector<StageSlice>& chunks, int stage) {
   if (choices.empty()) return 0;

@@ -213,6 +213,13 @@ class MemoryFitter {
   std::vector<std::pair<ActivationsKey, MemoryBreakdown>> activations_;
 };
 
+// A lower bound of step_lower_bound(model, job, system, layout with no recompute, chunks) for whatever chunks
+// pipeline_chunks gives a layout without a --pp-layout string, found without splitting the model: the
+// stages' compute times sum to the whole model's at the layout's layer shape (time is linear in work), so
+// the busiest stage takes at least the mean. Shared per layer shape through the active LayerCostCache; the
+// search orders its layouts by it until it reaches them (search.cpp).
+double step_split_free_bound(const ModelSpec& model, const TrainingJob& job, const SystemContext& system, const ParallelLayout& layout);
+
 // A lower bound of estimate_step's step time from compute alone (no communication, no optimizer):
 // the search's pre-screen, evaluated without touching the collective model. `stage` (if given) gets
 // the stage whose computation bounds it, the one comm_lower_bound adds to.

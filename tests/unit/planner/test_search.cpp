@@ -7,6 +7,7 @@
 #include "models/planner/placement.hpp"
 #include "models/planner/plan.hpp"
 #include "models/planner/search.hpp"
+#include "models/planner/step_model.hpp"
 #include "models/workload/gpu_compute.hpp"
 #include "models/workload/model_catalog.hpp"
 #include "sim/core/errors.hpp"
@@ -218,6 +219,43 @@ TEST(Search, CollectiveBoundKeepsTheTopExactAcrossRecipes) {
   }
   EXPECT_GT(cut, 0);
   EXPECT_GT(memory_rejected, 0);  // the cases reject some layouts for memory, and fit others
+}
+
+// The split-free bound the search orders unreached layouts by (search.cpp): never above step_lower_bound with
+// the layout's own stages, for balanced splits, uniform ones and more chunks than layers; equal (to its margin)
+// with one stage, where the mean stage is the stage. Checked to fail with the mean taken as the busiest stage's
+// time x 1.1.
+TEST(Search, SplitFreeBoundIsAtMostTheStagesBound) {
+  const SearchInputs in("gb200-nvl72", 1, "deepseek-v3", 1024, 4096);
+  const auto& [graph, table, sys, model, job] = in;
+  int checked = 0, strictly_below = 0;
+  for (int pp : {1, 2, 4, 8, 16})
+    for (int vp : {1, 2, 4})
+      for (int mb_count : {1, 8, 64})
+        for (const std::string& split : {std::string(), std::string("uniform")}) {
+          if (pp == 1 && vp > 1) continue;
+          ParallelLayout l;
+          l.tp = 1, l.ep = 8, l.pp = pp, l.dp = 72 / pp >= 8 ? 8 : 72 / pp;
+          l.virtual_stages = vp;
+          l.micro_batches = mb_count;
+          l.schedule = pp == 1 ? PipelineSchedule::none : vp > 1 ? PipelineSchedule::interleaved : PipelineSchedule::one_f_one_b;
+          l.pp_layout = split;
+          std::vector<StageSlice> chunks;
+          try {
+            chunks = pipeline_chunks(model, job, sys, l);
+          } catch (const std::exception&) {
+            continue;  // a split pipeline_chunks refuses: the search rejects it before any bound
+          }
+          const double free_s = step_split_free_bound(model, job, sys, l);
+          const double staged_s = step_lower_bound(model, job, sys, l, &chunks);
+          EXPECT_LE(free_s, staged_s) << "pp " << pp << " vp " << vp << " m " << mb_count << " '" << split << "'";
+          if (pp == 1) EXPECT_NEAR(free_s, staged_s, 1e-8 * staged_s);
+          EXPECT_GT(free_s, 0.5 * staged_s) << "pp " << pp << " vp " << vp;  // a bound that orders, not zero
+          strictly_below += free_s < staged_s * (1 - 1e-6);
+          ++checked;
+        }
+  EXPECT_GT(checked, 40);
+  EXPECT_GT(strictly_below, 10);  // stages of unequal time: the busiest above the mean
 }
 
 // The pricing's first layout, told to the caller once (run_plan starts the comparison's searches for its GPU
