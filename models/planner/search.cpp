@@ -469,6 +469,15 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
   // rejection, which only a search that fits nothing reports (then it pops every layout).
   const bool bound_lazily = fit_lazily && (c.pp_layout.empty() || c.pp_layout == "uniform");
   const bool split_lazily = bound_lazily && !count_every_layout;
+  // A layout's pipeline chunks, or its pp-layout rejection.
+  auto split = [&](Entry& e) -> Screened {
+    try {
+      e.chunks = pipeline_chunks(model, job, sys, e.layout);
+    } catch (const std::invalid_argument& err) {
+      return {"pp-layout", fmt::format("pp={} vp={}", e.layout.pp, e.layout.virtual_stages), err.what()};
+    }
+    return {};
+  };
   auto screen = [&](std::size_t i) {
     Entry& e = candidates[i];
     ParallelLayout& l = e.layout;
@@ -477,12 +486,7 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
       e.bounded = e.fitted = false;
       return;
     }
-    try {
-      e.chunks = pipeline_chunks(model, job, sys, l);
-    } catch (const std::invalid_argument& err) {
-      screened[i] = {"pp-layout", fmt::format("pp={} vp={}", l.pp, l.virtual_stages), err.what()};
-      return;
-    }
+    if (!(screened[i] = split(e)).reason.empty()) return;
     if (!fit_lazily) {
       screened[i] = fit(e);
       return;
@@ -540,15 +544,14 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
     if (top_full && key > best_steps.back()) break;
     queue.pop();
     if (!e.bounded) {
-      ParallelLayout& l = e.layout;
       if (split_lazily) {
-        try {
-          e.chunks = pipeline_chunks(model, job, sys, l);
-        } catch (const std::invalid_argument& err) {
-          lazy_split_rejections.push_back({idx, {"pp-layout", fmt::format("pp={} vp={}", l.pp, l.virtual_stages), err.what()}});
+        Screened rejected = split(e);
+        if (!rejected.reason.empty()) {
+          lazy_split_rejections.push_back({idx, std::move(rejected)});
           continue;
         }
       }
+      const ParallelLayout& l = e.layout;
       ParallelLayout none = l;  // recomputing only adds work: no choice's bound is lower
       none.recompute = RecomputePlan{};
       const double bound = step_lower_bound(model, job, sys, none, &e.chunks, &e.bound_stage);

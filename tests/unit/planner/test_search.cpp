@@ -258,6 +258,30 @@ TEST(Search, SplitFreeBoundIsAtMostTheStagesBound) {
   EXPECT_GT(strictly_below, 10);  // stages of unequal time: the busiest above the mean
 }
 
+// A search without counts (a comparison's) splits layouts into stages and fits them only when it reaches them;
+// when nothing fits it reaches every layout, so its rejections are those of a search with counts: the same
+// count per reason and, per reason, the same examples in the same order.
+TEST(Search, WithoutCountsNothingFitsGivesTheSameRejections) {
+  const SearchInputs in("hgx-h100", 1, "deepseek-v3", 64, 4096);
+  const auto& [graph, table, sys, model, job] = in;
+  SearchConstraints c;
+  AnalyticCommCost counted_comm(graph, load_calibration("default")), lazy_comm(graph, load_calibration("default"));
+  const SearchResult counted = search_layouts(model, job, sys, {MeshShape{1, 8}}, c, counted_comm, 1, false, true);
+  const SearchResult lazy = search_layouts(model, job, sys, {MeshShape{1, 8}}, c, lazy_comm, 1, false, false);
+  EXPECT_TRUE(counted.ranked.empty());
+  EXPECT_TRUE(lazy.ranked.empty());
+  EXPECT_EQ(lazy.rejected, counted.rejected);
+  EXPECT_GT(counted.rejected.count("memory") ? counted.rejected.at("memory") : 0, 0);
+  for (const auto& [reason, n] : counted.rejected) {
+    std::vector<std::string> a, b;
+    for (const auto& x : counted.examples)
+      if (x.reason == reason) a.push_back(x.layout + " | " + x.detail);
+    for (const auto& x : lazy.examples)
+      if (x.reason == reason) b.push_back(x.layout + " | " + x.detail);
+    EXPECT_EQ(a, b) << reason;
+  }
+}
+
 // The pricing's first layout, told to the caller once (run_plan starts the comparison's searches for its GPU
 // count): one of the searched counts, and the search's answer is the same with or without the call.
 TEST(Search, PricingStartsOnceWithASearchedCount) {
