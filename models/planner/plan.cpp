@@ -321,8 +321,9 @@ PlanResult run_plan(const PlanRequest& req) {
   // never forks one and may hold threads, engine_process.hpp), the other systems' searches start as soon as the
   // search guesses the count, when its pricing starts (the count of the layout it prices first), on the core the
   // pricing leaves idle; they are abandoned if the search's best has another count and redone below if the
-  // engine checks change it. A process with the local engine forks its engine processes and stays
-  // single-threaded here.
+  // engine checks change it. A process with the local engine (the Python module, the benchmarks) forks its
+  // engine runs, and a forked child of a threaded process may find a lock held: there the searches started
+  // early are finished (this thread helping) before the engine checks, having overlapped the pricing.
   struct EarlyComparison {
     int gpus = 0;
     std::vector<std::size_t> order;  // of req.compare's indices
@@ -349,7 +350,7 @@ PlanResult run_plan(const PlanRequest& req) {
     }
   };
   auto start_early = [&](int gpus) {
-    if (local_engine() != nullptr || req.compare.empty()) return;
+    if (req.compare.empty()) return;
     EarlyComparison& run = early.emplace_back();
     run.gpus = gpus;
     run.done.resize(req.compare.size());
@@ -415,6 +416,17 @@ PlanResult run_plan(const PlanRequest& req) {
     if (!early.empty()) early.back().next = early.back().order.size();
     start_early(searched_gpus);
   }
+
+  // This thread helps with the comparison searches still waiting, then waits for the rest.
+  auto finish_early = [&] {
+    if (early.empty()) return;
+    early_worker(early.back());
+    for (EarlyComparison& run : early) {
+      for (auto& t : run.pool) t.join();
+      run.pool.clear();
+    }
+  };
+  if (local_engine() != nullptr) finish_early();  // no thread beside the engine checks' forks
 
   // The discrete-event engine on the first few: cross-domain collectives with every group at once.
   if (req.engine_top < 0) throw InputError("--engine-top", "", std::to_string(req.engine_top), "an integer >= 0");
@@ -523,15 +535,9 @@ PlanResult run_plan(const PlanRequest& req) {
     }
   };
 
-  // This thread helps with the comparison searches still waiting, then waits for the rest.
+  // The comparison searches started early, finished (where the engine checks did not wait for them).
   const bool early_started = !early.empty();
-  if (early_started) {
-    early_worker(early.back());
-    for (EarlyComparison& run : early) {
-      for (auto& t : run.pool) t.join();
-      run.pool.clear();
-    }
-  }
+  finish_early();
   const int n = best.layout.gpus();
   const bool early_valid = early_started && n == early.back().gpus;
   auto own_entry = [&](SystemComparison& cmp) {  // the planned system's entry is the best layout
