@@ -4,7 +4,7 @@
 # between the worker pool's threads (run_plan: the other systems' and the degraded systems' searches), and
 # a race there corrupts a cache silently or once in a hundred runs (docs/errors.md, "ThreadSanitizer"), so:
 #   * the planner's unit tests (searches, plans with failures, the caches; their process runs the engine itself,
-#     so its plans finish the comparisons started early before the engine checks fork);
+#     so its plans' engine checks go to spawned engine servers while the comparisons' threads run);
 #   * a whole plan through the CLI that uses the pool: one GB200 rack, with both degraded systems
 #     re-searched and the two other systems compared (a race there showed in 4 s under ThreadSanitizer);
 #   * a search large enough to screen its candidates on every core (search.cpp, for_each_on_cores), whose

@@ -22,7 +22,6 @@
 #include "sim/calib/calibration.hpp"
 #include "sim/calib/heldout_errors.hpp"
 #include "sim/core/errors.hpp"
-#include "sim/engine/local_engine.hpp"
 #include "sim/topo/system_catalog.hpp"
 #include "sim/topo/topology_graph.hpp"
 
@@ -317,13 +316,13 @@ PlanResult run_plan(const PlanRequest& req) {
     return cmp;
   };
   // The comparison needs only the best layout's GPU count, which the engine checks below rarely change (they
-  // re-rank the first few): where the engine runs in the daemon (the CLI holds no SimGrid, so this process
-  // never forks one and may hold threads, engine_process.hpp), the other systems' searches start as soon as the
-  // search guesses the count, when its pricing starts (the count of the layout it prices first), on the core the
-  // pricing leaves idle; they are abandoned if the search's best has another count and redone below if the
-  // engine checks change it. A process with the local engine (the Python module, the benchmarks) forks its
-  // engine runs, and a forked child of a threaded process may find a lock held: there the searches started
-  // early are finished (this thread helping) before the engine checks, having overlapped the pricing.
+  // re-rank the first few): the other systems' searches start as soon as the search guesses the count, when its
+  // pricing starts (the count of the layout it prices first), on the core the pricing leaves idle, and run beside
+  // the engine checks; they are abandoned if the search's best has another count and redone below if the
+  // engine checks change it. The engine checks never fork beside them: the CLI (no SimGrid in its process)
+  // sends its runs to the engine daemon, and a process that runs the engine itself (the Python module, the
+  // benchmarks) sends them to its spawned engine servers while it has other threads (Simulation,
+  // engine_process.hpp: a forked child of a threaded process may find a lock held).
   struct EarlyComparison {
     int gpus = 0;
     std::vector<std::size_t> order;  // of req.compare's indices
@@ -416,17 +415,6 @@ PlanResult run_plan(const PlanRequest& req) {
     if (!early.empty()) early.back().next = early.back().order.size();
     start_early(searched_gpus);
   }
-
-  // This thread helps with the comparison searches still waiting, then waits for the rest.
-  auto finish_early = [&] {
-    if (early.empty()) return;
-    early_worker(early.back());
-    for (EarlyComparison& run : early) {
-      for (auto& t : run.pool) t.join();
-      run.pool.clear();
-    }
-  };
-  if (local_engine() != nullptr) finish_early();  // no thread beside the engine checks' forks
 
   // The discrete-event engine on the first few: cross-domain collectives with every group at once.
   if (req.engine_top < 0) throw InputError("--engine-top", "", std::to_string(req.engine_top), "an integer >= 0");
@@ -535,9 +523,15 @@ PlanResult run_plan(const PlanRequest& req) {
     }
   };
 
-  // The comparison searches started early, finished (where the engine checks did not wait for them).
+  // This thread helps with the comparison searches still waiting, then waits for the rest.
   const bool early_started = !early.empty();
-  finish_early();
+  if (early_started) {
+    early_worker(early.back());
+    for (EarlyComparison& run : early) {
+      for (auto& t : run.pool) t.join();
+      run.pool.clear();
+    }
+  }
   const int n = best.layout.gpus();
   const bool early_valid = early_started && n == early.back().gpus;
   auto own_entry = [&](SystemComparison& cmp) {  // the planned system's entry is the best layout
