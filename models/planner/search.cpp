@@ -478,6 +478,12 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
     }
     return {};
   };
+  // The compute bound at no recompute (recomputing only adds work: no memory choice's bound is lower).
+  auto bound_without_recompute = [&](Entry& e) {
+    ParallelLayout none = e.layout;
+    none.recompute = RecomputePlan{};
+    return step_lower_bound(model, job, sys, none, &e.chunks, &e.bound_stage);
+  };
   auto screen = [&](std::size_t i) {
     Entry& e = candidates[i];
     ParallelLayout& l = e.layout;
@@ -505,9 +511,7 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
       e.bounded = false;
       return;
     }
-    ParallelLayout none = l;  // recomputing only adds work: no choice's bound is lower
-    none.recompute = RecomputePlan{};
-    e.bound = step_lower_bound(model, job, sys, none, &e.chunks, &e.bound_stage);
+    e.bound = bound_without_recompute(e);
   };
   for_each_on_cores(candidates.size(), screen, [&] {
     return std::make_unique<step_detail::LayerCostCache>(model, job, *sys.compute);
@@ -551,13 +555,10 @@ SearchResult search_layouts(const ModelSpec& model, const TrainingJob& job, cons
           continue;
         }
       }
-      const ParallelLayout& l = e.layout;
-      ParallelLayout none = l;  // recomputing only adds work: no choice's bound is lower
-      none.recompute = RecomputePlan{};
-      const double bound = step_lower_bound(model, job, sys, none, &e.chunks, &e.bound_stage);
+      const double bound = bound_without_recompute(e);
       if (bound < key)  // the order above would not be the bounds' order
         throw std::logic_error(fmt::format("internal: the split-free bound {:.17g} s of {} exceeds its step_lower_bound {:.17g} s",
-                                           key, l.degrees(), bound));
+                                           key, e.layout.degrees(), bound));
       e.bound = bound;
       e.bounded = true;
       queue.push({e.bound, idx});
